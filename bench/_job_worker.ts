@@ -1,0 +1,83 @@
+/**
+ * The body of one job Worker: open the engine (which lays out the file), wait
+ * at the start barrier, run the I/O loop, send the histograms back.
+ *
+ * @module
+ */
+
+/// <reference lib="deno.worker" />
+
+import { LibaioEngine } from "../engines/libaio.ts";
+import { NoopEngine } from "../engines/noop.ts";
+import { PsyncEngine } from "../engines/psync.ts";
+import { type JobEngine, JobRuntime, SyscallFailure } from "../engines/_job.ts";
+import { errnoName, strerror } from "../tiers/_libc.ts";
+import type { JobFailure, JobMessage, JobPlan, JobStart } from "./_protocol.ts";
+import { encodeHistogram, type LatencyHistograms } from "./recorder.ts";
+
+function openEngine(plan: JobPlan): JobEngine {
+  switch (plan.engine) {
+    case "noop":
+      return new NoopEngine();
+    case "psync":
+      return PsyncEngine.open(plan);
+    case "libaio":
+      return LibaioEngine.open(plan);
+  }
+}
+
+function describe(e: unknown): JobFailure {
+  if (e instanceof SyscallFailure) {
+    const code = e.errno === 0 ? "short transfer" : errnoName(e.errno);
+    const detail = e.detail ?? (e.errno === 0 ? undefined : `(${strerror(e.errno)})`);
+    return {
+      kind: "io",
+      syscall: e.syscall,
+      errno: e.errno,
+      code,
+      path: e.path,
+      ...(e.offset === undefined ? {} : { offset: e.offset }),
+      ...(detail === undefined ? {} : { detail }),
+    };
+  }
+  const err = e instanceof Error ? e : new Error(String(e));
+  return { kind: "other", name: err.name, message: err.message };
+}
+
+function encode(h: LatencyHistograms) {
+  return {
+    lat: encodeHistogram(h.lat),
+    clat: encodeHistogram(h.clat),
+    slat: encodeHistogram(h.slat),
+  };
+}
+
+self.onmessage = (event: MessageEvent<JobStart>) => {
+  const { plan, ctl, f64 } = event.data;
+  const rt = new JobRuntime(plan, { ctl, f64 });
+  let engine: JobEngine | undefined;
+  let failure: JobFailure | undefined;
+  try {
+    engine = openEngine(plan);
+    self.postMessage({ type: "ready", job: plan.job } satisfies JobMessage);
+    if (rt.waitForStart()) engine.run(rt);
+  } catch (e) {
+    failure = describe(e);
+  } finally {
+    rt.finish();
+    try {
+      engine?.close();
+    } catch (e) {
+      failure ??= describe(e);
+    }
+  }
+  const message: JobMessage = {
+    type: "result",
+    job: plan.job,
+    read: encode(rt.read),
+    write: encode(rt.write),
+    ...(failure ? { failure } : {}),
+  };
+  self.postMessage(message);
+  self.close();
+};

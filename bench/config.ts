@@ -1,0 +1,299 @@
+/**
+ * Job options in fio's vocabulary, validated once at the edge.
+ *
+ * Text from the command line (or a config file) goes through
+ * {@linkcode parseJobOptions}; everything after that works on a
+ * {@linkcode JobOptions} whose every value has been checked, so errors name
+ * the field and its allowed values before any I/O happens.
+ *
+ * @module
+ */
+
+import { z } from "zod";
+import { ConfigError } from "./errors.ts";
+import { parseDuration, parseSize } from "./units.ts";
+
+/** Access patterns, named as fio names them. */
+export const RW_MODES = ["read", "write", "randread", "randwrite", "randrw"] as const;
+/** One of {@linkcode RW_MODES}. */
+export type RwMode = typeof RW_MODES[number];
+
+/** I/O engines for file-backed tiers, named as fio names them. */
+export const ENGINES = ["psync", "libaio"] as const;
+/** One of {@linkcode ENGINES}. */
+export type Engine = typeof ENGINES[number];
+
+/** Tier kinds this build knows. */
+export const TIER_KINDS = ["null", "memory", "file"] as const;
+/** One of {@linkcode TIER_KINDS}. */
+export type TierKind = typeof TIER_KINDS[number];
+
+/** Where a run does its I/O: `file:DIR`, `memory:DIR` or `null:`. */
+export interface TierSpec {
+  readonly kind: TierKind;
+  /** The directory under which a scratch directory is made; `""` for null. */
+  readonly path: string;
+}
+
+/** The default directory of the memory tier. */
+export const DEFAULT_MEMORY_DIR = "/dev/shm";
+
+const TIER_FORMS = "null:, memory:[DIR] (default /dev/shm), file:DIR";
+
+/**
+ * Parses `--tier` text: `file:DIR`, `memory:DIR`, `memory:` or `null:`.
+ *
+ * @example
+ * ```ts
+ * import { parseTierSpec } from "./config.ts";
+ * console.assert(parseTierSpec("memory:").path === "/dev/shm");
+ * console.assert(parseTierSpec("file:/data").kind === "file");
+ * ```
+ */
+export function parseTierSpec(text: string): TierSpec {
+  const colon = text.indexOf(":");
+  const kind = colon < 0 ? text : text.slice(0, colon);
+  const path = colon < 0 ? "" : text.slice(colon + 1);
+  switch (kind) {
+    case "null":
+      return { kind, path: "" };
+    case "memory":
+      return { kind, path: path || DEFAULT_MEMORY_DIR };
+    case "file":
+      if (!path) throw new ConfigError("tier", `"${text}" names no directory`, TIER_FORMS);
+      return { kind, path };
+    default:
+      throw new ConfigError("tier", `unknown tier "${text}"`, TIER_FORMS);
+  }
+}
+
+/** Formats a {@linkcode TierSpec} back into `--tier` text. */
+export function formatTierSpec(spec: TierSpec): string {
+  return `${spec.kind}:${spec.path}`;
+}
+
+/** A fully resolved, validated job: what one run does on one tier. */
+export interface JobOptions {
+  /** A label for tables and results. */
+  readonly name: string;
+  readonly tier: TierSpec;
+  readonly rw: RwMode;
+  /** Percentage of reads for `randrw` (fio's rwmixread). */
+  readonly rwmixread: number;
+  /** Block size in bytes. */
+  readonly bs: number;
+  /** Size of each job's file in bytes (a multiple of bs). */
+  readonly size: number;
+  /** Bytes each job moves when the run is not time-based (fio's io_size). */
+  readonly ioSize: number;
+  /** Measured time in ms; when set, jobs loop over their file until it ends (time_based). */
+  readonly runtimeMs: number | undefined;
+  /** Warm-up in ms before measurement starts; excluded from the results. */
+  readonly rampMs: number;
+  /** I/Os in flight per job. */
+  readonly iodepth: number;
+  /** Parallel jobs, one Worker each, one file each. */
+  readonly numjobs: number;
+  /** Open files with O_DIRECT. */
+  readonly direct: boolean;
+  readonly engine: Engine;
+  /** Seed for random offsets and the read/write mix. */
+  readonly seed: number;
+  /** Interval of the bandwidth time series in ms (fio's log_avg_msec). */
+  readonly logAvgMsec: number;
+}
+
+/** Option text as it comes from the command line; absent means default. */
+export interface RawJobOptions {
+  name?: string | undefined;
+  tier?: string | undefined;
+  rw?: string | undefined;
+  rwmixread?: string | undefined;
+  bs?: string | undefined;
+  size?: string | undefined;
+  ioSize?: string | undefined;
+  runtime?: string | undefined;
+  ramp?: string | undefined;
+  iodepth?: string | undefined;
+  numjobs?: string | undefined;
+  direct?: boolean | undefined;
+  engine?: string | undefined;
+  seed?: string | undefined;
+  logAvgMsec?: string | undefined;
+}
+
+/** Defaults, as fio's where fio has one. */
+export const DEFAULTS = {
+  rw: "read",
+  rwmixread: "50",
+  bs: "4k",
+  size: "256m",
+  ramp: "0",
+  iodepth: "1",
+  numjobs: "1",
+  engine: "psync",
+  seed: "1",
+  logAvgMsec: "1000",
+} as const;
+
+/** Field names as the CLI spells them, for messages. */
+const FLAG: Record<string, string> = {
+  ioSize: "io-size",
+  logAvgMsec: "log-avg-msec",
+  runtimeMs: "runtime",
+  rampMs: "ramp",
+};
+
+const MAX_BS = 256 * 1024 ** 2;
+
+const sizeField = (name: string) =>
+  z.string().transform((s, ctx) => {
+    const n = parseSize(s);
+    if (n === undefined || n <= 0) {
+      ctx.addIssue({
+        code: "custom",
+        message: `"${s}" is not a size (use a number with an optional k, m, g or t suffix)`,
+        path: [name],
+      });
+      return z.NEVER;
+    }
+    return n;
+  });
+
+const durationField = (name: string) =>
+  z.string().transform((s, ctx) => {
+    const n = parseDuration(s);
+    if (n === undefined) {
+      ctx.addIssue({
+        code: "custom",
+        message: `"${s}" is not a duration (seconds, or a number with ms, s, m or h)`,
+        path: [name],
+      });
+      return z.NEVER;
+    }
+    return n;
+  });
+
+const intField = (name: string, min: number, max: number) =>
+  z.string().transform((s, ctx) => {
+    const n = Number(s);
+    if (!/^\d+$/.test(s.trim()) || n < min || n > max) {
+      ctx.addIssue({
+        code: "custom",
+        message: `"${s}" is not an integer from ${min} to ${max}`,
+        path: [name],
+      });
+      return z.NEVER;
+    }
+    return n;
+  });
+
+const SCHEMA = z.object({
+  rw: z.enum(RW_MODES),
+  rwmixread: intField("rwmixread", 0, 100),
+  bs: sizeField("bs"),
+  size: sizeField("size"),
+  ioSize: sizeField("ioSize").optional(),
+  runtime: durationField("runtime").optional(),
+  ramp: durationField("ramp"),
+  iodepth: intField("iodepth", 1, 4096),
+  numjobs: intField("numjobs", 1, 1024),
+  engine: z.enum(ENGINES),
+  seed: intField("seed", 0, 2 ** 32 - 1),
+  logAvgMsec: intField("logAvgMsec", 10, 3_600_000),
+});
+
+function toConfigError(issue: z.core.$ZodIssue): ConfigError {
+  const key = String(issue.path[0] ?? "config");
+  const field = FLAG[key] ?? key;
+  if (issue.code === "invalid_value") {
+    return new ConfigError(field, "unknown value", issue.values.map(String).join(", "));
+  }
+  return new ConfigError(field, issue.message);
+}
+
+/**
+ * Validates option text and resolves defaults into a {@linkcode JobOptions}.
+ *
+ * @throws {ConfigError} naming the first field at fault and its allowed values.
+ *
+ * @example
+ * ```ts
+ * import { parseJobOptions } from "./config.ts";
+ * const job = parseJobOptions({ tier: "memory:", rw: "randread", bs: "4k", size: "64m" });
+ * console.assert(job.bs === 4096 && job.size === 64 * 1024 * 1024);
+ * ```
+ */
+export function parseJobOptions(raw: RawJobOptions): JobOptions {
+  if (raw.tier === undefined) {
+    throw new ConfigError("tier", "is required", TIER_FORMS);
+  }
+  const tier = parseTierSpec(raw.tier);
+  const parsed = SCHEMA.safeParse({
+    rw: raw.rw ?? DEFAULTS.rw,
+    rwmixread: raw.rwmixread ?? DEFAULTS.rwmixread,
+    bs: raw.bs ?? DEFAULTS.bs,
+    size: raw.size ?? DEFAULTS.size,
+    ioSize: raw.ioSize,
+    runtime: raw.runtime,
+    ramp: raw.ramp ?? DEFAULTS.ramp,
+    iodepth: raw.iodepth ?? DEFAULTS.iodepth,
+    numjobs: raw.numjobs ?? DEFAULTS.numjobs,
+    engine: raw.engine ?? DEFAULTS.engine,
+    seed: raw.seed ?? DEFAULTS.seed,
+    logAvgMsec: raw.logAvgMsec ?? DEFAULTS.logAvgMsec,
+  });
+  if (!parsed.success) throw toConfigError(parsed.error.issues[0]!);
+  const o = parsed.data;
+
+  if (o.bs > MAX_BS) {
+    throw new ConfigError("bs", `${raw.bs} is larger than the 256m this tool allows`);
+  }
+  if (o.size < o.bs) {
+    throw new ConfigError("size", `${raw.size} is smaller than --bs ${raw.bs}`);
+  }
+  if (o.runtime !== undefined && o.runtime <= 0) {
+    throw new ConfigError("runtime", "must be greater than 0");
+  }
+  if (o.iodepth > 1 && o.engine === "psync" && tier.kind !== "null") {
+    throw new ConfigError(
+      "iodepth",
+      `${o.iodepth} needs an asynchronous engine: psync keeps one I/O in flight per job ` +
+        "(use --engine libaio, or --numjobs for parallel synchronous I/O)",
+    );
+  }
+  const size = o.size - (o.size % o.bs);
+  const ioSize = o.ioSize ?? size;
+  if (ioSize < o.bs) {
+    throw new ConfigError("io-size", `${raw.ioSize} is smaller than --bs ${raw.bs}`);
+  }
+  const name = raw.name ??
+    `${tier.kind}-${o.rw}-${raw.bs ?? DEFAULTS.bs}-d${o.iodepth}-j${o.numjobs}`;
+  return {
+    name,
+    tier,
+    rw: o.rw,
+    rwmixread: o.rw === "randrw" ? o.rwmixread : (o.rw.endsWith("read") ? 100 : 0),
+    bs: o.bs,
+    size,
+    ioSize: ioSize - (ioSize % o.bs),
+    runtimeMs: o.runtime,
+    rampMs: o.ramp,
+    iodepth: o.iodepth,
+    numjobs: o.numjobs,
+    direct: raw.direct ?? false,
+    engine: o.engine,
+    seed: o.seed,
+    logAvgMsec: o.logAvgMsec,
+  };
+}
+
+/** Whether a job reads (so its files must hold data before it starts). */
+export function jobReads(job: Pick<JobOptions, "rw">): boolean {
+  return job.rw === "read" || job.rw === "randread" || job.rw === "randrw";
+}
+
+/** Whether a job's offsets are random. */
+export function jobIsRandom(job: Pick<JobOptions, "rw">): boolean {
+  return job.rw.startsWith("rand");
+}

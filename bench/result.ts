@@ -1,0 +1,129 @@
+/**
+ * The result document (`"schema": "tierbench/result@1"`): one JSON file per
+ * invocation, the only input of everything downstream. Field names follow
+ * fio's JSON output where fio has one.
+ *
+ * @module
+ */
+
+import type { TierFacts } from "../tiers/types.ts";
+import type { HostFacts } from "./host.ts";
+import type { LatencyStats } from "./recorder.ts";
+
+/** The schema id written into every result. */
+export const RESULT_SCHEMA = "tierbench/result@1";
+
+/** Bandwidth over a span, for first-done and last-done figures. */
+export interface SpanFigures {
+  /** Span in ms, from the start of measurement. */
+  runtime: number;
+  io_bytes: number;
+  bw_bytes: number;
+  iops: number;
+}
+
+/** One direction (read or write) of one run, in fio's terms. */
+export interface DirectionResult {
+  io_bytes: number;
+  /** Bytes per second over `runtime`. */
+  bw_bytes: number;
+  iops: number;
+  /** Measured time in ms (ramp excluded). */
+  runtime: number;
+  total_ios: number;
+  /** Total latency: from preparing an I/O to seeing it complete. */
+  lat_ns: LatencyStats;
+  /** Completion latency: from submission to completion. */
+  clat_ns: LatencyStats;
+  /** Submission latency; all zero (N = 0) for engines without a separate submit. */
+  slat_ns: LatencyStats;
+  /** Up to the moment the first job finished, when every job was still running. */
+  first_done: SpanFigures;
+  /** Up to the moment the last job finished (the usual aggregate figure). */
+  last_done: SpanFigures;
+  /** HdrHistogram compressed base64 of lat, clat and slat (ns), merged over jobs. */
+  hist: { lat: string; clat: string; slat: string };
+}
+
+/** Bandwidth and IOPS sampled at a fixed interval during measurement. */
+export interface TimeSeries {
+  interval_ms: number;
+  /** End of each interval, ms since the start of measurement. */
+  t_ms: number[];
+  read_bw_bytes: number[];
+  write_bw_bytes: number[];
+  read_iops: number[];
+  write_iops: number[];
+}
+
+/** The options a run used, resolved (fio's names where fio has one). */
+export interface RunOptions {
+  tier: string;
+  rw: string;
+  rwmixread: number;
+  bs: number;
+  size: number;
+  io_size: number;
+  time_based: boolean;
+  runtime_ms: number | null;
+  ramp_ms: number;
+  iodepth: number;
+  numjobs: number;
+  direct: boolean;
+  engine: string;
+  seed: number;
+  log_avg_msec: number;
+}
+
+/** How a run ended. */
+export type RunStatus = "ok" | "interrupted" | "failed";
+
+/** One run: one pattern on one tier. */
+export interface RunResult {
+  name: string;
+  status: RunStatus;
+  /** The one-line cause when status is not ok. */
+  error?: string;
+  tier: TierFacts;
+  options: RunOptions;
+  /** Warm-up before measurement; its I/O is excluded from every figure. */
+  ramp: { ms: number; excluded: true };
+  read: DirectionResult;
+  write: DirectionResult;
+  timeseries: TimeSeries;
+  /** CPU time of the whole tierbench process during measurement, as % of one core. */
+  cpu: { usr_pct: number; sys_pct: number };
+  jobs: { job: number; read_bytes: number; write_bytes: number; end_ms: number }[];
+}
+
+/** The whole document. */
+export interface ResultDocument {
+  schema: typeof RESULT_SCHEMA;
+  tool: { name: "tierbench"; version: string; deno: string; peak_rss_bytes: number };
+  run_id: string;
+  kind: "run" | "profile";
+  started: string;
+  finished: string;
+  status: RunStatus;
+  error?: string;
+  host: HostFacts;
+  /** The full resolved configuration of the invocation. */
+  config: Record<string, unknown>;
+  runs: RunResult[];
+  /** Remote tiers (S3, PFS) and what was said about them. */
+  remote?: { configured: boolean; note: string };
+}
+
+/**
+ * Writes a result document as pretty JSON, creating the parent directory.
+ *
+ * @example
+ * ```ts ignore
+ * await writeResult("results/x.json", doc);
+ * ```
+ */
+export async function writeResult(path: string, doc: ResultDocument): Promise<void> {
+  const dir = path.includes("/") ? path.slice(0, path.lastIndexOf("/")) : "";
+  if (dir) await Deno.mkdir(dir, { recursive: true });
+  await Deno.writeTextFile(path, JSON.stringify(doc, null, 2) + "\n");
+}

@@ -1,0 +1,478 @@
+/**
+ * The runner: one job description on one tier, `numjobs` Workers, a start
+ * barrier, a ramp excluded from the figures, a time- or size-bounded
+ * measurement, then histograms merged and read.
+ *
+ * The main thread never touches an I/O. It samples the shared counters for
+ * the progress line and the bandwidth time series, relays Ctrl-C to the jobs
+ * through the shared stop flag, and builds the {@linkcode RunResult}.
+ *
+ * @module
+ */
+
+import process from "node:process";
+import type { Tier } from "../tiers/types.ts";
+import { BUFFER_ALIGNMENT } from "../tiers/_file_backed.ts";
+import { formatTierSpec, type JobOptions } from "./config.ts";
+import { IoError } from "./errors.ts";
+import {
+  CTL,
+  JOB,
+  jobBase,
+  type JobFailure,
+  type JobMessage,
+  type JobPlan,
+  type JobStart,
+  newSharedCounters,
+  RUN,
+  type SharedCounters,
+} from "./_protocol.ts";
+import {
+  decodeHistogram,
+  encodeHistogram,
+  type LatencyHistograms,
+  latencyStats,
+  mergeLatency,
+  newLatencyHistograms,
+} from "./recorder.ts";
+import type { DirectionResult, RunOptions, RunResult, SpanFigures, TimeSeries } from "./result.ts";
+
+/** What the progress callback sees, about every 100 ms. */
+export interface RunProgress {
+  readonly name: string;
+  readonly phase: "layout" | "ramp" | "measure";
+  /** ms since measurement began (negative during the ramp). */
+  readonly elapsedMs: number;
+  /** Measured time planned, for time-based runs. */
+  readonly totalMs: number | undefined;
+  /** 0..1 of the run (time or bytes), when known. */
+  readonly fraction: number;
+  readonly readBytes: number;
+  readonly writeBytes: number;
+  /** Bandwidth and IOPS over the last interval, both directions together. */
+  readonly bwBytes: number;
+  readonly iops: number;
+}
+
+/** Options of {@linkcode runJob} besides the job itself. */
+export interface RunHooks {
+  /** Aborting stops the jobs; the run resolves with status "interrupted". */
+  readonly signal?: AbortSignal;
+  readonly onProgress?: (p: RunProgress) => void;
+  /** How long to wait for jobs to stop before terminating their Workers. */
+  readonly stopGraceMs?: number;
+}
+
+const WORKER_URL = new URL("./_job_worker.ts", import.meta.url);
+const SAMPLE_MS = 100;
+
+function options(job: JobOptions): RunOptions {
+  return {
+    tier: formatTierSpec(job.tier),
+    rw: job.rw,
+    rwmixread: job.rwmixread,
+    bs: job.bs,
+    size: job.size,
+    io_size: job.ioSize,
+    time_based: job.runtimeMs !== undefined,
+    runtime_ms: job.runtimeMs ?? null,
+    ramp_ms: job.rampMs,
+    iodepth: job.iodepth,
+    numjobs: job.numjobs,
+    direct: job.direct,
+    engine: job.tier.kind === "null" ? "noop" : job.engine,
+    seed: job.seed,
+    log_avg_msec: job.logAvgMsec,
+  };
+}
+
+function describeFailure(f: JobFailure): string {
+  if (f.kind === "other") return `${f.name}: ${f.message}`;
+  return new IoError({
+    syscall: f.syscall,
+    errno: f.errno,
+    code: f.code,
+    path: f.path,
+    offset: f.offset,
+    detail: f.detail,
+  }).message;
+}
+
+/** Absolute time in ms, comparable across Workers. */
+function nowAbs(): number {
+  return performance.timeOrigin + performance.now();
+}
+
+/**
+ * Runs one job on a tier that has been set up, and returns its result. A
+ * failure inside a job, or an abort, still resolves: the result's `status`
+ * and `error` say what happened and the figures cover what was measured.
+ *
+ * @example
+ * ```ts
+ * import { parseJobOptions } from "./config.ts";
+ * import { runJob } from "./runner.ts";
+ * import { openTier } from "../tiers/mod.ts";
+ * const job = parseJobOptions({ tier: "null:", size: "4m", ioSize: "4m" });
+ * await using tier = openTier(job.tier);
+ * await tier.setup();
+ * const r = await runJob(tier, job);
+ * console.assert(r.status === "ok" && r.read.io_bytes === 4 * 1024 * 1024);
+ * ```
+ */
+export async function runJob(
+  tier: Tier,
+  job: JobOptions,
+  hooks: RunHooks = {},
+): Promise<RunResult> {
+  const files = await tier.prepare(job);
+  const shared = newSharedCounters(job.numjobs);
+  const workers: Worker[] = [];
+  const ready = new Set<number>();
+  const results = new Map<number, Extract<JobMessage, { type: "result" }>>();
+  const failures: string[] = [];
+  let interrupted = false;
+  let wake: () => void = () => {};
+  const changed = () => wake();
+
+  const stop = () => {
+    Atomics.store(shared.ctl, CTL.STOP, 1);
+    Atomics.store(shared.ctl, CTL.GO, 1);
+    Atomics.notify(shared.ctl, CTL.GO);
+  };
+  const onAbort = () => {
+    interrupted = true;
+    stop();
+    changed();
+  };
+  hooks.signal?.addEventListener("abort", onAbort);
+  if (hooks.signal?.aborted) onAbort();
+
+  const engine = job.tier.kind === "null" ? "noop" : job.engine;
+  for (let j = 0; j < job.numjobs; j++) {
+    const plan: JobPlan = {
+      job: j,
+      tier: job.tier.kind,
+      path: files[j]!.path,
+      engine,
+      direct: job.direct,
+      rw: job.rw,
+      rwmixread: job.rwmixread,
+      bs: job.bs,
+      size: job.size,
+      ioSize: job.runtimeMs === undefined ? job.ioSize : 0,
+      iodepth: job.iodepth,
+      seed: job.seed,
+      alignment: BUFFER_ALIGNMENT,
+      layout: files[j]!.layout,
+    };
+    const w = new Worker(WORKER_URL, { type: "module", name: `${job.name}#${j}` });
+    w.onmessage = (e: MessageEvent<JobMessage>) => {
+      const m = e.data;
+      if (m.type === "ready") ready.add(m.job);
+      else {
+        results.set(m.job, m);
+        if (m.failure) {
+          failures.push(describeFailure(m.failure));
+          stop();
+        }
+      }
+      changed();
+    };
+    w.onerror = (e: ErrorEvent) => {
+      e.preventDefault();
+      failures.push(`job ${j}: ${e.message}`);
+      results.set(j, { type: "result", job: j, read: emptyEncoded(), write: emptyEncoded() });
+      stop();
+      changed();
+    };
+    workers.push(w);
+    w.postMessage({ plan, ctl: shared.ctl, f64: shared.f64 } satisfies JobStart);
+  }
+
+  const waitFor = (done: () => boolean, timeoutMs = Infinity) =>
+    new Promise<boolean>((resolve) => {
+      if (done()) return resolve(true);
+      const timer = Number.isFinite(timeoutMs)
+        ? setTimeout(() => {
+          wake = () => {};
+          resolve(false);
+        }, timeoutMs)
+        : undefined;
+      wake = () => {
+        if (done()) {
+          clearTimeout(timer);
+          wake = () => {};
+          resolve(true);
+        }
+      };
+    });
+
+  const sampler = new Sampler(job, shared, hooks.onProgress);
+  let cpuStart: ReturnType<typeof process.cpuUsage> | undefined;
+  let cpuTimer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    // Layout: every job opens and prepares its file, then waits at the barrier.
+    sampler.startLayout();
+    const all = () => ready.size + [...results.keys()].filter((j) => !ready.has(j)).length;
+    await waitFor(() => all() === job.numjobs || interrupted);
+    if (failures.length === 0 && !interrupted) tier.markLaidOut(files);
+
+    const start = nowAbs() + job.rampMs;
+    shared.f64[RUN.MEASURE_START] = start;
+    shared.f64[RUN.MEASURE_END] = job.runtimeMs === undefined ? Infinity : start + job.runtimeMs;
+    cpuTimer = setTimeout(() => (cpuStart = process.cpuUsage()), job.rampMs);
+    sampler.startMeasuring(start);
+    Atomics.store(shared.ctl, CTL.GO, 1);
+    Atomics.notify(shared.ctl, CTL.GO);
+
+    await waitFor(() => results.size === job.numjobs);
+  } finally {
+    hooks.signal?.removeEventListener("abort", onAbort);
+    clearTimeout(cpuTimer);
+    sampler.stop();
+    if (results.size < job.numjobs) {
+      stop();
+      await waitFor(() => results.size === job.numjobs, hooks.stopGraceMs ?? 10_000);
+    }
+    for (const w of workers) w.terminate();
+    await tier.release(files);
+  }
+  if (results.size < job.numjobs) {
+    failures.push(`${job.numjobs - results.size} job(s) did not stop in time and were terminated`);
+  }
+
+  const cpu = cpuStart ? process.cpuUsage(cpuStart) : { user: 0, system: 0 };
+  return buildResult(job, tier, shared, results, sampler.series(), cpu, {
+    status: failures.length > 0 ? "failed" : interrupted ? "interrupted" : "ok",
+    error: failures[0] ?? (interrupted ? "interrupted" : undefined),
+  });
+}
+
+function emptyEncoded() {
+  const h = newLatencyHistograms();
+  return {
+    lat: encodeHistogram(h.lat),
+    clat: encodeHistogram(h.clat),
+    slat: encodeHistogram(h.slat),
+  };
+}
+
+/** Samples the shared counters for progress and for the time series. */
+class Sampler {
+  readonly #job: JobOptions;
+  readonly #shared: SharedCounters;
+  readonly #onProgress: ((p: RunProgress) => void) | undefined;
+  #timer: ReturnType<typeof setInterval> | undefined;
+  #start = 0;
+  #last = { t: 0, bytes: 0, ops: 0 };
+  #tsLast = { t: 0, rb: 0, wb: 0, ro: 0, wo: 0 };
+  #series: TimeSeries;
+
+  constructor(job: JobOptions, shared: SharedCounters, onProgress?: (p: RunProgress) => void) {
+    this.#job = job;
+    this.#shared = shared;
+    this.#onProgress = onProgress;
+    this.#series = {
+      interval_ms: job.logAvgMsec,
+      t_ms: [],
+      read_bw_bytes: [],
+      write_bw_bytes: [],
+      read_iops: [],
+      write_iops: [],
+    };
+  }
+
+  startLayout(): void {
+    this.#onProgress?.({
+      name: this.#job.name,
+      phase: "layout",
+      elapsedMs: 0,
+      totalMs: this.#job.runtimeMs,
+      fraction: 0,
+      readBytes: 0,
+      writeBytes: 0,
+      bwBytes: 0,
+      iops: 0,
+    });
+  }
+
+  startMeasuring(start: number): void {
+    this.#start = start;
+    this.#last = { t: nowAbs(), bytes: 0, ops: 0 };
+    this.#tsLast = { t: start, rb: 0, wb: 0, ro: 0, wo: 0 };
+    this.#timer = setInterval(() => this.#tick(), SAMPLE_MS);
+  }
+
+  #totals() {
+    const f = this.#shared.f64;
+    let rb = 0, wb = 0, ro = 0, wo = 0;
+    for (let j = 0; j < this.#job.numjobs; j++) {
+      const b = jobBase(j);
+      rb += f[b + JOB.READ_BYTES]!;
+      wb += f[b + JOB.WRITE_BYTES]!;
+      ro += f[b + JOB.READ_OPS]!;
+      wo += f[b + JOB.WRITE_OPS]!;
+    }
+    return { rb, wb, ro, wo };
+  }
+
+  #tick(): void {
+    const now = nowAbs();
+    const { rb, wb, ro, wo } = this.#totals();
+    // Time series: one point per completed interval after the ramp.
+    const iv = this.#job.logAvgMsec;
+    while (now >= this.#tsLast.t + iv && this.#tsLast.t + iv > this.#start) {
+      const end = this.#tsLast.t + iv;
+      const s = iv / 1000;
+      this.#series.t_ms.push(Math.round(end - this.#start));
+      this.#series.read_bw_bytes.push(Math.round((rb - this.#tsLast.rb) / s));
+      this.#series.write_bw_bytes.push(Math.round((wb - this.#tsLast.wb) / s));
+      this.#series.read_iops.push(Math.round((ro - this.#tsLast.ro) / s));
+      this.#series.write_iops.push(Math.round((wo - this.#tsLast.wo) / s));
+      this.#tsLast = { t: end, rb, wb, ro, wo };
+    }
+    if (!this.#onProgress) return;
+    const dt = (now - this.#last.t) / 1000;
+    const bytes = rb + wb;
+    const ops = ro + wo;
+    const elapsed = now - this.#start;
+    const total = this.#job.runtimeMs;
+    const target = this.#job.ioSize * this.#job.numjobs;
+    const fraction = total !== undefined
+      ? Math.min(1, Math.max(0, elapsed / total))
+      : Math.min(1, bytes / target);
+    this.#onProgress({
+      name: this.#job.name,
+      phase: elapsed < 0 ? "ramp" : "measure",
+      elapsedMs: elapsed,
+      totalMs: total,
+      fraction,
+      readBytes: rb,
+      writeBytes: wb,
+      bwBytes: dt > 0 ? (bytes - this.#last.bytes) / dt : 0,
+      iops: dt > 0 ? (ops - this.#last.ops) / dt : 0,
+    });
+    this.#last = { t: now, bytes, ops };
+  }
+
+  stop(): void {
+    clearInterval(this.#timer);
+  }
+
+  series(): TimeSeries {
+    return this.#series;
+  }
+}
+
+function span(runtimeMs: number, bytes: number, ops: number): SpanFigures {
+  const s = runtimeMs / 1000;
+  return {
+    runtime: Math.round(runtimeMs),
+    io_bytes: bytes,
+    bw_bytes: s > 0 ? Math.round(bytes / s) : 0,
+    iops: s > 0 ? ops / s : 0,
+  };
+}
+
+function buildResult(
+  job: JobOptions,
+  tier: Tier,
+  shared: SharedCounters,
+  results: Map<number, Extract<JobMessage, { type: "result" }>>,
+  series: TimeSeries,
+  cpu: { user: number; system: number },
+  outcome: { status: RunResult["status"]; error: string | undefined },
+): RunResult {
+  const f = shared.f64;
+  const start = f[RUN.MEASURE_START]!;
+  const read = newLatencyHistograms();
+  const write = newLatencyHistograms();
+  for (const r of results.values()) {
+    mergeLatency(read, decodeLatency(r.read));
+    mergeLatency(write, decodeLatency(r.write));
+  }
+  const jobs: RunResult["jobs"] = [];
+  let firstEnd = Infinity, lastEnd = 0;
+  const fd = { rb: 0, wb: 0, ro: 0, wo: 0 };
+  const tot = { rb: 0, wb: 0, ro: 0, wo: 0 };
+  for (let j = 0; j < job.numjobs; j++) {
+    const b = jobBase(j);
+    const end = f[b + JOB.END]! > 0 ? f[b + JOB.END]! - start : 0;
+    jobs.push({
+      job: j,
+      read_bytes: f[b + JOB.READ_BYTES]!,
+      write_bytes: f[b + JOB.WRITE_BYTES]!,
+      end_ms: Math.round(end),
+    });
+    firstEnd = Math.min(firstEnd, end);
+    lastEnd = Math.max(lastEnd, end);
+    tot.rb += f[b + JOB.READ_BYTES]!;
+    tot.wb += f[b + JOB.WRITE_BYTES]!;
+    tot.ro += f[b + JOB.READ_OPS]!;
+    tot.wo += f[b + JOB.WRITE_OPS]!;
+    fd.rb += f[b + JOB.FD_READ_BYTES]!;
+    fd.wb += f[b + JOB.FD_WRITE_BYTES]!;
+    fd.ro += f[b + JOB.FD_READ_OPS]!;
+    fd.wo += f[b + JOB.FD_WRITE_OPS]!;
+  }
+  if (!Number.isFinite(firstEnd)) firstEnd = 0;
+  // A time-based run measures exactly its runtime unless it was cut short.
+  const runtime = job.runtimeMs !== undefined && outcome.status === "ok" ? job.runtimeMs : lastEnd;
+  const firstDone = job.runtimeMs !== undefined && outcome.status === "ok"
+    ? job.runtimeMs
+    : firstEnd;
+  const direction = (
+    h: LatencyHistograms,
+    bytes: number,
+    ops: number,
+    fdBytes: number,
+    fdOps: number,
+  ): DirectionResult => ({
+    io_bytes: bytes,
+    bw_bytes: span(runtime, bytes, ops).bw_bytes,
+    iops: span(runtime, bytes, ops).iops,
+    runtime: Math.round(runtime),
+    total_ios: ops,
+    lat_ns: latencyStats(h.lat),
+    clat_ns: latencyStats(h.clat),
+    slat_ns: latencyStats(h.slat),
+    first_done: span(firstDone, fdBytes, fdOps),
+    last_done: span(lastEnd, bytes, ops),
+    hist: {
+      lat: encodeHistogram(h.lat),
+      clat: encodeHistogram(h.clat),
+      slat: encodeHistogram(h.slat),
+    },
+  });
+  const wall = runtime / 1000;
+  const result: RunResult = {
+    name: job.name,
+    status: outcome.status,
+    tier: tier.describe(),
+    options: options(job),
+    ramp: { ms: job.rampMs, excluded: true },
+    read: direction(read, tot.rb, tot.ro, fd.rb, fd.ro),
+    write: direction(write, tot.wb, tot.wo, fd.wb, fd.wo),
+    timeseries: series,
+    cpu: {
+      usr_pct: wall > 0 ? round2((cpu.user / 1e6 / wall) * 100) : 0,
+      sys_pct: wall > 0 ? round2((cpu.system / 1e6 / wall) * 100) : 0,
+    },
+    jobs,
+  };
+  if (outcome.error !== undefined) result.error = outcome.error;
+  return result;
+}
+
+function decodeLatency(e: { lat: string; clat: string; slat: string }): LatencyHistograms {
+  return {
+    lat: decodeHistogram(e.lat),
+    clat: decodeHistogram(e.clat),
+    slat: decodeHistogram(e.slat),
+  };
+}
+
+function round2(x: number): number {
+  return Math.round(x * 100) / 100;
+}

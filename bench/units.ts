@@ -1,0 +1,97 @@
+/**
+ * Sizes and durations in fio's notation: binary suffixes (k = 1024), seconds
+ * by default.
+ *
+ * @module
+ */
+
+const SIZE_UNITS: Record<string, number> = {
+  "": 1,
+  k: 1024,
+  m: 1024 ** 2,
+  g: 1024 ** 3,
+  t: 1024 ** 4,
+};
+
+const SIZE_RE = /^(\d+(?:\.\d+)?)\s*([kmgt]?)(?:i?b)?$/i;
+
+/**
+ * Parses a size such as `4k`, `1m`, `512M`, `8g`, `1MiB` or `4096` into bytes.
+ * Suffixes are binary (k = 1024), as in fio. Returns `undefined` when the text
+ * is not a size, so callers can name the field in their own error.
+ *
+ * @example
+ * ```ts
+ * import { parseSize } from "./units.ts";
+ * console.assert(parseSize("1m") === 1048576);
+ * console.assert(parseSize("1.5k") === 1536);
+ * console.assert(parseSize("ten") === undefined);
+ * ```
+ */
+export function parseSize(text: string): number | undefined {
+  const m = SIZE_RE.exec(text.trim());
+  if (!m) return undefined;
+  const bytes = Number(m[1]) * SIZE_UNITS[m[2]!.toLowerCase()]!;
+  return Number.isSafeInteger(bytes) ? bytes : undefined;
+}
+
+/**
+ * Formats bytes with the largest binary unit that divides them exactly, in
+ * the form {@linkcode parseSize} reads back (`1m`, `4k`, `1536`).
+ *
+ * @example
+ * ```ts
+ * import { formatSize } from "./units.ts";
+ * console.assert(formatSize(1048576) === "1m");
+ * console.assert(formatSize(1536) === "1536");
+ * ```
+ */
+export function formatSize(bytes: number): string {
+  for (const unit of ["t", "g", "m", "k"] as const) {
+    const f = SIZE_UNITS[unit]!;
+    if (bytes >= f && bytes % f === 0) return `${bytes / f}${unit}`;
+  }
+  return String(bytes);
+}
+
+/**
+ * Bytes per second for people: `1234.5 MiB/s`, `812 KiB/s`.
+ *
+ * @example
+ * ```ts
+ * import { formatRate } from "./units.ts";
+ * console.assert(formatRate(2 * 1024 ** 2) === "2.0 MiB/s");
+ * ```
+ */
+export function formatRate(bytesPerSecond: number): string {
+  const units = ["B/s", "KiB/s", "MiB/s", "GiB/s"];
+  let v = bytesPerSecond;
+  let i = 0;
+  while (v >= 1024 && i < units.length - 1) {
+    v /= 1024;
+    i++;
+  }
+  return `${v.toFixed(i === 0 ? 0 : 1)} ${units[i]}`;
+}
+
+const DURATION_UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+const DURATION_RE = /^(\d+(?:\.\d+)?)\s*(ms|s|m|h)?$/i;
+
+/**
+ * Parses a duration in milliseconds from fio-style text: a bare number is
+ * seconds; `ms`, `s`, `m`, `h` suffixes are accepted. `undefined` when not a
+ * duration.
+ *
+ * @example
+ * ```ts
+ * import { parseDuration } from "./units.ts";
+ * console.assert(parseDuration("5") === 5000);
+ * console.assert(parseDuration("250ms") === 250);
+ * console.assert(parseDuration("2m") === 120000);
+ * ```
+ */
+export function parseDuration(text: string): number | undefined {
+  const m = DURATION_RE.exec(text.trim());
+  if (!m) return undefined;
+  return Number(m[1]) * DURATION_UNITS[(m[2] ?? "s").toLowerCase()]!;
+}

@@ -1,0 +1,169 @@
+/**
+ * The state an engine's I/O loop consults and updates for each I/O: what to
+ * do next (offset, direction), whether to go on, and where to record.
+ *
+ * Runs inside a job Worker. Times are this Worker's `performance.now()`
+ * (milliseconds, sub-microsecond resolution); the run-wide start and end come
+ * through the shared array as absolute times and are converted once.
+ *
+ * @module
+ */
+
+import { CTL, JOB, jobBase, type JobPlan, RUN, type SharedCounters } from "../bench/_protocol.ts";
+import {
+  type OffsetStream,
+  RandomOffsets,
+  SequentialOffsets,
+  XorShift32,
+} from "../bench/offsets.ts";
+import { type LatencyHistograms, newLatencyHistograms } from "../bench/recorder.ts";
+
+/** Per-job bookkeeping shared by every engine. */
+export class JobRuntime {
+  readonly plan: JobPlan;
+  readonly read: LatencyHistograms = newLatencyHistograms();
+  readonly write: LatencyHistograms = newLatencyHistograms();
+  readonly #offsets: OffsetStream;
+  readonly #mix: XorShift32;
+  readonly #mixThreshold: number;
+  readonly #ctl: Int32Array<SharedArrayBuffer>;
+  readonly #f64: Float64Array<SharedArrayBuffer>;
+  readonly #base: number;
+  #measureStart = 0;
+  #measureEnd = Infinity;
+  #issuedMeasured = 0;
+  #snapshotTaken = false;
+
+  constructor(plan: JobPlan, shared: SharedCounters) {
+    this.plan = plan;
+    this.#offsets = plan.rw.startsWith("rand")
+      ? new RandomOffsets(plan.size, plan.bs, plan.seed + plan.job * 7919)
+      : new SequentialOffsets(plan.size, plan.bs);
+    this.#mix = new XorShift32(plan.seed ^ (plan.job + 1) * 0x51ed27);
+    // Direction by comparing a uniform 32-bit draw with rwmixread % of 2^32.
+    this.#mixThreshold = Math.round((plan.rwmixread / 100) * 2 ** 32);
+    this.#ctl = shared.ctl;
+    this.#f64 = shared.f64;
+    this.#base = jobBase(plan.job);
+  }
+
+  /** Blocks this Worker until the runner opens the start barrier; false if told to stop. */
+  waitForStart(): boolean {
+    Atomics.wait(this.#ctl, CTL.GO, 0);
+    const origin = performance.timeOrigin;
+    this.#measureStart = this.#f64[RUN.MEASURE_START]! - origin;
+    this.#measureEnd = this.#f64[RUN.MEASURE_END]! - origin;
+    return Atomics.load(this.#ctl, CTL.STOP) === 0;
+  }
+
+  /** The offset of the next I/O. */
+  nextOffset(): number {
+    return this.#offsets.next();
+  }
+
+  /** Whether the next I/O reads (by rwmixread). */
+  nextIsRead(): boolean {
+    return this.#mixThreshold >= 2 ** 32 ||
+      (this.#mixThreshold > 0 && this.#mix.next() < this.#mixThreshold);
+  }
+
+  /**
+   * Whether an I/O may start at `now`: not stopped, not past the end of a
+   * time-based run, and short of io_size for a size-based one. Counts it.
+   */
+  mayIssue(now: number): boolean {
+    if (Atomics.load(this.#ctl, CTL.STOP) !== 0 || now >= this.#measureEnd) return false;
+    if (now < this.#measureStart) return true; // ramp: does not count toward io_size
+    if (this.plan.ioSize > 0 && this.#issuedMeasured >= this.plan.ioSize) return false;
+    this.#issuedMeasured += this.plan.bs;
+    return true;
+  }
+
+  /** Whether the runner has told jobs to stop (end, error elsewhere, or a signal). */
+  get stopped(): boolean {
+    return Atomics.load(this.#ctl, CTL.STOP) !== 0;
+  }
+
+  /**
+   * Records one completed I/O. Latencies in ns; `slatNs` < 0 when the engine
+   * has no separate submission step (then clat = lat, as fio reports for
+   * synchronous engines). I/Os that complete in the ramp, or after the end of
+   * a time-based run, are not recorded.
+   */
+  complete(isRead: boolean, now: number, latNs: number, slatNs: number): void {
+    if (now < this.#measureStart || now > this.#measureEnd) return;
+    const h = isRead ? this.read : this.write;
+    const lat = latNs < 1 ? 1 : Math.round(latNs);
+    h.lat.recordValue(lat);
+    if (slatNs < 0) {
+      h.clat.recordValue(lat);
+    } else {
+      const slat = slatNs < 1 ? 1 : Math.round(slatNs);
+      h.slat.recordValue(slat);
+      h.clat.recordValue(lat > slat ? lat - slat : 1);
+    }
+    const f = this.#f64;
+    const b = this.#base;
+    if (isRead) {
+      f[b + JOB.READ_BYTES]! += this.plan.bs;
+      f[b + JOB.READ_OPS]! += 1;
+    } else {
+      f[b + JOB.WRITE_BYTES]! += this.plan.bs;
+      f[b + JOB.WRITE_OPS]! += 1;
+    }
+    f[b + JOB.END] = performance.timeOrigin + now;
+    if (!this.#snapshotTaken && Atomics.load(this.#ctl, CTL.FIRST_DONE) !== 0) {
+      this.#takeFirstDoneSnapshot();
+    }
+  }
+
+  /** Marks this job finished; the first job to finish fixes the first-done moment. */
+  finish(): void {
+    Atomics.compareExchange(this.#ctl, CTL.FIRST_DONE, 0, this.plan.job + 1);
+    if (!this.#snapshotTaken) this.#takeFirstDoneSnapshot();
+  }
+
+  #takeFirstDoneSnapshot(): void {
+    const f = this.#f64;
+    const b = this.#base;
+    f[b + JOB.FD_READ_BYTES] = f[b + JOB.READ_BYTES]!;
+    f[b + JOB.FD_WRITE_BYTES] = f[b + JOB.WRITE_BYTES]!;
+    f[b + JOB.FD_READ_OPS] = f[b + JOB.READ_OPS]!;
+    f[b + JOB.FD_WRITE_OPS] = f[b + JOB.WRITE_OPS]!;
+    f[b + JOB.FD_TAKEN] = 1;
+    this.#snapshotTaken = true;
+  }
+}
+
+/** A failed system call inside an engine, with its own errno. */
+export class SyscallFailure extends Error {
+  override name = "SyscallFailure";
+  readonly syscall: string;
+  readonly errno: number;
+  readonly path: string;
+  readonly offset: number | undefined;
+  readonly detail: string | undefined;
+
+  constructor(
+    syscall: string,
+    errno: number,
+    path: string,
+    offset?: number,
+    detail?: string,
+  ) {
+    super(`${syscall} ${path} failed: errno ${errno}`);
+    this.syscall = syscall;
+    this.errno = errno;
+    this.path = path;
+    this.offset = offset;
+    this.detail = detail;
+  }
+}
+
+/** The I/O loop of one engine. */
+export interface JobEngine {
+  /** Runs I/O until the runtime says stop. */
+  run(rt: JobRuntime): void;
+  /** Releases the file, buffers and kernel context. */
+  close(): void;
+}

@@ -1,0 +1,33 @@
+/**
+ * `noop`: the null tier's engine. Issues nothing and completes at once, so
+ * its IOPS are the ceiling of the harness itself (the clock, the counters and
+ * the histograms), like fio's null ioengine.
+ *
+ * @module
+ */
+
+import type { JobEngine, JobRuntime } from "./_job.ts";
+
+/**
+ * The engine that does no I/O.
+ *
+ * @example
+ * ```ts
+ * import { NoopEngine } from "./noop.ts";
+ * new NoopEngine().close();
+ * ```
+ */
+export class NoopEngine implements JobEngine {
+  run(rt: JobRuntime): void {
+    for (;;) {
+      const t0 = performance.now();
+      if (!rt.mayIssue(t0)) break;
+      const isRead = rt.nextIsRead();
+      rt.nextOffset();
+      const t1 = performance.now();
+      rt.complete(isRead, t1, (t1 - t0) * 1e6, -1);
+    }
+  }
+
+  close(): void {}
+}

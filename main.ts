@@ -1,0 +1,229 @@
+/**
+ * The tierbench command line.
+ *
+ * ```sh
+ * deno task tierbench run --tier file:/mnt/nvme --rw read --bs 1m --iodepth 8 \
+ *   --engine libaio --direct --size 512m --runtime 5 --ramp 1 --output out.json
+ * deno task bench            # the node profile
+ * ```
+ *
+ * Exit status: 0 success, 1 the run failed or was interrupted (partial
+ * results written), 2 a usage error. Failures print one line, never a stack.
+ *
+ * @module
+ */
+
+import { Command, CommanderError, Option } from "@commander-js/extra-typings";
+import { isAbsolute, join } from "node:path";
+import {
+  DEFAULT_MEMORY_DIR,
+  DEFAULTS,
+  ENGINES,
+  parseJobOptions,
+  RW_MODES,
+} from "./bench/config.ts";
+import { ConfigError } from "./bench/errors.ts";
+import { profileJobs } from "./bench/profile.ts";
+import { ProgressLine } from "./bench/progress.ts";
+import { writeResult } from "./bench/result.ts";
+import { runSession, type SessionOutcome, VERSION } from "./bench/session.ts";
+import { formatTable } from "./bench/table.ts";
+import { newRunId } from "./tiers/_scratch.ts";
+
+/** Exit status for usage errors. */
+const EXIT_USAGE = 2;
+/** Exit status for failed or interrupted runs. */
+const EXIT_FAILED = 1;
+
+/** Where the user stood when they typed the command (deno task changes cwd). */
+function userCwd(): string {
+  return Deno.env.get("INIT_CWD") ?? Deno.cwd();
+}
+
+function resolvePath(p: string): string {
+  return isAbsolute(p) ? p : join(userCwd(), p);
+}
+
+function fail(message: string, code: number): never {
+  console.error(`tierbench: ${message}`);
+  Deno.exit(code);
+}
+
+/** Relays SIGINT/SIGTERM to an AbortController for as long as `body` runs. */
+async function withSignals<T>(body: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const controller = new AbortController();
+  let received: string | undefined;
+  const handlers = (["SIGINT", "SIGTERM"] as const).map((sig) => {
+    const h = () => {
+      if (received) {
+        console.error(`tierbench: ${sig} again: still stopping jobs and removing scratch files`);
+        return;
+      }
+      received = sig;
+      controller.abort(sig);
+    };
+    Deno.addSignalListener(sig, h);
+    return [sig, h] as const;
+  });
+  try {
+    return await body(controller.signal);
+  } finally {
+    for (const [sig, h] of handlers) Deno.removeSignalListener(sig, h);
+  }
+}
+
+/** Writes the results, prints the table, and exits with the right status. */
+async function finish(outcome: SessionOutcome, output: string, signal: AbortSignal): Promise<void> {
+  const { doc, error } = outcome;
+  if (error instanceof ConfigError) fail(error.message, EXIT_USAGE);
+  const wrote = doc.runs.length > 0;
+  if (wrote) {
+    await writeResult(output, doc);
+    console.log(formatTable(doc.runs));
+  }
+  const where = wrote ? `; ${doc.status === "ok" ? "" : "partial "}results in ${output}` : "";
+  if (doc.status === "interrupted" || signal.aborted) {
+    fail(
+      `interrupted by ${String(signal.reason ?? "a signal")}${where}; scratch files removed`,
+      EXIT_FAILED,
+    );
+  }
+  if (doc.status !== "ok") {
+    const cause = error instanceof Error ? error.message : doc.error ?? "run failed";
+    fail(`${cause}${where}`, EXIT_FAILED);
+  }
+  console.log(`results: ${output}`);
+}
+
+function defaultOutput(runId: string): string {
+  return join(userCwd(), "results", `${Deno.hostname()}-${runId}.json`);
+}
+
+const program = new Command()
+  .name("tierbench")
+  .description("Storage-tier I/O benchmark for LLM training offload")
+  .version(VERSION)
+  .showHelpAfterError(false)
+  .exitOverride()
+  .configureOutput({ outputError: () => {} });
+
+program.command("run")
+  .description("run one fio-style job on one tier")
+  .requiredOption(
+    "--tier <spec>",
+    "where to do I/O: file:DIR, memory:[DIR] (default /dev/shm), null:",
+  )
+  .addOption(new Option("--rw <mode>", "access pattern").choices(RW_MODES).default(DEFAULTS.rw))
+  .option("--rwmixread <pct>", "percentage of reads for randrw", DEFAULTS.rwmixread)
+  .option("--bs <size>", "block size (k, m, g suffixes, binary)", DEFAULTS.bs)
+  .option("--size <size>", "size of each job's file", DEFAULTS.size)
+  .option("--io-size <size>", "bytes each job moves when not time-based (default: --size)")
+  .option("--runtime <seconds>", "measure for this long, looping over the file (time-based)")
+  .option("--ramp <seconds>", "warm-up before measuring, excluded from results", DEFAULTS.ramp)
+  .option(
+    "--iodepth <n>",
+    "I/Os in flight per job (needs --engine libaio above 1)",
+    DEFAULTS.iodepth,
+  )
+  .option("--numjobs <n>", "parallel jobs, each on its own file and Worker", DEFAULTS.numjobs)
+  .option("--direct", "open files with O_DIRECT (bypass the page cache)", false)
+  .addOption(new Option("--engine <name>", "I/O engine").choices(ENGINES).default(DEFAULTS.engine))
+  .option("--seed <n>", "seed for random offsets and the read/write mix", DEFAULTS.seed)
+  .option("--log-avg-msec <ms>", "interval of the bandwidth time series", DEFAULTS.logAvgMsec)
+  .option("--name <name>", "label for the table and results")
+  .option("--output <file>", "result JSON (default results/<host>-<run id>.json)")
+  .option("--quiet", "no progress line", false)
+  .action(async (o) => {
+    const job = parseJobOptions({
+      name: o.name,
+      tier: o.tier,
+      rw: o.rw,
+      rwmixread: o.rwmixread,
+      bs: o.bs,
+      size: o.size,
+      ioSize: o.ioSize,
+      runtime: o.runtime,
+      ramp: o.ramp,
+      iodepth: o.iodepth,
+      numjobs: o.numjobs,
+      direct: o.direct,
+      engine: o.engine,
+      seed: o.seed,
+      logAvgMsec: o.logAvgMsec,
+    });
+    const runId = newRunId();
+    const output = o.output ? resolvePath(o.output) : defaultOutput(runId);
+    const progress = new ProgressLine(o.quiet);
+    await withSignals(async (signal) => {
+      const outcome = await runSession([job], {
+        kind: "run",
+        runId,
+        config: { command: "run", jobs: [job] },
+        signal,
+        onProgress: (p) => progress.update(p),
+      });
+      progress.stop();
+      await finish(outcome, output, signal);
+    });
+  });
+
+const REMOTE_NOTE = "remote tiers (S3, parallel file system) are not measured by this version; " +
+  "they will be configured with --s3/--pfs or TIERBENCH_S3_* / TIERBENCH_PFS_DIR";
+
+program.command("bench")
+  .description("profile this node's local tiers with a short fixed matrix (about a minute)")
+  .option("--memory-dir <dir>", "tmpfs directory for the memory tier", DEFAULT_MEMORY_DIR)
+  .option("--file-dir <dir>", "directory on the disk to profile (default: the current directory)")
+  .option("--no-memory", "skip the memory tier")
+  .option("--no-file", "skip the file tier")
+  .option("--runtime <seconds>", "measured time per point", "3")
+  .option("--ramp <seconds>", "warm-up per point, excluded", "1")
+  .option("--size <size>", "file size per job", "256m")
+  .option("--output <file>", "profile JSON (default results/<host>-<run id>.json)")
+  .option("--quiet", "no progress line", false)
+  .action(async (o) => {
+    const jobs = profileJobs({
+      memoryDir: o.memory ? o.memoryDir : undefined,
+      fileDir: o.file ? resolvePath(o.fileDir ?? ".") : undefined,
+      runtime: o.runtime,
+      ramp: o.ramp,
+      size: o.size,
+    });
+    const runId = newRunId();
+    const output = o.output ? resolvePath(o.output) : defaultOutput(runId);
+    const progress = new ProgressLine(o.quiet);
+    if (!o.quiet) {
+      console.error(
+        `tierbench: profiling ${jobs.length} points (${o.ramp}s ramp + ${o.runtime}s each); ` +
+          REMOTE_NOTE,
+      );
+    }
+    await withSignals(async (signal) => {
+      const outcome = await runSession(jobs, {
+        kind: "profile",
+        runId,
+        config: { command: "bench", jobs },
+        signal,
+        onProgress: (p) => progress.update(p),
+        remote: { configured: false, note: REMOTE_NOTE },
+      });
+      progress.stop();
+      await finish(outcome, output, signal);
+    });
+  });
+
+/** Runs the CLI on `args`. */
+export async function main(args: string[]): Promise<void> {
+  try {
+    await program.parseAsync(args, { from: "user" });
+  } catch (e) {
+    if (e instanceof CommanderError) {
+      if (e.exitCode === 0) return; // --help, --version
+      fail(e.message.replace(/^error: /, ""), EXIT_USAGE);
+    }
+    if (e instanceof ConfigError) fail(e.message, EXIT_USAGE);
+    fail(e instanceof Error ? e.message : String(e), EXIT_FAILED);
+  }
+}
+
+if (import.meta.main) await main(Deno.args);

@@ -1,0 +1,75 @@
+/**
+ * tierbench: storage-tier I/O benchmark for LLM training that offloads state
+ * out of GPU memory. The public API, by name.
+ *
+ * @example
+ * ```ts
+ * import { openTier, parseJobOptions, runJob } from "./mod.ts";
+ * const job = parseJobOptions({ tier: "memory:", rw: "randread", bs: "4k", size: "8m", ioSize: "8m" });
+ * await using tier = openTier(job.tier);
+ * await tier.setup();
+ * const result = await runJob(tier, job);
+ * console.assert(result.read.io_bytes === 8 * 1024 * 1024);
+ * ```
+ *
+ * @module
+ */
+
+export {
+  DEFAULT_MEMORY_DIR,
+  DEFAULTS,
+  ENGINES,
+  formatTierSpec,
+  type JobOptions,
+  parseJobOptions,
+  parseTierSpec,
+  type RawJobOptions,
+  RW_MODES,
+  type RwMode,
+  TIER_KINDS,
+  type TierKind,
+  type TierSpec,
+} from "./bench/config.ts";
+export {
+  ConfigError,
+  DirectIoUnsupportedError,
+  InterruptedError,
+  IoError,
+} from "./bench/errors.ts";
+export {
+  type DeviceFacts,
+  type HostFacts,
+  hostFacts,
+  type PathFacts,
+  pathFacts,
+} from "./bench/host.ts";
+export { profileJobs, type ProfileOptions } from "./bench/profile.ts";
+export {
+  decodeHistogram,
+  encodeHistogram,
+  type LatencyStats,
+  latencyStats,
+  newHistogram,
+  PERCENTILES,
+} from "./bench/recorder.ts";
+export {
+  type DirectionResult,
+  RESULT_SCHEMA,
+  type ResultDocument,
+  type RunResult,
+  type RunStatus,
+  writeResult,
+} from "./bench/result.ts";
+export { type RunHooks, runJob, type RunProgress } from "./bench/runner.ts";
+export { runSession, type SessionOptions, type SessionOutcome } from "./bench/session.ts";
+export { formatTable } from "./bench/table.ts";
+export { formatRate, formatSize, parseDuration, parseSize } from "./bench/units.ts";
+export {
+  FileTier,
+  MemoryTier,
+  NullTier,
+  openTier,
+  type Tier,
+  type TierCapabilities,
+  type TierFacts,
+} from "./tiers/mod.ts";

@@ -1,0 +1,181 @@
+/**
+ * What the memory and file tiers share: a directory, a marked scratch
+ * directory inside it, one file per job, and the engines that drive files.
+ *
+ * @module
+ */
+
+import { join } from "node:path";
+import type { JobOptions, TierSpec } from "../bench/config.ts";
+import { ConfigError, DirectIoUnsupportedError, IoError } from "../bench/errors.ts";
+import { type PathFacts, pathFacts } from "../bench/host.ts";
+import { cString, errnoName, lastErrno, libc, O, strerror } from "./_libc.ts";
+import { makeScratchDir, newRunId, removeScratchDir } from "./_scratch.ts";
+import type { DirectSupport, JobFile, Tier, TierCapabilities, TierFacts } from "./types.ts";
+
+/** Buffer alignment for every file engine: the page size. */
+export const BUFFER_ALIGNMENT = 4096;
+
+/** Turns a Deno file-system error into an {@linkcode IoError} naming the call. */
+export function ioErrorFrom(e: unknown, syscall: string, path: string): unknown {
+  const code = (e as { code?: unknown })?.code;
+  if (typeof code !== "string") return e;
+  return new IoError({ syscall, errno: 0, code, path }, { cause: e });
+}
+
+/** A tier whose I/O goes to files in a directory. */
+export abstract class FileBackedTier implements Tier {
+  readonly spec: TierSpec;
+  readonly runId: string;
+  abstract readonly capabilities: TierCapabilities;
+  protected facts: PathFacts | undefined;
+  #scratch: string | undefined;
+  #prefilled = new Set<string>();
+  #writeRuns = 0;
+  #directProbed = false;
+
+  constructor(spec: TierSpec, runId: string = newRunId()) {
+    this.spec = spec;
+    this.runId = runId;
+  }
+
+  /** The scratch directory (after setup). */
+  get scratchDir(): string {
+    if (this.#scratch === undefined) throw new TypeError("setup() has not run");
+    return this.#scratch;
+  }
+
+  /** Checks what lies under the path; subclasses refuse what they cannot use. */
+  protected abstract check(facts: PathFacts): void;
+
+  async setup(): Promise<void> {
+    const dir = this.spec.path;
+    let info: Deno.FileInfo;
+    try {
+      info = await Deno.stat(dir);
+    } catch (e) {
+      if (e instanceof Deno.errors.NotFound) {
+        throw new ConfigError(
+          "tier",
+          `${dir} does not exist: create it or name an existing directory`,
+          undefined,
+          { cause: e },
+        );
+      }
+      throw ioErrorFrom(e, "stat", dir);
+    }
+    if (!info.isDirectory) {
+      throw new ConfigError("tier", `${dir} is not a directory: name a directory to work in`);
+    }
+    this.facts = pathFacts(dir);
+    this.check(this.facts);
+    try {
+      this.#scratch = await makeScratchDir(dir, this.runId);
+    } catch (e) {
+      throw ioErrorFrom(e, "mkdir", dir);
+    }
+  }
+
+  /** The direct-I/O behaviour for a job that asked for it (or not). */
+  protected directFor(job: JobOptions): DirectSupport | "off" {
+    return job.direct ? this.capabilities.direct : "off";
+  }
+
+  async prepare(job: JobOptions): Promise<JobFile[]> {
+    if (!this.capabilities.engines.includes(job.engine)) {
+      throw new ConfigError("engine", `${job.engine} cannot drive the ${this.spec.kind} tier`);
+    }
+    if (this.directFor(job) === "honoured") {
+      const a = this.capabilities.alignment;
+      if (job.bs % a !== 0) {
+        throw new ConfigError(
+          "bs",
+          `${job.bs} bytes is not a multiple of ${a}, the O_DIRECT alignment of ${this.spec.path}` +
+            ` (its logical block size): use a multiple of ${a}, e.g. 4k, or drop --direct`,
+        );
+      }
+    }
+    if (job.direct) this.#probeDirect();
+    const reads = job.rw === "read" || job.rw === "randread" || job.rw === "randrw";
+    const files: JobFile[] = [];
+    if (reads) {
+      // Read jobs reuse files already laid out at the same size in this run.
+      for (let j = 0; j < job.numjobs; j++) {
+        const path = join(this.scratchDir, `job${j}-${job.size}.dat`);
+        files.push({ path, layout: this.#prefilled.has(path) ? "none" : "prefill" });
+      }
+    } else {
+      // Write jobs get fresh files: overwriting laid-out blocks can be faster.
+      const run = this.#writeRuns++;
+      for (let j = 0; j < job.numjobs; j++) {
+        files.push({ path: join(this.scratchDir, `write${run}-job${j}.dat`), layout: "fallocate" });
+      }
+    }
+    return await Promise.resolve(files);
+  }
+
+  /** Records that a run's files were laid out (so later read runs reuse them). */
+  markLaidOut(files: readonly JobFile[]): void {
+    for (const f of files) if (f.layout === "prefill") this.#prefilled.add(f.path);
+  }
+
+  async release(files: readonly JobFile[]): Promise<void> {
+    for (const f of files) {
+      if (f.layout === "fallocate" || (f.layout === "prefill" && !this.#prefilled.has(f.path))) {
+        await Deno.remove(f.path).catch(() => {});
+      }
+    }
+  }
+
+  /** Opens a probe file with O_DIRECT once: some file systems refuse it (EINVAL). */
+  #probeDirect(): void {
+    if (this.#directProbed) return;
+    const path = join(this.scratchDir, ".direct-probe");
+    const c = libc();
+    const fd = c.open(cString(path), O.RDWR | O.CREAT | O.DIRECT | O.CLOEXEC, 0o600);
+    if (fd < 0) {
+      const errno = lastErrno();
+      try {
+        Deno.removeSync(path);
+      } catch { /* it may not exist */ }
+      if (errno === 22) {
+        throw new DirectIoUnsupportedError(this.spec.path, this.facts?.fs_type ?? "unknown");
+      }
+      throw new IoError({
+        syscall: "open (O_DIRECT)",
+        errno,
+        code: errnoName(errno),
+        path,
+        detail: `(${strerror(errno)})`,
+      });
+    }
+    c.close(fd);
+    Deno.removeSync(path);
+    this.#directProbed = true;
+  }
+
+  describe(): TierFacts {
+    const out: TierFacts = {
+      kind: this.spec.kind,
+      path: this.spec.path,
+      scratch_dir: this.#scratch ?? "",
+      direct: this.capabilities.direct,
+      alignment: this.capabilities.alignment,
+    };
+    if (this.facts) out.fs = this.facts;
+    return out;
+  }
+
+  /** Removes the scratch directory (only if its marker names this run). */
+  removeScratchSync(): void {
+    if (this.#scratch !== undefined) {
+      removeScratchDir(this.#scratch, this.runId);
+      this.#scratch = undefined;
+    }
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    this.removeScratchSync();
+    return Promise.resolve();
+  }
+}

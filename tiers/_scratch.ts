@@ -1,0 +1,56 @@
+/**
+ * Scratch directories: the only places tierbench writes. Each is created
+ * fresh (never reused), holds a marker naming its run, and is removed only
+ * when the marker is there and names the same run.
+ *
+ * @module
+ */
+
+import { join } from "node:path";
+
+/** The marker file inside every scratch directory. */
+export const MARKER = ".tierbench-scratch";
+/** Scratch directory names start with this. */
+export const SCRATCH_PREFIX = "tierbench-scratch-";
+
+/** A new run id: time plus randomness, sortable. */
+export function newRunId(): string {
+  const t = new Date().toISOString().replace(/[-:]/g, "").replace(/\..*$/, "");
+  const r = crypto.getRandomValues(new Uint8Array(3));
+  return `${t}-${Array.from(r, (b) => b.toString(16).padStart(2, "0")).join("")}`;
+}
+
+/**
+ * Makes `<parent>/tierbench-scratch-<runId>` with its marker. Fails if it
+ * exists (so nothing of anyone else's is ever used).
+ */
+export async function makeScratchDir(parent: string, runId: string): Promise<string> {
+  const dir = join(parent, SCRATCH_PREFIX + runId);
+  await Deno.mkdir(dir, { mode: 0o700 });
+  await Deno.writeTextFile(
+    join(dir, MARKER),
+    JSON.stringify({ run_id: runId, pid: Deno.pid, created: new Date().toISOString() }) + "\n",
+    { createNew: true },
+  );
+  return dir;
+}
+
+/** Whether `dir` is a scratch directory of the run `runId`. */
+export function isOurScratchDir(dir: string, runId: string): boolean {
+  try {
+    const marker = JSON.parse(Deno.readTextFileSync(join(dir, MARKER)));
+    return marker?.run_id === runId;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Removes a scratch directory if, and only if, its marker names `runId`.
+ * Synchronous, so it can run from a signal handler or `unload`.
+ */
+export function removeScratchDir(dir: string, runId: string): boolean {
+  if (!isOurScratchDir(dir, runId)) return false;
+  Deno.removeSync(dir, { recursive: true });
+  return true;
+}

@@ -1,0 +1,65 @@
+/**
+ * The tier interface: where a run's I/O goes, and the life around it.
+ *
+ * A tier lives on the main thread: it checks its path, makes and marks a
+ * scratch directory, names and prepares each job's file, describes itself for
+ * the results, and removes everything it made when disposed. The I/O loop
+ * itself runs in the job Workers through an engine (engines/), because a
+ * per-op call across threads would measure the harness, not the storage.
+ *
+ * @module
+ */
+
+import type { Engine, JobOptions, TierKind, TierSpec } from "../bench/config.ts";
+import type { PathFacts } from "../bench/host.ts";
+
+/** Whether O_DIRECT means anything on a tier. */
+export type DirectSupport =
+  /** The file system bypasses the page cache for O_DIRECT. */
+  | "honoured"
+  /** Accepted and ignored (tmpfs): data lives in memory either way. */
+  | "ignored"
+  /** The tier does no I/O. */
+  | "not-applicable";
+
+/** What a tier can do, stated in the results. */
+export interface TierCapabilities {
+  readonly direct: DirectSupport;
+  /** Required alignment of offsets and sizes under O_DIRECT, in bytes. */
+  readonly alignment: number;
+  /** Engines that can drive this tier. */
+  readonly engines: readonly (Engine | "noop")[];
+}
+
+/** How one job of a run finds its file. */
+export interface JobFile {
+  readonly path: string;
+  readonly layout: "prefill" | "fallocate" | "none";
+}
+
+/** A tier as the results describe it. */
+export interface TierFacts {
+  kind: TierKind;
+  path: string;
+  scratch_dir: string;
+  direct: DirectSupport;
+  alignment: number;
+  note?: string;
+  fs?: PathFacts;
+}
+
+/** A storage tier under test. Dispose it to remove its scratch directory. */
+export interface Tier extends AsyncDisposable {
+  readonly spec: TierSpec;
+  readonly capabilities: TierCapabilities;
+  /** Checks the path and makes the scratch directory. */
+  setup(): Promise<void>;
+  /** Checks a job against this tier and gets one file per job ready to be laid out. */
+  prepare(job: JobOptions): Promise<JobFile[]>;
+  /** Notes that a run laid its files out, so later read runs can reuse them. */
+  markLaidOut(files: readonly JobFile[]): void;
+  /** Removes a run's files that are not kept for reuse (written ones). */
+  release(files: readonly JobFile[]): Promise<void>;
+  /** For the results. */
+  describe(): TierFacts;
+}
