@@ -1,0 +1,110 @@
+import assert from "node:assert/strict";
+import { parseJobOptions, parseTierSpec } from "./config.ts";
+import { ConfigError } from "./errors.ts";
+
+function configError(fn: () => unknown): ConfigError {
+  let caught: unknown;
+  try {
+    fn();
+  } catch (e) {
+    caught = e;
+  }
+  if (!(caught instanceof ConfigError)) throw new Error(`expected ConfigError, got ${caught}`);
+  return caught;
+}
+
+Deno.test("parseTierSpec() reads file:, memory: and null: forms", () => {
+  assert.deepEqual(parseTierSpec("file:/data"), { kind: "file", path: "/data" });
+  assert.deepEqual(parseTierSpec("memory:"), { kind: "memory", path: "/dev/shm" });
+  assert.deepEqual(parseTierSpec("memory:/mnt/tmp"), { kind: "memory", path: "/mnt/tmp" });
+  assert.deepEqual(parseTierSpec("null:"), { kind: "null", path: "" });
+});
+
+Deno.test("parseTierSpec() names the allowed forms for an unknown tier", () => {
+  const e = configError(() => parseTierSpec("nvme:/x"));
+  assert.deepEqual(e.field, "tier");
+  assert.match(e.message, /allowed: null:, memory:.*file:DIR/);
+  assert.throws(() => parseTierSpec("file:"), ConfigError);
+});
+
+Deno.test("parseJobOptions() resolves fio's defaults", () => {
+  const job = parseJobOptions({ tier: "memory:" });
+  assert.deepEqual(job.rw, "read");
+  assert.deepEqual(job.bs, 4096);
+  assert.deepEqual(job.iodepth, 1);
+  assert.deepEqual(job.numjobs, 1);
+  assert.deepEqual(job.engine, "psync");
+  assert.deepEqual(job.direct, false);
+  assert.deepEqual(job.runtimeMs, undefined);
+  assert.deepEqual(job.ioSize, job.size);
+  assert.deepEqual(job.rwmixread, 100);
+});
+
+Deno.test("parseJobOptions() reads the issue's CLI form", () => {
+  const job = parseJobOptions({
+    tier: "file:/tmp",
+    rw: "read",
+    bs: "1m",
+    iodepth: "8",
+    numjobs: "1",
+    engine: "libaio",
+    direct: true,
+    size: "512m",
+    runtime: "5",
+    ramp: "1",
+  });
+  assert.deepEqual(job.bs, 1048576);
+  assert.deepEqual(job.size, 512 * 1048576);
+  assert.deepEqual(job.runtimeMs, 5000);
+  assert.deepEqual(job.rampMs, 1000);
+  assert.deepEqual(job.iodepth, 8);
+});
+
+Deno.test("parseJobOptions() rejects an unknown rw and lists the allowed values", () => {
+  const e = configError(() => parseJobOptions({ tier: "null:", rw: "readwrite" }));
+  assert.deepEqual(e.field, "rw");
+  assert.match(e.message, /allowed: read, write, randread, randwrite, randrw/);
+});
+
+Deno.test("parseJobOptions() rejects a bad size and names the field", () => {
+  const e = configError(() => parseJobOptions({ tier: "null:", bs: "12q" }));
+  assert.deepEqual(e.field, "bs");
+  assert.match(e.message, /"12q" is not a size/);
+  assert.deepEqual(
+    configError(() => parseJobOptions({ tier: "null:", size: "lots" })).field,
+    "size",
+  );
+  assert.deepEqual(
+    configError(() => parseJobOptions({ tier: "null:", bs: "8m", size: "4m" })).field,
+    "size",
+  );
+});
+
+Deno.test("parseJobOptions() refuses iodepth above 1 with psync", () => {
+  const e = configError(() => parseJobOptions({ tier: "memory:", iodepth: "8" }));
+  assert.deepEqual(e.field, "iodepth");
+  assert.match(e.message, /--engine libaio/);
+});
+
+Deno.test("parseJobOptions() rejects out-of-range integers", () => {
+  assert.deepEqual(
+    configError(() => parseJobOptions({ tier: "null:", numjobs: "0" })).field,
+    "numjobs",
+  );
+  assert.deepEqual(
+    configError(() => parseJobOptions({ tier: "null:", rwmixread: "101" })).field,
+    "rwmixread",
+  );
+  assert.deepEqual(
+    configError(() => parseJobOptions({ tier: "null:", runtime: "0" })).field,
+    "runtime",
+  );
+  assert.deepEqual(
+    configError(() => parseJobOptions({ tier: "null:", engine: "io_uring" })).message,
+    "--engine: unknown value (allowed: psync, libaio)",
+  );
+});
+
+Deno.test("parseJobOptions() rounds size down to a multiple of bs", () => {
+  assert.deepEqual(parseJobOptions({ tier: "null:", bs: "4k", size: "10k" }).size, 8192);
+});

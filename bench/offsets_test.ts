@@ -1,0 +1,52 @@
+import assert from "node:assert/strict";
+import { RandomOffsets, SequentialOffsets, XorShift32 } from "./offsets.ts";
+
+Deno.test("SequentialOffsets walks the file in order and wraps", () => {
+  const s = new SequentialOffsets(4 * 4096, 4096);
+  assert.deepEqual([0, 1, 2, 3, 4, 5].map(() => s.next()), [0, 4096, 8192, 12288, 0, 4096]);
+});
+
+Deno.test("RandomOffsets visits every block exactly once per pass", () => {
+  for (const blocks of [1, 2, 3, 10, 1000, 4097]) {
+    const r = new RandomOffsets(blocks * 512, 512, 42);
+    for (let pass = 0; pass < 2; pass++) {
+      const seen = new Set<number>();
+      for (let i = 0; i < blocks; i++) {
+        const o = r.next();
+        assert.deepEqual(o % 512, 0);
+        assert.ok(o >= 0 && o < blocks * 512);
+        seen.add(o);
+      }
+      assert.deepEqual(seen.size, blocks);
+    }
+  }
+});
+
+Deno.test("RandomOffsets is deterministic for a seed and differs across seeds", () => {
+  const take = (seed: number) => {
+    const r = new RandomOffsets(1000 * 4096, 4096, seed);
+    return Array.from({ length: 50 }, () => r.next());
+  };
+  assert.deepEqual(take(7), take(7));
+  assert.notDeepEqual(take(7), take(8));
+});
+
+Deno.test("RandomOffsets is not sequential", () => {
+  const r = new RandomOffsets(1 << 30, 4096, 1);
+  let ascending = 0;
+  let prev = r.next();
+  for (let i = 0; i < 1000; i++) {
+    const o = r.next();
+    if (o === prev + 4096) ascending++;
+    prev = o;
+  }
+  assert.ok(ascending < 10, `${ascending} sequential steps in 1000`);
+});
+
+Deno.test("XorShift32 splits a read/write mix near its ratio", () => {
+  const rng = new XorShift32(3);
+  let below = 0;
+  const n = 100_000;
+  for (let i = 0; i < n; i++) if (rng.next() < 0.7 * 2 ** 32) below++;
+  assert.ok(Math.abs(below / n - 0.7) < 0.01, `${below / n}`);
+});

@@ -1,0 +1,37 @@
+import assert from "node:assert/strict";
+import { formatRate, formatSize, parseDuration, parseSize } from "./units.ts";
+
+Deno.test("parseSize() reads binary suffixes as fio does", () => {
+  assert.deepEqual(parseSize("4k"), 4096);
+  assert.deepEqual(parseSize("1m"), 1048576);
+  assert.deepEqual(parseSize("512M"), 512 * 1048576);
+  assert.deepEqual(parseSize("8g"), 8 * 1024 ** 3);
+  assert.deepEqual(parseSize("1MiB"), 1048576);
+  assert.deepEqual(parseSize("4096"), 4096);
+});
+
+Deno.test("parseSize() rejects text that is not a size", () => {
+  for (const bad of ["", "k", "ten", "1x", "-4k", "1 m b"]) {
+    assert.deepEqual(parseSize(bad), undefined);
+  }
+});
+
+Deno.test("formatSize() writes what parseSize() reads back", () => {
+  for (const n of [1, 1536, 4096, 1048576, 3 * 1024 ** 3]) {
+    assert.deepEqual(parseSize(formatSize(n)), n);
+  }
+  assert.deepEqual(formatSize(1048576), "1m");
+});
+
+Deno.test("parseDuration() takes seconds by default and ms/s/m/h suffixes", () => {
+  assert.deepEqual(parseDuration("5"), 5000);
+  assert.deepEqual(parseDuration("1.5s"), 1500);
+  assert.deepEqual(parseDuration("250ms"), 250);
+  assert.deepEqual(parseDuration("2m"), 120000);
+  assert.deepEqual(parseDuration("soon"), undefined);
+});
+
+Deno.test("formatRate() picks a binary unit", () => {
+  assert.deepEqual(formatRate(512), "512 B/s");
+  assert.deepEqual(formatRate(1536 * 1024), "1.5 MiB/s");
+});

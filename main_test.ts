@@ -1,0 +1,233 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import {
+  type CliResult,
+  IS_ROOT,
+  runCli,
+  scratchLeft,
+  sh,
+  spawnCli,
+  tempDirOnDisk,
+  tempMount,
+} from "./tests/_helpers.ts";
+
+/** A failure is one line on stderr, never a stack trace. */
+function assertOneLine(r: CliResult, code: number, pattern: RegExp): void {
+  assert.equal(r.code, code, `exit ${r.code}, stderr: ${r.stderr}`);
+  const lines = r.stderr.trim().split("\n");
+  assert.equal(lines.length, 1, `one line expected, got:\n${r.stderr}`);
+  assert.match(lines[0]!, /^tierbench: /);
+  assert.match(lines[0]!, pattern);
+  assert.doesNotMatch(r.stderr, /^\s+at /m);
+}
+
+async function withDir(fn: (dir: string) => Promise<void>): Promise<void> {
+  const dir = await tempDirOnDisk();
+  try {
+    await fn(dir);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+Deno.test("tierbench run: the documented form writes fio's fields and removes its scratch files", async () => {
+  await withDir(async (dir) => {
+    const out = join(dir, "out.json");
+    const r = await runCli([
+      "run",
+      "--tier",
+      `file:${dir}`,
+      "--rw",
+      "read",
+      "--bs",
+      "1m",
+      "--iodepth",
+      "8",
+      "--numjobs",
+      "1",
+      "--engine",
+      "libaio",
+      "--direct",
+      "--size",
+      "32m",
+      "--runtime",
+      "1",
+      "--ramp",
+      "0.5",
+      "--output",
+      out,
+    ]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /bandwidth/);
+    const doc = JSON.parse(await Deno.readTextFile(out));
+    assert.equal(doc.schema, "tierbench/result@1");
+    assert.equal(doc.status, "ok");
+    for (const k of ["cpu_model", "cores", "memory_bytes", "kernel"]) assert.ok(k in doc.host, k);
+    const run = doc.runs[0];
+    assert.equal(run.tier.fs.fs_type.length > 0, true);
+    assert.equal(run.options.iodepth, 8);
+    for (
+      const k of ["io_bytes", "bw_bytes", "iops", "runtime", "lat_ns", "clat_ns", "slat_ns", "hist"]
+    ) {
+      assert.ok(k in run.read, k);
+    }
+    for (const p of ["50.000000", "99.000000", "99.990000"]) {
+      assert.ok(p in run.read.lat_ns.percentile);
+    }
+    assert.ok(run.read.io_bytes > 0);
+    assert.equal(run.ramp.ms, 500);
+    assert.deepEqual(await scratchLeft(dir), []);
+  });
+});
+
+Deno.test("tierbench run: an unknown option value exits 2 naming the field and allowed values", async () => {
+  const r = await runCli(["run", "--tier", "null:", "--rw", "sideways"]);
+  assertOneLine(r, 2, /--rw.*sideways.*read, write, randread, randwrite, randrw/);
+  const e = await runCli(["run", "--tier", "null:", "--engine", "io_uring"]);
+  assertOneLine(e, 2, /--engine.*psync, libaio/);
+  const t = await runCli(["run", "--tier", "tape:/dev/st0"]);
+  assertOneLine(t, 2, /--tier: unknown tier/);
+  const u = await runCli(["run", "--tier", "null:", "--frobnicate"]);
+  assertOneLine(u, 2, /unknown option '--frobnicate'/);
+});
+
+Deno.test("tierbench run: a bad size exits 2 naming the field", async () => {
+  assertOneLine(
+    await runCli(["run", "--tier", "null:", "--bs", "12q"]),
+    2,
+    /--bs: "12q" is not a size/,
+  );
+  assertOneLine(
+    await runCli(["run", "--tier", "null:", "--size", "big"]),
+    2,
+    /--size: "big" is not a size/,
+  );
+});
+
+Deno.test("tierbench run: a missing path exits 2 naming it", async () => {
+  const r = await runCli(["run", "--tier", "file:/nonexistent/tierbench-dir", "--size", "1m"]);
+  assertOneLine(r, 2, /\/nonexistent\/tierbench-dir does not exist/);
+});
+
+Deno.test("tierbench run: bs not aligned for O_DIRECT exits 2 and leaves no scratch", async () => {
+  await withDir(async (dir) => {
+    const r = await runCli([
+      "run",
+      "--tier",
+      `file:${dir}`,
+      "--bs",
+      "1000",
+      "--size",
+      "1m",
+      "--direct",
+    ]);
+    assertOneLine(r, 2, /--bs: 1000 bytes is not a multiple of \d+.*O_DIRECT/);
+    assert.deepEqual(await scratchLeft(dir), []);
+  });
+});
+
+Deno.test("tierbench run: no permission to write exits 1 with the cause", async () => {
+  await withDir(async (dir) => {
+    const locked = join(dir, "locked");
+    await Deno.mkdir(locked);
+    // Root ignores mode bits, so make the directory immutable instead.
+    const lock = IS_ROOT ? await sh("chattr", ["+i", locked]) : { code: 0, out: "" };
+    if (!IS_ROOT) await Deno.chmod(locked, 0o500);
+    assert.equal(lock.code, 0, lock.out);
+    try {
+      const r = await runCli(["run", "--tier", `file:${locked}`, "--size", "1m"]);
+      assertOneLine(r, 1, /mkdir .*locked: (EPERM|EACCES).*may write/);
+    } finally {
+      if (IS_ROOT) await sh("chattr", ["-i", locked]);
+      else await Deno.chmod(locked, 0o700);
+    }
+  });
+});
+
+Deno.test({
+  name: "tierbench run: a file system that refuses O_DIRECT exits 1 and says so",
+  ignore: !IS_ROOT,
+  fn: async () => {
+    await using mnt = await tempMount("ramfs", "size=16m");
+    const r = await runCli(["run", "--tier", `file:${mnt.path}`, "--size", "1m", "--direct"]);
+    assertOneLine(r, 1, /\(ramfs\) refuses O_DIRECT.*without --direct/);
+    assert.deepEqual(await scratchLeft(mnt.path), []);
+  },
+});
+
+Deno.test({
+  name: "tierbench run: ENOSPC exits 1 with the cause and leaves no scratch file",
+  ignore: !IS_ROOT,
+  fn: async () => {
+    await using mnt = await tempMount("tmpfs", "size=8m");
+    const out = join(mnt.path, "..", `enospc-${crypto.randomUUID()}.json`);
+    try {
+      const r = await runCli([
+        "run",
+        "--tier",
+        `file:${mnt.path}`,
+        "--rw",
+        "write",
+        "--bs",
+        "1m",
+        "--size",
+        "64m",
+        "--output",
+        out,
+      ]);
+      assertOneLine(r, 1, /ENOSPC.*free space/);
+      assert.deepEqual(await scratchLeft(mnt.path), []);
+      const doc = JSON.parse(await Deno.readTextFile(out));
+      assert.equal(doc.status, "failed");
+      assert.match(doc.error, /ENOSPC/);
+    } finally {
+      await Deno.remove(out).catch(() => {});
+    }
+  },
+});
+
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  Deno.test(`tierbench run: ${signal} writes partial results, removes scratch files, exits 1`, async () => {
+    await withDir(async (dir) => {
+      const out = join(dir, "partial.json");
+      const child = spawnCli([
+        "run",
+        "--tier",
+        `file:${dir}`,
+        "--rw",
+        "randread",
+        "--bs",
+        "4k",
+        "--size",
+        "16m",
+        "--runtime",
+        "120",
+        "--direct",
+        "--output",
+        out,
+      ]);
+      // Wait until the run has made its scratch directory, then give it a moment to measure.
+      for (let i = 0; i < 600 && (await scratchLeft(dir)).length === 0; i++) {
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      assert.equal((await scratchLeft(dir)).length, 1, "the run never started");
+      await new Promise((r) => setTimeout(r, 1500));
+      child.kill(signal);
+      const res = await child.output();
+      const r = {
+        code: res.code,
+        stdout: new TextDecoder().decode(res.stdout),
+        stderr: new TextDecoder().decode(res.stderr),
+      };
+      assertOneLine(
+        r,
+        1,
+        new RegExp(`interrupted by ${signal}.*partial results in .*partial\\.json`),
+      );
+      const doc = JSON.parse(await Deno.readTextFile(out));
+      assert.equal(doc.status, "interrupted");
+      assert.equal(doc.runs[0].status, "interrupted");
+      assert.deepEqual(await scratchLeft(dir), []);
+    });
+  });
+}

@@ -1,0 +1,80 @@
+/**
+ * Test helpers: temporary directories, small mounts (root only), and the CLI
+ * as a subprocess.
+ *
+ * @module
+ */
+
+import { join } from "node:path";
+
+/** The repository root. */
+export const ROOT = new URL("..", import.meta.url).pathname;
+
+/** Whether this process runs as root (mount tests need it). */
+export const IS_ROOT = Deno.uid() === 0;
+
+/** A fresh temporary directory on the disk (not tmpfs), removed by the caller. */
+export async function tempDirOnDisk(): Promise<string> {
+  const base = join(ROOT, "results", ".test-tmp");
+  await Deno.mkdir(base, { recursive: true });
+  return await Deno.makeTempDir({ dir: base, prefix: "t-" });
+}
+
+/** Runs a command, returns its status and output. */
+export async function sh(cmd: string, args: string[]): Promise<{ code: number; out: string }> {
+  const r = await new Deno.Command(cmd, { args, stdout: "piped", stderr: "piped" }).output();
+  const dec = new TextDecoder();
+  return { code: r.code, out: dec.decode(r.stdout) + dec.decode(r.stderr) };
+}
+
+/** A mount of `fstype` at a new directory, unmounted and removed when disposed. */
+export async function tempMount(fstype: string, options: string): Promise<
+  { path: string } & AsyncDisposable
+> {
+  const path = await tempDirOnDisk();
+  const r = await sh("mount", ["-t", fstype, "-o", options, "none", path]);
+  if (r.code !== 0) throw new Error(`mount -t ${fstype} failed: ${r.out.trim()}`);
+  return {
+    path,
+    async [Symbol.asyncDispose]() {
+      await sh("umount", [path]);
+      await Deno.remove(path, { recursive: true });
+    },
+  };
+}
+
+/** The result of a CLI run. */
+export interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+// As the tierbench task: Deno grants /dev/shm, /proc and /sys only to --allow-all.
+const PERMS = ["--allow-all"];
+
+/** Spawns the CLI (main.ts) with the task's permissions. */
+export function spawnCli(args: string[]): Deno.ChildProcess {
+  return new Deno.Command(Deno.execPath(), {
+    args: ["run", "-q", ...PERMS, join(ROOT, "main.ts"), ...args],
+    stdout: "piped",
+    stderr: "piped",
+    env: { NO_COLOR: "1" },
+  }).spawn();
+}
+
+/** Runs the CLI to completion. */
+export async function runCli(args: string[]): Promise<CliResult> {
+  const out = await spawnCli(args).output();
+  const dec = new TextDecoder();
+  return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
+}
+
+/** Names of scratch directories left in `dir`. */
+export async function scratchLeft(dir: string): Promise<string[]> {
+  const left: string[] = [];
+  for await (const e of Deno.readDir(dir)) {
+    if (e.name.startsWith("tierbench-scratch-")) left.push(e.name);
+  }
+  return left;
+}
