@@ -71,6 +71,8 @@ export interface RunOptions {
   numjobs: number;
   direct: boolean;
   engine: string;
+  /** Where the engine's calls come from (libc, libaio.so.1, or raw system calls). */
+  engine_impl: string;
   seed: number;
   log_avg_msec: number;
 }

@@ -13,6 +13,7 @@
 import process from "node:process";
 import type { Tier } from "../tiers/types.ts";
 import { BUFFER_ALIGNMENT } from "../tiers/_file_backed.ts";
+import { libaio } from "../engines/_libaio.ts";
 import { formatTierSpec, type JobOptions } from "./config.ts";
 import { IoError } from "./errors.ts";
 import {
@@ -81,6 +82,11 @@ function options(job: JobOptions): RunOptions {
     numjobs: job.numjobs,
     direct: job.direct,
     engine: job.tier.kind === "null" ? "noop" : job.engine,
+    engine_impl: job.tier.kind === "null"
+      ? "none"
+      : job.engine === "libaio"
+      ? libaio().source
+      : "libc.so.6 pread/pwrite",
     seed: job.seed,
     log_avg_msec: job.logAvgMsec,
   };

@@ -80,7 +80,8 @@ const NAMES = ["libaio.so.1t64", "libaio.so.1"];
 
 let cached: Libaio | undefined;
 
-function fromLibaio(): Libaio | undefined {
+/** The calls from libaio.so.1, or undefined when it is not installed. */
+export function fromLibaio(): Libaio | undefined {
   for (const name of NAMES) {
     try {
       // 64-bit parameters as numbers: see Libc in tiers/_libc.ts.
@@ -120,7 +121,8 @@ interface SyscallAio {
   __errno_location(): Deno.PointerValue;
 }
 
-function fromSyscalls(): Libaio {
+/** The calls as raw system calls through libc's `syscall()`. */
+export function fromSyscalls(): Libaio {
   const s = Deno.dlopen("libc.so.6", SYSCALL_SYMBOLS).symbols as unknown as SyscallAio;
   const errno = () => {
     const p = s.__errno_location();
