@@ -19,13 +19,14 @@ import {
   DEFAULT_MEMORY_DIR,
   DEFAULTS,
   ENGINES,
+  type JobOptions,
   parseJobOptions,
   RW_MODES,
 } from "./bench/config.ts";
 import { ConfigError } from "./bench/errors.ts";
 import { profileJobs } from "./bench/profile.ts";
 import { ProgressLine } from "./bench/progress.ts";
-import { writeResult } from "./bench/result.ts";
+import { type ResultDocument, writeResult } from "./bench/result.ts";
 import { runSession, type SessionOutcome, VERSION } from "./bench/session.ts";
 import { formatTable } from "./bench/table.ts";
 import { newRunId } from "./tiers/_scratch.ts";
@@ -99,6 +100,30 @@ function defaultOutput(runId: string): string {
   return join(userCwd(), "results", `${Deno.hostname()}-${runId}.json`);
 }
 
+/** Runs jobs under signal handling with a progress line, then writes and reports. */
+async function runAndReport(
+  jobs: JobOptions[],
+  kind: ResultDocument["kind"],
+  o: { output?: string | undefined; quiet: boolean },
+  remote?: ResultDocument["remote"],
+): Promise<void> {
+  const runId = newRunId();
+  const output = o.output ? resolvePath(o.output) : defaultOutput(runId);
+  const progress = new ProgressLine(o.quiet);
+  await withSignals(async (signal) => {
+    const outcome = await runSession(jobs, {
+      kind,
+      runId,
+      config: { command: kind === "run" ? "run" : "bench", jobs },
+      signal,
+      onProgress: (p) => progress.update(p),
+      ...(remote ? { remote } : {}),
+    });
+    progress.stop();
+    await finish(outcome, output, signal);
+  });
+}
+
 const program = new Command()
   .name("tierbench")
   .description("Storage-tier I/O benchmark for LLM training offload")
@@ -151,20 +176,7 @@ program.command("run")
       seed: o.seed,
       logAvgMsec: o.logAvgMsec,
     });
-    const runId = newRunId();
-    const output = o.output ? resolvePath(o.output) : defaultOutput(runId);
-    const progress = new ProgressLine(o.quiet);
-    await withSignals(async (signal) => {
-      const outcome = await runSession([job], {
-        kind: "run",
-        runId,
-        config: { command: "run", jobs: [job] },
-        signal,
-        onProgress: (p) => progress.update(p),
-      });
-      progress.stop();
-      await finish(outcome, output, signal);
-    });
+    await runAndReport([job], "run", o);
   });
 
 const REMOTE_NOTE = "remote tiers (S3, parallel file system) are not measured by this version; " +
@@ -189,27 +201,13 @@ program.command("bench")
       ramp: o.ramp,
       size: o.size,
     });
-    const runId = newRunId();
-    const output = o.output ? resolvePath(o.output) : defaultOutput(runId);
-    const progress = new ProgressLine(o.quiet);
     if (!o.quiet) {
       console.error(
         `tierbench: profiling ${jobs.length} points (${o.ramp}s ramp + ${o.runtime}s each); ` +
           REMOTE_NOTE,
       );
     }
-    await withSignals(async (signal) => {
-      const outcome = await runSession(jobs, {
-        kind: "profile",
-        runId,
-        config: { command: "bench", jobs },
-        signal,
-        onProgress: (p) => progress.update(p),
-        remote: { configured: false, note: REMOTE_NOTE },
-      });
-      progress.stop();
-      await finish(outcome, output, signal);
-    });
+    await runAndReport(jobs, "profile", o, { configured: false, note: REMOTE_NOTE });
   });
 
 /** Runs the CLI on `args`. */
