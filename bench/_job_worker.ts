@@ -13,9 +13,9 @@ import { PsyncEngine } from "../engines/psync.ts";
 import { type JobEngine, JobRuntime, SyscallFailure } from "../engines/_job.ts";
 import { errnoName, strerror } from "../tiers/_libc.ts";
 import type { JobFailure, JobMessage, JobPlan, JobStart } from "./_protocol.ts";
-import { encodeHistogram, type LatencyHistograms } from "./recorder.ts";
+import { encodeLatency } from "./recorder.ts";
 
-function openEngine(plan: JobPlan): JobEngine {
+function openEngine(plan: JobPlan): JobEngine | Promise<JobEngine> {
   switch (plan.engine) {
     case "noop":
       return new NoopEngine();
@@ -44,29 +44,21 @@ function describe(e: unknown): JobFailure {
   return { kind: "other", name: err.name, message: err.message };
 }
 
-function encode(h: LatencyHistograms) {
-  return {
-    lat: encodeHistogram(h.lat),
-    clat: encodeHistogram(h.clat),
-    slat: encodeHistogram(h.slat),
-  };
-}
-
-self.onmessage = (event: MessageEvent<JobStart>) => {
+self.onmessage = async (event: MessageEvent<JobStart>) => {
   const { plan, ctl, f64 } = event.data;
   const rt = new JobRuntime(plan, { ctl, f64 });
   let engine: JobEngine | undefined;
   let failure: JobFailure | undefined;
   try {
-    engine = openEngine(plan);
+    engine = await openEngine(plan);
     self.postMessage({ type: "ready", job: plan.job } satisfies JobMessage);
-    if (rt.waitForStart()) engine.run(rt);
+    if (rt.waitForStart()) await engine.run(rt);
   } catch (e) {
     failure = describe(e);
   } finally {
     rt.finish();
     try {
-      engine?.close();
+      await engine?.close();
     } catch (e) {
       failure ??= describe(e);
     }
@@ -74,8 +66,8 @@ self.onmessage = (event: MessageEvent<JobStart>) => {
   const message: JobMessage = {
     type: "result",
     job: plan.job,
-    read: encode(rt.read),
-    write: encode(rt.write),
+    read: encodeLatency(rt.read),
+    write: encodeLatency(rt.write),
     ...(failure ? { failure } : {}),
   };
   self.postMessage(message);

@@ -10,6 +10,7 @@
  */
 
 import type { Engine, RwMode, TierKind } from "./config.ts";
+import type { EncodedLatency } from "./recorder.ts";
 
 /** Everything one job Worker needs, structured-clone friendly. */
 export interface JobPlan {
@@ -104,13 +105,6 @@ export type JobFailure =
     readonly detail?: string;
   }
   | { readonly kind: "other"; readonly name: string; readonly message: string };
-
-/** One direction's histograms, encoded. */
-export interface EncodedLatency {
-  readonly lat: string;
-  readonly clat: string;
-  readonly slat: string;
-}
 
 /** Worker → main messages. */
 export type JobMessage =

@@ -124,7 +124,7 @@ export function latencyStats(h: Histogram): LatencyStats {
   };
 }
 
-/** The latencies of one direction: total, completion and submission. */
+/** The latencies of one direction: total, completion, submission, first byte. */
 export interface LatencyHistograms {
   /** Total: from the moment an I/O is prepared to its completion (fio's lat). */
   lat: Histogram;
@@ -132,11 +132,39 @@ export interface LatencyHistograms {
   clat: Histogram;
   /** Submission: the time spent handing the I/O to the kernel (fio's slat). */
   slat: Histogram;
+  /** Time to first byte of a response (S3 GETs); empty elsewhere. */
+  ttfb: Histogram;
 }
 
-/** Three empty histograms for one direction. */
+/** The names of the histograms of one direction. */
+export const LATENCY_KINDS = ["lat", "clat", "slat", "ttfb"] as const;
+
+/** Empty histograms for one direction. */
 export function newLatencyHistograms(): LatencyHistograms {
-  return { lat: newHistogram(), clat: newHistogram(), slat: newHistogram() };
+  return { lat: newHistogram(), clat: newHistogram(), slat: newHistogram(), ttfb: newHistogram() };
+}
+
+/** The histograms of one direction, encoded (for Worker messages and results). */
+export type EncodedLatency = Record<typeof LATENCY_KINDS[number], string>;
+
+/** Encodes every histogram of one direction. */
+export function encodeLatency(h: LatencyHistograms): EncodedLatency {
+  return {
+    lat: encodeHistogram(h.lat),
+    clat: encodeHistogram(h.clat),
+    slat: encodeHistogram(h.slat),
+    ttfb: encodeHistogram(h.ttfb),
+  };
+}
+
+/** Decodes what {@linkcode encodeLatency} wrote. */
+export function decodeLatency(e: EncodedLatency): LatencyHistograms {
+  return {
+    lat: decodeHistogram(e.lat),
+    clat: decodeHistogram(e.clat),
+    slat: decodeHistogram(e.slat),
+    ttfb: decodeHistogram(e.ttfb),
+  };
 }
 
 /** Adds `from` into `into`, histogram by histogram. */
@@ -144,4 +172,5 @@ export function mergeLatency(into: LatencyHistograms, from: LatencyHistograms): 
   into.lat.add(from.lat);
   into.clat.add(from.clat);
   into.slat.add(from.slat);
+  into.ttfb.add(from.ttfb);
 }

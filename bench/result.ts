@@ -8,7 +8,7 @@
 
 import type { TierFacts } from "../tiers/types.ts";
 import type { HostFacts } from "./host.ts";
-import type { LatencyStats } from "./recorder.ts";
+import type { EncodedLatency, LatencyStats } from "./recorder.ts";
 
 /** The schema id written into every result. */
 export const RESULT_SCHEMA = "tierbench/result@1";
@@ -41,8 +41,10 @@ export interface DirectionResult {
   first_done: SpanFigures;
   /** Up to the moment the last job finished (the usual aggregate figure). */
   last_done: SpanFigures;
-  /** HdrHistogram compressed base64 of lat, clat and slat (ns), merged over jobs. */
-  hist: { lat: string; clat: string; slat: string };
+  /** Time to first byte, for requests that have one (S3 GETs). */
+  ttfb_ns?: LatencyStats;
+  /** HdrHistogram compressed base64 of each latency (ns), merged over jobs. */
+  hist: EncodedLatency;
 }
 
 /** Bandwidth and IOPS sampled at a fixed interval during measurement. */

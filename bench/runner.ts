@@ -29,8 +29,8 @@ import {
   type SharedCounters,
 } from "./_protocol.ts";
 import {
-  decodeHistogram,
-  encodeHistogram,
+  decodeLatency,
+  encodeLatency,
   type LatencyHistograms,
   latencyStats,
   mergeLatency,
@@ -256,12 +256,7 @@ export async function runJob(
 }
 
 function emptyEncoded() {
-  const h = newLatencyHistograms();
-  return {
-    lat: encodeHistogram(h.lat),
-    clat: encodeHistogram(h.clat),
-    slat: encodeHistogram(h.slat),
-  };
+  return encodeLatency(newLatencyHistograms());
 }
 
 /** Samples the shared counters for progress and for the time series. */
@@ -445,11 +440,8 @@ function buildResult(
     slat_ns: latencyStats(h.slat),
     first_done: span(firstDone, fdBytes, fdOps),
     last_done: span(lastEnd, bytes, ops),
-    hist: {
-      lat: encodeHistogram(h.lat),
-      clat: encodeHistogram(h.clat),
-      slat: encodeHistogram(h.slat),
-    },
+    ...(h.ttfb.totalCount > 0 ? { ttfb_ns: latencyStats(h.ttfb) } : {}),
+    hist: encodeLatency(h),
   });
   const wall = runtime / 1000;
   const result: RunResult = {
@@ -469,14 +461,6 @@ function buildResult(
   };
   if (outcome.error !== undefined) result.error = outcome.error;
   return result;
-}
-
-function decodeLatency(e: { lat: string; clat: string; slat: string }): LatencyHistograms {
-  return {
-    lat: decodeHistogram(e.lat),
-    clat: decodeHistogram(e.clat),
-    slat: decodeHistogram(e.slat),
-  };
 }
 
 function round2(x: number): number {

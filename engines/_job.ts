@@ -87,14 +87,16 @@ export class JobRuntime {
   /**
    * Records one completed I/O. Latencies in ns; `slatNs` < 0 when the engine
    * has no separate submission step (then clat = lat, as fio reports for
-   * synchronous engines). I/Os that complete in the ramp, or after the end of
-   * a time-based run, are not recorded.
+   * synchronous engines); `ttfbNs` ≥ 0 only for requests with a first byte
+   * (S3 GETs). I/Os that complete in the ramp, or after the end of a
+   * time-based run, are not recorded.
    */
-  complete(isRead: boolean, now: number, latNs: number, slatNs: number): void {
+  complete(isRead: boolean, now: number, latNs: number, slatNs: number, ttfbNs = -1): void {
     if (now < this.#measureStart || now > this.#measureEnd) return;
     const h = isRead ? this.read : this.write;
     const lat = latNs < 1 ? 1 : Math.round(latNs);
     h.lat.recordValue(lat);
+    if (ttfbNs >= 0) h.ttfb.recordValue(ttfbNs < 1 ? 1 : Math.round(ttfbNs));
     if (slatNs < 0) {
       h.clat.recordValue(lat);
     } else {
@@ -160,10 +162,14 @@ export class SyscallFailure extends Error {
   }
 }
 
-/** The I/O loop of one engine. */
+/**
+ * The I/O loop of one engine. File engines run synchronously (the Worker is
+ * theirs); network engines return a promise and keep `iodepth` requests in
+ * flight on the Worker's event loop.
+ */
 export interface JobEngine {
   /** Runs I/O until the runtime says stop. */
-  run(rt: JobRuntime): void;
-  /** Releases the file, buffers and kernel context. */
-  close(): void;
+  run(rt: JobRuntime): void | Promise<void>;
+  /** Releases the file, buffers, kernel context or connections. */
+  close(): void | Promise<void>;
 }
