@@ -12,13 +12,36 @@
 import type { Engine, RwMode, TierKind } from "./config.ts";
 import type { EncodedLatency } from "./recorder.ts";
 
+/** Where the s3 engine of one job puts and gets its objects. */
+export interface S3Target {
+  readonly endpoint: string | undefined;
+  readonly region: string;
+  readonly bucket: string;
+  /** Key prefix of this job's objects, inside the run's scratch prefix (ends with "/"). */
+  readonly prefix: string;
+  readonly objectSize: number;
+  readonly partSize: number;
+  readonly multipartThreshold: number;
+}
+
+/** What one job does its I/O on, as a tier prepared it. */
+export interface JobTarget {
+  /** The job's files; blocks go round-robin over them when several. Empty for null and s3. */
+  readonly paths: readonly string[];
+  /** Offset of the job's region in its file (shared-file layout); 0 otherwise. */
+  readonly regionOffset: number;
+  /** How the target is made ready: written whole, blocks reserved, or used as is. */
+  readonly layout: "prefill" | "fallocate" | "none";
+  /** For the s3 tier. */
+  readonly s3?: S3Target;
+}
+
 /** Everything one job Worker needs, structured-clone friendly. */
 export interface JobPlan {
   readonly job: number;
   readonly tier: TierKind;
-  /** The job's file ("" for the null tier). */
-  readonly path: string;
-  readonly engine: Engine | "noop";
+  readonly target: JobTarget;
+  readonly engine: Engine | "noop" | "s3";
   readonly direct: boolean;
   readonly rw: RwMode;
   readonly rwmixread: number;
@@ -30,8 +53,8 @@ export interface JobPlan {
   readonly seed: number;
   /** Buffer alignment in bytes (the page size, enough for O_DIRECT). */
   readonly alignment: number;
-  /** How the file is made ready: write it whole, reserve its blocks, or use as is. */
-  readonly layout: "prefill" | "fallocate" | "none";
+  /** fsync every file when the job ends (fio's end_fsync). */
+  readonly endFsync: boolean;
 }
 
 /** Indices in the Int32 control array. */
@@ -47,10 +70,15 @@ export const CTL = {
 
 /** Indices of run-wide values in the Float64 array. */
 export const RUN = {
-  /** Absolute ms (timeOrigin + now) when measurement starts, after the ramp. */
+  /**
+   * Absolute ms (timeOrigin + now) at which the runner opened the barrier
+   * plus the ramp: the main thread's start of measurement, for results.
+   */
   MEASURE_START: 0,
-  /** Absolute ms when a time-based run ends; Infinity otherwise. */
-  MEASURE_END: 1,
+  /** The ramp in ms. Each job starts measuring this long after it passes the barrier. */
+  RAMP_MS: 1,
+  /** The measured time of a time-based run in ms; Infinity when size-based. */
+  RUNTIME_MS: 2,
   LENGTH: 4,
 } as const;
 
@@ -69,7 +97,11 @@ export const JOB = {
   FD_WRITE_OPS: 8,
   /** 1 once the FD_* snapshot has been taken. */
   FD_TAKEN: 9,
-  STRIDE: 10,
+  /** ms spent in the end-of-job fsync. */
+  FSYNC_MS: 10,
+  /** Requests retried after a transient error (network tiers). */
+  RETRIES: 11,
+  STRIDE: 12,
 } as const;
 
 /** Index of a job's first slot in the Float64 array. */

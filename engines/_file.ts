@@ -1,34 +1,22 @@
 /**
- * Opening a job's file and laying it out before the clock starts: written
- * whole for jobs that read (fio's layout), or its blocks reserved for jobs
- * that write into a fresh file.
+ * A job's files: opened (with O_DIRECT when asked), laid out before the clock
+ * starts, and addressed block by block. With several files (fio's nrfiles)
+ * block b of the job's space goes to file b mod n, at block ⌊b / n⌋ there:
+ * round-robin striping with a stripe unit of bs. In a shared-file layout the
+ * job's space starts at its region's offset.
  *
  * @module
  */
 
 import type { JobPlan } from "../bench/_protocol.ts";
 import { XorShift32 } from "../bench/offsets.ts";
-import {
-  type AlignedBuffer,
-  allocAligned,
-  cString,
-  freeAligned,
-  lastErrno,
-  libc,
-  O,
-} from "../tiers/_libc.ts";
+import { allocAligned, cString, freeAligned, lastErrno, libc, O } from "../tiers/_libc.ts";
 import { SyscallFailure } from "./_job.ts";
 
 /** Block size used to lay files out. */
 const LAYOUT_BS = 1024 * 1024;
-
-/** Opens the job's file read-write, with O_DIRECT when asked; creates it if needed. */
-export function openJobFile(plan: JobPlan): number {
-  const flags = O.RDWR | O.CREAT | O.CLOEXEC | (plan.direct ? O.DIRECT : 0);
-  const fd = libc().open(cString(plan.path), flags, 0o600);
-  if (fd < 0) throw new SyscallFailure("open", lastErrno(), plan.path);
-  return fd;
-}
+const EINVAL = 22;
+const EOPNOTSUPP = 95;
 
 /**
  * Fills `buf` with pseudo-random bytes (so no layer can compress or dedupe
@@ -41,32 +29,109 @@ export function fillRandom(buf: Uint8Array, seed: number): void {
   for (let i = words.length * 4; i < buf.byteLength; i++) buf[i] = rng.next() & 0xff;
 }
 
-/** Makes the file ready as the plan says; see {@linkcode JobPlan.layout}. */
-export function layOut(fd: number, plan: JobPlan): void {
-  if (plan.layout === "none") return;
-  const c = libc();
-  const rc = c.posix_fallocate(fd, 0, plan.size);
-  // posix_fallocate returns the error number itself; EOPNOTSUPP/EINVAL mean the
-  // file system cannot reserve blocks, which only costs a little speed.
-  if (rc !== 0 && rc !== 95 && rc !== 22) {
-    throw new SyscallFailure("posix_fallocate", rc, plan.path, 0, `(${plan.size} bytes)`);
+/** The open files of one job. */
+export class JobFiles {
+  readonly fds: readonly number[];
+  readonly paths: readonly string[];
+  readonly #plan: JobPlan;
+
+  private constructor(plan: JobPlan, fds: number[]) {
+    this.#plan = plan;
+    this.fds = fds;
+    this.paths = plan.target.paths;
   }
-  if (plan.layout === "fallocate") return;
-  const bs = Math.min(plan.size, Math.max(LAYOUT_BS, plan.bs));
-  const buf: AlignedBuffer = allocAligned(bs, plan.alignment);
-  try {
-    fillRandom(buf.bytes, plan.seed + plan.job);
-    let off = 0;
-    while (off < plan.size) {
-      const len = Math.min(bs, plan.size - off);
-      const n = c.pwrite(fd, buf.pointer, len, off);
-      if (n < 0) throw new SyscallFailure("pwrite", lastErrno(), plan.path, off, "(layout)");
-      if (n === 0) throw new SyscallFailure("pwrite", 0, plan.path, off, "(layout: wrote nothing)");
-      // A short write is followed by another try, which reports the real error.
-      off += n;
-      if (n < len && plan.direct) off -= n % plan.alignment;
+
+  /** Opens every file of the job read-write, creating it if needed. */
+  static open(plan: JobPlan): JobFiles {
+    const flags = O.RDWR | O.CREAT | O.CLOEXEC | (plan.direct ? O.DIRECT : 0);
+    const fds: number[] = [];
+    for (const path of plan.target.paths) {
+      const fd = libc().open(cString(path), flags, 0o600);
+      if (fd < 0) {
+        const errno = lastErrno();
+        for (const open of fds) libc().close(open);
+        throw new SyscallFailure("open", errno, path);
+      }
+      fds.push(fd);
     }
-  } finally {
-    freeAligned(buf);
+    return new JobFiles(plan, fds);
+  }
+
+  /** Bytes of the job's space that land in file `f`. */
+  #lengthOf(f: number): number {
+    const { bs, size } = this.#plan;
+    const blocks = size / bs;
+    const n = this.fds.length;
+    return Math.ceil((blocks - f) / n) * bs;
+  }
+
+  /** Makes the files ready as the plan says: written whole, blocks reserved, or as is. */
+  layOut(): void {
+    const plan = this.#plan;
+    if (plan.target.layout === "none") return;
+    const c = libc();
+    const start = plan.target.regionOffset;
+    for (const [f, fd] of this.fds.entries()) {
+      const len = this.#lengthOf(f);
+      const rc = c.posix_fallocate(fd, start, len);
+      // posix_fallocate returns the error number itself; EOPNOTSUPP/EINVAL mean the
+      // file system cannot reserve blocks, which only costs a little speed.
+      if (rc !== 0 && rc !== EOPNOTSUPP && rc !== EINVAL) {
+        throw new SyscallFailure("posix_fallocate", rc, this.paths[f]!, start, `(${len} bytes)`);
+      }
+      if (plan.target.layout === "prefill") this.#write(fd, this.paths[f]!, start, len);
+    }
+  }
+
+  #write(fd: number, path: string, start: number, len: number): void {
+    const plan = this.#plan;
+    const c = libc();
+    const bs = Math.min(len, Math.max(LAYOUT_BS, plan.bs));
+    const buf = allocAligned(bs, plan.alignment);
+    try {
+      fillRandom(buf.bytes, plan.seed + plan.job);
+      let off = 0;
+      while (off < len) {
+        const want = Math.min(bs, len - off);
+        const n = c.pwrite(fd, buf.pointer, want, start + off);
+        if (n < 0) throw new SyscallFailure("pwrite", lastErrno(), path, start + off, "(layout)");
+        if (n === 0) {
+          throw new SyscallFailure("pwrite", 0, path, start + off, "(layout: wrote nothing)");
+        }
+        // A short write is followed by another try, which reports the real error.
+        off += n;
+        if (n < want && plan.direct) off -= n % plan.alignment;
+      }
+    } finally {
+      freeAligned(buf);
+    }
+  }
+
+  /** The file index of a byte offset in the job's space. */
+  fileOf(offset: number): number {
+    const n = this.fds.length;
+    return n === 1 ? 0 : (offset / this.#plan.bs) % n;
+  }
+
+  /** The offset within its file of a byte offset in the job's space. */
+  offsetIn(offset: number): number {
+    const n = this.fds.length;
+    const region = this.#plan.target.regionOffset;
+    if (n === 1) return offset + region;
+    const bs = this.#plan.bs;
+    return Math.floor(offset / bs / n) * bs + region;
+  }
+
+  /** fsync every file; returns the time it took in ms. */
+  fsyncAll(): number {
+    const t0 = performance.now();
+    for (const [f, fd] of this.fds.entries()) {
+      if (libc().fsync(fd) !== 0) throw new SyscallFailure("fsync", lastErrno(), this.paths[f]!);
+    }
+    return performance.now() - t0;
+  }
+
+  close(): void {
+    for (const fd of this.fds) libc().close(fd);
   }
 }

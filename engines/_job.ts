@@ -3,8 +3,9 @@
  * do next (offset, direction), whether to go on, and where to record.
  *
  * Runs inside a job Worker. Times are this Worker's `performance.now()`
- * (milliseconds, sub-microsecond resolution); the run-wide start and end come
- * through the shared array as absolute times and are converted once.
+ * (milliseconds, sub-microsecond resolution). The measured window is set by
+ * each job from its own clock when it passes the start barrier (ramp, then
+ * runtime), so no comparison across threads' clocks decides what counts.
  *
  * @module
  */
@@ -50,9 +51,8 @@ export class JobRuntime {
   /** Blocks this Worker until the runner opens the start barrier; false if told to stop. */
   waitForStart(): boolean {
     Atomics.wait(this.#ctl, CTL.GO, 0);
-    const origin = performance.timeOrigin;
-    this.#measureStart = this.#f64[RUN.MEASURE_START]! - origin;
-    this.#measureEnd = this.#f64[RUN.MEASURE_END]! - origin;
+    this.#measureStart = performance.now() + this.#f64[RUN.RAMP_MS]!;
+    this.#measureEnd = this.#measureStart + this.#f64[RUN.RUNTIME_MS]!;
     return Atomics.load(this.#ctl, CTL.STOP) === 0;
   }
 
@@ -117,6 +117,20 @@ export class JobRuntime {
     if (!this.#snapshotTaken && Atomics.load(this.#ctl, CTL.FIRST_DONE) !== 0) {
       this.#takeFirstDoneSnapshot();
     }
+  }
+
+  /**
+   * Records how long the end-of-job fsync took, in ms. As fio's end_fsync, it
+   * moves the job's end, so a size-based run's bandwidth includes the flush.
+   */
+  recordFsync(ms: number): void {
+    this.#f64[this.#base + JOB.FSYNC_MS] = ms;
+    if (ms > 0) this.#f64[this.#base + JOB.END] = performance.timeOrigin + performance.now();
+  }
+
+  /** Counts a request retried after a transient error. */
+  countRetry(): void {
+    this.#f64[this.#base + JOB.RETRIES]! += 1;
   }
 
   /** Marks this job finished; the first job to finish fixes the first-done moment. */

@@ -22,7 +22,7 @@ import {
   IOCB_SIZE,
   libaio,
 } from "./_libaio.ts";
-import { fillRandom, layOut, openJobFile } from "./_file.ts";
+import { fillRandom, JobFiles } from "./_file.ts";
 import { type JobEngine, type JobRuntime, SyscallFailure } from "./_job.ts";
 
 /** How long io_getevents waits before looking at the stop flag again. */
@@ -41,7 +41,7 @@ const EINTR = 4;
  */
 export class LibaioEngine implements JobEngine {
   readonly #plan: JobPlan;
-  readonly #fd: number;
+  readonly #files: JobFiles;
   readonly #ctx: Deno.PointerObject;
   readonly #bufs: AlignedBuffer;
   /** `iodepth` iocbs, one per slot, in C memory so their addresses never move. */
@@ -57,9 +57,14 @@ export class LibaioEngine implements JobEngine {
   readonly #iocbLo: Uint32Array;
   readonly #iocbHi: Uint32Array;
 
-  private constructor(plan: JobPlan, fd: number, ctx: Deno.PointerObject, bufs: AlignedBuffer) {
+  private constructor(
+    plan: JobPlan,
+    files: JobFiles,
+    ctx: Deno.PointerObject,
+    bufs: AlignedBuffer,
+  ) {
     this.#plan = plan;
-    this.#fd = fd;
+    this.#files = files;
     this.#ctx = ctx;
     this.#bufs = bufs;
     const depth = plan.iodepth;
@@ -84,7 +89,6 @@ export class LibaioEngine implements JobEngine {
       this.#iocbHi[slot] = Number(addr >> 32n);
       // Fixed per slot: the slot index comes back in io_event.data.
       this.#iocbView.setBigUint64(at + IOCB.data, BigInt(slot), true);
-      this.#iocbView.setInt32(at + IOCB.fildes, fd, true);
       this.#iocbView.setBigUint64(at + IOCB.buf, bufs.address + BigInt(slot * plan.bs), true);
       this.#iocbView.setBigUint64(at + IOCB.nbytes, BigInt(plan.bs), true);
     }
@@ -93,22 +97,28 @@ export class LibaioEngine implements JobEngine {
   /** Opens the job's file, lays it out, and sets up the kernel AIO context. */
   static open(plan: JobPlan): LibaioEngine {
     const aio = libaio();
-    const fd = openJobFile(plan);
+    const files = JobFiles.open(plan);
     let bufs: AlignedBuffer | undefined;
     try {
-      layOut(fd, plan);
+      files.layOut();
       bufs = allocAligned(plan.iodepth * plan.bs, plan.alignment);
       fillRandom(bufs.bytes, plan.seed ^ 0xa5a5 ^ plan.job);
       const out = new BigUint64Array(1);
       const rc = aio.io_setup(plan.iodepth, new Uint8Array(out.buffer));
       if (rc < 0) {
-        throw new SyscallFailure("io_setup", -rc, plan.path, undefined, `(depth ${plan.iodepth})`);
+        throw new SyscallFailure(
+          "io_setup",
+          -rc,
+          files.paths[0]!,
+          undefined,
+          `(depth ${plan.iodepth})`,
+        );
       }
       const ctx = Deno.UnsafePointer.create(out[0]!);
-      if (ctx === null) throw new SyscallFailure("io_setup", 22, plan.path);
-      return new LibaioEngine(plan, fd, ctx, bufs);
+      if (ctx === null) throw new SyscallFailure("io_setup", 22, files.paths[0]!);
+      return new LibaioEngine(plan, files, ctx, bufs);
     } catch (e) {
-      libc().close(fd);
+      files.close();
       if (bufs) freeAligned(bufs);
       throw e;
     }
@@ -125,7 +135,9 @@ export class LibaioEngine implements JobEngine {
     const prepAt = new Float64Array(depth);
     const submitAt = new Float64Array(depth);
     const isRead = new Uint8Array(depth);
-    const offsets = new Float64Array(depth);
+    const offsets = new Float64Array(depth); // offset within the slot's file
+    const fileOfSlot = new Int32Array(depth);
+    const files = this.#files;
     const free = new Int32Array(depth);
     const order = new Int32Array(depth); // slots in the order of the submit array
     for (let i = 0; i < depth; i++) free[i] = depth - 1 - i;
@@ -147,26 +159,31 @@ export class LibaioEngine implements JobEngine {
         const read = rt.nextIsRead();
         const off = rt.nextOffset();
         isRead[slot] = read ? 1 : 0;
-        offsets[slot] = off;
+        const f = files.fileOf(off);
+        const at2 = files.offsetIn(off);
+        offsets[slot] = at2;
+        fileOfSlot[slot] = f;
+        iocb.setInt32(at + IOCB.fildes, files.fds[f]!, true);
         iocb.setInt16(at + IOCB.opcode, read ? IO_CMD_PREAD : IO_CMD_PWRITE, true);
-        iocb.setUint32(at + IOCB.offset, off % 4294967296, true);
-        iocb.setUint32(at + IOCB.offset + 4, Math.floor(off / 4294967296), true);
+        iocb.setUint32(at + IOCB.offset, at2 % 4294967296, true);
+        iocb.setUint32(at + IOCB.offset + 4, Math.floor(at2 / 4294967296), true);
         order[queued] = slot;
         ptrs.setUint32(queued * 8, this.#iocbLo[slot]!, true);
         ptrs.setUint32(queued * 8 + 4, this.#iocbHi[slot]!, true);
         prepAt[slot] = now;
         queued++;
       }
-      if (!issuing && queued > 0) {
-        // Done issuing: drop prepared I/Os the kernel has not taken.
-        for (let q = 0; q < queued; q++) free[nFree++] = order[q]!;
-        queued = 0;
-      }
       if (queued > 0) {
         const rc = aio.io_submit(this.#ctx, queued, this.#ptrs);
         const t = performance.now();
         if (rc < 0 && rc !== -EAGAIN && rc !== -EINTR) {
-          throw new SyscallFailure("io_submit", -rc, plan.path, offsets[order[0]!]!);
+          const first = order[0]!;
+          throw new SyscallFailure(
+            "io_submit",
+            -rc,
+            files.paths[fileOfSlot[first]!]!,
+            offsets[first]!,
+          );
         }
         const accepted = rc > 0 ? rc : 0;
         for (let q = 0; q < accepted; q++) submitAt[order[q]!] = t;
@@ -184,7 +201,7 @@ export class LibaioEngine implements JobEngine {
       const t = performance.now();
       if (n < 0) {
         if (n === -EINTR) continue;
-        throw new SyscallFailure("io_getevents", -n, plan.path);
+        throw new SyscallFailure("io_getevents", -n, files.paths[0]!);
       }
       for (let e = 0; e < n; e++) {
         const at = e * IO_EVENT_SIZE;
@@ -200,7 +217,7 @@ export class LibaioEngine implements JobEngine {
           throw new SyscallFailure(
             read ? "pread (libaio)" : "pwrite (libaio)",
             errno,
-            plan.path,
+            files.paths[fileOfSlot[slot]!]!,
             offsets[slot]!,
             detail,
           );
@@ -210,11 +227,12 @@ export class LibaioEngine implements JobEngine {
       }
       inFlight -= n;
     }
+    if (plan.endFsync) rt.recordFsync(files.fsyncAll());
   }
 
   close(): void {
     libaio().io_destroy(this.#ctx);
-    libc().close(this.#fd);
+    this.#files.close();
     freeAligned(this.#bufs);
     freeAligned(this.#iocbs);
   }

@@ -7,7 +7,7 @@
 
 import type { JobPlan } from "../bench/_protocol.ts";
 import { type AlignedBuffer, allocAligned, freeAligned, lastErrno, libc } from "../tiers/_libc.ts";
-import { fillRandom, layOut, openJobFile } from "./_file.ts";
+import { fillRandom, JobFiles } from "./_file.ts";
 import { type JobEngine, type JobRuntime, SyscallFailure } from "./_job.ts";
 
 /**
@@ -15,38 +15,41 @@ import { type JobEngine, type JobRuntime, SyscallFailure } from "./_job.ts";
  *
  * @example
  * ```ts ignore
- * const engine = PsyncEngine.open(plan); // opens and lays out the file
+ * const engine = PsyncEngine.open(plan); // opens and lays out the files
  * try { engine.run(runtime); } finally { engine.close(); }
  * ```
  */
 export class PsyncEngine implements JobEngine {
   readonly #plan: JobPlan;
-  readonly #fd: number;
+  readonly #files: JobFiles;
   readonly #buf: AlignedBuffer;
 
-  private constructor(plan: JobPlan, fd: number, buf: AlignedBuffer) {
+  private constructor(plan: JobPlan, files: JobFiles, buf: AlignedBuffer) {
     this.#plan = plan;
-    this.#fd = fd;
+    this.#files = files;
     this.#buf = buf;
   }
 
-  /** Opens the job's file, lays it out and allocates the aligned buffer. */
+  /** Opens the job's files, lays them out and allocates the aligned buffer. */
   static open(plan: JobPlan): PsyncEngine {
-    const fd = openJobFile(plan);
+    const files = JobFiles.open(plan);
     try {
-      layOut(fd, plan);
+      files.layOut();
       const buf = allocAligned(plan.bs, plan.alignment);
       fillRandom(buf.bytes, plan.seed ^ 0xa5a5 ^ plan.job);
-      return new PsyncEngine(plan, fd, buf);
+      return new PsyncEngine(plan, files, buf);
     } catch (e) {
-      libc().close(fd);
+      files.close();
       throw e;
     }
   }
 
   run(rt: JobRuntime): void {
     const { pread, pwrite } = libc();
-    const fd = this.#fd;
+    const files = this.#files;
+    const single = files.fds.length === 1;
+    const fd0 = files.fds[0]!;
+    const region = this.#plan.target.regionOffset;
     const ptr = this.#buf.pointer;
     const bs = this.#plan.bs;
     for (;;) {
@@ -54,25 +57,23 @@ export class PsyncEngine implements JobEngine {
       if (!rt.mayIssue(t0)) break;
       const isRead = rt.nextIsRead();
       const offset = rt.nextOffset();
-      const n = isRead ? pread(fd, ptr, bs, offset) : pwrite(fd, ptr, bs, offset);
+      const fd = single ? fd0 : files.fds[files.fileOf(offset)]!;
+      const at = single ? offset + region : files.offsetIn(offset);
+      const n = isRead ? pread(fd, ptr, bs, at) : pwrite(fd, ptr, bs, at);
       const t1 = performance.now();
       if (n !== bs) {
         const errno = n < 0 ? lastErrno() : 0;
         const detail = n < 0 ? undefined : `(short ${isRead ? "read" : "write"}: ${n} of ${bs})`;
-        throw new SyscallFailure(
-          isRead ? "pread" : "pwrite",
-          errno,
-          this.#plan.path,
-          offset,
-          detail,
-        );
+        const path = files.paths[files.fileOf(offset)]!;
+        throw new SyscallFailure(isRead ? "pread" : "pwrite", errno, path, at, detail);
       }
       rt.complete(isRead, t1, (t1 - t0) * 1e6, -1);
     }
+    if (this.#plan.endFsync) rt.recordFsync(files.fsyncAll());
   }
 
   close(): void {
-    libc().close(this.#fd);
+    this.#files.close();
     freeAligned(this.#buf);
   }
 }
