@@ -23,6 +23,8 @@ function openEngine(plan: JobPlan): JobEngine | Promise<JobEngine> {
       return PsyncEngine.open(plan);
     case "libaio":
       return LibaioEngine.open(plan);
+    case "s3":
+      throw new TypeError("the s3 engine is not part of this build yet");
   }
 }
 

@@ -24,21 +24,25 @@ export const ENGINES = ["psync", "libaio"] as const;
 export type Engine = typeof ENGINES[number];
 
 /** Tier kinds this build knows. */
-export const TIER_KINDS = ["null", "memory", "file"] as const;
+export const TIER_KINDS = ["null", "memory", "file", "pfs", "s3"] as const;
 /** One of {@linkcode TIER_KINDS}. */
 export type TierKind = typeof TIER_KINDS[number];
 
-/** Where a run does its I/O: `file:DIR`, `memory:DIR` or `null:`. */
+/** Where a run does its I/O: `file:DIR`, `memory:DIR`, `pfs:DIR`, `s3://BUCKET/PREFIX` or `null:`. */
 export interface TierSpec {
   readonly kind: TierKind;
-  /** The directory under which a scratch directory is made; `""` for null. */
+  /**
+   * The directory under which a scratch directory is made; for s3,
+   * `BUCKET/PREFIX` under which a scratch prefix is made; `""` for null.
+   */
   readonly path: string;
 }
 
 /** The default directory of the memory tier. */
 export const DEFAULT_MEMORY_DIR = "/dev/shm";
 
-const TIER_FORMS = "null:, memory:[DIR] (default /dev/shm), file:DIR";
+const TIER_FORMS =
+  "null:, memory:[DIR] (default /dev/shm), file:DIR, pfs:DIR, s3://BUCKET[/PREFIX]";
 
 /**
  * Parses `--tier` text: `file:DIR`, `memory:DIR`, `memory:` or `null:`.
@@ -51,6 +55,13 @@ const TIER_FORMS = "null:, memory:[DIR] (default /dev/shm), file:DIR";
  * ```
  */
 export function parseTierSpec(text: string): TierSpec {
+  if (text.startsWith("s3://")) {
+    const path = text.slice(5).replace(/\/+$/, "");
+    if (!path || path.startsWith("/")) {
+      throw new ConfigError("tier", `"${text}" names no bucket`, TIER_FORMS);
+    }
+    return { kind: "s3", path };
+  }
   const colon = text.indexOf(":");
   const kind = colon < 0 ? text : text.slice(0, colon);
   const path = colon < 0 ? "" : text.slice(colon + 1);
@@ -60,6 +71,7 @@ export function parseTierSpec(text: string): TierSpec {
     case "memory":
       return { kind, path: path || DEFAULT_MEMORY_DIR };
     case "file":
+    case "pfs":
       if (!path) throw new ConfigError("tier", `"${text}" names no directory`, TIER_FORMS);
       return { kind, path };
     default:
@@ -69,7 +81,7 @@ export function parseTierSpec(text: string): TierSpec {
 
 /** Formats a {@linkcode TierSpec} back into `--tier` text. */
 export function formatTierSpec(spec: TierSpec): string {
-  return `${spec.kind}:${spec.path}`;
+  return spec.kind === "s3" ? `s3://${spec.path}` : `${spec.kind}:${spec.path}`;
 }
 
 /** A fully resolved, validated job: what one run does on one tier. */
@@ -101,6 +113,33 @@ export interface JobOptions {
   readonly seed: number;
   /** Interval of the bandwidth time series in ms (fio's log_avg_msec). */
   readonly logAvgMsec: number;
+  /** Files each job spreads its blocks over, round-robin (fio's nrfiles). */
+  readonly nrfiles: number;
+  /** One file set per job, or one file shared by all jobs with a region each. */
+  readonly fileLayout: FileLayout;
+  /** fsync every file when a job ends (fio's end_fsync); on by default for pfs. */
+  readonly endFsync: boolean;
+  /** Options of the s3 tier; undefined for other tiers. */
+  readonly s3: S3Options | undefined;
+}
+
+/** How jobs share files: their own (`files`), or one file with a region each (`shared`). */
+export const FILE_LAYOUTS = ["files", "shared"] as const;
+/** One of {@linkcode FILE_LAYOUTS}. */
+export type FileLayout = typeof FILE_LAYOUTS[number];
+
+/** Options of the s3 tier. */
+export interface S3Options {
+  /** Endpoint URL; undefined means from the environment (TIERBENCH_S3_ENDPOINT, AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL) or AWS. */
+  readonly endpoint: string | undefined;
+  /** Region; undefined means from the environment (AWS_REGION) or us-east-1. */
+  readonly region: string | undefined;
+  /** Size of each object that read jobs GET from (ranged GETs of bs when larger than bs). */
+  readonly objectSize: number;
+  /** Part size of multipart uploads. */
+  readonly partSize: number;
+  /** Objects larger than this are written by multipart upload. */
+  readonly multipartThreshold: number;
 }
 
 /** Option text as it comes from the command line; absent means default. */
@@ -120,6 +159,14 @@ export interface RawJobOptions {
   engine?: string | undefined;
   seed?: string | undefined;
   logAvgMsec?: string | undefined;
+  nrfiles?: string | undefined;
+  fileLayout?: string | undefined;
+  endFsync?: boolean | undefined;
+  endpoint?: string | undefined;
+  region?: string | undefined;
+  objectSize?: string | undefined;
+  partSize?: string | undefined;
+  multipartThreshold?: string | undefined;
 }
 
 /** Defaults, as fio's where fio has one. */
@@ -134,12 +181,20 @@ export const DEFAULTS = {
   engine: "psync",
   seed: "1",
   logAvgMsec: "1000",
+  nrfiles: "1",
+  fileLayout: "files",
+  partSize: "16m",
+  multipartThreshold: "64m",
 } as const;
 
 /** Field names as the CLI spells them, for messages. */
 const FLAG: Record<string, string> = {
   ioSize: "io-size",
   logAvgMsec: "log-avg-msec",
+  fileLayout: "file-layout",
+  objectSize: "object-size",
+  partSize: "part-size",
+  multipartThreshold: "multipart-threshold",
   runtimeMs: "runtime",
   rampMs: "ramp",
 };
@@ -201,6 +256,11 @@ const SCHEMA = z.object({
   engine: z.enum(ENGINES),
   seed: intField("seed", 0, 2 ** 32 - 1),
   logAvgMsec: intField("logAvgMsec", 10, 3_600_000),
+  nrfiles: intField("nrfiles", 1, 4096),
+  fileLayout: z.enum(FILE_LAYOUTS),
+  objectSize: sizeField("objectSize").optional(),
+  partSize: sizeField("partSize"),
+  multipartThreshold: sizeField("multipartThreshold"),
 });
 
 function toConfigError(issue: z.core.$ZodIssue): ConfigError {
@@ -242,6 +302,11 @@ export function parseJobOptions(raw: RawJobOptions): JobOptions {
     engine: raw.engine ?? DEFAULTS.engine,
     seed: raw.seed ?? DEFAULTS.seed,
     logAvgMsec: raw.logAvgMsec ?? DEFAULTS.logAvgMsec,
+    nrfiles: raw.nrfiles ?? DEFAULTS.nrfiles,
+    fileLayout: raw.fileLayout ?? DEFAULTS.fileLayout,
+    objectSize: raw.objectSize,
+    partSize: raw.partSize ?? DEFAULTS.partSize,
+    multipartThreshold: raw.multipartThreshold ?? DEFAULTS.multipartThreshold,
   });
   if (!parsed.success) throw toConfigError(parsed.error.issues[0]!);
   const o = parsed.data;
@@ -255,12 +320,32 @@ export function parseJobOptions(raw: RawJobOptions): JobOptions {
   if (o.runtime !== undefined && o.runtime <= 0) {
     throw new ConfigError("runtime", "must be greater than 0");
   }
-  if (o.iodepth > 1 && o.engine === "psync" && tier.kind !== "null") {
+  const fileTier = tier.kind === "memory" || tier.kind === "file" || tier.kind === "pfs";
+  if (o.iodepth > 1 && o.engine === "psync" && fileTier) {
     throw new ConfigError(
       "iodepth",
       `${o.iodepth} needs an asynchronous engine: psync keeps one I/O in flight per job ` +
         "(use --engine libaio, or --numjobs for parallel synchronous I/O)",
     );
+  }
+  if (tier.kind === "s3" && raw.direct) {
+    throw new ConfigError(
+      "direct",
+      "has no meaning for an s3 tier (objects have no page cache here)",
+    );
+  }
+  if (o.nrfiles > 1 && o.fileLayout === "shared") {
+    throw new ConfigError("nrfiles", "a shared file layout uses one file: drop --nrfiles");
+  }
+  if (!fileTier && (o.nrfiles > 1 || o.fileLayout !== "files")) {
+    throw new ConfigError(
+      o.nrfiles > 1 ? "nrfiles" : "file-layout",
+      `applies to file tiers only, not ${tier.kind}`,
+    );
+  }
+  const objectSize = o.objectSize ?? o.bs;
+  if (tier.kind === "s3" && objectSize < o.bs) {
+    throw new ConfigError("object-size", `${raw.objectSize} is smaller than --bs ${raw.bs}`);
   }
   const size = o.size - (o.size % o.bs);
   const ioSize = o.ioSize ?? size;
@@ -285,6 +370,18 @@ export function parseJobOptions(raw: RawJobOptions): JobOptions {
     engine: o.engine,
     seed: o.seed,
     logAvgMsec: o.logAvgMsec,
+    nrfiles: o.nrfiles,
+    fileLayout: o.fileLayout,
+    endFsync: raw.endFsync ?? tier.kind === "pfs",
+    s3: tier.kind === "s3"
+      ? {
+        endpoint: raw.endpoint,
+        region: raw.region,
+        objectSize: objectSize - (objectSize % o.bs),
+        partSize: o.partSize,
+        multipartThreshold: o.multipartThreshold,
+      }
+      : undefined,
   };
 }
 

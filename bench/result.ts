@@ -77,6 +77,12 @@ export interface RunOptions {
   engine_impl: string;
   seed: number;
   log_avg_msec: number;
+  nrfiles: number;
+  file_layout: string;
+  /** fsync of every file at the end of each job, after the measured window (fio's end_fsync). */
+  end_fsync: boolean;
+  /** s3 only: object size, part size and multipart threshold in bytes. */
+  s3?: { object_size: number; part_size: number; multipart_threshold: number };
 }
 
 /** How a run ended. */
@@ -97,7 +103,16 @@ export interface RunResult {
   timeseries: TimeSeries;
   /** CPU time of the whole tierbench process during measurement, as % of one core. */
   cpu: { usr_pct: number; sys_pct: number };
-  jobs: { job: number; read_bytes: number; write_bytes: number; end_ms: number }[];
+  jobs: {
+    job: number;
+    read_bytes: number;
+    write_bytes: number;
+    end_ms: number;
+    /** Time of the end-of-job fsync, when end_fsync is on. */
+    fsync_ms: number;
+    /** Requests retried after transient errors (network tiers). */
+    retries: number;
+  }[];
 }
 
 /** The whole document. */

@@ -81,14 +81,22 @@ function options(job: JobOptions): RunOptions {
     iodepth: job.iodepth,
     numjobs: job.numjobs,
     direct: job.direct,
-    engine: job.tier.kind === "null" ? "noop" : job.engine,
-    engine_impl: job.tier.kind === "null"
-      ? "none"
-      : job.engine === "libaio"
-      ? libaio().source
-      : "libc.so.6 pread/pwrite",
+    engine: engineOf(job),
+    engine_impl: engineImpl(job),
     seed: job.seed,
     log_avg_msec: job.logAvgMsec,
+    nrfiles: job.nrfiles,
+    file_layout: job.fileLayout,
+    end_fsync: job.endFsync,
+    ...(job.s3
+      ? {
+        s3: {
+          object_size: job.s3.objectSize,
+          part_size: job.s3.partSize,
+          multipart_threshold: job.s3.multipartThreshold,
+        },
+      }
+      : {}),
   };
 }
 
@@ -102,6 +110,27 @@ function describeFailure(f: JobFailure): string {
     offset: f.offset,
     detail: f.detail,
   }).message;
+}
+
+/** The engine that drives a job: the tier decides for null and s3. */
+function engineOf(job: JobOptions): JobPlan["engine"] {
+  if (job.tier.kind === "null") return "noop";
+  if (job.tier.kind === "s3") return "s3";
+  return job.engine;
+}
+
+/** Where an engine's calls come from, for the results. */
+function engineImpl(job: JobOptions): string {
+  switch (engineOf(job)) {
+    case "noop":
+      return "none";
+    case "s3":
+      return "@aws-sdk/client-s3";
+    case "libaio":
+      return libaio().source;
+    case "psync":
+      return "libc.so.6 pread/pwrite";
+  }
 }
 
 /** Absolute time in ms, comparable across Workers. */
@@ -154,12 +183,12 @@ export async function runJob(
   hooks.signal?.addEventListener("abort", onAbort);
   if (hooks.signal?.aborted) onAbort();
 
-  const engine = job.tier.kind === "null" ? "noop" : job.engine;
+  const engine = engineOf(job);
   for (let j = 0; j < job.numjobs; j++) {
     const plan: JobPlan = {
       job: j,
       tier: job.tier.kind,
-      path: files[j]!.path,
+      target: files[j]!,
       engine,
       direct: job.direct,
       rw: job.rw,
@@ -170,7 +199,7 @@ export async function runJob(
       iodepth: job.iodepth,
       seed: job.seed,
       alignment: BUFFER_ALIGNMENT,
-      layout: files[j]!.layout,
+      endFsync: job.endFsync,
     };
     const w = new Worker(WORKER_URL, { type: "module", name: `${job.name}#${j}` });
     w.onmessage = (e: MessageEvent<JobMessage>) => {
@@ -226,7 +255,8 @@ export async function runJob(
 
     const start = nowAbs() + job.rampMs;
     shared.f64[RUN.MEASURE_START] = start;
-    shared.f64[RUN.MEASURE_END] = job.runtimeMs === undefined ? Infinity : start + job.runtimeMs;
+    shared.f64[RUN.RAMP_MS] = job.rampMs;
+    shared.f64[RUN.RUNTIME_MS] = job.runtimeMs ?? Infinity;
     cpuTimer = setTimeout(() => (cpuStart = process.cpuUsage()), job.rampMs);
     sampler.startMeasuring(start);
     Atomics.store(shared.ctl, CTL.GO, 1);
@@ -405,6 +435,8 @@ function buildResult(
       read_bytes: f[b + JOB.READ_BYTES]!,
       write_bytes: f[b + JOB.WRITE_BYTES]!,
       end_ms: Math.round(end),
+      fsync_ms: Math.round(f[b + JOB.FSYNC_MS]!),
+      retries: f[b + JOB.RETRIES]!,
     });
     firstEnd = Math.min(firstEnd, end);
     lastEnd = Math.max(lastEnd, end);

@@ -11,10 +11,15 @@ import { ConfigError, DirectIoUnsupportedError, IoError } from "../bench/errors.
 import { type PathFacts, pathFacts } from "../bench/host.ts";
 import { cString, errnoName, lastErrno, libc, O, strerror } from "./_libc.ts";
 import { makeScratchDir, newRunId, removeScratchDir } from "./_scratch.ts";
-import type { DirectSupport, JobFile, Tier, TierCapabilities, TierFacts } from "./types.ts";
+import type { DirectSupport, JobTarget, Tier, TierCapabilities, TierFacts } from "./types.ts";
 
 /** Buffer alignment for every file engine: the page size. */
 export const BUFFER_ALIGNMENT = 4096;
+
+/** Identifies a laid-out region of a set of files. */
+function key(paths: readonly string[], regionOffset: number): string {
+  return `${paths.join("|")}@${regionOffset}`;
+}
 
 /** Turns a Deno file-system error into an {@linkcode IoError} naming the call. */
 export function ioErrorFrom(e: unknown, syscall: string, path: string): unknown {
@@ -81,7 +86,7 @@ export abstract class FileBackedTier implements Tier {
     return job.direct ? this.capabilities.direct : "off";
   }
 
-  async prepare(job: JobOptions): Promise<JobFile[]> {
+  async prepare(job: JobOptions): Promise<JobTarget[]> {
     if (!this.capabilities.engines.includes(job.engine)) {
       throw new ConfigError("engine", `${job.engine} cannot drive the ${this.spec.kind} tier`);
     }
@@ -97,33 +102,40 @@ export abstract class FileBackedTier implements Tier {
     }
     if (job.direct) this.#probeDirect();
     const reads = job.rw === "read" || job.rw === "randread" || job.rw === "randrw";
-    const files: JobFile[] = [];
-    if (reads) {
-      // Read jobs reuse files already laid out at the same size in this run.
-      for (let j = 0; j < job.numjobs; j++) {
-        const path = join(this.scratchDir, `job${j}-${job.size}.dat`);
-        files.push({ path, layout: this.#prefilled.has(path) ? "none" : "prefill" });
-      }
-    } else {
-      // Write jobs get fresh files: overwriting laid-out blocks can be faster.
-      const run = this.#writeRuns++;
-      for (let j = 0; j < job.numjobs; j++) {
-        files.push({ path: join(this.scratchDir, `write${run}-job${j}.dat`), layout: "fallocate" });
-      }
+    // Read jobs reuse files already laid out the same way in this run; write
+    // jobs get fresh files, since overwriting laid-out blocks can be faster.
+    const stem = reads ? `read-${job.size}` : `write${this.#writeRuns++}`;
+    const shared = job.fileLayout === "shared";
+    const targets: JobTarget[] = [];
+    for (let j = 0; j < job.numjobs; j++) {
+      const paths = shared
+        ? [join(this.scratchDir, `${stem}-shared${job.numjobs}.dat`)]
+        : Array.from(
+          { length: job.nrfiles },
+          (_, f) => join(this.scratchDir, `${stem}-job${j}-f${f}of${job.nrfiles}.dat`),
+        );
+      const regionOffset = shared ? j * job.size : 0;
+      const layout = !reads
+        ? "fallocate"
+        : this.#prefilled.has(key(paths, regionOffset))
+        ? "none"
+        : "prefill";
+      targets.push({ paths, regionOffset, layout });
     }
-    return await Promise.resolve(files);
+    return await Promise.resolve(targets);
   }
 
   /** Records that a run's files were laid out (so later read runs reuse them). */
-  markLaidOut(files: readonly JobFile[]): void {
-    for (const f of files) if (f.layout === "prefill") this.#prefilled.add(f.path);
+  markLaidOut(targets: readonly JobTarget[]): void {
+    for (const t of targets) {
+      if (t.layout === "prefill") this.#prefilled.add(key(t.paths, t.regionOffset));
+    }
   }
 
-  async release(files: readonly JobFile[]): Promise<void> {
-    for (const f of files) {
-      if (f.layout === "fallocate" || (f.layout === "prefill" && !this.#prefilled.has(f.path))) {
-        await Deno.remove(f.path).catch(() => {});
-      }
+  async release(targets: readonly JobTarget[]): Promise<void> {
+    for (const t of targets) {
+      if (t.layout === "none" || this.#prefilled.has(key(t.paths, t.regionOffset))) continue;
+      for (const path of t.paths) await Deno.remove(path).catch(() => {});
     }
   }
 

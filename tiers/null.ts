@@ -6,7 +6,7 @@
  */
 
 import type { JobOptions, TierSpec } from "../bench/config.ts";
-import type { JobFile, Tier, TierCapabilities, TierFacts } from "./types.ts";
+import type { JobTarget, Tier, TierCapabilities, TierFacts } from "./types.ts";
 
 /**
  * The tier that does nothing.
@@ -31,9 +31,13 @@ export class NullTier implements Tier {
     return Promise.resolve();
   }
 
-  prepare(job: JobOptions): Promise<JobFile[]> {
+  prepare(job: JobOptions): Promise<JobTarget[]> {
     return Promise.resolve(
-      Array.from({ length: job.numjobs }, () => ({ path: "", layout: "none" as const })),
+      Array.from({ length: job.numjobs }, () => ({
+        paths: [],
+        regionOffset: 0,
+        layout: "none" as const,
+      })),
     );
   }
 

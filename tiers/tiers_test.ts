@@ -72,7 +72,7 @@ Deno.test("FileTier.prepare() reuses laid-out read files and gives writes fresh 
     const w1 = await tier.prepare(write);
     const w2 = await tier.prepare(write);
     assert.equal(w1[0]!.layout, "fallocate");
-    assert.notEqual(w1[0]!.path, w2[0]!.path);
+    assert.notDeepEqual(w1[0]!.paths, w2[0]!.paths);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

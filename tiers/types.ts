@@ -12,6 +12,7 @@
 
 import type { Engine, JobOptions, TierKind, TierSpec } from "../bench/config.ts";
 import type { PathFacts } from "../bench/host.ts";
+import type { JobTarget } from "../bench/_protocol.ts";
 
 /** Whether O_DIRECT means anything on a tier. */
 export type DirectSupport =
@@ -19,6 +20,8 @@ export type DirectSupport =
   | "honoured"
   /** Accepted and ignored (tmpfs): data lives in memory either way. */
   | "ignored"
+  /** Passed to a network file system client, which may or may not honour it. */
+  | "client-dependent"
   /** The tier does no I/O. */
   | "not-applicable";
 
@@ -31,11 +34,7 @@ export interface TierCapabilities {
   readonly engines: readonly (Engine | "noop")[];
 }
 
-/** How one job of a run finds its file. */
-export interface JobFile {
-  readonly path: string;
-  readonly layout: "prefill" | "fallocate" | "none";
-}
+export type { JobTarget, S3Target } from "../bench/_protocol.ts";
 
 /** A tier as the results describe it. */
 export interface TierFacts {
@@ -54,12 +53,12 @@ export interface Tier extends AsyncDisposable {
   readonly capabilities: TierCapabilities;
   /** Checks the path and makes the scratch directory. */
   setup(): Promise<void>;
-  /** Checks a job against this tier and gets one file per job ready to be laid out. */
-  prepare(job: JobOptions): Promise<JobFile[]>;
+  /** Checks a job against this tier and names each job's target, ready to be laid out. */
+  prepare(job: JobOptions): Promise<JobTarget[]>;
   /** Notes that a run laid its files out, so later read runs can reuse them. */
-  markLaidOut(files: readonly JobFile[]): void;
+  markLaidOut(files: readonly JobTarget[]): void;
   /** Removes a run's files that are not kept for reuse (written ones). */
-  release(files: readonly JobFile[]): Promise<void>;
+  release(files: readonly JobTarget[]): Promise<void>;
   /** For the results. */
   describe(): TierFacts;
 }
