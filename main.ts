@@ -19,6 +19,7 @@ import {
   DEFAULT_MEMORY_DIR,
   DEFAULTS,
   ENGINES,
+  FILE_LAYOUTS,
   type JobOptions,
   parseJobOptions,
   RW_MODES,
@@ -155,6 +156,16 @@ program.command("run")
   .addOption(new Option("--engine <name>", "I/O engine").choices(ENGINES).default(DEFAULTS.engine))
   .option("--seed <n>", "seed for random offsets and the read/write mix", DEFAULTS.seed)
   .option("--log-avg-msec <ms>", "interval of the bandwidth time series", DEFAULTS.logAvgMsec)
+  .option("--nrfiles <n>", "files per job, blocks striped round-robin over them", DEFAULTS.nrfiles)
+  .addOption(
+    new Option(
+      "--file-layout <layout>",
+      "a file set per job, or one shared file with a region each",
+    )
+      .choices(FILE_LAYOUTS).default(DEFAULTS.fileLayout),
+  )
+  .option("--end-fsync", "fsync every file when a job ends (default for pfs)")
+  .option("--no-end-fsync", "do not fsync at the end of a job")
   .option("--name <name>", "label for the table and results")
   .option("--output <file>", "result JSON (default results/<host>-<run id>.json)")
   .option("--quiet", "no progress line", false)
@@ -175,6 +186,9 @@ program.command("run")
       engine: o.engine,
       seed: o.seed,
       logAvgMsec: o.logAvgMsec,
+      nrfiles: o.nrfiles,
+      fileLayout: o.fileLayout,
+      endFsync: o.endFsync,
     });
     await runAndReport([job], "run", o);
   });
