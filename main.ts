@@ -25,7 +25,7 @@ import {
   RW_MODES,
 } from "./bench/config.ts";
 import { ConfigError } from "./bench/errors.ts";
-import { profileJobs } from "./bench/profile.ts";
+import { profileJobs, REMOTE_HELP, remoteFromEnv } from "./bench/profile.ts";
 import { ProgressLine } from "./bench/progress.ts";
 import { type ResultDocument, writeResult } from "./bench/result.ts";
 import { runSession, type SessionOutcome, VERSION } from "./bench/session.ts";
@@ -193,35 +193,43 @@ program.command("run")
     await runAndReport([job], "run", o);
   });
 
-const REMOTE_NOTE = "remote tiers (S3, parallel file system) are not measured by this version; " +
-  "they will be configured with --s3/--pfs or TIERBENCH_S3_* / TIERBENCH_PFS_DIR";
-
 program.command("bench")
   .description("profile this node's local tiers with a short fixed matrix (about a minute)")
   .option("--memory-dir <dir>", "tmpfs directory for the memory tier", DEFAULT_MEMORY_DIR)
   .option("--file-dir <dir>", "directory on the disk to profile (default: the current directory)")
   .option("--no-memory", "skip the memory tier")
   .option("--no-file", "skip the file tier")
+  .option("--pfs <dir>", "a directory on a shared mount (default: $TIERBENCH_PFS_DIR)")
+  .option("--s3 <url>", "s3://BUCKET[/PREFIX] (default: $TIERBENCH_S3_BUCKET)")
+  .option("--endpoint <url>", "S3 endpoint (default: $TIERBENCH_S3_ENDPOINT)")
   .option("--runtime <seconds>", "measured time per point", "3")
   .option("--ramp <seconds>", "warm-up per point, excluded", "1")
   .option("--size <size>", "file size per job", "256m")
   .option("--output <file>", "profile JSON (default results/<host>-<run id>.json)")
   .option("--quiet", "no progress line", false)
   .action(async (o) => {
+    const env = remoteFromEnv();
+    const pfsDir = o.pfs ?? env.pfsDir;
+    const s3 = o.s3 ?? env.s3;
     const jobs = profileJobs({
       memoryDir: o.memory ? o.memoryDir : undefined,
       fileDir: o.file ? resolvePath(o.fileDir ?? ".") : undefined,
+      pfsDir: pfsDir === undefined ? undefined : resolvePath(pfsDir),
+      s3,
+      endpoint: o.endpoint ?? env.endpoint,
       runtime: o.runtime,
       ramp: o.ramp,
       size: o.size,
     });
     if (!o.quiet) {
       console.error(
-        `tierbench: profiling ${jobs.length} points (${o.ramp}s ramp + ${o.runtime}s each); ` +
-          REMOTE_NOTE,
+        `tierbench: profiling ${jobs.length} points (${o.ramp}s ramp + ${o.runtime}s each)`,
       );
     }
-    await runAndReport(jobs, "profile", o, { configured: false, note: REMOTE_NOTE });
+    const configured = [pfsDir && `pfs:${pfsDir}`, s3].filter(Boolean).join(", ");
+    const note = configured ? `remote tiers: ${configured}` : `no remote tier: ${REMOTE_HELP}`;
+    if (!configured && !o.quiet) console.error(`tierbench: ${note}`);
+    await runAndReport(jobs, "profile", o, { configured: configured !== "", note });
   });
 
 /** Runs the CLI on `args`. */

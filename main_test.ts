@@ -231,3 +231,36 @@ for (const signal of ["SIGINT", "SIGTERM"] as const) {
     });
   });
 }
+
+Deno.test("tierbench bench: profiles memory, file and a pfs directory into one profile", async () => {
+  await withDir(async (dir) => {
+    const out = join(dir, "profile.json");
+    const r = await runCli([
+      "bench",
+      "--file-dir",
+      dir,
+      "--pfs",
+      dir,
+      "--runtime",
+      "200ms",
+      "--ramp",
+      "0",
+      "--size",
+      "8m",
+      "--output",
+      out,
+      "--quiet",
+    ]);
+    assert.equal(r.code, 0, r.stderr);
+    const doc = JSON.parse(await Deno.readTextFile(out));
+    assert.equal(doc.kind, "profile");
+    assert.equal(doc.status, "ok");
+    assert.equal(doc.runs.length, 19);
+    assert.deepEqual(
+      [...new Set(doc.runs.map((run: { tier: { kind: string } }) => run.tier.kind))],
+      ["null", "memory", "file", "pfs"],
+    );
+    assert.equal(doc.remote.configured, true);
+    assert.deepEqual(await scratchLeft(dir), []);
+  });
+});

@@ -1,6 +1,7 @@
 /**
  * `tierbench bench`: the node profile. A short fixed matrix over the local
- * tiers, the same patterns on each, so two nodes compare like for like.
+ * tiers, the same patterns on each, so two nodes compare like for like; the
+ * remote tiers (a PFS mount, an S3 bucket) join when configured.
  *
  * @module
  */
@@ -13,6 +14,12 @@ export interface ProfileOptions {
   readonly memoryDir: string | undefined;
   /** Directory on the disk for the file tier; undefined to skip it. */
   readonly fileDir: string | undefined;
+  /** Directory on a shared mount for the pfs tier; undefined to skip it. */
+  readonly pfsDir?: string | undefined;
+  /** `s3://BUCKET/PREFIX` for the s3 tier; undefined to skip it. */
+  readonly s3?: string | undefined;
+  /** S3 endpoint; undefined means from the environment. */
+  readonly endpoint?: string | undefined;
   readonly runtime: string;
   readonly ramp: string;
   readonly size: string;
@@ -28,9 +35,37 @@ export const PROFILE_PATTERNS: readonly RawJobOptions[] = [
   { rw: "randread", bs: "4k", iodepth: "32", engine: "libaio" },
 ];
 
+/** The patterns of the s3 tier: PUT and GET of 1 MiB objects, alone and 8 deep. */
+export const S3_PATTERNS: readonly RawJobOptions[] = [
+  { rw: "write", bs: "1m", iodepth: "1" },
+  { rw: "write", bs: "1m", iodepth: "8" },
+  { rw: "read", bs: "1m", iodepth: "1" },
+  { rw: "read", bs: "1m", iodepth: "8" },
+];
+
+/** Where remote tiers come from when no flag names them. */
+export function remoteFromEnv(): { pfsDir?: string; s3?: string; endpoint?: string } {
+  const out: { pfsDir?: string; s3?: string; endpoint?: string } = {};
+  const pfs = Deno.env.get("TIERBENCH_PFS_DIR");
+  const bucket = Deno.env.get("TIERBENCH_S3_BUCKET");
+  const endpoint = Deno.env.get("TIERBENCH_S3_ENDPOINT");
+  if (pfs) out.pfsDir = pfs;
+  if (bucket) out.s3 = bucket.startsWith("s3://") ? bucket : `s3://${bucket}`;
+  if (endpoint) out.endpoint = endpoint;
+  return out;
+}
+
+/** How to configure the remote tiers, for people who have not. */
+export const REMOTE_HELP =
+  "add a PFS mount with --pfs DIR (or TIERBENCH_PFS_DIR) and an S3 bucket " +
+  "with --s3 s3://BUCKET[/PREFIX] --endpoint URL (or TIERBENCH_S3_BUCKET, TIERBENCH_S3_ENDPOINT; " +
+  "credentials from the AWS environment); a local Ceph for trying it: " +
+  'eval "$(deno task -q ceph:up)"';
+
 /**
  * The jobs of a profile: the null tier once (the harness ceiling), then every
- * pattern on memory and on file (O_DIRECT).
+ * pattern on memory and on file (O_DIRECT), then on pfs (buffered, end_fsync)
+ * and the s3 patterns, when those are configured.
  *
  * @example
  * ```ts
@@ -62,6 +97,27 @@ export function profileJobs(o: ProfileOptions): JobOptions[] {
         tier,
         direct,
         name: `${kind}-${p.rw}-${p.bs}-d${p.iodepth}`,
+      }));
+    }
+  }
+  if (o.pfsDir !== undefined) {
+    for (const p of PROFILE_PATTERNS) {
+      jobs.push(parseJobOptions({
+        ...common,
+        ...p,
+        tier: `pfs:${o.pfsDir}`,
+        name: `pfs-${p.rw}-${p.bs}-d${p.iodepth}`,
+      }));
+    }
+  }
+  if (o.s3 !== undefined) {
+    for (const p of S3_PATTERNS) {
+      jobs.push(parseJobOptions({
+        ...common,
+        ...p,
+        tier: o.s3,
+        endpoint: o.endpoint,
+        name: `s3-${p.rw}-${p.bs}-d${p.iodepth}`,
       }));
     }
   }

@@ -75,7 +75,7 @@ export abstract class FileBackedTier implements Tier {
     this.facts = pathFacts(dir);
     this.check(this.facts);
     try {
-      this.#scratch = await makeScratchDir(dir, this.runId);
+      this.#scratch = await makeScratchDir(dir, this.runId, this.spec.kind);
     } catch (e) {
       throw ioErrorFrom(e, "mkdir", dir);
     }

@@ -21,11 +21,12 @@ export function newRunId(): string {
 }
 
 /**
- * Makes `<parent>/tierbench-scratch-<runId>` with its marker. Fails if it
- * exists (so nothing of anyone else's is ever used).
+ * Makes `<parent>/tierbench-scratch-<runId>-<tag>` with its marker; the tag
+ * (the tier kind) keeps two tiers of one run apart in the same directory.
+ * Fails if it exists (so nothing of anyone else's is ever used).
  */
-export async function makeScratchDir(parent: string, runId: string): Promise<string> {
-  const dir = join(parent, SCRATCH_PREFIX + runId);
+export async function makeScratchDir(parent: string, runId: string, tag: string): Promise<string> {
+  const dir = join(parent, `${SCRATCH_PREFIX}${runId}-${tag}`);
   await Deno.mkdir(dir, { mode: 0o700 });
   await Deno.writeTextFile(
     join(dir, MARKER),
