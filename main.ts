@@ -164,6 +164,7 @@ program.command("run")
     )
       .choices(FILE_LAYOUTS).default(DEFAULTS.fileLayout),
   )
+  .option("--filename <file>", "read an existing file instead of laying one out (never written)")
   .option("--end-fsync", "fsync every file when a job ends (default for pfs)")
   .option("--no-end-fsync", "do not fsync at the end of a job")
   .option("--name <name>", "label for the table and results")
@@ -189,6 +190,7 @@ program.command("run")
       nrfiles: o.nrfiles,
       fileLayout: o.fileLayout,
       endFsync: o.endFsync,
+      filename: o.filename === undefined ? undefined : resolvePath(o.filename),
     });
     await runAndReport([job], "run", o);
   });

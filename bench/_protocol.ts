@@ -34,6 +34,8 @@ export interface JobTarget {
   readonly layout: "prefill" | "fallocate" | "none";
   /** For the s3 tier. */
   readonly s3?: S3Target;
+  /** An existing file the user named (--filename): opened read-only, never created. */
+  readonly existing?: boolean;
 }
 
 /** Everything one job Worker needs, structured-clone friendly. */

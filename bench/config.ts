@@ -121,6 +121,11 @@ export interface JobOptions {
   readonly endFsync: boolean;
   /** Options of the s3 tier; undefined for other tiers. */
   readonly s3: S3Options | undefined;
+  /**
+   * An existing file that read jobs share instead of laying out their own
+   * (fio's filename); never written, never deleted. Undefined normally.
+   */
+  readonly filename: string | undefined;
 }
 
 /** How jobs share files: their own (`files`), or one file with a region each (`shared`). */
@@ -167,6 +172,7 @@ export interface RawJobOptions {
   objectSize?: string | undefined;
   partSize?: string | undefined;
   multipartThreshold?: string | undefined;
+  filename?: string | undefined;
 }
 
 /** Defaults, as fio's where fio has one. */
@@ -343,6 +349,21 @@ export function parseJobOptions(raw: RawJobOptions): JobOptions {
       `applies to file tiers only, not ${tier.kind}`,
     );
   }
+  if (raw.filename !== undefined) {
+    if (!fileTier) {
+      throw new ConfigError("filename", `applies to file tiers only, not ${tier.kind}`);
+    }
+    if (o.rw !== "read" && o.rw !== "randread") {
+      throw new ConfigError(
+        "filename",
+        "an existing file is only read: write patterns get fresh files in the scratch directory",
+        "read, randread",
+      );
+    }
+    if (o.nrfiles > 1 || o.fileLayout !== "files") {
+      throw new ConfigError("filename", "names one file: drop --nrfiles and --file-layout");
+    }
+  }
   const objectSize = o.objectSize ?? o.bs;
   if (tier.kind === "s3" && objectSize < o.bs) {
     throw new ConfigError("object-size", `${raw.objectSize} is smaller than --bs ${raw.bs}`);
@@ -382,6 +403,7 @@ export function parseJobOptions(raw: RawJobOptions): JobOptions {
         multipartThreshold: o.multipartThreshold,
       }
       : undefined,
+    filename: raw.filename,
   };
 }
 

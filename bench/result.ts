@@ -81,6 +81,8 @@ export interface RunOptions {
   file_layout: string;
   /** fsync of every file at the end of each job, after the measured window (fio's end_fsync). */
   end_fsync: boolean;
+  /** The existing file read jobs shared (--filename), when one was named. */
+  filename?: string;
   /** s3 only: object size, part size and multipart threshold in bytes. */
   s3?: { object_size: number; part_size: number; multipart_threshold: number };
 }

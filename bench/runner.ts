@@ -88,6 +88,7 @@ function options(job: JobOptions): RunOptions {
     nrfiles: job.nrfiles,
     file_layout: job.fileLayout,
     end_fsync: job.endFsync,
+    ...(job.filename === undefined ? {} : { filename: job.filename }),
     ...(job.s3
       ? {
         s3: {

@@ -41,9 +41,10 @@ export class JobFiles {
     this.paths = plan.target.paths;
   }
 
-  /** Opens every file of the job read-write, creating it if needed. */
+  /** Opens every file of the job read-write, creating it if needed (read-only if existing). */
   static open(plan: JobPlan): JobFiles {
-    const flags = O.RDWR | O.CREAT | O.CLOEXEC | (plan.direct ? O.DIRECT : 0);
+    const access = plan.target.existing ? O.RDONLY : O.RDWR | O.CREAT;
+    const flags = access | O.CLOEXEC | (plan.direct ? O.DIRECT : 0);
     const fds: number[] = [];
     for (const path of plan.target.paths) {
       const fd = libc().open(cString(path), flags, 0o600);

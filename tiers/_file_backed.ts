@@ -101,6 +101,7 @@ export abstract class FileBackedTier implements Tier {
       }
     }
     if (job.direct) this.#probeDirect();
+    if (job.filename !== undefined) return [...Array(job.numjobs)].map(() => this.#existing(job));
     const reads = job.rw === "read" || job.rw === "randread" || job.rw === "randrw";
     // Read jobs reuse files already laid out the same way in this run; write
     // jobs get fresh files, since overwriting laid-out blocks can be faster.
@@ -123,6 +124,31 @@ export abstract class FileBackedTier implements Tier {
       targets.push({ paths, regionOffset, layout });
     }
     return await Promise.resolve(targets);
+  }
+
+  /** The target of a read job on an existing file: used as is, never removed. */
+  #existing(job: JobOptions): JobTarget {
+    const path = job.filename!;
+    let info: Deno.FileInfo;
+    try {
+      info = Deno.statSync(path);
+    } catch (e) {
+      throw new ConfigError(
+        "filename",
+        `${path} cannot be read: ${(e as Error).message}`,
+        undefined,
+        {
+          cause: e,
+        },
+      );
+    }
+    if (!info.isFile || info.size < job.size) {
+      throw new ConfigError(
+        "filename",
+        `${path} is ${info.isFile ? `${info.size} bytes, smaller than --size` : "not a file"}`,
+      );
+    }
+    return { paths: [path], regionOffset: 0, layout: "none", existing: true };
   }
 
   /** Records that a run's files were laid out (so later read runs reuse them). */
