@@ -10,7 +10,7 @@
 
 import type { JobPlan } from "../bench/_protocol.ts";
 import { XorShift32 } from "../bench/offsets.ts";
-import { allocAligned, cString, freeAligned, lastErrno, libc, O } from "../tiers/_libc.ts";
+import { allocAligned, cString, freeAligned, lastErrno, libc, monoNow, O } from "../tiers/_libc.ts";
 import { SyscallFailure } from "./_job.ts";
 
 /** Block size used to lay files out. */
@@ -74,7 +74,7 @@ export class JobFiles {
     const start = plan.target.regionOffset;
     for (const [f, fd] of this.fds.entries()) {
       const len = this.#lengthOf(f);
-      const rc = c.posix_fallocate(fd, start, len);
+      const rc = c.posix_fallocate(fd, BigInt(start), BigInt(len));
       // posix_fallocate returns the error number itself; EOPNOTSUPP/EINVAL mean the
       // file system cannot reserve blocks, which only costs a little speed.
       if (rc !== 0 && rc !== EOPNOTSUPP && rc !== EINVAL) {
@@ -94,7 +94,7 @@ export class JobFiles {
       let off = 0;
       while (off < len) {
         const want = Math.min(bs, len - off);
-        const n = c.pwrite(fd, buf.pointer, want, start + off);
+        const n = c.pwrite(fd, buf.pointer, BigInt(want), BigInt(start + off));
         if (n < 0) throw new SyscallFailure("pwrite", lastErrno(), path, start + off, "(layout)");
         if (n === 0) {
           throw new SyscallFailure("pwrite", 0, path, start + off, "(layout: wrote nothing)");
@@ -125,11 +125,11 @@ export class JobFiles {
 
   /** fsync every file; returns the time it took in ms. */
   fsyncAll(): number {
-    const t0 = performance.now();
+    const t0 = monoNow();
     for (const [f, fd] of this.fds.entries()) {
       if (libc().fsync(fd) !== 0) throw new SyscallFailure("fsync", lastErrno(), this.paths[f]!);
     }
-    return performance.now() - t0;
+    return monoNow() - t0;
   }
 
   close(): void {

@@ -2,8 +2,9 @@
  * The state an engine's I/O loop consults and updates for each I/O: what to
  * do next (offset, direction), whether to go on, and where to record.
  *
- * Runs inside a job Worker. Times are this Worker's `performance.now()`
- * (milliseconds, sub-microsecond resolution). The measured window is set by
+ * Runs inside a job Worker. Times are {@linkcode monoNow} (CLOCK_MONOTONIC in
+ * milliseconds, nanosecond resolution); engines pass the times they read from
+ * it. The measured window is set by
  * each job from its own clock when it passes the start barrier (ramp, then
  * runtime), so no comparison across threads' clocks decides what counts.
  *
@@ -18,6 +19,7 @@ import {
   XorShift32,
 } from "../bench/offsets.ts";
 import { type LatencyHistograms, newLatencyHistograms } from "../bench/recorder.ts";
+import { monoNow } from "../tiers/_libc.ts";
 
 /** Per-job bookkeeping shared by every engine. */
 export class JobRuntime {
@@ -34,6 +36,8 @@ export class JobRuntime {
   #measureEnd = Infinity;
   #issuedMeasured = 0;
   #snapshotTaken = false;
+  /** monoNow() of the last measured completion (or of the end-of-job fsync). */
+  #lastCompletion = -1;
 
   constructor(plan: JobPlan, shared: SharedCounters) {
     this.plan = plan;
@@ -51,7 +55,7 @@ export class JobRuntime {
   /** Blocks this Worker until the runner opens the start barrier; false if told to stop. */
   waitForStart(): boolean {
     Atomics.wait(this.#ctl, CTL.GO, 0);
-    this.#measureStart = performance.now() + this.#f64[RUN.RAMP_MS]!;
+    this.#measureStart = monoNow() + this.#f64[RUN.RAMP_MS]!;
     this.#measureEnd = this.#measureStart + this.#f64[RUN.RUNTIME_MS]!;
     return Atomics.load(this.#ctl, CTL.STOP) === 0;
   }
@@ -87,7 +91,7 @@ export class JobRuntime {
   /**
    * Records one completed I/O. Latencies in ns; `slatNs` < 0 when the engine
    * has no separate submission step (then clat = lat, as fio reports for
-   * synchronous engines); `ttfbNs` ≥ 0 only for requests with a first byte
+   * synchronous engines, copied once in finish() instead of per I/O); `ttfbNs` ≥ 0 only for requests with a first byte
    * (S3 GETs). I/Os that complete in the ramp, or after the end of a
    * time-based run, are not recorded.
    */
@@ -97,9 +101,7 @@ export class JobRuntime {
     const lat = latNs < 1 ? 1 : Math.round(latNs);
     h.lat.recordValue(lat);
     if (ttfbNs >= 0) h.ttfb.recordValue(ttfbNs < 1 ? 1 : Math.round(ttfbNs));
-    if (slatNs < 0) {
-      h.clat.recordValue(lat);
-    } else {
+    if (slatNs >= 0) {
       const slat = slatNs < 1 ? 1 : Math.round(slatNs);
       h.slat.recordValue(slat);
       h.clat.recordValue(lat > slat ? lat - slat : 1);
@@ -113,7 +115,7 @@ export class JobRuntime {
       f[b + JOB.WRITE_BYTES]! += this.plan.bs;
       f[b + JOB.WRITE_OPS]! += 1;
     }
-    f[b + JOB.END] = performance.timeOrigin + now;
+    this.#lastCompletion = now;
     if (!this.#snapshotTaken && Atomics.load(this.#ctl, CTL.FIRST_DONE) !== 0) {
       this.#takeFirstDoneSnapshot();
     }
@@ -125,7 +127,7 @@ export class JobRuntime {
    */
   recordFsync(ms: number): void {
     this.#f64[this.#base + JOB.FSYNC_MS] = ms;
-    if (ms > 0) this.#f64[this.#base + JOB.END] = performance.timeOrigin + performance.now();
+    if (ms > 0) this.#lastCompletion = monoNow();
   }
 
   /** Counts a request retried after a transient error. */
@@ -135,6 +137,15 @@ export class JobRuntime {
 
   /** Marks this job finished; the first job to finish fixes the first-done moment. */
   finish(): void {
+    if (this.#lastCompletion >= 0) {
+      // The runner reads job ends on its own clock: convert through "now".
+      const ago = monoNow() - this.#lastCompletion;
+      this.#f64[this.#base + JOB.END] = performance.timeOrigin + performance.now() - ago;
+    }
+    // Synchronous engines record one latency: their completion time is the total.
+    for (const h of [this.read, this.write]) {
+      if (h.clat.totalCount === 0 && h.slat.totalCount === 0) h.clat.add(h.lat);
+    }
     Atomics.compareExchange(this.#ctl, CTL.FIRST_DONE, 0, this.plan.job + 1);
     if (!this.#snapshotTaken) this.#takeFirstDoneSnapshot();
   }

@@ -56,20 +56,24 @@ const SYSCALL_SYMBOLS = {
 
 /** System call numbers of the AIO calls per architecture. */
 const NR = Deno.build.arch === "aarch64"
-  ? { io_setup: 0, io_destroy: 1, io_submit: 2, io_getevents: 4 }
-  : { io_setup: 206, io_destroy: 207, io_getevents: 208, io_submit: 209 };
+  ? { io_setup: 0n, io_destroy: 1n, io_submit: 2n, io_getevents: 4n }
+  : { io_setup: 206n, io_destroy: 207n, io_getevents: 208n, io_submit: 209n };
 
-/** The AIO calls; each returns its result or `-errno`, as libaio's do. */
+/**
+ * The AIO calls; each returns its result or `-errno`, as libaio's do. Counts
+ * are BigInts: V8's fast FFI path takes 64-bit integers only as BigInt (see
+ * tiers/_libc.ts), so callers keep the few values they pass ready-made.
+ */
 export interface Libaio {
   /** Where the calls come from: libaio.so.1, or raw system calls through libc. */
   readonly source: string;
   io_setup(nr: number, ctxOut: Uint8Array<ArrayBuffer>): number;
   io_destroy(ctx: Deno.PointerObject): number;
-  io_submit(ctx: Deno.PointerObject, nr: number, iocbs: Uint8Array<ArrayBuffer>): number;
+  io_submit(ctx: Deno.PointerObject, nr: bigint, iocbs: Uint8Array<ArrayBuffer>): number;
   io_getevents(
     ctx: Deno.PointerObject,
-    minNr: number,
-    nr: number,
+    minNr: bigint,
+    nr: bigint,
     events: Uint8Array<ArrayBuffer>,
     timeout: Uint8Array<ArrayBuffer>,
   ): number;
@@ -84,8 +88,7 @@ let cached: Libaio | undefined;
 export function fromLibaio(): Libaio | undefined {
   for (const name of NAMES) {
     try {
-      // 64-bit parameters as numbers: see Libc in tiers/_libc.ts.
-      const s = Deno.dlopen(name, SYMBOLS).symbols as unknown as Omit<Libaio, "source">;
+      const s = Deno.dlopen(name, SYMBOLS).symbols;
       return {
         source: name,
         io_setup: (nr, out) => s.io_setup(nr, out),
@@ -100,30 +103,9 @@ export function fromLibaio(): Libaio | undefined {
   return undefined;
 }
 
-/** `syscall()` for the AIO calls, with 64-bit parameters as numbers. */
-interface SyscallAio {
-  sys_io_setup(nr: number, maxEvents: number, out: Uint8Array<ArrayBuffer>): number;
-  sys_io_destroy(nr: number, ctx: Deno.PointerObject): number;
-  sys_io_submit(
-    nr: number,
-    ctx: Deno.PointerObject,
-    n: number,
-    iocbs: Uint8Array<ArrayBuffer>,
-  ): number;
-  sys_io_getevents(
-    nr: number,
-    ctx: Deno.PointerObject,
-    minNr: number,
-    n: number,
-    events: Uint8Array<ArrayBuffer>,
-    timeout: Uint8Array<ArrayBuffer>,
-  ): number;
-  __errno_location(): Deno.PointerValue;
-}
-
 /** The calls as raw system calls through libc's `syscall()`. */
 export function fromSyscalls(): Libaio {
-  const s = Deno.dlopen("libc.so.6", SYSCALL_SYMBOLS).symbols as unknown as SyscallAio;
+  const s = Deno.dlopen("libc.so.6", SYSCALL_SYMBOLS).symbols;
   const errno = () => {
     const p = s.__errno_location();
     return p === null ? 5 : new Deno.UnsafePointerView(p).getInt32();
@@ -131,7 +113,7 @@ export function fromSyscalls(): Libaio {
   const ret = (rc: number) => (rc < 0 ? -errno() : rc);
   return {
     source: "syscall (libaio.so.1 not installed)",
-    io_setup: (nr, out) => ret(s.sys_io_setup(NR.io_setup, nr, out)),
+    io_setup: (nr, out) => ret(s.sys_io_setup(NR.io_setup, BigInt(nr), out)),
     io_destroy: (ctx) => ret(s.sys_io_destroy(NR.io_destroy, ctx)),
     io_submit: (ctx, nr, iocbs) => ret(s.sys_io_submit(NR.io_submit, ctx, nr, iocbs)),
     io_getevents: (ctx, min, nr, ev, t) =>

@@ -31,11 +31,11 @@ function readOnce(aio: Libaio, fd: number, offset: number): number {
     v.setBigInt64(IOCB.offset, BigInt(offset), true);
     const ptrs = new Uint8Array(8);
     new DataView(ptrs.buffer).setBigUint64(0, iocb.address, true);
-    assert.equal(aio.io_submit(ctx, 1, ptrs), 1);
+    assert.equal(aio.io_submit(ctx, 1n, ptrs), 1);
     const events = new Uint8Array(IO_EVENT_SIZE);
     const timeout = new Uint8Array(16);
     new DataView(timeout.buffer).setBigInt64(0, 5n, true);
-    assert.equal(aio.io_getevents(ctx, 1, 1, events, timeout), 1);
+    assert.equal(aio.io_getevents(ctx, 1n, 1n, events, timeout), 1);
     const ev = new DataView(events.buffer);
     assert.equal(ev.getBigUint64(IO_EVENT.data, true), 7n);
     return Number(ev.getBigInt64(IO_EVENT.res, true));

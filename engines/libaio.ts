@@ -4,7 +4,8 @@
  * fio's libaio engine.
  *
  * Timing follows fio: slat is from preparing an I/O to io_submit returning,
- * clat from then to the moment its completion is reaped, lat the sum. Without
+ * clat from then to the moment its completion is reaped, lat the sum. Each
+ * I/O is submitted on its own as a slot frees, as fio does by default. Without
  * O_DIRECT the kernel completes buffered I/O inside io_submit, as it does for
  * fio.
  *
@@ -12,7 +13,7 @@
  */
 
 import type { JobPlan } from "../bench/_protocol.ts";
-import { type AlignedBuffer, allocAligned, freeAligned, libc } from "../tiers/_libc.ts";
+import { type AlignedBuffer, allocAligned, freeAligned, monoNow } from "../tiers/_libc.ts";
 import {
   IO_CMD_PREAD,
   IO_CMD_PWRITE,
@@ -28,6 +29,8 @@ import { type JobEngine, type JobRuntime, SyscallFailure } from "./_job.ts";
 /** How long io_getevents waits before looking at the stop flag again. */
 const REAP_TIMEOUT_NS = 100_000_000;
 const EAGAIN = 11;
+/** One, as the BigInt the fast FFI path wants for a 64-bit count. */
+const ONE = 1n;
 const EINTR = 4;
 
 /**
@@ -47,15 +50,12 @@ export class LibaioEngine implements JobEngine {
   /** `iodepth` iocbs, one per slot, in C memory so their addresses never move. */
   readonly #iocbs: AlignedBuffer;
   readonly #iocbView: DataView;
-  /** The array of iocb pointers handed to io_submit. */
-  readonly #ptrs: Uint8Array<ArrayBuffer>;
-  readonly #ptrView: DataView;
+  /** For each slot, a one-entry array holding its iocb's address, for io_submit. */
+  readonly #slotPtrs: Uint8Array<ArrayBuffer>[];
+  readonly #depthBig: bigint;
   readonly #events: Uint8Array<ArrayBuffer>;
   readonly #eventView: DataView;
   readonly #timeout: Uint8Array<ArrayBuffer>;
-  /** Address of each slot's iocb, split in 32-bit halves for DataView writes. */
-  readonly #iocbLo: Uint32Array;
-  readonly #iocbHi: Uint32Array;
 
   private constructor(
     plan: JobPlan,
@@ -71,22 +71,21 @@ export class LibaioEngine implements JobEngine {
     this.#iocbs = allocAligned(depth * IOCB_SIZE, IOCB_SIZE);
     this.#iocbView = new DataView(this.#iocbs.bytes.buffer);
     this.#iocbs.bytes.fill(0);
-    this.#ptrs = new Uint8Array(depth * 8);
-    this.#ptrView = new DataView(this.#ptrs.buffer);
+    this.#slotPtrs = [];
+    this.#depthBig = BigInt(depth);
     this.#events = new Uint8Array(depth * IO_EVENT_SIZE);
     this.#eventView = new DataView(this.#events.buffer);
     this.#timeout = new Uint8Array(16);
     const tv = new DataView(this.#timeout.buffer);
     tv.setBigInt64(0, BigInt(Math.floor(REAP_TIMEOUT_NS / 1e9)), true);
     tv.setBigInt64(8, BigInt(REAP_TIMEOUT_NS % 1e9), true);
-    this.#iocbLo = new Uint32Array(depth);
-    this.#iocbHi = new Uint32Array(depth);
     const iocbBase = this.#iocbs.address;
     for (let slot = 0; slot < depth; slot++) {
       const at = slot * IOCB_SIZE;
       const addr = iocbBase + BigInt(at);
-      this.#iocbLo[slot] = Number(addr & 0xffffffffn);
-      this.#iocbHi[slot] = Number(addr >> 32n);
+      const ptr = new Uint8Array(8);
+      new DataView(ptr.buffer).setBigUint64(0, addr, true);
+      this.#slotPtrs.push(ptr);
       // Fixed per slot: the slot index comes back in io_event.data.
       this.#iocbView.setBigUint64(at + IOCB.data, BigInt(slot), true);
       this.#iocbView.setBigUint64(at + IOCB.buf, bufs.address + BigInt(slot * plan.bs), true);
@@ -130,75 +129,76 @@ export class LibaioEngine implements JobEngine {
     const depth = plan.iodepth;
     const bs = plan.bs;
     const iocb = this.#iocbView;
-    const ptrs = this.#ptrView;
     const ev = this.#eventView;
+    const ctx = this.#ctx;
+    const files = this.#files;
+    const slotPtrs = this.#slotPtrs;
     const prepAt = new Float64Array(depth);
     const submitAt = new Float64Array(depth);
     const isRead = new Uint8Array(depth);
     const offsets = new Float64Array(depth); // offset within the slot's file
     const fileOfSlot = new Int32Array(depth);
-    const files = this.#files;
     const free = new Int32Array(depth);
-    const order = new Int32Array(depth); // slots in the order of the submit array
     for (let i = 0; i < depth; i++) free[i] = depth - 1 - i;
     let nFree = depth;
-    let queued = 0; // prepared, not yet accepted by io_submit (front of #ptrs)
     let inFlight = 0;
+    let pending = -1; // a prepared slot the kernel refused for now (EAGAIN)
     let issuing = true;
+    const fail = (syscall: string, errno: number, slot: number, detail?: string): never => {
+      throw new SyscallFailure(
+        syscall,
+        errno,
+        files.paths[fileOfSlot[slot]!]!,
+        offsets[slot]!,
+        detail,
+      );
+    };
 
-    while (issuing || inFlight > 0 || queued > 0) {
-      // Prepare as many I/Os as there are free slots.
-      while (issuing && nFree > 0) {
-        const now = performance.now();
-        if (!rt.mayIssue(now)) {
-          issuing = false;
+    while (issuing || inFlight > 0 || pending >= 0) {
+      // Submit each I/O as soon as a slot is free, one io_submit per I/O, as
+      // fio does by default (iodepth_batch_submit=1): batching refills behind
+      // a large reap lowers the depth the device sees.
+      while (pending >= 0 || (issuing && nFree > 0)) {
+        let slot = pending;
+        if (slot >= 0) {
+          pending = -1;
+        } else {
+          const now = monoNow();
+          if (!rt.mayIssue(now)) {
+            issuing = false;
+            break;
+          }
+          slot = free[--nFree]!;
+          const at = slot * IOCB_SIZE;
+          const read = rt.nextIsRead();
+          const off = rt.nextOffset();
+          const f = files.fileOf(off);
+          const where = files.offsetIn(off);
+          isRead[slot] = read ? 1 : 0;
+          offsets[slot] = where;
+          fileOfSlot[slot] = f;
+          iocb.setInt32(at + IOCB.fildes, files.fds[f]!, true);
+          iocb.setInt16(at + IOCB.opcode, read ? IO_CMD_PREAD : IO_CMD_PWRITE, true);
+          iocb.setUint32(at + IOCB.offset, where % 4294967296, true);
+          iocb.setUint32(at + IOCB.offset + 4, Math.floor(where / 4294967296), true);
+          prepAt[slot] = now;
+        }
+        const rc = aio.io_submit(ctx, ONE, slotPtrs[slot]!);
+        if (rc === 1) {
+          submitAt[slot] = monoNow();
+          inFlight++;
+          continue;
+        }
+        if ((rc === -EAGAIN || rc === -EINTR || rc === 0) && inFlight > 0) {
+          pending = slot; // retry once completions have freed kernel resources
           break;
         }
-        const slot = free[--nFree]!;
-        const at = slot * IOCB_SIZE;
-        const read = rt.nextIsRead();
-        const off = rt.nextOffset();
-        isRead[slot] = read ? 1 : 0;
-        const f = files.fileOf(off);
-        const at2 = files.offsetIn(off);
-        offsets[slot] = at2;
-        fileOfSlot[slot] = f;
-        iocb.setInt32(at + IOCB.fildes, files.fds[f]!, true);
-        iocb.setInt16(at + IOCB.opcode, read ? IO_CMD_PREAD : IO_CMD_PWRITE, true);
-        iocb.setUint32(at + IOCB.offset, at2 % 4294967296, true);
-        iocb.setUint32(at + IOCB.offset + 4, Math.floor(at2 / 4294967296), true);
-        order[queued] = slot;
-        ptrs.setUint32(queued * 8, this.#iocbLo[slot]!, true);
-        ptrs.setUint32(queued * 8 + 4, this.#iocbHi[slot]!, true);
-        prepAt[slot] = now;
-        queued++;
-      }
-      if (queued > 0) {
-        const rc = aio.io_submit(this.#ctx, queued, this.#ptrs);
-        const t = performance.now();
-        if (rc < 0 && rc !== -EAGAIN && rc !== -EINTR) {
-          const first = order[0]!;
-          throw new SyscallFailure(
-            "io_submit",
-            -rc,
-            files.paths[fileOfSlot[first]!]!,
-            offsets[first]!,
-          );
-        }
-        const accepted = rc > 0 ? rc : 0;
-        for (let q = 0; q < accepted; q++) submitAt[order[q]!] = t;
-        // Keep any the kernel did not take at the front of the pointer array.
-        if (accepted > 0 && accepted < queued) {
-          this.#ptrs.copyWithin(0, accepted * 8, queued * 8);
-          order.copyWithin(0, accepted, queued);
-        }
-        queued -= accepted;
-        inFlight += accepted;
+        fail("io_submit", rc < 0 ? -rc : EAGAIN, slot);
       }
       if (inFlight === 0) continue;
       // Reap at least one completion (all that are ready, up to depth).
-      const n = aio.io_getevents(this.#ctx, 1, depth, this.#events, this.#timeout);
-      const t = performance.now();
+      const n = aio.io_getevents(ctx, ONE, this.#depthBig, this.#events, this.#timeout);
+      const t = monoNow();
       if (n < 0) {
         if (n === -EINTR) continue;
         throw new SyscallFailure("io_getevents", -n, files.paths[0]!);
@@ -210,16 +210,11 @@ export class LibaioEngine implements JobEngine {
         const res = ev.getInt32(at + IO_EVENT.res, true);
         const read = isRead[slot] === 1;
         if (res !== bs) {
-          const errno = res < 0 ? -res : 0;
-          const detail = res < 0
-            ? undefined
-            : `(short ${read ? "read" : "write"}: ${res} of ${bs})`;
-          throw new SyscallFailure(
+          fail(
             read ? "pread (libaio)" : "pwrite (libaio)",
-            errno,
-            files.paths[fileOfSlot[slot]!]!,
-            offsets[slot]!,
-            detail,
+            res < 0 ? -res : 0,
+            slot,
+            res < 0 ? undefined : `(short ${read ? "read" : "write"}: ${res} of ${bs})`,
           );
         }
         rt.complete(read, t, (t - prepAt[slot]!) * 1e6, (submitAt[slot]! - prepAt[slot]!) * 1e6);

@@ -6,6 +6,7 @@
  * @module
  */
 
+import { monoNow } from "../tiers/_libc.ts";
 import type { JobEngine, JobRuntime } from "./_job.ts";
 
 /**
@@ -20,11 +21,11 @@ import type { JobEngine, JobRuntime } from "./_job.ts";
 export class NoopEngine implements JobEngine {
   run(rt: JobRuntime): void {
     for (;;) {
-      const t0 = performance.now();
+      const t0 = monoNow();
       if (!rt.mayIssue(t0)) break;
       const isRead = rt.nextIsRead();
       rt.nextOffset();
-      const t1 = performance.now();
+      const t1 = monoNow();
       rt.complete(isRead, t1, (t1 - t0) * 1e6, -1);
     }
   }

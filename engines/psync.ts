@@ -6,7 +6,14 @@
  */
 
 import type { JobPlan } from "../bench/_protocol.ts";
-import { type AlignedBuffer, allocAligned, freeAligned, lastErrno, libc } from "../tiers/_libc.ts";
+import {
+  type AlignedBuffer,
+  allocAligned,
+  freeAligned,
+  lastErrno,
+  libc,
+  monoNow,
+} from "../tiers/_libc.ts";
 import { fillRandom, JobFiles } from "./_file.ts";
 import { type JobEngine, type JobRuntime, SyscallFailure } from "./_job.ts";
 
@@ -52,15 +59,18 @@ export class PsyncEngine implements JobEngine {
     const region = this.#plan.target.regionOffset;
     const ptr = this.#buf.pointer;
     const bs = this.#plan.bs;
+    // 64-bit FFI arguments go as BigInt, or V8 leaves its fast call path (see tiers/_libc.ts).
+    const count = BigInt(bs);
     for (;;) {
-      const t0 = performance.now();
+      const t0 = monoNow();
       if (!rt.mayIssue(t0)) break;
       const isRead = rt.nextIsRead();
       const offset = rt.nextOffset();
       const fd = single ? fd0 : files.fds[files.fileOf(offset)]!;
       const at = single ? offset + region : files.offsetIn(offset);
-      const n = isRead ? pread(fd, ptr, bs, at) : pwrite(fd, ptr, bs, at);
-      const t1 = performance.now();
+      const pos = BigInt(at);
+      const n = isRead ? pread(fd, ptr, count, pos) : pwrite(fd, ptr, count, pos);
+      const t1 = monoNow();
       if (n !== bs) {
         const errno = n < 0 ? lastErrno() : 0;
         const detail = n < 0 ? undefined : `(short ${isRead ? "read" : "write"}: ${n} of ${bs})`;

@@ -26,8 +26,8 @@ Deno.test("pread() with O_DIRECT and a misaligned offset fails with its own errn
   assert.ok(fd >= 0);
   const buf = allocAligned(4096, 4096);
   try {
-    assert.equal(c.pread(fd, buf.pointer, 4096, 0), 4096);
-    assert.equal(c.pread(fd, buf.pointer, 4096, 1), -1);
+    assert.equal(c.pread(fd, buf.pointer, 4096n, 0n), 4096);
+    assert.equal(c.pread(fd, buf.pointer, 4096n, 1n), -1);
     assert.equal(errnoName(lastErrno()), "EINVAL");
   } finally {
     freeAligned(buf);
