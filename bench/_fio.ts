@@ -81,8 +81,9 @@ export function fioArgs(p: Pattern, filename: string): string[] {
 }
 
 /**
- * tierbench `run` arguments for `p` on `tier` (`file:DIR` or `memory:DIR`);
- * the caller adds `--output` and `--quiet`.
+ * tierbench `run` arguments for `p` on `tier` (`file:DIR` or `memory:DIR`),
+ * reading `filename` in place when given; the caller adds `--output` and
+ * `--quiet`.
  *
  * @example
  * ```ts
@@ -94,8 +95,9 @@ export function fioArgs(p: Pattern, filename: string): string[] {
  * console.assert(!args.includes("--direct") && args.includes("randread"));
  * ```
  */
-export function tierbenchArgs(p: Pattern, tier: string): string[] {
+export function tierbenchArgs(p: Pattern, tier: string, filename?: string): string[] {
   return [
+    ...(filename === undefined ? [] : ["--filename", filename]),
     "--tier",
     tier,
     "--rw",

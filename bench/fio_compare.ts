@@ -4,10 +4,13 @@
  * the device (caches, thermal or cloud burst limits) falls on both alike. Each
  * case reports the median over rounds of the per-round ratio tierbench/fio,
  * each tool's median figure, and whether the target is met; a last case checks
- * that tierbench's peak RSS stays flat however many bytes it moves.
+ * that tierbench's peak RSS stays flat however many bytes it moves. In a read
+ * case both tools read the one file laid out (by fio) for that round —
+ * tierbench through `--filename` — so they meet the same blocks in the same
+ * cache state; in a write case each writes a fresh file.
  *
  * ```sh
- * deno task bench:fio                          # 3 rounds, scratch under the current directory
+ * deno task bench:fio                          # 4 rounds, scratch under the current directory
  * deno task bench:fio --quick --dir /mnt/nvme  # 1 round of 1 s ramp + 2 s per run
  * ```
  *
@@ -200,7 +203,7 @@ function resolveSettings(o: RawOptions, now: Date): Settings {
   return {
     dir: resolvePath(o.dir ?? "."),
     tmpfsDir: resolvePath(o.tmpfsDir),
-    rounds: intOption("rounds", o.rounds ?? (o.quick ? "1" : "3"), 1, 99),
+    rounds: intOption("rounds", o.rounds ?? (o.quick ? "1" : "4"), 1, 99),
     runtimeS: intOption("runtime", o.runtime ?? (o.quick ? "2" : "5"), 1, 3600),
     rampS: intOption("ramp", o.ramp ?? "1", 0, 3600),
     size: sizeOption("size", o.size),
@@ -441,23 +444,56 @@ async function runTierbench(
   }
 }
 
-async function tierbenchCase(ctx: Context, c: CaseDef, name: string): Promise<TierbenchFigures> {
+async function tierbenchCase(
+  ctx: Context,
+  c: CaseDef,
+  name: string,
+  shared?: string,
+): Promise<TierbenchFigures> {
   const p = patternOf(c, ctx.settings);
-  const text = await runTierbench(ctx, c.place, name, tierbenchArgs(p, tierSpec(c, ctx.scratch)));
+  const args = tierbenchArgs(p, tierSpec(c, ctx.scratch), shared);
+  const text = await runTierbench(ctx, c.place, name, args);
   return parseOrFail(`tierbench ${name}`, () => parseTierbenchJson(text, direction(p)));
 }
 
-/** Runs fio on a fresh file in the case's scratch directory, then removes the file. */
-async function fioCase(ctx: Context, c: CaseDef, name: string): Promise<Figures> {
+/**
+ * Runs fio on the shared file of a read case, or on a fresh file in the
+ * case's scratch directory (removed afterwards) for a write case.
+ */
+async function fioCase(ctx: Context, c: CaseDef, name: string, shared?: string): Promise<Figures> {
   const p = patternOf(c, ctx.settings);
   const file = `${name}.fio.dat`;
   try {
-    const out = await ctx.runner.run(ctx.settings.fio, fioArgs(p, ctx.scratch.path(c.place, file)));
+    const out = await ctx.runner.run(
+      ctx.settings.fio,
+      fioArgs(p, shared ?? ctx.scratch.path(c.place, file)),
+    );
     if (!out.success) throw new CompareError(`fio ${name}: ${lastLine(out)}`);
     return parseOrFail(`fio ${name}`, () => parseFioJson(decoder.decode(out.stdout), direction(p)));
   } finally {
-    await ctx.scratch.removeFile(c.place, file);
+    if (shared === undefined) await ctx.scratch.removeFile(c.place, file);
   }
+}
+
+/**
+ * Writes the file both tools read in a read case (with fio, sequentially, in
+ * 1 MiB blocks), so they read the very same blocks in the same state.
+ */
+async function layOutShared(ctx: Context, c: CaseDef, name: string): Promise<string> {
+  const p = patternOf(c, ctx.settings);
+  const path = ctx.scratch.path(c.place, `${name}.shared.dat`);
+  const out = await ctx.runner.run(ctx.settings.fio, [
+    "--name=layout",
+    `--filename=${path}`,
+    "--rw=write",
+    "--bs=1m",
+    `--size=${p.size}`,
+    "--ioengine=psync",
+    `--direct=${p.direct ? 1 : 0}`,
+    "--output-format=json",
+  ]);
+  if (!out.success) throw new CompareError(`fio layout ${name}: ${lastLine(out)}`);
+  return path;
 }
 
 function parseOrFail<T>(what: string, parse: () => T): T {
@@ -478,9 +514,16 @@ async function measureCase(ctx: Context, c: CaseDef, round: number): Promise<Cas
   const name = `${c.id}-r${round}`;
   let tb: TierbenchFigures | undefined;
   let fio: Figures | undefined;
-  for (const tool of first === "tierbench" ? ["tierbench", "fio"] : ["fio", "tierbench"]) {
-    if (tool === "tierbench") tb = await tierbenchCase(ctx, c, name);
-    else fio = await fioCase(ctx, c, name);
+  // Reads: both tools read one file laid out for this round; writes: fresh files each.
+  const reads = direction(patternOf(c, ctx.settings)) === "read";
+  const shared = reads ? await layOutShared(ctx, c, name) : undefined;
+  try {
+    for (const tool of first === "tierbench" ? ["tierbench", "fio"] : ["fio", "tierbench"]) {
+      if (tool === "tierbench") tb = await tierbenchCase(ctx, c, name, shared);
+      else fio = await fioCase(ctx, c, name, shared);
+    }
+  } finally {
+    if (shared !== undefined) await ctx.scratch.removeFile(c.place, `${name}.shared.dat`);
   }
   const ratio = metricOf(c, tb!) / metricOf(c, fio!);
   return { round, first, tierbench: tb!, fio: fio!, ratio };
@@ -789,7 +832,7 @@ const program = new Command()
   )
   .option("--dir <dir>", "directory on the disk to test (default: the current directory)")
   .option("--tmpfs-dir <dir>", "tmpfs directory for the tmpfs and RSS cases", "/dev/shm")
-  .option("--rounds <n>", "rounds; each runs every case with both tools (default 3)")
+  .option("--rounds <n>", "rounds; each runs every case with both tools (default 4: each tool first as often)")
   .option("--runtime <seconds>", "measured seconds per run (default 5)")
   .option("--ramp <seconds>", "warm-up seconds per run, excluded (default 1)")
   .option("--size <size>", "file size of the disk cases", "512m")
