@@ -24,6 +24,7 @@ import {
   parseJobOptions,
   RW_MODES,
 } from "./bench/config.ts";
+import { redactSecrets } from "./bench/secrets.ts";
 import { ConfigError } from "./bench/errors.ts";
 import { profileJobs, REMOTE_HELP, remoteFromEnv } from "./bench/profile.ts";
 import { ProgressLine } from "./bench/progress.ts";
@@ -47,7 +48,7 @@ function resolvePath(p: string): string {
 }
 
 function fail(message: string, code: number): never {
-  console.error(`tierbench: ${message}`);
+  console.error(`tierbench: ${redactSecrets(message)}`);
   Deno.exit(code);
 }
 
@@ -137,7 +138,7 @@ program.command("run")
   .description("run one fio-style job on one tier")
   .requiredOption(
     "--tier <spec>",
-    "where to do I/O: file:DIR, memory:[DIR] (default /dev/shm), null:",
+    "where to do I/O: file:DIR, memory:[DIR] (default /dev/shm), pfs:DIR, s3://BUCKET[/PREFIX], null:",
   )
   .addOption(new Option("--rw <mode>", "access pattern").choices(RW_MODES).default(DEFAULTS.rw))
   .option("--rwmixread <pct>", "percentage of reads for randrw", DEFAULTS.rwmixread)
@@ -167,6 +168,18 @@ program.command("run")
   .option("--filename <file>", "read an existing file instead of laying one out (never written)")
   .option("--end-fsync", "fsync every file when a job ends (default for pfs)")
   .option("--no-end-fsync", "do not fsync at the end of a job")
+  .option(
+    "--endpoint <url>",
+    "s3: endpoint URL (default: $TIERBENCH_S3_ENDPOINT, $AWS_ENDPOINT_URL_S3, $AWS_ENDPOINT_URL)",
+  )
+  .option("--region <name>", "s3: region to sign for (default: $AWS_REGION, else us-east-1)")
+  .option("--object-size <size>", "s3: size of the objects reads GET from (default: --bs)")
+  .option("--part-size <size>", "s3: part size of multipart uploads", DEFAULTS.partSize)
+  .option(
+    "--multipart-threshold <size>",
+    "s3: objects larger than this are written by multipart upload",
+    DEFAULTS.multipartThreshold,
+  )
   .option("--name <name>", "label for the table and results")
   .option("--output <file>", "result JSON (default results/<host>-<run id>.json)")
   .option("--quiet", "no progress line", false)
@@ -191,6 +204,11 @@ program.command("run")
       fileLayout: o.fileLayout,
       endFsync: o.endFsync,
       filename: o.filename === undefined ? undefined : resolvePath(o.filename),
+      endpoint: o.endpoint,
+      region: o.region,
+      objectSize: o.objectSize,
+      partSize: o.partSize,
+      multipartThreshold: o.multipartThreshold,
     });
     await runAndReport([job], "run", o);
   });

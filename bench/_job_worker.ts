@@ -10,10 +10,13 @@
 import { LibaioEngine } from "../engines/libaio.ts";
 import { NoopEngine } from "../engines/noop.ts";
 import { PsyncEngine } from "../engines/psync.ts";
+import { S3Engine } from "../engines/s3.ts";
 import { type JobEngine, JobRuntime, SyscallFailure } from "../engines/_job.ts";
 import { errnoName, strerror } from "../tiers/_libc.ts";
 import type { JobFailure, JobMessage, JobPlan, JobStart } from "./_protocol.ts";
 import { encodeLatency } from "./recorder.ts";
+import { S3Error } from "./errors.ts";
+import { redactSecrets } from "./secrets.ts";
 
 function openEngine(plan: JobPlan): JobEngine | Promise<JobEngine> {
   switch (plan.engine) {
@@ -24,7 +27,7 @@ function openEngine(plan: JobPlan): JobEngine | Promise<JobEngine> {
     case "libaio":
       return LibaioEngine.open(plan);
     case "s3":
-      throw new TypeError("the s3 engine is not part of this build yet");
+      return S3Engine.open(plan);
   }
 }
 
@@ -42,8 +45,20 @@ function describe(e: unknown): JobFailure {
       ...(detail === undefined ? {} : { detail }),
     };
   }
+  if (e instanceof S3Error) {
+    return {
+      kind: "s3",
+      operation: e.operation,
+      bucket: e.bucket,
+      key: e.key,
+      code: e.code,
+      ...(e.status === undefined ? {} : { status: e.status }),
+      attempts: e.attempts,
+      message: redactSecrets(e.message),
+    };
+  }
   const err = e instanceof Error ? e : new Error(String(e));
-  return { kind: "other", name: err.name, message: err.message };
+  return { kind: "other", name: err.name, message: redactSecrets(err.message) };
 }
 
 self.onmessage = async (event: MessageEvent<JobStart>) => {

@@ -17,8 +17,13 @@ export interface S3Target {
   readonly endpoint: string | undefined;
   readonly region: string;
   readonly bucket: string;
-  /** Key prefix of this job's objects, inside the run's scratch prefix (ends with "/"). */
+  /**
+   * Key prefix of the objects this job reads (`obj<k>`), inside the run's
+   * scratch prefix (ends with "/"); laid out before the clock starts.
+   */
   readonly prefix: string;
+  /** Key prefix of the fresh objects this job writes (`o<n>`), ends with "/"; `""` if none. */
+  readonly writePrefix: string;
   readonly objectSize: number;
   readonly partSize: number;
   readonly multipartThreshold: number;
@@ -137,6 +142,17 @@ export type JobFailure =
     readonly path: string;
     readonly offset?: number;
     readonly detail?: string;
+  }
+  | {
+    readonly kind: "s3";
+    readonly operation: string;
+    readonly bucket: string;
+    readonly key: string;
+    readonly code: string;
+    readonly status?: number;
+    readonly attempts: number;
+    /** The whole one-line message, credentials removed. */
+    readonly message: string;
   }
   | { readonly kind: "other"; readonly name: string; readonly message: string };
 

@@ -206,6 +206,8 @@ const FLAG: Record<string, string> = {
 };
 
 const MAX_BS = 256 * 1024 ** 2;
+/** S3's smallest part of a multipart upload (all parts but the last). */
+const MIN_PART_SIZE = 5 * 1024 ** 2;
 
 const sizeField = (name: string) =>
   z.string().transform((s, ctx) => {
@@ -363,6 +365,12 @@ export function parseJobOptions(raw: RawJobOptions): JobOptions {
     if (o.nrfiles > 1 || o.fileLayout !== "files") {
       throw new ConfigError("filename", "names one file: drop --nrfiles and --file-layout");
     }
+  }
+  if (tier.kind === "s3" && o.partSize < MIN_PART_SIZE) {
+    throw new ConfigError(
+      "part-size",
+      `${raw.partSize} is below 5m, the smallest part S3 accepts (all but the last part)`,
+    );
   }
   const objectSize = o.objectSize ?? o.bs;
   if (tier.kind === "s3" && objectSize < o.bs) {

@@ -40,6 +40,9 @@ const HINTS: Record<string, string> = {
   EINVAL: "the file system or device rejected the request (alignment or flags)",
   EMFILE: "too many open files: lower --numjobs or raise `ulimit -n`",
   ENOMEM: "out of memory: lower --iodepth, --numjobs or --bs",
+  ENOTCONN: "the file system's client lost its connection (a network or FUSE mount died): " +
+    "check and remount it",
+  ESTALE: "the network file system dropped the file handle: check and remount it",
 };
 
 /**
@@ -115,5 +118,99 @@ export class InterruptedError extends Error {
   constructor(signal: string, options?: ErrorOptions) {
     super(`interrupted by ${signal}`, options);
     this.signal = signal;
+  }
+}
+
+/** Hints for S3 error codes and network failures. */
+const S3_HINTS: Record<string, string> = {
+  NoSuchBucket: "create the bucket or name an existing one",
+  AccessDenied: "check the credentials (AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY or " +
+    "AWS_PROFILE) and the bucket's policy",
+  InvalidAccessKeyId: "check AWS_ACCESS_KEY_ID (or AWS_PROFILE)",
+  SignatureDoesNotMatch: "check AWS_SECRET_ACCESS_KEY (or AWS_PROFILE) and --region",
+  SlowDown: "the server throttled requests: lower --iodepth or --numjobs",
+};
+
+/** Codes of failures to reach the server at all. */
+const UNREACHABLE = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "ETIMEDOUT",
+  "EPIPE",
+  "TimeoutError",
+]);
+
+/**
+ * An S3 request failed for good (after any retries). Names the operation, the
+ * object, the error code and HTTP status, never a credential.
+ *
+ * @example
+ * ```ts
+ * import { S3Error } from "./errors.ts";
+ * const e = new S3Error({
+ *   operation: "GetObject",
+ *   bucket: "b",
+ *   key: "k",
+ *   code: "NoSuchBucket",
+ *   status: 404,
+ *   endpoint: "http://127.0.0.1:7480",
+ * });
+ * console.assert(e.message.startsWith("s3 GetObject s3://b/k: NoSuchBucket (HTTP 404)"));
+ * ```
+ */
+export class S3Error extends Error {
+  override name = "S3Error";
+  /** The S3 API operation, e.g. `PutObject`. */
+  readonly operation: string;
+  readonly bucket: string;
+  /** The object key, or `""` for bucket operations. */
+  readonly key: string;
+  /** The S3 error code (`NoSuchBucket`) or the network error (`ECONNREFUSED`). */
+  readonly code: string;
+  /** The HTTP status, when a response came. */
+  readonly status: number | undefined;
+  /** Requests made, retries included. */
+  readonly attempts: number;
+  /** Whether the server could not be reached at all. */
+  readonly unreachable: boolean;
+
+  constructor(
+    info: {
+      operation: string;
+      bucket: string;
+      key?: string | undefined;
+      code: string;
+      status?: number | undefined;
+      attempts?: number | undefined;
+      endpoint: string;
+      detail?: string | undefined;
+    },
+    options?: ErrorOptions,
+  ) {
+    const unreachable = info.status === undefined && UNREACHABLE.has(info.code);
+    const status = info.status === undefined ? "" : ` (HTTP ${info.status})`;
+    const attempts = (info.attempts ?? 1) > 1 ? ` after ${info.attempts} attempts` : "";
+    const detail = info.detail ? ` ${info.detail}` : "";
+    const hint = unreachable
+      ? `cannot reach ${info.endpoint}: is the S3 server running (--endpoint)?`
+      : info.status !== undefined && info.status >= 500
+      ? "the server failed: see its logs"
+      : S3_HINTS[info.code];
+    super(
+      `s3 ${info.operation} s3://${info.bucket}/${info.key ?? ""}: ${info.code}${status}` +
+        `${detail}${attempts}${hint ? `; ${hint}` : ""}`,
+      options,
+    );
+    this.operation = info.operation;
+    this.bucket = info.bucket;
+    this.key = info.key ?? "";
+    this.code = info.code;
+    this.status = info.status;
+    this.attempts = info.attempts ?? 1;
+    this.unreachable = unreachable;
   }
 }

@@ -16,6 +16,7 @@ import { BUFFER_ALIGNMENT } from "../tiers/_file_backed.ts";
 import { libaio } from "../engines/_libaio.ts";
 import { formatTierSpec, type JobOptions } from "./config.ts";
 import { IoError } from "./errors.ts";
+import { redactSecrets } from "./secrets.ts";
 import {
   CTL,
   JOB,
@@ -102,7 +103,8 @@ function options(job: JobOptions): RunOptions {
 }
 
 function describeFailure(f: JobFailure): string {
-  if (f.kind === "other") return `${f.name}: ${f.message}`;
+  if (f.kind === "other") return redactSecrets(`${f.name}: ${f.message}`);
+  if (f.kind === "s3") return f.message;
   return new IoError({
     syscall: f.syscall,
     errno: f.errno,

@@ -78,10 +78,10 @@ export async function runSession(
         status = "interrupted";
         break;
       }
-      const key = formatTierSpec(job.tier);
+      const key = `${formatTierSpec(job.tier)} ${job.s3?.endpoint ?? ""} ${job.s3?.region ?? ""}`;
       let tier = tiers.get(key);
       if (!tier) {
-        tier = openTier(job.tier, runId);
+        tier = openTier(job.tier, runId, job.s3);
         tiers.set(key, tier);
         await tier.setup();
       }

@@ -203,6 +203,76 @@ export async function cephDown(options: CephDownOptions = {}): Promise<void> {
   await teardown(l, options.progress ?? toStderr);
 }
 
+/** Options of the functions that stop or start one service of a running cluster. */
+export interface CephServiceOptions {
+  /** State directory; default `$TIERBENCH_CEPH_DIR`, else {@linkcode DEFAULT_CEPH_DIR}. */
+  dir?: string;
+  /** The signal that stops it: SIGTERM (default) or SIGKILL, as a crash would. */
+  signal?: "SIGTERM" | "SIGKILL";
+}
+
+/** Whether a cluster in the state directory is up and serving (all daemons, S3, the mount). */
+export async function cephServing(options: { dir?: string } = {}): Promise<boolean> {
+  return (await servingState(layout(resolveDir(options.dir)))) !== undefined;
+}
+
+/**
+ * Stops radosgw (the S3 endpoint) and nothing else; the objects stay in the
+ * OSD. For fault tests: {@linkcode startRgw} brings it back.
+ *
+ * @example
+ * ```ts ignore
+ * import { startRgw, stopRgw } from "./ceph.ts";
+ * await stopRgw({ signal: "SIGKILL" }); // S3 requests now fail with ECONNREFUSED
+ * await startRgw();
+ * ```
+ */
+export async function stopRgw(options: CephServiceOptions = {}): Promise<void> {
+  const l = layout(resolveDir(options.dir));
+  await stopOne(l, RGW, options.signal ?? "SIGTERM");
+  for (let i = 0; i < 200 && await rgwAnswers(); i++) await sleep(50);
+}
+
+/** Starts radosgw again after {@linkcode stopRgw} and waits until S3 answers. */
+export async function startRgw(options: { dir?: string } = {}): Promise<void> {
+  const l = layout(resolveDir(options.dir));
+  if (await pidOf(l, RGW) === undefined) {
+    await Deno.remove(pidFile(l, RGW)).catch(() => {});
+    await startDaemon(l, RGW);
+  }
+  await waitUntil(l, `radosgw (${S3_ENDPOINT})`, RGW, [MON, OSD, RGW], 120_000, rgwAnswers);
+}
+
+/**
+ * Stops ceph-fuse without unmounting: with SIGKILL, as a client crash would,
+ * the mount point is left dead (every access fails with ENOTCONN). For fault
+ * tests: {@linkcode remountFs} brings the mount back.
+ */
+export async function stopFuse(options: CephServiceOptions = {}): Promise<void> {
+  const l = layout(resolveDir(options.dir));
+  await stopOne(l, FUSE, options.signal ?? "SIGKILL");
+}
+
+/**
+ * Mounts CephFS again after {@linkcode stopFuse} (or any loss of the mount):
+ * removes the dead mount, evicts the dead client's session from the MDS (so
+ * that the new client is not kept waiting on its capabilities), starts
+ * ceph-fuse and waits for the mount.
+ */
+export async function remountFs(options: { dir?: string } = {}): Promise<void> {
+  const l = layout(resolveDir(options.dir));
+  const s = await readState(l);
+  if (!s?.fs) throw new CephError(`no cluster with a file system in ${l.dir}`);
+  if (await pidOf(l, FUSE) !== undefined && (await mountsUnder(l)).includes(l.mnt)) return;
+  await stopOne(l, FUSE, "SIGKILL");
+  await unmountAll(l);
+  await run("ceph", ["-c", l.conf, "--connect-timeout", "10", "tell", "mds.a", "client", "evict"], {
+    timeoutMs: 30_000,
+  });
+  await Deno.remove(pidFile(l, FUSE)).catch(() => {});
+  await mountFs(l, () => {});
+}
+
 /** The `export NAME=value` lines for `env`, ready for a POSIX shell's `eval`. */
 export function exportLines(env: CephEnv): string {
   const vars: [string, string][] = [
@@ -613,6 +683,18 @@ async function stopDaemons(l: Layout, say: (line: string) => void): Promise<numb
     }
   }
   return procs.length;
+}
+
+/** Stops one daemon of the cluster by its pid file, if it runs. */
+async function stopOne(l: Layout, d: Daemon, sig: "SIGTERM" | "SIGKILL"): Promise<void> {
+  const pid = await pidOf(l, d);
+  if (pid === undefined) return;
+  signal(pid, sig);
+  if (await allExited([{ pid }], STOP_GRACE_MS)) return;
+  signal(pid, "SIGKILL");
+  if (!await allExited([{ pid }], 5_000)) {
+    throw new CephError(`could not stop ${d.bin} (pid ${pid}) even with SIGKILL`);
+  }
 }
 
 async function living(procs: { pid: number; bin: string }[]): Promise<string> {

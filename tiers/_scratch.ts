@@ -13,6 +13,18 @@ export const MARKER = ".tierbench-scratch";
 /** Scratch directory names start with this. */
 export const SCRATCH_PREFIX = "tierbench-scratch-";
 
+/** What a scratch marker holds (JSON), for directories and S3 prefixes alike. */
+export interface ScratchMarker {
+  /** The run that made the scratch area. */
+  run_id: string;
+  /** The host it ran on (absent in markers of older versions). */
+  host?: string;
+  /** The process that made it. */
+  pid?: number;
+  /** ISO 8601 time of creation. */
+  created?: string;
+}
+
 /** A new run id: time plus randomness, sortable. */
 export function newRunId(): string {
   const t = new Date().toISOString().replace(/[-:]/g, "").replace(/\..*$/, "");
@@ -30,20 +42,32 @@ export async function makeScratchDir(parent: string, runId: string, tag: string)
   await Deno.mkdir(dir, { mode: 0o700 });
   await Deno.writeTextFile(
     join(dir, MARKER),
-    JSON.stringify({ run_id: runId, pid: Deno.pid, created: new Date().toISOString() }) + "\n",
+    JSON.stringify(
+      {
+        run_id: runId,
+        host: Deno.hostname(),
+        pid: Deno.pid,
+        created: new Date().toISOString(),
+      } satisfies ScratchMarker,
+    ) + "\n",
     { createNew: true },
   );
   return dir;
 }
 
-/** Whether `dir` is a scratch directory of the run `runId`. */
-export function isOurScratchDir(dir: string, runId: string): boolean {
+/** The marker of a scratch directory; undefined when it has none (or not a readable one). */
+export function readScratchMarkerSync(dir: string): ScratchMarker | undefined {
   try {
     const marker = JSON.parse(Deno.readTextFileSync(join(dir, MARKER)));
-    return marker?.run_id === runId;
+    return typeof marker?.run_id === "string" ? marker as ScratchMarker : undefined;
   } catch {
-    return false;
+    return undefined;
   }
+}
+
+/** Whether `dir` is a scratch directory of the run `runId`. */
+export function isOurScratchDir(dir: string, runId: string): boolean {
+  return readScratchMarkerSync(dir)?.run_id === runId;
 }
 
 /**

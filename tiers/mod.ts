@@ -9,16 +9,19 @@ import { FileTier } from "./file.ts";
 import { MemoryTier } from "./memory.ts";
 import { NullTier } from "./null.ts";
 import { PfsTier } from "./pfs.ts";
+import { S3Tier, type S3TierOptions } from "./s3.ts";
 import type { Tier } from "./types.ts";
 
 export { FileTier } from "./file.ts";
 export { MemoryTier } from "./memory.ts";
 export { NullTier } from "./null.ts";
 export { PfsTier } from "./pfs.ts";
+export { S3Tier, type S3TierOptions } from "./s3.ts";
 export type { DirectSupport, JobTarget, Tier, TierCapabilities, TierFacts } from "./types.ts";
 
 /**
- * The tier for a spec (not yet set up).
+ * The tier for a spec (not yet set up); `s3` says where an s3 tier's server is
+ * when the environment should not decide.
  *
  * @example
  * ```ts
@@ -27,7 +30,7 @@ export type { DirectSupport, JobTarget, Tier, TierCapabilities, TierFacts } from
  * await tier.setup();
  * ```
  */
-export function openTier(spec: TierSpec, runId?: string): Tier {
+export function openTier(spec: TierSpec, runId?: string, s3?: S3TierOptions): Tier {
   switch (spec.kind) {
     case "null":
       return new NullTier();
@@ -38,6 +41,6 @@ export function openTier(spec: TierSpec, runId?: string): Tier {
     case "pfs":
       return new PfsTier(spec, runId);
     case "s3":
-      throw new TypeError("the s3 tier is not part of this build yet");
+      return new S3Tier(spec, runId, s3);
   }
 }

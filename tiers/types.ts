@@ -31,7 +31,7 @@ export interface TierCapabilities {
   /** Required alignment of offsets and sizes under O_DIRECT, in bytes. */
   readonly alignment: number;
   /** Engines that can drive this tier. */
-  readonly engines: readonly (Engine | "noop")[];
+  readonly engines: readonly (Engine | "noop" | "s3")[];
 }
 
 export type { JobTarget, S3Target } from "../bench/_protocol.ts";
@@ -45,6 +45,8 @@ export interface TierFacts {
   alignment: number;
   note?: string;
   fs?: PathFacts;
+  /** s3 only: where the objects went (never a credential). */
+  s3?: { endpoint: string; region: string; bucket: string; scratch_prefix: string };
 }
 
 /** A storage tier under test. Dispose it to remove its scratch directory. */

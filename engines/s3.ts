@@ -1,0 +1,369 @@
+/**
+ * `s3`: the engine of the s3 tier. Each job keeps `iodepth` requests in
+ * flight on its Worker's event loop with @aws-sdk/client-s3:
+ *
+ * - a read GETs a whole object (object size = bs) or `bs` bytes of one with a
+ *   ranged GET, walking the job's space with the job's offsets (offset o is
+ *   object ⌊o / object size⌋, at o mod object size in it); the body is read
+ *   to its end, and the time to its first byte goes into the ttfb histogram;
+ * - a write PUTs a fresh object of `bs` bytes, or uploads it in parts of the
+ *   part size when `bs` is above the multipart threshold, the parts sharing
+ *   the job's `iodepth` request slots.
+ *
+ * `lat` is the whole request (all parts for a multipart upload); there is no
+ * separate submission step, so no `slat`. Transient failures are retried by
+ * the SDK (and here, when a body breaks off) and counted as retries.
+ *
+ * @module
+ */
+
+import {
+  AbortMultipartUploadCommand,
+  CompleteMultipartUploadCommand,
+  CreateMultipartUploadCommand,
+  GetObjectCommand,
+  PutObjectCommand,
+  type S3Client,
+  UploadPartCommand,
+} from "@aws-sdk/client-s3";
+import type { JobPlan, S3Target } from "../bench/_protocol.ts";
+import { S3Error } from "../bench/errors.ts";
+import {
+  attemptsOf,
+  endpointLabel,
+  isTransient,
+  MAX_ATTEMPTS,
+  newS3Client,
+  resolveCredentials,
+  s3ErrorFrom,
+  type S3Location,
+} from "../tiers/_s3_client.ts";
+import { monoNow } from "../tiers/_libc.ts";
+import type { JobEngine, JobRuntime } from "./_job.ts";
+
+/** Concurrency of the layout (not measured), at least this many requests. */
+const MIN_LAYOUT_DEPTH = 4;
+
+/** A counting semaphore: the job's request slots. */
+class Slots {
+  #free: number;
+  readonly #waiting: (() => void)[] = [];
+
+  constructor(n: number) {
+    this.#free = n;
+  }
+
+  acquire(): Promise<void> | undefined {
+    if (this.#free > 0) {
+      this.#free--;
+      return undefined;
+    }
+    return new Promise((resolve) => this.#waiting.push(resolve));
+  }
+
+  release(): void {
+    const next = this.#waiting.shift();
+    if (next) next();
+    else this.#free++;
+  }
+}
+
+/** Retries counted by a job: on its runtime once running, kept aside during layout. */
+type RetryCounter = (n: number) => void;
+
+/**
+ * The s3 engine of one job.
+ *
+ * @example
+ * ```ts ignore
+ * const engine = await S3Engine.open(plan); // lays out read objects when asked
+ * try { await engine.run(runtime); } finally { engine.close(); }
+ * ```
+ */
+export class S3Engine implements JobEngine {
+  readonly #plan: JobPlan;
+  readonly #t: S3Target;
+  readonly #loc: S3Location;
+  readonly #client: S3Client;
+  readonly #buf: Uint8Array;
+  #slots: Slots;
+  #written = 0;
+  #failure: unknown;
+
+  private constructor(plan: JobPlan, t: S3Target, client: S3Client, buf: Uint8Array) {
+    this.#plan = plan;
+    this.#t = t;
+    this.#loc = { endpoint: t.endpoint, region: t.region };
+    this.#client = client;
+    this.#buf = buf;
+    this.#slots = new Slots(plan.iodepth);
+  }
+
+  /** Makes the client and the data buffer, and lays out the objects reads need. */
+  static async open(plan: JobPlan): Promise<S3Engine> {
+    const t = plan.target.s3;
+    if (t === undefined) throw new TypeError("an s3 job needs an s3 target");
+    const client = newS3Client(
+      { endpoint: t.endpoint, region: t.region },
+      { maxSockets: Math.max(50, plan.iodepth) },
+    );
+    try {
+      await resolveCredentials(client);
+      // One buffer serves every body: the largest single PUT or part this job sends.
+      const bodySize = (n: number) => n > t.multipartThreshold ? Math.min(t.partSize, n) : n;
+      const layoutSize = plan.target.layout === "prefill" ? bodySize(t.objectSize) : 0;
+      const buf = new Uint8Array(Math.max(bodySize(plan.bs), layoutSize, 1));
+      fillRandom(buf);
+      const engine = new S3Engine(plan, t, client, buf);
+      if (plan.target.layout === "prefill") await engine.#layOut();
+      return engine;
+    } catch (e) {
+      client.destroy();
+      throw e;
+    }
+  }
+
+  /** Objects of the job's read space: object k holds bytes [k × objectSize, …) of it. */
+  #objectCount(): number {
+    return Math.ceil(this.#plan.size / this.#t.objectSize);
+  }
+
+  #objectLength(k: number): number {
+    return Math.min(this.#t.objectSize, this.#plan.size - k * this.#t.objectSize);
+  }
+
+  /** PUTs every read object, a few at a time; not measured. */
+  async #layOut(): Promise<void> {
+    const n = this.#objectCount();
+    const depth = Math.max(MIN_LAYOUT_DEPTH, this.#plan.iodepth);
+    this.#slots = new Slots(depth);
+    let next = 0;
+    const lane = async () => {
+      while (this.#failure === undefined && next < n) {
+        const k = next++;
+        await this.#put(`${this.#t.prefix}obj${k}`, this.#objectLength(k), () => {});
+      }
+    };
+    await this.#lanes(depth, lane);
+    this.#slots = new Slots(this.#plan.iodepth);
+  }
+
+  /** Runs `count` lanes; the first failure stops the others from starting more and is thrown. */
+  async #lanes(count: number, lane: () => Promise<void>): Promise<void> {
+    const guarded = async () => {
+      try {
+        await lane();
+      } catch (e) {
+        this.#failure ??= e;
+      }
+    };
+    await Promise.all(Array.from({ length: count }, guarded));
+    if (this.#failure !== undefined) throw this.#failure;
+  }
+
+  async run(rt: JobRuntime): Promise<void> {
+    const retry: RetryCounter = (n) => {
+      for (let i = 0; i < n; i++) rt.countRetry();
+    };
+    const lane = async () => {
+      for (;;) {
+        if (this.#failure !== undefined) return;
+        const t0 = monoNow();
+        if (!rt.mayIssue(t0)) return;
+        if (rt.nextIsRead()) {
+          const ttfb = await this.#get(rt.nextOffset(), t0, retry);
+          const t1 = monoNow();
+          rt.complete(true, t1, (t1 - t0) * 1e6, -1, ttfb);
+        } else {
+          await this.#put(`${this.#t.writePrefix}o${this.#written++}`, this.#plan.bs, retry);
+          const t1 = monoNow();
+          rt.complete(false, t1, (t1 - t0) * 1e6, -1);
+        }
+      }
+    };
+    await this.#lanes(this.#plan.iodepth, lane);
+  }
+
+  /** Takes a request slot for the length of `request`. */
+  async #slot<T>(request: () => Promise<T>): Promise<T> {
+    const wait = this.#slots.acquire();
+    if (wait) await wait;
+    try {
+      return await request();
+    } finally {
+      this.#slots.release();
+    }
+  }
+
+  /** Sends one command, counting the SDK's retries, and names the object if it fails. */
+  async #send<T>(
+    operation: string,
+    key: string,
+    retry: RetryCounter,
+    send: () => Promise<T>,
+  ): Promise<T> {
+    try {
+      const r = await this.#slot(send);
+      retry(attemptsOf(r) - 1);
+      return r;
+    } catch (e) {
+      retry(attemptsOf(e) - 1);
+      throw s3ErrorFrom(e, { operation, bucket: this.#t.bucket, key, loc: this.#loc });
+    }
+  }
+
+  /**
+   * GETs `bs` bytes at `offset` of the job's space, reading the body to its
+   * end, and returns the time to its first byte in ns. A body that breaks off
+   * with a transient error is fetched again.
+   */
+  async #get(offset: number, t0: number, retry: RetryCounter): Promise<number> {
+    const { objectSize, bucket } = this.#t;
+    const bs = this.#plan.bs;
+    const k = Math.floor(offset / objectSize);
+    const at = offset - k * objectSize;
+    const key = `${this.#t.prefix}obj${k}`;
+    const range = this.#objectLength(k) > bs ? `bytes=${at}-${at + bs - 1}` : undefined;
+    const input = { Bucket: bucket, Key: key, ...(range ? { Range: range } : {}) };
+    for (let attempt = 1;; attempt++) {
+      const r = await this.#send(
+        "GetObject",
+        key,
+        retry,
+        () => this.#client.send(new GetObjectCommand(input)),
+      );
+      let first = -1;
+      let got = 0;
+      try {
+        const body = r.Body as AsyncIterable<Uint8Array> | undefined;
+        if (body !== undefined) {
+          for await (const chunk of body) {
+            if (first < 0) first = monoNow();
+            got += chunk.byteLength;
+          }
+        }
+      } catch (e) {
+        if (attempt < MAX_ATTEMPTS && isTransient(e)) {
+          retry(1);
+          await backoff(attempt);
+          continue;
+        }
+        throw s3ErrorFrom(e, {
+          operation: "GetObject (body)",
+          bucket,
+          key,
+          loc: this.#loc,
+          attempts: attempt,
+        });
+      }
+      if (got !== bs) {
+        throw new S3Error({
+          operation: "GetObject",
+          bucket,
+          key,
+          code: "ShortRead",
+          status: r.$metadata.httpStatusCode,
+          endpoint: endpointLabel(this.#loc),
+          detail: `(${got} of ${bs} bytes${range ? ` for ${range}` : ""})`,
+        });
+      }
+      return ((first < 0 ? monoNow() : first) - t0) * 1e6;
+    }
+  }
+
+  /** PUTs `length` bytes as `key`: one request, or a multipart upload above the threshold. */
+  async #put(key: string, length: number, retry: RetryCounter): Promise<void> {
+    const { bucket, multipartThreshold, partSize } = this.#t;
+    if (length <= multipartThreshold) {
+      await this.#send(
+        "PutObject",
+        key,
+        retry,
+        () =>
+          this.#client.send(
+            new PutObjectCommand({ Bucket: bucket, Key: key, Body: this.#buf.subarray(0, length) }),
+          ),
+      );
+      return;
+    }
+    const created = await this.#send(
+      "CreateMultipartUpload",
+      key,
+      retry,
+      () => this.#client.send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: key })),
+    );
+    const uploadId = created.UploadId;
+    if (!uploadId) {
+      throw new S3Error({
+        operation: "CreateMultipartUpload",
+        bucket,
+        key,
+        code: "NoUploadId",
+        endpoint: endpointLabel(this.#loc),
+      });
+    }
+    try {
+      const count = Math.ceil(length / partSize);
+      const settled = await Promise.allSettled(Array.from({ length: count }, async (_, i) => {
+        const size = Math.min(partSize, length - i * partSize);
+        const r = await this.#send(
+          "UploadPart",
+          key,
+          retry,
+          () =>
+            this.#client.send(
+              new UploadPartCommand({
+                Bucket: bucket,
+                Key: key,
+                UploadId: uploadId,
+                PartNumber: i + 1,
+                Body: this.#buf.subarray(0, size),
+              }),
+            ),
+        );
+        return { PartNumber: i + 1, ETag: r.ETag ?? "" };
+      }));
+      const parts: { PartNumber: number; ETag: string }[] = [];
+      for (const s of settled) {
+        if (s.status === "rejected") throw s.reason;
+        parts.push(s.value);
+      }
+      await this.#send(
+        "CompleteMultipartUpload",
+        key,
+        retry,
+        () =>
+          this.#client.send(
+            new CompleteMultipartUploadCommand({
+              Bucket: bucket,
+              Key: key,
+              UploadId: uploadId,
+              MultipartUpload: { Parts: parts },
+            }),
+          ),
+      );
+    } catch (e) {
+      // Best effort: the tier aborts whatever is left under its prefix anyway.
+      await this.#client.send(
+        new AbortMultipartUploadCommand({ Bucket: bucket, Key: key, UploadId: uploadId }),
+      ).catch(() => {});
+      throw e;
+    }
+  }
+
+  close(): void {
+    this.#client.destroy();
+  }
+}
+
+/** Random bytes, so that no layer can compress or deduplicate the objects. */
+function fillRandom(buf: Uint8Array): void {
+  for (let at = 0; at < buf.byteLength; at += 65536) {
+    crypto.getRandomValues(buf.subarray(at, at + 65536));
+  }
+}
+
+function backoff(attempt: number): Promise<void> {
+  const ms = Math.min(2000, 50 * 2 ** attempt) * (0.5 + Math.random() / 2);
+  return new Promise((r) => setTimeout(r, ms));
+}

@@ -1,0 +1,231 @@
+/**
+ * Remote tiers for the tests: an S3 server and a shared file system mount.
+ *
+ * Either named by the environment (`TIERBENCH_S3_ENDPOINT`,
+ * `TIERBENCH_S3_BUCKET`, `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`,
+ * `TIERBENCH_PFS_DIR`), or, where Ceph is installed, a real single-node
+ * cluster started by scripts/ceph.ts in {@linkcode CEPH_TEST_DIR}: one per
+ * test process, shared by every test module, and stopped once the test
+ * process has exited.
+ *
+ * Why not an `unload` listener: `deno test` runs each test module in its own
+ * runtime and fires `unload` at the end of every module, so stopping there
+ * would stop (and the next module restart) the cluster once per module. A
+ * small watchdog process waits for the test process instead, then runs
+ * `ceph.ts down` under a lock that CI's exit trap takes too.
+ *
+ * Without either, remote tests are skipped loudly, naming the command that
+ * installs Ceph; under `CI=true` they fail instead.
+ *
+ * @module
+ */
+
+import { ListObjectsV2Command, type S3Client } from "@aws-sdk/client-s3";
+import { fileURLToPath } from "node:url";
+import { cephServing, cephUp, INSTALL_COMMAND } from "../scripts/ceph.ts";
+import { newS3Client } from "../tiers/_s3_client.ts";
+
+/** The state directory of the tests' cluster (ports are fixed: one per machine). */
+export const CEPH_TEST_DIR = "/tmp/tierbench-ceph-tests";
+
+/** The lock that serialises stopping the tests' cluster (watchdog and CI trap). */
+export const CEPH_TEST_LOCK = `${CEPH_TEST_DIR}.lock`;
+
+const CEPH_SCRIPT = fileURLToPath(new URL("../scripts/ceph.ts", import.meta.url));
+const WATCHDOG_FILE = `${CEPH_TEST_DIR}.watchdog`;
+
+/** Where the remote tiers are and how to reach them. */
+export interface RemoteEnv {
+  /** S3 endpoint URL. */
+  endpoint: string;
+  bucket: string;
+  accessKeyId: string;
+  secretAccessKey: string;
+  region: string;
+  /** A directory on a shared file system mount (CephFS); `""` when there is none. */
+  pfsDir: string;
+  /**
+   * The state directory of the local cluster the tests started; undefined
+   * when the environment named the servers (then fault tests that stop
+   * daemons are skipped).
+   */
+  cephDir: string | undefined;
+}
+
+/** How the remote tiers are provided here, decided without starting anything. */
+export function remoteSource(): "env" | "ceph" | undefined {
+  if (Deno.env.get("TIERBENCH_S3_ENDPOINT")) return "env";
+  try {
+    Deno.statSync("/usr/bin/ceph-mon");
+    return "ceph";
+  } catch {
+    return undefined;
+  }
+}
+
+function fromEnvironment(): RemoteEnv | undefined {
+  const get = (name: string) => Deno.env.get(name) ?? "";
+  const env: RemoteEnv = {
+    endpoint: get("TIERBENCH_S3_ENDPOINT"),
+    bucket: get("TIERBENCH_S3_BUCKET") || "tierbench",
+    accessKeyId: get("AWS_ACCESS_KEY_ID"),
+    secretAccessKey: get("AWS_SECRET_ACCESS_KEY"),
+    region: get("AWS_REGION") || "us-east-1",
+    pfsDir: get("TIERBENCH_PFS_DIR"),
+    cephDir: undefined,
+  };
+  return env.endpoint && env.accessKeyId && env.secretAccessKey ? env : undefined;
+}
+
+/**
+ * Starts, once per test process, a process that waits for this one to exit
+ * and then stops the tests' cluster.
+ */
+function ensureWatchdog(): void {
+  let watched = "";
+  try {
+    watched = Deno.readTextFileSync(WATCHDOG_FILE).trim();
+  } catch {
+    // no watchdog yet
+  }
+  if (watched === String(Deno.pid)) return;
+  const script = 'while kill -0 "$1" 2>/dev/null; do sleep 0.5; done; ' +
+    'exec flock "$2" "$3" run -A "$4" down --dir "$5"';
+  const child = new Deno.Command("setsid", {
+    args: [
+      ...["sh", "-c", script, "sh", String(Deno.pid), CEPH_TEST_LOCK],
+      ...[Deno.execPath(), CEPH_SCRIPT, CEPH_TEST_DIR],
+    ],
+    stdin: "null",
+    stdout: "null",
+    stderr: "null",
+  }).spawn();
+  child.unref();
+  Deno.writeTextFileSync(WATCHDOG_FILE, `${Deno.pid}\n`);
+}
+
+/**
+ * The remote tiers: from the environment, else the tests' local Ceph cluster
+ * (started if it is not up; its keys change when it is restarted, so call
+ * this in each test rather than keeping the answer), else undefined. Puts
+ * the credentials into this process's environment, where the SDK's default
+ * chain finds them.
+ *
+ * @example
+ * ```ts ignore
+ * const env = await remoteEnv();
+ * if (env) console.log(env.endpoint, env.bucket, env.pfsDir);
+ * ```
+ */
+export async function remoteEnv(): Promise<RemoteEnv | undefined> {
+  const source = remoteSource();
+  let env: RemoteEnv | undefined;
+  if (source === "env") env = fromEnvironment();
+  else if (source === "ceph") {
+    const wasUp = await cephServing({ dir: CEPH_TEST_DIR });
+    const c = await cephUp({ dir: CEPH_TEST_DIR, progress: () => {} });
+    if (!wasUp) ensureWatchdog();
+    env = { ...c, cephDir: CEPH_TEST_DIR };
+  }
+  if (env) {
+    Deno.env.set("AWS_ACCESS_KEY_ID", env.accessKeyId);
+    Deno.env.set("AWS_SECRET_ACCESS_KEY", env.secretAccessKey);
+    Deno.env.set("AWS_REGION", env.region);
+  }
+  return env;
+}
+
+let warned = false;
+
+/** Options of {@linkcode remoteTest}. */
+export interface RemoteTestOptions {
+  /** The test stops and starts daemons, so it needs the tests' own cluster. */
+  readonly localCluster?: boolean;
+}
+
+/**
+ * A test against the remote tiers. Skipped, with a warning naming the
+ * install command, where there are none — except under `CI=true`, where it
+ * fails instead.
+ *
+ * @example
+ * ```ts ignore
+ * remoteTest("S3Tier.setup() makes a scratch prefix", async (env) => {
+ *   // env.endpoint, env.bucket …
+ * });
+ * ```
+ */
+export function remoteTest(
+  name: string,
+  fn: (env: RemoteEnv) => Promise<void>,
+  options: RemoteTestOptions = {},
+): void {
+  const source = remoteSource();
+  const ci = Deno.env.get("CI") === "true";
+  const unavailable = source === undefined || (options.localCluster === true && source === "env");
+  const ignore = unavailable && !ci;
+  if (ignore && !warned) {
+    warned = true;
+    console.warn(
+      source === undefined
+        ? `SKIPPING the S3 and CephFS tests: Ceph is not installed; install it with: ${INSTALL_COMMAND}`
+        : "SKIPPING the fault tests: they stop daemons of the tests' own Ceph cluster, " +
+          "and TIERBENCH_S3_ENDPOINT names another server",
+    );
+  }
+  Deno.test({
+    name,
+    ignore,
+    sanitizeResources: false,
+    sanitizeOps: false,
+    async fn() {
+      if (unavailable) {
+        throw new Error(
+          source === undefined
+            ? `CI=true and Ceph is not installed: ${INSTALL_COMMAND}`
+            : "CI=true and TIERBENCH_S3_ENDPOINT names a server the fault tests cannot stop",
+        );
+      }
+      const env = await remoteEnv();
+      if (!env) {
+        throw new Error(
+          "TIERBENCH_S3_ENDPOINT is set but AWS_ACCESS_KEY_ID or AWS_SECRET_ACCESS_KEY is not",
+        );
+      }
+      await fn(env);
+    },
+  });
+}
+
+/** A client for the tests' S3 server (credentials from the environment {@linkcode remoteEnv} set). */
+export function testS3Client(env: RemoteEnv): S3Client {
+  return newS3Client({ endpoint: env.endpoint, region: env.region });
+}
+
+/** Every key under `prefix` in the tests' bucket. */
+export async function listKeys(env: RemoteEnv, prefix: string): Promise<string[]> {
+  const client = testS3Client(env);
+  try {
+    const keys: string[] = [];
+    let token: string | undefined;
+    do {
+      const r = await client.send(
+        new ListObjectsV2Command({
+          Bucket: env.bucket,
+          Prefix: prefix,
+          ...(token === undefined ? {} : { ContinuationToken: token }),
+        }),
+      );
+      for (const o of r.Contents ?? []) if (o.Key) keys.push(o.Key);
+      token = r.IsTruncated ? r.NextContinuationToken : undefined;
+    } while (token !== undefined);
+    return keys;
+  } finally {
+    client.destroy();
+  }
+}
+
+/** A key prefix no other test uses. */
+export function uniquePrefix(label: string): string {
+  return `tests/${label}-${crypto.randomUUID().slice(0, 8)}`;
+}
