@@ -22,8 +22,10 @@ import {
   FILE_LAYOUTS,
   type JobOptions,
   parseJobOptions,
+  parseTierSpec,
   RW_MODES,
 } from "./bench/config.ts";
+import { cleanScratch, formatCleanReport } from "./bench/clean.ts";
 import { redactSecrets } from "./bench/secrets.ts";
 import { ConfigError } from "./bench/errors.ts";
 import { profileJobs, REMOTE_HELP, remoteFromEnv } from "./bench/profile.ts";
@@ -211,6 +213,27 @@ program.command("run")
       multipartThreshold: o.multipartThreshold,
     });
     await runAndReport([job], "run", o);
+  });
+
+program.command("clean")
+  .description(
+    "remove scratch directories (or S3 prefixes) that runs left behind, e.g. after a crash",
+  )
+  .requiredOption(
+    "--tier <spec>",
+    "where runs worked: file:DIR, memory:[DIR], pfs:DIR, s3://BUCKET[/PREFIX]",
+  )
+  .option("--endpoint <url>", "s3: endpoint URL (default: $TIERBENCH_S3_ENDPOINT, …)")
+  .option("--region <name>", "s3: region (default: $AWS_REGION, else us-east-1)")
+  .action(async (o) => {
+    const spec = parseTierSpec(o.tier);
+    const report = await cleanScratch(
+      spec.kind === "s3" ? spec : { ...spec, path: resolvePath(spec.path) },
+      { endpoint: o.endpoint, region: o.region },
+    );
+    for (const line of formatCleanReport(report)) console.log(line);
+    const failed = report.failed[0];
+    if (failed) fail(`could not remove ${failed.path}: ${failed.error}`, EXIT_FAILED);
   });
 
 program.command("bench")
