@@ -42,6 +42,8 @@ const HINTS: Record<string, string> = {
   ENOMEM: "out of memory: lower --iodepth, --numjobs or --bs",
   ENOTCONN: "the file system's client lost its connection (a network or FUSE mount died): " +
     "check and remount it",
+  ECONNABORTED: "the file system's client lost its connection (a network or FUSE mount died): " +
+    "check and remount it",
   ESTALE: "the network file system dropped the file handle: check and remount it",
 };
 

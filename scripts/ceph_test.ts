@@ -1,7 +1,10 @@
 /**
- * End-to-end test of scripts/ceph.ts: a real single-node Ceph cluster serves
- * S3 and a CephFS mount, and `cephDown()` leaves nothing behind. Skipped
- * (loudly) where Ceph is not installed, unless `CI=true`, where it must run.
+ * End-to-end tests of scripts/ceph.ts on the tests' shared cluster
+ * (tests/_remote.ts): it serves S3 and a CephFS mount, `up` is idempotent,
+ * `down` leaves nothing running, and RGW can be stopped and started without
+ * losing data. Ports are fixed, so there is one cluster per machine: these
+ * tests use the shared one and leave it up for the others. Skipped (loudly)
+ * where Ceph is not installed, unless `CI=true`, where they must run.
  *
  * @module
  */
@@ -9,13 +12,10 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { join } from "node:path";
-import { cephDown, cephUp, INSTALL_COMMAND } from "./ceph.ts";
+import { CEPH_TEST_DIR, remoteTest, watchTestCluster } from "../tests/_remote.ts";
+import { cephDown, type CephEnv, cephServing, cephUp, startRgw, stopRgw } from "./ceph.ts";
 
-const installed = await Deno.stat("/usr/bin/ceph-mon").then(() => true, () => false);
-const ignore = !installed && Deno.env.get("CI") !== "true";
-if (ignore) {
-  console.warn(`skipping the Ceph test: ceph-mon is not installed; run: ${INSTALL_COMMAND}`);
-}
+const quiet = { dir: CEPH_TEST_DIR, progress: () => {} };
 
 /** Daemon names as /proc/PID/comm spells them. */
 const CEPH_COMMS = new Set([
@@ -59,55 +59,86 @@ async function mountedAt(path: string): Promise<boolean> {
   return mounts.split("\n").some((line) => line.split(" ")[1] === path);
 }
 
-Deno.test({
-  name: "cephUp() serves S3 and a CephFS mount, cephDown() leaves nothing running",
-  ignore,
-  async fn() {
-    const dir = `/tmp/tierbench-ceph-test-${Deno.pid}`;
-    const quiet = { dir, progress: () => {} };
-    try {
-      const env = await cephUp({ ...quiet, fs: true });
-      assert.equal(env.endpoint, "http://127.0.0.1:7480");
-      assert.equal(env.bucket, "tierbench");
-      assert.equal(env.pfsDir, join(dir, "mnt"));
+/** curl options that sign an S3 request with the cluster's keys. */
+function sign(env: CephEnv): string[] {
+  return [
+    ...["--aws-sigv4", `aws:amz:${env.region}:s3`],
+    ...["--user", `${env.accessKeyId}:${env.secretAccessKey}`],
+  ];
+}
 
-      // A second cephUp() finds the cluster up and hands back the same credentials.
-      assert.deepEqual(await cephUp({ ...quiet, fs: true }), env);
+/** A SigV4-signed PUT through curl. curl 7.88 (Debian 12) does not send the payload hash itself. */
+async function curlPut(env: CephEnv, key: string, body: string): Promise<void> {
+  const sha256 = createHash("sha256").update(body).digest("hex");
+  await run("curl", [
+    ...["-sS", "--fail-with-body", "-X", "PUT", ...sign(env), "--data-binary", body],
+    ...["-H", `x-amz-content-sha256: ${sha256}`, `${env.endpoint}/${env.bucket}/${key}`],
+  ]);
+}
 
-      // S3: a SigV4-signed PUT and GET through RGW. curl 7.88 (Debian 12) does not send the
-      // payload hash itself, so it is given.
-      const body = `hello from tierbench ${crypto.randomUUID()}\n`;
-      const sha256 = createHash("sha256").update(body).digest("hex");
-      const url = `${env.endpoint}/${env.bucket}/ceph-test.txt`;
-      const sign = [
-        ...["--aws-sigv4", `aws:amz:${env.region}:s3`],
-        ...["--user", `${env.accessKeyId}:${env.secretAccessKey}`],
-      ];
-      await run("curl", [
-        ...["-sS", "--fail-with-body", "-X", "PUT", ...sign, "--data-binary", body],
-        ...["-H", `x-amz-content-sha256: ${sha256}`, url],
-      ]);
-      const emptySha256 = createHash("sha256").update("").digest("hex");
-      const got = await run("curl", [
-        ...["-sS", "--fail-with-body", ...sign, "-H", `x-amz-content-sha256: ${emptySha256}`, url],
-      ]);
-      assert.equal(got, body);
+async function curlGet(env: CephEnv, key: string, check = true): Promise<string> {
+  const emptySha256 = createHash("sha256").update("").digest("hex");
+  return await run("curl", [
+    ...["-sS", "--fail-with-body", ...sign(env), "-H", `x-amz-content-sha256: ${emptySha256}`],
+    `${env.endpoint}/${env.bucket}/${key}`,
+  ], check);
+}
 
-      // CephFS: a file written through the mount reads back.
-      assert.ok(await mountedAt(env.pfsDir), `${env.pfsDir} is not mounted`);
-      const file = join(env.pfsDir, "ceph-test.txt");
-      await Deno.writeTextFile(file, body);
-      assert.equal(await Deno.readTextFile(file), body);
-      await Deno.remove(file);
-    } finally {
-      await cephDown(quiet);
-    }
+remoteTest("cephUp() serves S3 and a CephFS mount, and a second cephUp() finds it up", async () => {
+  const env = await cephUp(quiet);
+  assert.equal(env.endpoint, "http://127.0.0.1:7480");
+  assert.equal(env.bucket, "tierbench");
+  assert.equal(env.pfsDir, join(CEPH_TEST_DIR, "mnt"));
+  // A second cephUp() finds the cluster up and hands back the same credentials.
+  assert.deepEqual(await cephUp(quiet), env);
 
-    assert.deepEqual(await cephProcesses(), [], "Ceph processes still running after cephDown()");
-    assert.ok(!await mountedAt(join(dir, "mnt")), "CephFS still mounted after cephDown()");
-    await assert.rejects(Deno.stat(dir), Deno.errors.NotFound, `${dir} still exists`);
+  const body = `hello from tierbench ${crypto.randomUUID()}\n`;
+  const key = `ceph-test-${crypto.randomUUID()}.txt`;
+  await curlPut(env, key, body);
+  assert.equal(await curlGet(env, key), body);
 
-    // cephDown() with nothing up succeeds too.
+  assert.ok(await mountedAt(env.pfsDir), `${env.pfsDir} is not mounted`);
+  const file = join(env.pfsDir, key);
+  await Deno.writeTextFile(file, body);
+  assert.equal(await Deno.readTextFile(file), body);
+  await Deno.remove(file);
+}, { localCluster: true });
+
+remoteTest("stopRgw() and startRgw() stop and restart S3 and keep the objects", async () => {
+  const env = await cephUp(quiet);
+  const body = `kept ${crypto.randomUUID()}`;
+  const key = `ceph-test-${crypto.randomUUID()}.txt`;
+  await curlPut(env, key, body);
+  await stopRgw({ dir: CEPH_TEST_DIR, signal: "SIGKILL" });
+  try {
+    assert.ok(!(await cephServing({ dir: CEPH_TEST_DIR })), "serving without radosgw");
+    await assert.rejects(curlGet(env, key), /curl exited/);
+  } finally {
+    await startRgw({ dir: CEPH_TEST_DIR });
+  }
+  assert.ok(await cephServing({ dir: CEPH_TEST_DIR }));
+  assert.equal(await curlGet(env, key), body);
+}, { localCluster: true });
+
+remoteTest(
+  "cephDown() leaves nothing running or mounted; cephUp() brings the cluster back",
+  async () => {
     await cephDown(quiet);
+    try {
+      assert.deepEqual(await cephProcesses(), [], "Ceph processes still running after cephDown()");
+      assert.ok(
+        !await mountedAt(join(CEPH_TEST_DIR, "mnt")),
+        "CephFS still mounted after cephDown()",
+      );
+      await assert.rejects(Deno.stat(CEPH_TEST_DIR), Deno.errors.NotFound);
+      // cephDown() with nothing up succeeds too.
+      await cephDown(quiet);
+    } finally {
+      // Up again for the other tests (with new keys: they ask remoteEnv() for them).
+      await cephUp(quiet);
+      watchTestCluster();
+    }
+    assert.ok(await cephServing({ dir: CEPH_TEST_DIR }));
   },
-});
+  { localCluster: true },
+);

@@ -79,9 +79,10 @@ function fromEnvironment(): RemoteEnv | undefined {
 
 /**
  * Starts, once per test process, a process that waits for this one to exit
- * and then stops the tests' cluster.
+ * and then stops the tests' cluster. {@linkcode remoteEnv} calls it when it
+ * starts the cluster; a test that restarts the cluster itself calls it too.
  */
-function ensureWatchdog(): void {
+export function watchTestCluster(): void {
   let watched = "";
   try {
     watched = Deno.readTextFileSync(WATCHDOG_FILE).trim();
@@ -90,7 +91,8 @@ function ensureWatchdog(): void {
   }
   if (watched === String(Deno.pid)) return;
   const script = 'while kill -0 "$1" 2>/dev/null; do sleep 0.5; done; ' +
-    'exec flock "$2" "$3" run -A "$4" down --dir "$5"';
+    'if command -v flock >/dev/null; then flock "$2" "$3" run -A "$4" down --dir "$5"; ' +
+    'else "$3" run -A "$4" down --dir "$5"; fi; rm -f "$5.watchdog"';
   const child = new Deno.Command("setsid", {
     args: [
       ...["sh", "-c", script, "sh", String(Deno.pid), CEPH_TEST_LOCK],
@@ -124,7 +126,7 @@ export async function remoteEnv(): Promise<RemoteEnv | undefined> {
   else if (source === "ceph") {
     const wasUp = await cephServing({ dir: CEPH_TEST_DIR });
     const c = await cephUp({ dir: CEPH_TEST_DIR, progress: () => {} });
-    if (!wasUp) ensureWatchdog();
+    if (!wasUp) watchTestCluster();
     env = { ...c, cephDir: CEPH_TEST_DIR };
   }
   if (env) {

@@ -123,7 +123,10 @@ const ERRNO_NAMES: Record<number, string> = {
   28: "ENOSPC",
   30: "EROFS",
   95: "EOPNOTSUPP",
+  103: "ECONNABORTED",
+  107: "ENOTCONN",
   110: "ETIMEDOUT",
+  116: "ESTALE",
   122: "EDQUOT",
 };
 
