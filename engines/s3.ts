@@ -44,6 +44,16 @@ import type { JobEngine, JobRuntime } from "./_job.ts";
 /** Concurrency of the layout (not measured), at least this many requests. */
 const MIN_LAYOUT_DEPTH = 4;
 
+/**
+ * How long each job makes requests of its own kind before the clock starts,
+ * unmeasured: a fresh Worker's first requests run cold (V8 compiles the SDK's
+ * hot paths and sizes its heap over the first second or two; connections
+ * open), and without this a short ramp measures that instead of the server.
+ */
+export const WARMUP_MS = 1000;
+/** At most this many warm-up requests. */
+const WARMUP_MAX_REQUESTS = 1000;
+
 /** A counting semaphore: the job's request slots. */
 class Slots {
   #free: number;
@@ -116,6 +126,7 @@ export class S3Engine implements JobEngine {
       fillRandom(buf);
       const engine = new S3Engine(plan, t, client, buf);
       if (plan.target.layout === "prefill") await engine.#layOut();
+      await engine.#warmUp();
       return engine;
     } catch (e) {
       client.destroy();
@@ -146,6 +157,31 @@ export class S3Engine implements JobEngine {
     };
     await this.#lanes(depth, lane);
     this.#slots = new Slots(this.#plan.iodepth);
+  }
+
+  /**
+   * Requests of the job's kinds (GETs over its objects, PUTs of fresh ones
+   * under its write prefix, which release deletes) for {@linkcode WARMUP_MS}
+   * at its depth; not measured.
+   */
+  async #warmUp(): Promise<void> {
+    const { bs, size, rwmixread, iodepth } = this.#plan;
+    const reads = rwmixread > 0;
+    const writes = rwmixread < 100 && this.#t.writePrefix !== "";
+    const end = monoNow() + WARMUP_MS;
+    const none = () => {};
+    let n = 0;
+    const lane = async () => {
+      while (this.#failure === undefined && monoNow() < end && n < WARMUP_MAX_REQUESTS) {
+        const i = n++;
+        if (reads && (!writes || i % 2 === 0)) {
+          await this.#get((i * bs) % size, monoNow(), none);
+        } else if (writes) {
+          await this.#put(`${this.#t.writePrefix}warm${i}`, bs, none);
+        } else return;
+      }
+    };
+    await this.#lanes(iodepth, lane);
   }
 
   /** Runs `count` lanes; the first failure stops the others from starting more and is thrown. */

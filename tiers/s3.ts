@@ -220,7 +220,8 @@ export class S3Tier implements Tier {
       alignment: 1,
       note: "objects: reads GET a whole object or a ranged GET of bs bytes (ttfb_ns: time to " +
         "the first body byte); writes PUT fresh objects of bs bytes, multipart above " +
-        "multipart_threshold; lat is the whole request, slat does not apply",
+        "multipart_threshold; lat is the whole request, slat does not apply; each job " +
+        "makes requests of its kind for 1 s before the clock starts (warm-up, not measured)",
       s3: {
         endpoint: endpointLabel({ endpoint: loc.endpoint, region: loc.region }),
         region: loc.region,
