@@ -12,7 +12,7 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { join } from "node:path";
-import { CEPH_TEST_DIR, remoteTest, watchTestCluster } from "../tests/_remote.ts";
+import { CEPH_TEST_DIR, remoteTest } from "../tests/_remote.ts";
 import { cephDown, type CephEnv, cephServing, cephUp, startRgw, stopRgw } from "./ceph.ts";
 
 const quiet = { dir: CEPH_TEST_DIR, progress: () => {} };
@@ -136,7 +136,6 @@ remoteTest(
     } finally {
       // Up again for the other tests (with new keys: they ask remoteEnv() for them).
       await cephUp(quiet);
-      watchTestCluster();
     }
     assert.ok(await cephServing({ dir: CEPH_TEST_DIR }));
   },

@@ -6,7 +6,8 @@
  * `TIERBENCH_PFS_DIR`), or, where Ceph is installed, a real single-node
  * cluster started by scripts/ceph.ts in {@linkcode CEPH_TEST_DIR}: one per
  * test process, shared by every test module, and stopped once the test
- * process has exited.
+ * process has exited. Ports are fixed, so a second test process on the same
+ * machine waits until the first is done with it.
  *
  * Why not an `unload` listener: `deno test` runs each test module in its own
  * runtime and fires `unload` at the end of every module, so stopping there
@@ -22,7 +23,7 @@
 
 import { ListObjectsV2Command, type S3Client } from "@aws-sdk/client-s3";
 import { fileURLToPath } from "node:url";
-import { cephServing, cephUp, INSTALL_COMMAND } from "../scripts/ceph.ts";
+import { cephUp, INSTALL_COMMAND } from "../scripts/ceph.ts";
 import { newS3Client } from "../tiers/_s3_client.ts";
 
 /** The state directory of the tests' cluster (ports are fixed: one per machine). */
@@ -32,7 +33,8 @@ export const CEPH_TEST_DIR = "/tmp/tierbench-ceph-tests";
 export const CEPH_TEST_LOCK = `${CEPH_TEST_DIR}.lock`;
 
 const CEPH_SCRIPT = fileURLToPath(new URL("../scripts/ceph.ts", import.meta.url));
-const WATCHDOG_FILE = `${CEPH_TEST_DIR}.watchdog`;
+/** Names the test process that owns the tests' cluster; removed when it is stopped. */
+const OWNER_FILE = `${CEPH_TEST_DIR}.owner`;
 
 /** Where the remote tiers are and how to reach them. */
 export interface RemoteEnv {
@@ -77,33 +79,83 @@ function fromEnvironment(): RemoteEnv | undefined {
   return env.endpoint && env.accessKeyId && env.secretAccessKey ? env : undefined;
 }
 
-/**
- * Starts, once per test process, a process that waits for this one to exit
- * and then stops the tests' cluster. {@linkcode remoteEnv} calls it when it
- * starts the cluster; a test that restarts the cluster itself calls it too.
- */
-export function watchTestCluster(): void {
-  let watched = "";
+/** Whether a process with this pid is alive. */
+function alive(pid: number): boolean {
   try {
-    watched = Deno.readTextFileSync(WATCHDOG_FILE).trim();
+    Deno.statSync(`/proc/${pid}`);
+    return true;
   } catch {
-    // no watchdog yet
+    return false;
   }
-  if (watched === String(Deno.pid)) return;
+}
+
+function readOwner(): number | undefined {
+  try {
+    const pid = Number.parseInt(Deno.readTextFileSync(OWNER_FILE).trim(), 10);
+    return Number.isSafeInteger(pid) && pid > 0 ? pid : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** How long to wait for another test process to finish with the cluster. */
+const OWNER_WAIT_MS = 30 * 60_000;
+/** How long a dead owner's watchdog may take to stop the cluster and let go. */
+const STALE_OWNER_MS = 90_000;
+
+/**
+ * Makes this test process the owner of the tests' cluster, waiting while
+ * another live test process owns it (ports are fixed: one cluster per
+ * machine), and starts a watchdog that stops the cluster and gives up
+ * ownership once this process has exited. Idempotent within a process.
+ */
+async function ownTestCluster(): Promise<void> {
+  const deadline = Date.now() + OWNER_WAIT_MS;
+  let deadSince: number | undefined;
+  let said = false;
+  for (;;) {
+    try {
+      Deno.writeTextFileSync(OWNER_FILE, `${Deno.pid}\n`, { createNew: true });
+      startWatchdog();
+      return;
+    } catch (e) {
+      if (!(e instanceof Deno.errors.AlreadyExists)) throw e;
+    }
+    const owner = readOwner();
+    if (owner === Deno.pid) return;
+    if (owner !== undefined && alive(owner)) deadSince = undefined;
+    else if (deadSince === undefined) deadSince = Date.now();
+    else if (Date.now() - deadSince > STALE_OWNER_MS) {
+      // Its watchdog is gone too: take over.
+      Deno.removeSync(OWNER_FILE);
+      continue;
+    }
+    if (Date.now() > deadline) {
+      throw new Error(`test process ${owner} has held the local Ceph cluster for too long`);
+    }
+    if (!said) {
+      said = true;
+      console.warn(`waiting for test process ${owner}, which is using the tests' Ceph cluster`);
+    }
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
+
+/** A process that waits for this one to exit, then stops the cluster and lets go of it. */
+function startWatchdog(): void {
   const script = 'while kill -0 "$1" 2>/dev/null; do sleep 0.5; done; ' +
     'if command -v flock >/dev/null; then flock "$2" "$3" run -A "$4" down --dir "$5"; ' +
-    'else "$3" run -A "$4" down --dir "$5"; fi; rm -f "$5.watchdog"';
+    'else "$3" run -A "$4" down --dir "$5"; fi; rm -f "$6"';
   const child = new Deno.Command("setsid", {
     args: [
       ...["sh", "-c", script, "sh", String(Deno.pid), CEPH_TEST_LOCK],
-      ...[Deno.execPath(), CEPH_SCRIPT, CEPH_TEST_DIR],
+      ...[Deno.execPath(), CEPH_SCRIPT, CEPH_TEST_DIR, OWNER_FILE],
     ],
     stdin: "null",
     stdout: "null",
     stderr: "null",
   }).spawn();
   child.unref();
-  Deno.writeTextFileSync(WATCHDOG_FILE, `${Deno.pid}\n`);
 }
 
 /**
@@ -124,9 +176,8 @@ export async function remoteEnv(): Promise<RemoteEnv | undefined> {
   let env: RemoteEnv | undefined;
   if (source === "env") env = fromEnvironment();
   else if (source === "ceph") {
-    const wasUp = await cephServing({ dir: CEPH_TEST_DIR });
+    await ownTestCluster();
     const c = await cephUp({ dir: CEPH_TEST_DIR, progress: () => {} });
-    if (!wasUp) watchTestCluster();
     env = { ...c, cephDir: CEPH_TEST_DIR };
   }
   if (env) {
