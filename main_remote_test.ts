@@ -231,6 +231,47 @@ remoteTest(
 );
 
 remoteTest(
+  "Ctrl-C during an s3 run: exit 1, partial results, and the scratch prefix deleted",
+  async (env) => {
+    const prefix = uniquePrefix("sigint");
+    await withOutDir(async (out) => {
+      const output = join(out, "partial.json");
+      const child = spawnCli([
+        ...["run", "--quiet", "--tier", `s3://${env.bucket}/${prefix}`, "--endpoint", env.endpoint],
+        ...[
+          "--rw",
+          "randrw",
+          "--bs",
+          "1m",
+          "--object-size",
+          "4m",
+          "--iodepth",
+          "4",
+          "--size",
+          "16m",
+        ],
+        ...["--runtime", "60", "--output", output],
+      ]);
+      await waitFor(
+        "the run to write objects",
+        async () => (await listKeys(env, prefix)).filter((k) => /\/o\d+$/.test(k)).length > 2,
+      );
+      child.kill("SIGINT");
+      const r = await finished(child);
+      assert.equal(r.code, 1, r.stderr);
+      assert.match(
+        r.stderr.trim(),
+        /^tierbench: interrupted by SIGINT; partial results in .*partial\.json; scratch files removed$/,
+      );
+      const doc = JSON.parse(await Deno.readTextFile(output));
+      assert.equal(doc.status, "interrupted");
+      assert.ok(doc.runs[0].read.io_bytes > 0 && doc.runs[0].write.io_bytes > 0);
+    });
+    assert.deepEqual(await listKeys(env, prefix), []);
+  },
+);
+
+remoteTest(
   "stopping CephFS under a pfs run: exit 1 with one line, nothing on the local disk beneath the mount",
   async (env) => {
     const mnt = env.pfsDir;
