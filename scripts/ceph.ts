@@ -560,7 +560,10 @@ async function startDaemon(l: Layout, d: Daemon, timeoutMs = 60_000): Promise<nu
     const pid = await pidOf(l, d);
     if (pid !== undefined) return pid;
     if (await exists(pidFile(l, d))) {
-      throw new CephError(`${d.bin} (${d.name}) exited right after starting; see ${logOf(l, d)}`);
+      const why = lastLine(await readText(logOf(l, d))) ?? "no log line";
+      throw new CephError(
+        `${d.bin} (${d.name}) exited right after starting (${why}); see ${logOf(l, d)}`,
+      );
     }
     await sleep(50);
   }
@@ -637,8 +640,19 @@ async function processArgv(pid: number): Promise<string[] | undefined> {
   return cmdline === "" ? undefined : cmdline.replace(/\0$/, "").split("\0");
 }
 
+/**
+ * Whether a process still exists. A daemon whose main thread has exited
+ * shows as a zombie while its other threads finish shutting down (radosgw
+ * takes seconds) and still hold its ports and files: alive until they are
+ * gone too.
+ */
 async function alive(pid: number): Promise<boolean> {
-  return (await processArgv(pid)) !== undefined;
+  const stat = await readProc(`/proc/${pid}/stat`);
+  if (stat === "") return false;
+  const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
+  if (state !== "Z" && state !== "X") return true;
+  const status = await readProc(`/proc/${pid}/status`);
+  return Number(/^Threads:\s*(\d+)/m.exec(status)?.[1] ?? "0") > 1;
 }
 
 /** Unmounts, stops the daemons and removes the directory. */
