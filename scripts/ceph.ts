@@ -559,7 +559,10 @@ async function startDaemon(l: Layout, d: Daemon, timeoutMs = 60_000): Promise<nu
   while (Date.now() < deadline) {
     const pid = await pidOf(l, d);
     if (pid !== undefined) return pid;
-    if (await exists(pidFile(l, d))) {
+    // The daemon creates its pid file and then writes it: only a written pid of a process
+    // that is gone means it exited.
+    const written = Number.parseInt((await readText(pidFile(l, d))).trim(), 10);
+    if (Number.isSafeInteger(written) && written > 0 && !await alive(written)) {
       const why = lastLine(await readText(logOf(l, d))) ?? "no log line";
       throw new CephError(
         `${d.bin} (${d.name}) exited right after starting (${why}); see ${logOf(l, d)}`,
