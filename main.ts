@@ -151,7 +151,7 @@ program.command("run")
   .option("--ramp <seconds>", "warm-up before measuring, excluded from results", DEFAULTS.ramp)
   .option(
     "--iodepth <n>",
-    "I/Os in flight per job (needs --engine libaio above 1)",
+    "I/Os in flight per job (file tiers: above 1 needs --engine libaio; s3: requests)",
     DEFAULTS.iodepth,
   )
   .option("--numjobs <n>", "parallel jobs, each on its own file and Worker", DEFAULTS.numjobs)
