@@ -832,7 +832,10 @@ const program = new Command()
   )
   .option("--dir <dir>", "directory on the disk to test (default: the current directory)")
   .option("--tmpfs-dir <dir>", "tmpfs directory for the tmpfs and RSS cases", "/dev/shm")
-  .option("--rounds <n>", "rounds; each runs every case with both tools (default 4: each tool first as often)")
+  .option(
+    "--rounds <n>",
+    "rounds; each runs every case with both tools (default 4: each tool first as often)",
+  )
   .option("--runtime <seconds>", "measured seconds per run (default 5)")
   .option("--ramp <seconds>", "warm-up seconds per run, excluded (default 1)")
   .option("--size <size>", "file size of the disk cases", "512m")
