@@ -35,6 +35,7 @@ export {
   DirectIoUnsupportedError,
   InterruptedError,
   IoError,
+  S3Error,
 } from "./bench/errors.ts";
 export {
   type DeviceFacts,
@@ -44,6 +45,7 @@ export {
   pathFacts,
 } from "./bench/host.ts";
 export { profileJobs, type ProfileOptions } from "./bench/profile.ts";
+export { type CleanOptions, type CleanReport, cleanScratch } from "./bench/clean.ts";
 export {
   decodeHistogram,
   encodeHistogram,
@@ -69,6 +71,8 @@ export {
   MemoryTier,
   NullTier,
   openTier,
+  PfsTier,
+  S3Tier,
   type Tier,
   type TierCapabilities,
   type TierFacts,
