@@ -6,7 +6,6 @@
  * @module
  */
 
-import type { TierSpec } from "../bench/config.ts";
 import type { PathFacts } from "../bench/host.ts";
 import { BUFFER_ALIGNMENT, FileBackedTier } from "./_file_backed.ts";
 import type { TierCapabilities } from "./types.ts";
@@ -31,10 +30,6 @@ export class FileTier extends FileBackedTier {
     alignment: BUFFER_ALIGNMENT,
     engines: ["psync", "libaio"],
   };
-
-  constructor(spec: TierSpec, runId?: string) {
-    super(spec, runId);
-  }
 
   get capabilities(): TierCapabilities {
     return this.#capabilities;

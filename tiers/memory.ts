@@ -8,7 +8,6 @@
 
 import { ConfigError } from "../bench/errors.ts";
 import type { PathFacts } from "../bench/host.ts";
-import type { TierSpec } from "../bench/config.ts";
 import { BUFFER_ALIGNMENT, FileBackedTier } from "./_file_backed.ts";
 import type { TierCapabilities, TierFacts } from "./types.ts";
 
@@ -31,10 +30,6 @@ export class MemoryTier extends FileBackedTier {
     alignment: BUFFER_ALIGNMENT,
     engines: ["psync", "libaio"],
   };
-
-  constructor(spec: TierSpec, runId?: string) {
-    super(spec, runId);
-  }
 
   protected check(facts: PathFacts): void {
     if (!MEMORY_FS.includes(facts.fs_type)) {

@@ -9,7 +9,6 @@
  * @module
  */
 
-import type { TierSpec } from "../bench/config.ts";
 import type { PathFacts } from "../bench/host.ts";
 import { BUFFER_ALIGNMENT, FileBackedTier } from "./_file_backed.ts";
 import type { TierCapabilities, TierFacts } from "./types.ts";
@@ -31,10 +30,6 @@ export class PfsTier extends FileBackedTier {
     alignment: BUFFER_ALIGNMENT,
     engines: ["psync", "libaio"],
   };
-
-  constructor(spec: TierSpec, runId?: string) {
-    super(spec, runId);
-  }
 
   protected check(_facts: PathFacts): void {
     // Any mounted directory will do; its file system type goes into the results.
