@@ -12,6 +12,7 @@ import type { TierSpec } from "./config.ts";
 import { ConfigError, S3Error } from "./errors.ts";
 import {
   MARKER,
+  pidAlive,
   readScratchMarkerSync,
   removeScratchDir,
   SCRATCH_PREFIX,
@@ -44,16 +45,6 @@ export interface CleanReport {
 export interface CleanOptions {
   readonly endpoint?: string | undefined;
   readonly region?: string | undefined;
-}
-
-/** Whether a process with this pid is alive on this machine. */
-function pidAlive(pid: number): boolean {
-  try {
-    Deno.statSync(`/proc/${pid}`);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** Why a scratch area must be left alone, or undefined when it may go. */

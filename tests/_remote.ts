@@ -25,6 +25,7 @@ import { ListObjectsV2Command, type S3Client } from "@aws-sdk/client-s3";
 import { fileURLToPath } from "node:url";
 import { cephUp, INSTALL_COMMAND } from "../scripts/ceph.ts";
 import { newS3Client } from "../tiers/_s3_client.ts";
+import { pidAlive } from "../tiers/_scratch.ts";
 
 /** The state directory of the tests' cluster (ports are fixed: one per machine). */
 export const CEPH_TEST_DIR = "/tmp/tierbench-ceph-tests";
@@ -79,16 +80,6 @@ function fromEnvironment(): RemoteEnv | undefined {
   return env.endpoint && env.accessKeyId && env.secretAccessKey ? env : undefined;
 }
 
-/** Whether a process with this pid is alive. */
-function alive(pid: number): boolean {
-  try {
-    Deno.statSync(`/proc/${pid}`);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 function readOwner(): number | undefined {
   try {
     const pid = Number.parseInt(Deno.readTextFileSync(OWNER_FILE).trim(), 10);
@@ -123,7 +114,7 @@ async function ownTestCluster(): Promise<void> {
     }
     const owner = readOwner();
     if (owner === Deno.pid) return;
-    if (owner !== undefined && alive(owner)) deadSince = undefined;
+    if (owner !== undefined && pidAlive(owner)) deadSince = undefined;
     else if (deadSince === undefined) deadSince = Date.now();
     else if (Date.now() - deadSince > STALE_OWNER_MS) {
       // Its watchdog is gone too: take over.

@@ -79,3 +79,13 @@ export function removeScratchDir(dir: string, runId: string): boolean {
   Deno.removeSync(dir, { recursive: true });
   return true;
 }
+
+/** Whether a process with this pid is alive on this machine (a marker's owner, say). */
+export function pidAlive(pid: number): boolean {
+  try {
+    Deno.statSync(`/proc/${pid}`);
+    return true;
+  } catch {
+    return false;
+  }
+}
