@@ -419,8 +419,3 @@ export function parseJobOptions(raw: RawJobOptions): JobOptions {
 export function jobReads(job: Pick<JobOptions, "rw">): boolean {
   return job.rw === "read" || job.rw === "randread" || job.rw === "randrw";
 }
-
-/** Whether a job's offsets are random. */
-export function jobIsRandom(job: Pick<JobOptions, "rw">): boolean {
-  return job.rw.startsWith("rand");
-}

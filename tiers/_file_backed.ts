@@ -6,7 +6,7 @@
  */
 
 import { join } from "node:path";
-import type { JobOptions, TierSpec } from "../bench/config.ts";
+import { type JobOptions, jobReads, type TierSpec } from "../bench/config.ts";
 import { ConfigError, DirectIoUnsupportedError, IoError } from "../bench/errors.ts";
 import { type PathFacts, pathFacts } from "../bench/host.ts";
 import { cString, errnoName, lastErrno, libc, O, strerror } from "./_libc.ts";
@@ -102,7 +102,7 @@ export abstract class FileBackedTier implements Tier {
     }
     if (job.direct) this.#probeDirect();
     if (job.filename !== undefined) return [...Array(job.numjobs)].map(() => this.#existing(job));
-    const reads = job.rw === "read" || job.rw === "randread" || job.rw === "randrw";
+    const reads = jobReads(job);
     // Read jobs reuse files already laid out the same way in this run; write
     // jobs get fresh files, since overwriting laid-out blocks can be faster.
     const stem = reads ? `read-${job.size}` : `write${this.#writeRuns++}`;

@@ -14,7 +14,7 @@
  */
 
 import { HeadBucketCommand, type S3Client } from "@aws-sdk/client-s3";
-import type { JobOptions, TierSpec } from "../bench/config.ts";
+import { type JobOptions, jobReads, type TierSpec } from "../bench/config.ts";
 import { ConfigError, S3Error } from "../bench/errors.ts";
 import { redactSecrets } from "../bench/secrets.ts";
 import { newRunId } from "./_scratch.ts";
@@ -153,7 +153,7 @@ export class S3Tier implements Tier {
     if (s3 === undefined) throw new TypeError("an s3 job needs its s3 options");
     const scratch = this.scratchPrefix;
     const loc = this.location;
-    const reads = job.rw === "read" || job.rw === "randread" || job.rw === "randrw";
+    const reads = jobReads(job);
     const writes = job.rw !== "read" && job.rw !== "randread";
     const readStem = `${scratch}read-${job.size}-${s3.objectSize}`;
     const writeRun = writes ? this.#writeRuns++ : -1;
