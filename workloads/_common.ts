@@ -1,0 +1,102 @@
+/**
+ * What the workload generators share: the paths a workload may use, its
+ * options, and the forward/backward think time of an iteration.
+ *
+ * @module
+ */
+
+import { layerForwardFlops } from "./model.ts";
+import type { PathPolicy, PathRole, WorkloadProgram } from "./ops.ts";
+import { gpuMs, type TrainingSetup } from "./setup.ts";
+
+/** Names of the paths a run has, by role (from `--tiers`). */
+export interface WorkloadPaths {
+  /** The memory tier: host buffers, and the device stand-in without a GPU. */
+  readonly host?: string;
+  /** File tiers on node-local storage, in the order given. */
+  readonly local: readonly string[];
+  /** A PFS directory or an S3 bucket. */
+  readonly remote?: string;
+}
+
+/** Options every workload reads; each reads only those that apply to it. */
+export interface WorkloadOptions {
+  /** Request size on storage paths (default: the workload's, e.g. DeepSpeed's 1 MiB). */
+  readonly bs?: number;
+  /** Requests in flight per stream (default: the workload's, e.g. DeepSpeed's 8). */
+  readonly iodepth?: number;
+  /** mlp-offload: share of subgroups on the remote path, in [0, 1). */
+  readonly remoteRatio?: number;
+  /** mlp-offload: subgroups of each path kept in host memory at the end of a pass. */
+  readonly cacheSubgroups?: number;
+  /** deep-optimizer-states: every K-th subgroup is updated on the device. */
+  readonly stride?: number;
+  /** ssdtrain, teraio: layers read ahead in backward. */
+  readonly prefetch?: number;
+  /** datastates: checkpoint every N iterations. */
+  readonly checkpointEvery?: number;
+}
+
+/** A workload: what it needs and how it builds its programs. */
+export interface WorkloadDefinition {
+  readonly name: string;
+  /** One line for `--help` and the docs. */
+  readonly summary: string;
+  /** Roles it cannot run without. */
+  readonly needs: readonly PathRole[];
+  build(setup: TrainingSetup, paths: WorkloadPaths, options?: WorkloadOptions): WorkloadProgram;
+}
+
+/** 1 MiB: DeepSpeed aio's default block_size. */
+export const DEEPSPEED_BS = 1 << 20;
+/** DeepSpeed aio's default queue_depth. */
+export const DEEPSPEED_IODEPTH = 8;
+
+/** A storage path's policy with DeepSpeed's aio defaults unless the options say otherwise. */
+export function storagePath(
+  name: string,
+  role: PathRole,
+  options: WorkloadOptions,
+  extra: Partial<PathPolicy> = {},
+): PathPolicy {
+  return {
+    name,
+    role,
+    bs: options.bs ?? extra.bs ?? DEEPSPEED_BS,
+    iodepth: options.iodepth ?? extra.iodepth ?? DEEPSPEED_IODEPTH,
+    ...(extra.readers !== undefined ? { readers: extra.readers } : {}),
+    ...(extra.writers !== undefined ? { writers: extra.writers } : {}),
+  };
+}
+
+/** The path of a role, or a RangeError naming what the workload needs. */
+export function requirePath(
+  workload: string,
+  role: "host" | "local" | "remote",
+  paths: WorkloadPaths,
+): string {
+  const name = role === "local" ? paths.local[0] : paths[role];
+  if (name === undefined) {
+    const tier = role === "host"
+      ? "memory:DIR"
+      : role === "local"
+      ? "file:DIR"
+      : "pfs:DIR or s3://BUCKET";
+    throw new RangeError(`${workload} needs a ${role} path: add ${tier} to --tiers`);
+  }
+  return name;
+}
+
+/** Forward then backward GPU time of one iteration of one rank, scaled, ms (backward = 2 × forward). */
+export function forwardBackwardMs(s: TrainingSetup): { forward: number; backward: number } {
+  const forward = gpuMs(
+    s,
+    s.model.layers * layerForwardFlops(s.model, s.microBatch, s.tensorParallel),
+  );
+  return { forward, backward: 2 * forward };
+}
+
+/** Iterations in the program, warm-up first. */
+export function totalIterations(s: TrainingSetup): number {
+  return s.warmupIterations + s.iterations;
+}

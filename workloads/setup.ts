@@ -1,0 +1,255 @@
+/**
+ * The training setup a workload models, and the scale factor that shrinks it.
+ *
+ * `scale` multiplies every byte count and every think time and nothing else:
+ * the number of subgroups, layers, objects and ops, their order and the ratio
+ * of compute to I/O stay those of the full-size model, so a 70B iteration
+ * keeps its shape on a small machine. Scaled object sizes are rounded up to
+ * 4 KiB (O_DIRECT's alignment), which the results state.
+ *
+ * @module
+ */
+
+import { z } from "zod";
+import { ConfigError } from "../bench/errors.ts";
+import { MODEL_NAMES, modelPreset, type ModelShape, parameterCount } from "./model.ts";
+
+/** Scaled sizes are rounded up to this (O_DIRECT's alignment). */
+export const SIZE_ALIGNMENT = 4096;
+
+/** A resolved training setup. */
+export interface TrainingSetup {
+  readonly model: ModelShape;
+  /** Parameters of the whole model. */
+  readonly parameters: number;
+  /** Ranks (GPUs) on the node, each a Worker. */
+  readonly ranksPerNode: number;
+  readonly dataParallel: number;
+  readonly tensorParallel: number;
+  readonly microBatch: number;
+  /** Elements per optimizer subgroup (DeepSpeed's sub_group_size). */
+  readonly subgroupElements: number;
+  /** Bytes of each fp32 state per parameter (params, m, v, gradients). */
+  readonly bytesPerState: number;
+  /** Factor on every byte count and think time, in (0, 1]. */
+  readonly scale: number;
+  /** CPU Adam rate of one rank, parameters per second (sets the update think time). */
+  readonly adamParamsPerSec: number;
+  /** Effective GPU rate, TFLOP/s (sets forward/backward think time). */
+  readonly gpuTflops: number;
+  /** Iterations measured. */
+  readonly iterations: number;
+  /** Iterations run first and left out of the summary. */
+  readonly warmupIterations: number;
+}
+
+/** The setup as a user gives it (CLI flags or a config file). */
+export interface RawTrainingSetup {
+  model?: string;
+  parameters?: number | string;
+  ranksPerNode?: number | string;
+  dataParallel?: number | string;
+  tensorParallel?: number | string;
+  microBatch?: number | string;
+  subgroupSize?: number | string;
+  bytesPerState?: number | string;
+  scale?: number | string;
+  adamRate?: number | string;
+  gpuTflops?: number | string;
+  iterations?: number | string;
+  warmup?: number | string;
+}
+
+/** Defaults: MLP-Offload's runs (4 GPUs per node, subgroups of 1e8 elements). */
+export const SETUP_DEFAULTS = {
+  model: "70b",
+  ranksPerNode: 4,
+  tensorParallel: 1,
+  microBatch: 1,
+  subgroupSize: 1e8,
+  bytesPerState: 4,
+  scale: 1,
+  adamRate: 1e9,
+  gpuTflops: 100,
+  iterations: 3,
+  warmup: 1,
+} as const;
+
+const num = z.union([z.number(), z.string().trim().min(1)]).transform((v, ctx) => {
+  const n = typeof v === "number" ? v : Number(v);
+  if (!Number.isFinite(n)) {
+    ctx.addIssue({ code: "custom", message: `"${v}" is not a number` });
+    return z.NEVER;
+  }
+  return n;
+});
+const int = (min: number) => num.pipe(z.number().int().min(min));
+
+const schema = z.object({
+  model: z.string(),
+  parameters: num.pipe(z.number().positive()).optional(),
+  ranksPerNode: int(1).pipe(z.number().max(64)),
+  dataParallel: int(1).optional(),
+  tensorParallel: int(1),
+  microBatch: int(1),
+  subgroupSize: int(1),
+  bytesPerState: num.pipe(z.union([z.literal(2), z.literal(4)])),
+  scale: num.pipe(z.number().positive().max(1)),
+  adamRate: num.pipe(z.number().positive()),
+  gpuTflops: num.pipe(z.number().positive()),
+  iterations: int(1),
+  warmup: int(0),
+});
+
+/** Flag names as the CLI spells them, for error messages. */
+const FLAG: Record<string, string> = {
+  model: "model",
+  parameters: "params",
+  ranksPerNode: "ranks-per-node",
+  dataParallel: "dp",
+  tensorParallel: "tp",
+  microBatch: "micro-batch",
+  subgroupSize: "subgroup-size",
+  bytesPerState: "bytes-per-state",
+  scale: "scale",
+  adamRate: "adam-rate",
+  gpuTflops: "gpu-tflops",
+  iterations: "iterations",
+  warmup: "warmup",
+};
+
+/**
+ * Validates a setup and fills in defaults.
+ *
+ * @throws {ConfigError} naming the field and what it accepts.
+ *
+ * @example
+ * ```ts
+ * import { resolveSetup } from "./setup.ts";
+ * const s = resolveSetup({ model: "70b", scale: 0.001 });
+ * console.assert(s.ranksPerNode === 4 && s.dataParallel === 4);
+ * ```
+ */
+export function resolveSetup(raw: RawTrainingSetup = {}): TrainingSetup {
+  const withDefaults = { ...SETUP_DEFAULTS, ...stripUndefined(raw) };
+  const parsed = schema.safeParse(withDefaults);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const field = String(issue.path[0] ?? "setup");
+    const value = (withDefaults as Record<string, unknown>)[field];
+    throw new ConfigError(FLAG[field] ?? field, explain(field, value, issue.message));
+  }
+  const v = parsed.data;
+  let model: ModelShape;
+  try {
+    model = modelPreset(v.model);
+  } catch (e) {
+    throw new ConfigError("model", (e as Error).message, undefined, { cause: e });
+  }
+  const tp = v.tensorParallel;
+  if (v.ranksPerNode % tp !== 0) {
+    throw new ConfigError(
+      "tp",
+      `${tp} does not divide --ranks-per-node ${v.ranksPerNode}: a node holds whole tensor-parallel groups`,
+    );
+  }
+  const dp = v.dataParallel ?? v.ranksPerNode / tp;
+  if (dp * tp < v.ranksPerNode) {
+    throw new ConfigError(
+      "dp",
+      `${dp} × --tp ${tp} is fewer than the ${v.ranksPerNode} ranks of the node: use at least ${
+        v.ranksPerNode / tp
+      }`,
+    );
+  }
+  return {
+    model,
+    parameters: v.parameters ?? parameterCount(model),
+    ranksPerNode: v.ranksPerNode,
+    dataParallel: dp,
+    tensorParallel: tp,
+    microBatch: v.microBatch,
+    subgroupElements: v.subgroupSize,
+    bytesPerState: v.bytesPerState,
+    scale: v.scale,
+    adamParamsPerSec: v.adamRate,
+    gpuTflops: v.gpuTflops,
+    iterations: v.iterations,
+    warmupIterations: v.warmup,
+  };
+}
+
+function stripUndefined(raw: RawTrainingSetup): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(raw).filter(([, v]) => v !== undefined));
+}
+
+function explain(field: string, value: unknown, message: string): string {
+  const allowed: Record<string, string> = {
+    model: `one of ${MODEL_NAMES.join(", ")}`,
+    bytesPerState: "2 or 4",
+    scale: "a number in (0, 1], e.g. 0.001",
+    ranksPerNode: "an integer from 1 to 64",
+  };
+  const want = allowed[field] ?? (field === "warmup" ? "an integer ≥ 0" : "a positive number");
+  return `${JSON.stringify(value)} is not valid (${message}): use ${want}`;
+}
+
+/** Parameters each rank owns (its ZeRO-3 shard): the model over dp × tp. */
+export function shardParameters(s: TrainingSetup): number {
+  return Math.ceil(s.parameters / (s.dataParallel * s.tensorParallel));
+}
+
+/** Element counts of a rank's subgroups, in order (the last may be smaller). */
+export function subgroupSizes(s: TrainingSetup): number[] {
+  const shard = shardParameters(s);
+  const out: number[] = [];
+  for (let left = shard; left > 0; left -= s.subgroupElements) {
+    out.push(Math.min(left, s.subgroupElements));
+  }
+  return out;
+}
+
+/** A byte count after scaling, rounded up to {@linkcode SIZE_ALIGNMENT} (0 stays 0). */
+export function scaledBytes(s: TrainingSetup, bytes: number): number {
+  if (bytes <= 0) return 0;
+  return Math.ceil((bytes * s.scale) / SIZE_ALIGNMENT) * SIZE_ALIGNMENT;
+}
+
+/** A think time after scaling, ms. */
+export function scaledMs(s: TrainingSetup, ms: number): number {
+  return ms * s.scale;
+}
+
+/** CPU Adam time of a subgroup of `elements`, scaled, ms. */
+export function adamMs(s: TrainingSetup, elements: number): number {
+  return scaledMs(s, (elements / s.adamParamsPerSec) * 1000);
+}
+
+/** GPU time for `flops`, scaled, ms. */
+export function gpuMs(s: TrainingSetup, flops: number): number {
+  return scaledMs(s, (flops / (s.gpuTflops * 1e12)) * 1000);
+}
+
+/** What a setup resolved to, for the results. */
+export function describeSetup(s: TrainingSetup): Record<string, number | string> {
+  return {
+    model: s.model.name,
+    layers: s.model.layers,
+    hidden: s.model.hidden,
+    heads: s.model.heads,
+    sequence: s.model.sequence,
+    vocabulary: s.model.vocabulary,
+    parameters: s.parameters,
+    ranks_per_node: s.ranksPerNode,
+    data_parallel: s.dataParallel,
+    tensor_parallel: s.tensorParallel,
+    micro_batch: s.microBatch,
+    subgroup_elements: s.subgroupElements,
+    bytes_per_state: s.bytesPerState,
+    scale: s.scale,
+    adam_params_per_s: s.adamParamsPerSec,
+    gpu_tflops: s.gpuTflops,
+    iterations: s.iterations,
+    warmup_iterations: s.warmupIterations,
+  };
+}
