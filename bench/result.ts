@@ -7,6 +7,7 @@
  */
 
 import type { TierFacts } from "../tiers/types.ts";
+import type { WorkloadResult } from "../workloads/result.ts";
 import type { HostFacts } from "./host.ts";
 import type { EncodedLatency, LatencyStats } from "./recorder.ts";
 
@@ -122,7 +123,7 @@ export interface ResultDocument {
   schema: typeof RESULT_SCHEMA;
   tool: { name: "tierbench"; version: string; deno: string; peak_rss_bytes: number };
   run_id: string;
-  kind: "run" | "profile";
+  kind: "run" | "profile" | "workload" | "contention";
   started: string;
   finished: string;
   status: RunStatus;
@@ -133,6 +134,8 @@ export interface ResultDocument {
   runs: RunResult[];
   /** Remote tiers (S3, PFS) and what was said about them. */
   remote?: { configured: boolean; note: string };
+  /** `tierbench workload`: the training workload's figures (workloads/result.ts). */
+  workload?: WorkloadResult;
 }
 
 /**
