@@ -20,6 +20,7 @@ import {
   DEFAULTS,
   ENGINES,
   FILE_LAYOUTS,
+  formatTierSpec,
   type JobOptions,
   parseJobOptions,
   parseTierSpec,
@@ -33,7 +34,15 @@ import { ProgressLine } from "./bench/progress.ts";
 import { type ResultDocument, writeResult } from "./bench/result.ts";
 import { runSession, type SessionOutcome, VERSION } from "./bench/session.ts";
 import { formatTable } from "./bench/table.ts";
+import { parseSize } from "./bench/units.ts";
 import { newRunId } from "./tiers/_scratch.ts";
+import type { WorkloadOptions } from "./workloads/_common.ts";
+import { MODEL_NAMES } from "./workloads/model.ts";
+import { WORKLOAD_NAMES, workloadByName } from "./workloads/registry.ts";
+import { runWorkload, type WorkloadOutcome } from "./workloads/run.ts";
+import { resolveSetup, SETUP_DEFAULTS } from "./workloads/setup.ts";
+import { formatWorkloadTable } from "./workloads/table.ts";
+import { WorkloadProgressLine } from "./workloads/progress.ts";
 
 /** Exit status for usage errors. */
 const EXIT_USAGE = 2;
@@ -274,6 +283,181 @@ program.command("bench")
     if (!configured && !o.quiet) console.error(`tierbench: ${note}`);
     await runAndReport(jobs, "profile", o, { configured: configured !== "", note });
   });
+
+program.command("workload")
+  .description("run a training workload (optimizer, activation or checkpoint I/O) on several tiers")
+  .argument("<name>", `one of ${WORKLOAD_NAMES.join(", ")}`)
+  .requiredOption(
+    "--tiers <specs>",
+    "comma list: memory:DIR (host), file:DIR (node-local, one or more), pfs:DIR or s3://BUCKET (remote)",
+  )
+  .option("--model <name>", `model preset: ${MODEL_NAMES.join(", ")}`, SETUP_DEFAULTS.model)
+  .option("--params <n>", "parameter count instead of the preset's (e.g. 7e10)")
+  .option("--scale <f>", "factor on every byte count and think time, in (0, 1]", "0.001")
+  .option("--iterations <n>", "measured iterations", String(SETUP_DEFAULTS.iterations))
+  .option(
+    "--warmup <n>",
+    "iterations run first, left out of the summary",
+    String(SETUP_DEFAULTS.warmup),
+  )
+  .option(
+    "--ranks-per-node <n>",
+    "ranks (GPUs) on the node, one Worker each",
+    String(SETUP_DEFAULTS.ranksPerNode),
+  )
+  .option("--tp <n>", "tensor-parallel degree", String(SETUP_DEFAULTS.tensorParallel))
+  .option("--dp <n>", "data-parallel degree (default: ranks per node / tp)")
+  .option("--micro-batch <n>", "micro-batch size", String(SETUP_DEFAULTS.microBatch))
+  .option(
+    "--subgroup-size <n>",
+    "elements per optimizer subgroup",
+    String(SETUP_DEFAULTS.subgroupSize),
+  )
+  .option("--bytes-per-state <n>", "bytes of each optimizer state per parameter (2 or 4)", "4")
+  .option(
+    "--adam-rate <n>",
+    "CPU Adam parameters per second per rank",
+    String(SETUP_DEFAULTS.adamRate),
+  )
+  .option(
+    "--gpu-tflops <n>",
+    "effective GPU TFLOP/s (forward/backward think time)",
+    String(SETUP_DEFAULTS.gpuTflops),
+  )
+  .option("--bs <size>", "request size on storage paths (default: the workload's)")
+  .option("--iodepth <n>", "requests in flight per stream (default: the workload's)")
+  .option("--remote-ratio <f>", "mlp-offload: share of subgroups on the remote path")
+  .option("--cache-subgroups <n>", "mlp-offload: subgroups per path kept in host memory")
+  .option("--stride <k>", "deep-optimizer-states: every K-th subgroup updates on the device")
+  .option("--prefetch <n>", "ssdtrain, teraio: layers read ahead in backward")
+  .option("--checkpoint-every <n>", "datastates: checkpoint every N iterations")
+  .option("--endpoint <url>", "s3: endpoint URL (default: $TIERBENCH_S3_ENDPOINT, …)")
+  .option("--region <name>", "s3: region (default: $AWS_REGION, else us-east-1)")
+  .option("--output <file>", "result JSON (default results/<host>-<run id>.json)")
+  .option("--quiet", "no progress line", false)
+  .action(async (name, o) => {
+    let def;
+    try {
+      def = workloadByName(name);
+    } catch (e) {
+      fail((e as Error).message, EXIT_USAGE);
+    }
+    const setup = resolveSetup({
+      model: o.model,
+      parameters: o.params,
+      scale: o.scale,
+      iterations: o.iterations,
+      warmup: o.warmup,
+      ranksPerNode: o.ranksPerNode,
+      tensorParallel: o.tp,
+      dataParallel: o.dp,
+      microBatch: o.microBatch,
+      subgroupSize: o.subgroupSize,
+      bytesPerState: o.bytesPerState,
+      adamRate: o.adamRate,
+      gpuTflops: o.gpuTflops,
+    });
+    const specs = o.tiers.split(",").map((t) => t.trim()).filter(Boolean).map((t) => {
+      const spec = parseTierSpec(t);
+      return spec.kind === "s3" || spec.kind === "null"
+        ? spec
+        : { ...spec, path: resolvePath(spec.path) };
+    });
+    const options = parseWorkloadOptions(o);
+    const runId = newRunId();
+    const output = o.output ? resolvePath(o.output) : defaultOutput(runId);
+    const progress = new WorkloadProgressLine(o.quiet, name);
+    await withSignals(async (signal) => {
+      const outcome = await runWorkload(def, setup, specs, options, {
+        signal,
+        runId,
+        onProgress: (p) => progress.update(p),
+        s3: { endpoint: o.endpoint, region: o.region },
+        config: {
+          command: "workload",
+          workload: name,
+          tiers: specs.map(formatTierSpec),
+          setup,
+          options,
+        },
+      });
+      progress.stop();
+      await finishWorkload(outcome, output, signal);
+    });
+  });
+
+/** Workload options from the CLI: numbers checked, sizes parsed. */
+function parseWorkloadOptions(o: {
+  bs?: string | undefined;
+  iodepth?: string | undefined;
+  remoteRatio?: string | undefined;
+  cacheSubgroups?: string | undefined;
+  stride?: string | undefined;
+  prefetch?: string | undefined;
+  checkpointEvery?: string | undefined;
+}): WorkloadOptions {
+  const out: Record<string, number> = {};
+  if (o.bs !== undefined) {
+    const bs = parseSize(o.bs);
+    if (bs === undefined || bs < 4096 || bs % 4096 !== 0) {
+      throw new ConfigError(
+        "bs",
+        `"${o.bs}" is not a size of whole 4 KiB blocks`,
+        "e.g. 128k, 1m, 2m",
+      );
+    }
+    out.bs = bs;
+  }
+  const int = (flag: string, key: string, v: string | undefined, min: number) => {
+    if (v === undefined) return;
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < min) {
+      throw new ConfigError(flag, `"${v}" is not an integer ≥ ${min}`);
+    }
+    out[key] = n;
+  };
+  int("iodepth", "iodepth", o.iodepth, 1);
+  int("cache-subgroups", "cacheSubgroups", o.cacheSubgroups, 0);
+  int("stride", "stride", o.stride, 1);
+  int("prefetch", "prefetch", o.prefetch, 1);
+  int("checkpoint-every", "checkpointEvery", o.checkpointEvery, 1);
+  if (o.remoteRatio !== undefined) {
+    const r = Number(o.remoteRatio);
+    if (!(r >= 0 && r < 1)) {
+      throw new ConfigError("remote-ratio", `"${o.remoteRatio}" is not in [0, 1)`, "e.g. 0.33");
+    }
+    out.remoteRatio = r;
+  }
+  return out;
+}
+
+/** Writes a workload's results, prints its table, and exits with the right status. */
+async function finishWorkload(
+  outcome: WorkloadOutcome,
+  output: string,
+  signal: AbortSignal,
+): Promise<void> {
+  const { doc, error } = outcome;
+  if (error instanceof ConfigError) fail(error.message, EXIT_USAGE);
+  const w = doc.workload;
+  const wrote = w !== undefined && w.paths.length > 0;
+  if (wrote) {
+    await writeResult(output, doc);
+    if (w.iterations.length > 0) console.log(formatWorkloadTable(w));
+  }
+  const where = wrote ? `; ${doc.status === "ok" ? "" : "partial "}results in ${output}` : "";
+  if (doc.status === "interrupted" || signal.aborted) {
+    fail(
+      `interrupted by ${String(signal.reason ?? "a signal")}${where}; scratch files removed`,
+      EXIT_FAILED,
+    );
+  }
+  if (doc.status !== "ok") {
+    const cause = error instanceof Error ? error.message : doc.error ?? "run failed";
+    fail(`${cause}${where}`, EXIT_FAILED);
+  }
+  console.log(`results: ${output}`);
+}
 
 /** Runs the CLI on `args`. */
 export async function main(args: string[]): Promise<void> {

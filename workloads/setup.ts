@@ -45,19 +45,19 @@ export interface TrainingSetup {
 
 /** The setup as a user gives it (CLI flags or a config file). */
 export interface RawTrainingSetup {
-  model?: string;
-  parameters?: number | string;
-  ranksPerNode?: number | string;
-  dataParallel?: number | string;
-  tensorParallel?: number | string;
-  microBatch?: number | string;
-  subgroupSize?: number | string;
-  bytesPerState?: number | string;
-  scale?: number | string;
-  adamRate?: number | string;
-  gpuTflops?: number | string;
-  iterations?: number | string;
-  warmup?: number | string;
+  model?: string | undefined;
+  parameters?: number | string | undefined;
+  ranksPerNode?: number | string | undefined;
+  dataParallel?: number | string | undefined;
+  tensorParallel?: number | string | undefined;
+  microBatch?: number | string | undefined;
+  subgroupSize?: number | string | undefined;
+  bytesPerState?: number | string | undefined;
+  scale?: number | string | undefined;
+  adamRate?: number | string | undefined;
+  gpuTflops?: number | string | undefined;
+  iterations?: number | string | undefined;
+  warmup?: number | string | undefined;
 }
 
 /** Defaults: MLP-Offload's runs (4 GPUs per node, subgroups of 1e8 elements). */

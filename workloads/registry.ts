@@ -1,0 +1,33 @@
+/**
+ * The workloads `tierbench workload NAME` knows, by name.
+ *
+ * @module
+ */
+
+import type { WorkloadDefinition } from "./_common.ts";
+import { zeroInfinity } from "./zero_infinity.ts";
+
+/** Every workload, in the order `--help` lists them. */
+export const WORKLOADS: readonly WorkloadDefinition[] = [zeroInfinity];
+
+/** Names accepted by {@linkcode workloadByName}. */
+export const WORKLOAD_NAMES: readonly string[] = WORKLOADS.map((w) => w.name);
+
+/**
+ * The workload of this name.
+ *
+ * @throws {RangeError} naming the workloads when there is none of that name.
+ *
+ * @example
+ * ```ts
+ * import { workloadByName } from "./registry.ts";
+ * console.assert(workloadByName("zero-infinity").needs.includes("local"));
+ * ```
+ */
+export function workloadByName(name: string): WorkloadDefinition {
+  const w = WORKLOADS.find((d) => d.name === name);
+  if (!w) {
+    throw new RangeError(`workload "${name}" is unknown: use one of ${WORKLOAD_NAMES.join(", ")}`);
+  }
+  return w;
+}
