@@ -221,7 +221,9 @@ export class AioChannel {
             detail: `(${strerror(-res)})`,
           });
         }
-        if (res !== lengths[slot]) {
+        if (
+          res !== lengths[slot] && !this.#finishShort(fd, path, write, slot, res, lengths, offsets)
+        ) {
           throw new IoError({
             syscall: write ? "pwrite (aio)" : "pread (aio)",
             errno: EIO,
@@ -236,6 +238,46 @@ export class AioChannel {
         done++;
       }
     }
+  }
+
+  /**
+   * A short write through aio carries no errno (a full file system shows up
+   * as fewer bytes). Writing the rest synchronously either finishes the
+   * request or fails with the errno that says why (ENOSPC, EDQUOT, EIO).
+   * Returns false for a short read (end of file), which the caller reports.
+   */
+  #finishShort(
+    fd: number,
+    path: string,
+    write: boolean,
+    slot: number,
+    res: number,
+    lengths: number[],
+    offsets: number[],
+  ): boolean {
+    if (!write) return false;
+    const c = libc();
+    let at = res;
+    const len = lengths[slot]!;
+    const base = this.#buffers.address + BigInt(slot * this.bs);
+    while (at < len) {
+      const p = Deno.UnsafePointer.create(base + BigInt(at))!;
+      const n = c.pwrite(fd, p, BigInt(len - at), BigInt(offsets[slot]! + at));
+      if (n < 0) {
+        const errno = lastErrno();
+        throw new IoError({
+          syscall: "pwrite",
+          errno,
+          code: errnoName(errno),
+          path,
+          offset: offsets[slot]! + at,
+          detail: `(${strerror(errno)})`,
+        });
+      }
+      if (n === 0) return false;
+      at += n;
+    }
+    return true;
   }
 
   /** Destroys the context (waiting for what is in flight) and frees the buffers. */

@@ -233,11 +233,12 @@ export class RankExecutor {
         const write = op.kind === "write";
         const limit = write ? path.policy.writers : path.policy.readers;
         if (limit !== undefined) await this.#sync.enter(path.index, write, limit);
+        else this.#sync.enterUnlimited(path.index, write);
         try {
           ioStart[op.id] = monoNow();
           await this.#transfer(`${op.stream}|${op.path}`, path, op.object!, write, op.bytes);
         } finally {
-          if (limit !== undefined) this.#sync.leave(path.index, write);
+          this.#sync.leave(path.index, write);
         }
         this.#sync.count(this.program.rank, write, op.bytes);
         return;

@@ -13,7 +13,7 @@
  *   1  COUNT     ranks arrived at the current barrier
  *   2  GEN       barrier generation (bumped when the last rank arrives)
  *   3  ITER      iteration rank 0 is in (progress)
- *   4+ per path  [readers in, writers in]
+ *   4+ per path  [readers in, writers in, most readers at once, most writers at once]
  * Float64Array (after the ints, 8-aligned)
  *   per rank    [bytes read, bytes written]
  * ```
@@ -48,7 +48,7 @@ export class NodeSync {
     buffers?: { ints: SharedArrayBuffer; f64: SharedArrayBuffer },
   ) {
     this.ranks = ranks;
-    this.ints = new Int32Array(buffers?.ints ?? new SharedArrayBuffer((PATHS + 2 * paths) * 4));
+    this.ints = new Int32Array(buffers?.ints ?? new SharedArrayBuffer((PATHS + 4 * paths) * 4));
     this.f64 = new Float64Array(buffers?.f64 ?? new SharedArrayBuffer(2 * ranks * 8));
   }
 
@@ -91,12 +91,15 @@ export class NodeSync {
 
   /** Enters path `p` for reading or writing, waiting while `limit` ranks are in. */
   async enter(p: number, write: boolean, limit: number): Promise<void> {
-    const i = PATHS + 2 * p + (write ? 1 : 0);
+    const i = PATHS + 4 * p + (write ? 1 : 0);
     for (;;) {
       this.#check();
       const v = Atomics.load(this.ints, i);
       if (v < limit) {
-        if (Atomics.compareExchange(this.ints, i, v, v + 1) === v) return;
+        if (Atomics.compareExchange(this.ints, i, v, v + 1) === v) {
+          this.#peak(i + 2, v + 1);
+          return;
+        }
         continue;
       }
       const w = Atomics.waitAsync(this.ints, i, v);
@@ -104,9 +107,28 @@ export class NodeSync {
     }
   }
 
-  /** Leaves what {@linkcode enter} entered. */
+  /** Counts a rank in on a path without a limit (for the peak figures only). */
+  enterUnlimited(p: number, write: boolean): void {
+    const i = PATHS + 4 * p + (write ? 1 : 0);
+    this.#peak(i + 2, Atomics.add(this.ints, i, 1) + 1);
+  }
+
+  #peak(i: number, now: number): void {
+    for (;;) {
+      const seen = Atomics.load(this.ints, i);
+      if (now <= seen || Atomics.compareExchange(this.ints, i, seen, now) === seen) return;
+    }
+  }
+
+  /** Most ranks that were ever in path `p` at once: [reading, writing]. */
+  peak(p: number): [number, number] {
+    const i = PATHS + 4 * p + 2;
+    return [Atomics.load(this.ints, i), Atomics.load(this.ints, i + 1)];
+  }
+
+  /** Leaves what {@linkcode enter} or {@linkcode enterUnlimited} entered. */
   leave(p: number, write: boolean): void {
-    const i = PATHS + 2 * p + (write ? 1 : 0);
+    const i = PATHS + 4 * p + (write ? 1 : 0);
     Atomics.sub(this.ints, i, 1);
     Atomics.notify(this.ints, i);
   }

@@ -20,6 +20,9 @@ import type { PathPolicy, WorkloadProgram } from "./ops.ts";
 export interface WorkloadPathResult extends PathPolicy {
   direct: boolean;
   tier: TierFacts;
+  /** Most ranks that were reading / writing the path at the same moment (checks the limits). */
+  peak_readers?: number;
+  peak_writers?: number;
 }
 
 /** A path's I/O in a phase, over all ranks. */

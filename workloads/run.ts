@@ -262,6 +262,9 @@ export async function runWorkload(
       if (timer !== undefined) clearInterval(timer);
       opts.signal?.removeEventListener("abort", onAbort);
     }
+    for (const [i, path] of result.paths.entries()) {
+      [path.peak_readers, path.peak_writers] = sync.peak(i);
+    }
     const failure = messages.find((m) => m.type === "failed");
     if (failure && failure.type === "failed") {
       status = "failed";
