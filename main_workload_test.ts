@@ -1,0 +1,109 @@
+/**
+ * `tierbench workload` end to end on the local tiers: results written,
+ * usage errors named, Ctrl-C leaving nothing behind.
+ *
+ * @module
+ */
+
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { runCli, scratchLeft, spawnCli, tempDirOnDisk } from "./tests/_helpers.ts";
+
+async function withDir(fn: (dir: string) => Promise<void>): Promise<void> {
+  const dir = await tempDirOnDisk();
+  try {
+    await fn(dir);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+Deno.test("tierbench workload zero-infinity writes a workload result with a summary and prints its table", async () => {
+  await withDir(async (dir) => {
+    const out = join(dir, "zi.json");
+    const r = await runCli([
+      "workload",
+      "zero-infinity",
+      "--model",
+      "7b",
+      "--scale",
+      "0.0002",
+      "--ranks-per-node",
+      "2",
+      "--iterations",
+      "2",
+      "--tiers",
+      `memory:/dev/shm,file:${dir}`,
+      "--quiet",
+      "--output",
+      out,
+    ]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /zero-infinity \(median of 2\): iteration [\d.]+ s, update [\d.]+ s/);
+    const doc = JSON.parse(await Deno.readTextFile(out));
+    assert.equal(doc.kind, "workload");
+    assert.equal(doc.status, "ok");
+    assert.equal(doc.workload.name, "zero-infinity");
+    assert.equal(doc.workload.setup.model, "7b");
+    assert.equal(doc.workload.summary.iterations, 2);
+    assert.ok(doc.workload.summary.update_s > 0);
+    assert.ok(doc.workload.summary.bytes["local:read"] > 0);
+    assert.equal(doc.workload.iterations.length, 3); // one warm-up
+    assert.deepEqual(await scratchLeft(dir), []);
+    assert.deepEqual(await scratchLeft("/dev/shm"), []);
+  });
+});
+
+Deno.test("tierbench workload refuses bad input with exit 2 and a line naming the field", async () => {
+  const cases: [string[], RegExp][] = [
+    [
+      ["workload", "nope", "--tiers", "memory:"],
+      /workload "nope" is unknown: use one of zero-infinity/,
+    ],
+    [["workload", "zero-infinity", "--tiers", "file:/tmp", "--model", "6b"], /--model: .*7b, 13b/],
+    [["workload", "zero-infinity", "--tiers", "file:/tmp", "--scale", "0"], /--scale: .*\(0, 1\]/],
+    [["workload", "zero-infinity", "--tiers", "file:/tmp", "--tp", "3"], /--tp: 3 does not divide/],
+    [
+      ["workload", "zero-infinity", "--tiers", "memory:"],
+      /--tiers: zero-infinity needs a local path/,
+    ],
+    [["workload", "zero-infinity", "--tiers", "file:/tmp", "--bs", "1000"], /--bs: "1000"/],
+    [["workload", "zero-infinity", "--tiers", "pfs:/a,pfs:/b"], /--tiers: name at most one remote/],
+  ];
+  for (const [args, want] of cases) {
+    const r = await runCli(args);
+    assert.equal(r.code, 2, `${args.join(" ")}: exit ${r.code}: ${r.stderr}`);
+    assert.match(r.stderr, want);
+    assert.equal(r.stderr.trim().split("\n").length, 1, r.stderr);
+  }
+});
+
+Deno.test("tierbench workload: SIGINT stops every rank, removes scratch files, exits 1", async () => {
+  await withDir(async (dir) => {
+    const child = spawnCli([
+      "workload",
+      "zero-infinity",
+      "--model",
+      "70b",
+      "--scale",
+      "0.001",
+      "--iterations",
+      "50",
+      "--tiers",
+      `file:${dir}`,
+      "--output",
+      join(dir, "partial.json"),
+    ]);
+    for (let i = 0; i < 600 && (await scratchLeft(dir)).length === 0; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    assert.equal((await scratchLeft(dir)).length, 1, "the run never started");
+    await new Promise((r) => setTimeout(r, 1500));
+    child.kill("SIGINT");
+    const out = await child.output();
+    const stderr = new TextDecoder().decode(out.stderr);
+    assert.equal(out.code, 1, stderr);
+    assert.match(stderr, /interrupted by SIGINT.*scratch files removed/);
+    assert.deepEqual(await scratchLeft(dir), []);
+  });
+});
