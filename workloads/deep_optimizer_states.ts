@@ -1,0 +1,267 @@
+/**
+ * `deep-optimizer-states`: Deep Optimizer States, ZeRO-3 with the optimizer
+ * state offloaded to host memory, where the GPU, idle during the update,
+ * takes a share of the subgroups while the CPU updates the rest.
+ *
+ * Per rank and iteration:
+ * - **backward**: the forward pass (think time), then the backward pass in
+ *   one slice per subgroup, last subgroup first, as in zero-infinity; the
+ *   gradients stay in host memory, so there is no I/O.
+ * - **update**: subgroups in ascending order. Every K-th subgroup (i mod K =
+ *   K−1, K = `stride`, default 4) is updated on the GPU: its params, m and v
+ *   (12 B/param) are copied host→device (writes to the device path), Adam
+ *   runs on the GPU ({@linkcode GPU_ADAM_SPEEDUP} times faster than on the
+ *   CPU), and they are copied back device→host (reads of the device path).
+ *   Every other subgroup is Adam on the CPU over host memory: think time, no
+ *   I/O. The GPU work has its own streams (`gpu`, and the device path's read
+ *   and write streams) and the CPU's `compute` stream never waits for it, so
+ *   both update at once. Two device buffers: the copy-in of a GPU subgroup
+ *   waits for the copy-out of the GPU subgroup two back, so it overlaps the
+ *   GPU compute of the one before. Steady state on the device: copy-in(j+1) ‖
+ *   gpu(j) ‖ copy-out(j−1), all beside the CPU's Adam.
+ *
+ * There is no GPU here: the device side is the memory tier (the host path,
+ * role `device`), so a host↔device copy is a memory copy, not a PCIe
+ * transfer; the results say so. aio with 1 MiB blocks and depth 8 unless
+ * `bs`/`iodepth` say otherwise; each rank has its own device, so no
+ * node-wide limit.
+ *
+ * @module
+ */
+
+import { ConfigError } from "../bench/errors.ts";
+import {
+  forwardBackwardMs,
+  requirePath,
+  storagePath,
+  totalIterations,
+  type WorkloadDefinition,
+  type WorkloadOptions,
+  type WorkloadPaths,
+} from "./_common.ts";
+import { type OpInput, ProgramBuilder, type RankProgram, type WorkloadProgram } from "./ops.ts";
+import {
+  adamMs,
+  scaledBytes,
+  shardParameters,
+  subgroupSizes,
+  type TrainingSetup,
+} from "./setup.ts";
+
+/** States copied to the device and back for a GPU subgroup (12 B/param in fp32). */
+export const DEEP_OPTIMIZER_STATES_STATES = ["params", "m", "v"] as const;
+/** Default stride: every 4th subgroup is updated on the GPU. */
+export const DEEP_OPTIMIZER_STATES_STRIDE = 4;
+/**
+ * How many times faster Adam runs on the GPU than on the CPU: the GPU time of
+ * a subgroup is {@linkcode adamMs} divided by this. An order of magnitude, the
+ * gap Deep Optimizer States exploits; an assumption of this model, not a
+ * measurement.
+ */
+export const GPU_ADAM_SPEEDUP = 10;
+
+/** The note every result of this workload carries. */
+export const NO_GPU_NOTE =
+  "no GPU: the device side is a memory tier (tmpfs); host↔device copies are memory copies, not PCIe";
+
+/** Whether subgroup `i` is updated on the GPU with this stride. */
+export function onGpu(i: number, stride: number): boolean {
+  return i % stride === stride - 1;
+}
+
+function resolveStride(options: WorkloadOptions): number {
+  const stride = options.stride ?? DEEP_OPTIMIZER_STATES_STRIDE;
+  if (!Number.isInteger(stride) || stride < 1) {
+    throw new ConfigError(
+      "stride",
+      `${stride} is not a stride: use an integer ≥ 1 (every K-th subgroup goes to the GPU)`,
+    );
+  }
+  return stride;
+}
+
+/**
+ * Builds the deep-optimizer-states programs.
+ *
+ * @example
+ * ```ts
+ * import { deepOptimizerStates } from "./deep_optimizer_states.ts";
+ * import { resolveSetup } from "./setup.ts";
+ * const p = deepOptimizerStates.build(resolveSetup({ model: "7b", scale: 0.001 }), {
+ *   host: "host",
+ *   local: [],
+ * });
+ * console.assert(p.ranks.length === 4 && p.paths[0]!.role === "device");
+ * ```
+ */
+export const deepOptimizerStates: WorkloadDefinition = {
+  name: "deep-optimizer-states",
+  summary:
+    "Deep Optimizer States: state in host memory, every K-th subgroup copied to the GPU and updated there",
+  needs: ["host"],
+  build(
+    setup: TrainingSetup,
+    paths: WorkloadPaths,
+    options: WorkloadOptions = {},
+  ): WorkloadProgram {
+    const device = requirePath("deep-optimizer-states", "host", paths);
+    const stride = resolveStride(options);
+    const ranks: RankProgram[] = [];
+    for (let r = 0; r < setup.ranksPerNode; r++) {
+      ranks.push(rankProgram(r, setup, device, stride));
+    }
+    const sizes = subgroupSizes(setup);
+    const state = (el: number) => scaledBytes(setup, el * setup.bytesPerState);
+    const gpu = sizes.filter((_, i) => onGpu(i, stride));
+    const cpu = sizes.filter((_, i) => !onGpu(i, stride));
+    const copy = gpu.reduce((t, el) => t + DEEP_OPTIMIZER_STATES_STATES.length * state(el), 0);
+    return {
+      workload: "deep-optimizer-states",
+      paths: [storagePath(device, "device", options)],
+      ranks,
+      warmupIterations: setup.warmupIterations,
+      iterations: setup.iterations,
+      derived: {
+        shard_parameters: shardParameters(setup),
+        subgroups_per_rank: sizes.length,
+        stride,
+        subgroups_gpu: gpu.length,
+        subgroups_cpu: cpu.length,
+        gpu_adam_speedup: GPU_ADAM_SPEEDUP,
+        copy_in_bytes_per_rank: copy,
+        copy_out_bytes_per_rank: copy,
+        cpu_adam_ms_per_rank: cpu.reduce((t, el) => t + adamMs(setup, el), 0),
+        gpu_adam_ms_per_rank: gpu.reduce((t, el) => t + adamMs(setup, el) / GPU_ADAM_SPEEDUP, 0),
+      },
+      notes: [
+        NO_GPU_NOTE,
+        "gradients stay in host memory: the backward phase is think time only",
+      ],
+    };
+  },
+};
+
+function rankProgram(
+  rank: number,
+  setup: TrainingSetup,
+  device: string,
+  stride: number,
+): RankProgram {
+  const b = new ProgramBuilder(rank);
+  const sizes = subgroupSizes(setup);
+  const shard = shardParameters(setup);
+  const state = (el: number) => scaledBytes(setup, el * setup.bytesPerState);
+  const fb = forwardBackwardMs(setup);
+  const writeStream = `${device}:write`;
+  const readStream = `${device}:read`;
+  // the last op of each stream in the current phase: the next phase's barrier waits for them
+  const last = new Map<string, number>();
+  const add = (op: OpInput) => {
+    const id = b.add(op);
+    last.set(op.stream, id);
+    return id;
+  };
+  const closePhase = () => {
+    const ids = [...last.values()];
+    last.clear();
+    return ids;
+  };
+  let pending: number[] = [];
+  for (let it = 0; it < totalIterations(setup); it++) {
+    // backward: forward pass, then backward slices; gradients stay in host memory
+    let phase = "backward";
+    const open = add({
+      kind: "barrier",
+      stream: "compute",
+      iteration: it,
+      phase,
+      label: phase,
+      after: pending,
+    });
+    add({
+      kind: "compute",
+      stream: "compute",
+      iteration: it,
+      phase,
+      ms: fb.forward,
+      label: "forward",
+      after: [open],
+    });
+    for (let i = sizes.length - 1; i >= 0; i--) {
+      add({
+        kind: "compute",
+        stream: "compute",
+        iteration: it,
+        phase,
+        ms: (fb.backward * sizes[i]!) / shard,
+        label: `sg${i}.backward`,
+      });
+    }
+    pending = closePhase();
+    // update: CPU subgroups on `compute`, GPU subgroups copied in, updated, copied out
+    phase = "update";
+    const start = add({
+      kind: "barrier",
+      stream: "compute",
+      iteration: it,
+      phase,
+      label: phase,
+      after: pending,
+    });
+    const copiedOut: number[] = [];
+    for (const [i, el] of sizes.entries()) {
+      if (!onGpu(i, stride)) {
+        add({
+          kind: "compute",
+          stream: "compute",
+          iteration: it,
+          phase,
+          ms: adamMs(setup, el),
+          label: `sg${i}.adam`,
+        });
+        continue;
+      }
+      // two device buffers: the one of the GPU subgroup two back is free once copied out
+      const free = copiedOut[copiedOut.length - 2];
+      const copyIn = DEEP_OPTIMIZER_STATES_STATES.map((st) =>
+        add({
+          kind: "write",
+          stream: writeStream,
+          iteration: it,
+          phase,
+          path: device,
+          object: `sg${i}.${st}`,
+          bytes: state(el),
+          label: `sg${i}.${st}`,
+          after: [start, free],
+        })
+      );
+      const g = add({
+        kind: "compute",
+        stream: "gpu",
+        iteration: it,
+        phase,
+        ms: adamMs(setup, el) / GPU_ADAM_SPEEDUP,
+        label: `sg${i}.gpu-adam`,
+        after: copyIn,
+      });
+      let out = g;
+      for (const st of DEEP_OPTIMIZER_STATES_STATES) {
+        out = add({
+          kind: "read",
+          stream: readStream,
+          iteration: it,
+          phase,
+          path: device,
+          object: `sg${i}.${st}`,
+          bytes: state(el),
+          label: `sg${i}.${st}`,
+          after: [g],
+        });
+      }
+      copiedOut.push(out);
+    }
+    pending = closePhase();
+  }
+  return b.build();
+}
