@@ -5,10 +5,16 @@
  */
 
 import type { WorkloadDefinition } from "./_common.ts";
+import { deepOptimizerStates } from "./deep_optimizer_states.ts";
+import { mlpOffload } from "./mlp_offload.ts";
 import { zeroInfinity } from "./zero_infinity.ts";
 
 /** Every workload, in the order `--help` lists them. */
-export const WORKLOADS: readonly WorkloadDefinition[] = [zeroInfinity];
+export const WORKLOADS: readonly WorkloadDefinition[] = [
+  zeroInfinity,
+  mlpOffload,
+  deepOptimizerStates,
+];
 
 /** Names accepted by {@linkcode workloadByName}. */
 export const WORKLOAD_NAMES: readonly string[] = WORKLOADS.map((w) => w.name);
