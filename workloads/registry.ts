@@ -5,8 +5,11 @@
  */
 
 import type { WorkloadDefinition } from "./_common.ts";
+import { datastates } from "./datastates.ts";
 import { deepOptimizerStates } from "./deep_optimizer_states.ts";
 import { mlpOffload } from "./mlp_offload.ts";
+import { ssdtrain } from "./ssdtrain.ts";
+import { teraio } from "./teraio.ts";
 import { zeroInfinity } from "./zero_infinity.ts";
 
 /** Every workload, in the order `--help` lists them. */
@@ -14,6 +17,9 @@ export const WORKLOADS: readonly WorkloadDefinition[] = [
   zeroInfinity,
   mlpOffload,
   deepOptimizerStates,
+  ssdtrain,
+  teraio,
+  datastates,
 ];
 
 /** Names accepted by {@linkcode workloadByName}. */

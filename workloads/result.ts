@@ -150,7 +150,8 @@ export function aggregate(
         io,
       };
     }
-    const held = list.filter((p) => !p.background);
+    // the final drain (waiting for a lazy flush to land) is not part of training's iteration
+    const held = list.filter((p) => !p.background && p.phase !== "drain");
     const stallPerRank = reports.map((r) =>
       r.phases.filter((p) => p.iteration === iteration).reduce((t, p) => t + p.stall_ms, 0)
     );
