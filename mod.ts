@@ -44,7 +44,27 @@ export {
   type PathFacts,
   pathFacts,
 } from "./bench/host.ts";
-export { profileJobs, type ProfileOptions } from "./bench/profile.ts";
+export { profileJobs, type ProfileOptions, profileTiers } from "./bench/profile.ts";
+export {
+  CONTENTION_DIRECTIONS,
+  CONTENTION_SCHEMA,
+  type ContentionDirection,
+  type ContentionGroup,
+  contentionGroups,
+  type ContentionOptions,
+  type ContentionOutcome,
+  type ContentionPattern,
+  type ContentionResult,
+  type ContentionTierPattern,
+  type ContentionWindow,
+  formatContentionTable,
+  runContention,
+  runContentionSession,
+  slowdown,
+  slowdownMatrix,
+  tierLabels,
+  windowOverlap,
+} from "./bench/contention.ts";
 export { type CleanOptions, type CleanReport, cleanScratch } from "./bench/clean.ts";
 export {
   decodeHistogram,

@@ -6,7 +6,13 @@
  * @module
  */
 
-import { type JobOptions, parseJobOptions, type RawJobOptions } from "./config.ts";
+import {
+  type JobOptions,
+  parseJobOptions,
+  parseTierSpec,
+  type RawJobOptions,
+  type TierSpec,
+} from "./config.ts";
 
 /** Options of the profile. */
 export interface ProfileOptions {
@@ -122,4 +128,24 @@ export function profileJobs(o: ProfileOptions): JobOptions[] {
     }
   }
   return jobs;
+}
+
+/**
+ * The tiers a profile measures (the null tier aside), in its order: memory,
+ * file, pfs, s3. `bench` runs its contention matrix over them.
+ *
+ * @example
+ * ```ts
+ * import { profileTiers } from "./profile.ts";
+ * const tiers = profileTiers({ memoryDir: "/dev/shm", fileDir: "/data", runtime: "3", ramp: "1", size: "256m" });
+ * console.assert(tiers.map((t) => t.kind).join() === "memory,file");
+ * ```
+ */
+export function profileTiers(o: ProfileOptions): TierSpec[] {
+  const tiers: TierSpec[] = [];
+  if (o.memoryDir !== undefined) tiers.push({ kind: "memory", path: o.memoryDir });
+  if (o.fileDir !== undefined) tiers.push({ kind: "file", path: o.fileDir });
+  if (o.pfsDir !== undefined) tiers.push({ kind: "pfs", path: o.pfsDir });
+  if (o.s3 !== undefined) tiers.push(parseTierSpec(o.s3));
+  return tiers;
 }

@@ -8,6 +8,7 @@
 
 import type { TierFacts } from "../tiers/types.ts";
 import type { WorkloadResult } from "../workloads/result.ts";
+import type { ContentionResult } from "./contention.ts";
 import type { HostFacts } from "./host.ts";
 import type { EncodedLatency, LatencyStats } from "./recorder.ts";
 
@@ -136,6 +137,11 @@ export interface ResultDocument {
   remote?: { configured: boolean; note: string };
   /** `tierbench workload`: the training workload's figures (workloads/result.ts). */
   workload?: WorkloadResult;
+  /**
+   * `tierbench contention`, and `bench` after its points: each tier's
+   * slowdown when other tiers do I/O at the same time (bench/contention.ts).
+   */
+  contention?: ContentionResult;
 }
 
 /**

@@ -1,0 +1,866 @@
+/**
+ * The contention matrix: how much each tier slows down when other tiers do
+ * I/O at the same time. Every tier is measured alone, then in every pair, then
+ * all together (three tiers or more), once reading and once writing, with the
+ * same pattern on every tier (1 MiB sequential, 8 in flight). A tier's
+ * slowdown in a group is its bandwidth alone divided by its bandwidth in that
+ * group: 1 means unaffected, 2 means half as fast. A placement solver reads it
+ * from the result document's `contention` field.
+ *
+ * Tiers are set up once for the whole matrix. Alone runs go first, and each
+ * tier's read run lays out its file, so later groups read files already laid
+ * out; write runs only reserve blocks for fresh files (`posix_fallocate`).
+ * The members of a group are started together (concurrent {@linkcode runJob}
+ * calls on different tiers); each one's layout, ramp start and measured window
+ * are recorded, the group's ramp is made longer than any member's layout
+ * seen alone, and a group whose layout still fell inside another member's
+ * measured window is run again with a longer ramp.
+ *
+ * ```sh
+ * deno task tierbench contention --tiers memory:/dev/shm,file:/mnt/nvme,pfs:/mnt/cephfs
+ * ```
+ *
+ * @module
+ */
+
+import Table from "cli-table3";
+import pc from "picocolors";
+import { openTier } from "../tiers/mod.ts";
+import type { S3TierOptions } from "../tiers/s3.ts";
+import type { Tier } from "../tiers/types.ts";
+import { newRunId } from "../tiers/_scratch.ts";
+import { formatTierSpec, type JobOptions, parseJobOptions, type TierSpec } from "./config.ts";
+import { ConfigError, DirectIoUnsupportedError } from "./errors.ts";
+import { hostFacts, peakRssBytes } from "./host.ts";
+import { RESULT_SCHEMA, type ResultDocument, type RunResult, type RunStatus } from "./result.ts";
+import { runJob, type RunProgress } from "./runner.ts";
+import { type SessionOutcome, VERSION } from "./session.ts";
+import { formatRate } from "./units.ts";
+
+/** The schema id of the `contention` section. */
+export const CONTENTION_SCHEMA = "tierbench/contention@1";
+
+/** The directions the matrix measures: every member of a group reads, or every member writes. */
+export const CONTENTION_DIRECTIONS = ["read", "write"] as const;
+/** One of {@linkcode CONTENTION_DIRECTIONS}. */
+export type ContentionDirection = typeof CONTENTION_DIRECTIONS[number];
+
+/** Defaults of the matrix (option text, as the CLI takes it). */
+export const CONTENTION_DEFAULTS = {
+  runtime: "3",
+  ramp: "1",
+  size: "256m",
+  bs: "1m",
+  iodepth: "8",
+} as const;
+
+/** A group's ramp is at least this much longer than its slowest member's layout alone (ms). */
+const LAYOUT_MARGIN_MS = 100;
+/** Runs of a group whose layout fell inside a measured window, before giving up on it. */
+const MAX_ATTEMPTS = 2;
+
+/** How one tier runs in the matrix. */
+export interface ContentionTierPattern {
+  /** The tier as `--tier` text. */
+  spec: string;
+  /** `libaio` for file-backed tiers, `s3` for s3. */
+  engine: string;
+  iodepth: number;
+  /** O_DIRECT: on for file and pfs (unless the mount refuses it), off for memory and s3. */
+  direct: boolean;
+  /** Always false: an fsync after one tier's window could fall inside another's. */
+  end_fsync: boolean;
+  /** Why the pattern differs from the default, when it does. */
+  note?: string;
+}
+
+/** The pattern every tier runs: 1 MiB sequential, the same on every tier and in every group. */
+export interface ContentionPattern {
+  /** `read` or `write`, sequential. */
+  rw: readonly ContentionDirection[];
+  bs: number;
+  /** Each tier's file (or objects, for s3). */
+  size: number;
+  iodepth: number;
+  runtime_ms: number;
+  /** The ramp asked for; a group may use a longer one (its `ramp_ms`). */
+  ramp_ms: number;
+  /** Per tier label. */
+  tiers: Record<string, ContentionTierPattern>;
+}
+
+/** When one member of a group did what, in ms from the group's start (its first layout). */
+export interface ContentionWindow {
+  /** Its Workers started opening (and laying out or reserving) files. */
+  layout_start: number;
+  /** Layout done: the ramp began (I/O from here on, not yet counted). */
+  ramp_start: number;
+  /** The measured window: every counted byte moved between these two. */
+  measure_start: number;
+  measure_end: number;
+}
+
+/** One group (two tiers or more) in one direction. */
+export interface ContentionGroup {
+  /** Tier labels, in `--tiers` order. */
+  tiers: string[];
+  /** The labels joined with `+`. */
+  key: string;
+  direction: ContentionDirection;
+  status: RunStatus;
+  error?: string;
+  /** Bandwidth of each member during the group (bytes/s). */
+  bw_bytes: Record<string, number>;
+  /** Each member's bandwidth alone / in this group; null where either is 0. */
+  slowdown: Record<string, number | null>;
+  /** The ramp this group used (ms). */
+  ramp_ms: number;
+  /** Runs it took: 2 when the first one's layout fell inside a measured window. */
+  attempts: number;
+  /** Each member's windows; null when the run was too short to sample one. */
+  windows_ms: Record<string, ContentionWindow | null>;
+  /** Time every member was measuring at once, as a fraction of the runtime (0..1). */
+  overlap: number | null;
+  /** No member's layout fell inside another member's measured window. */
+  layout_clear: boolean | null;
+}
+
+/** The `contention` section of a result document (`"schema": "tierbench/contention@1"`). */
+export interface ContentionResult {
+  schema: typeof CONTENTION_SCHEMA;
+  /** "ok" when every group was measured. */
+  status: RunStatus;
+  error?: string;
+  pattern: ContentionPattern;
+  /** Tier labels: the tier kind, with a number when two tiers are of one kind (`file1`, `file2`). */
+  tiers: string[];
+  /** Each tier alone (bytes/s). */
+  alone: Record<string, { read_bw_bytes: number; write_bw_bytes: number }>;
+  /** Every group of two tiers or more, in each direction, in the order they ran. */
+  groups: ContentionGroup[];
+  /**
+   * `slowdown[direction][tier][others]`: the tier's slowdown while the tiers
+   * named by `others` (labels joined with `+`) did the same direction.
+   */
+  slowdown: Record<ContentionDirection, Record<string, Record<string, number | null>>>;
+}
+
+/** Options of {@linkcode runContention}: option text, validated like `run`'s. */
+export interface ContentionOptions {
+  readonly runtime?: string | undefined;
+  readonly ramp?: string | undefined;
+  readonly size?: string | undefined;
+  readonly bs?: string | undefined;
+  readonly iodepth?: string | undefined;
+  /** s3: endpoint URL (default from the environment). */
+  readonly endpoint?: string | undefined;
+  /** s3: region (default from the environment). */
+  readonly region?: string | undefined;
+  /** Names the tiers' scratch directories. */
+  readonly runId?: string;
+  readonly signal?: AbortSignal;
+  /** Progress of each group (of its first member, named after the group). */
+  readonly onProgress?: (p: RunProgress) => void;
+}
+
+/** What {@linkcode runContention} produced. */
+export interface ContentionOutcome {
+  readonly contention: ContentionResult;
+  /** Every run, alone and in groups, named `<tier> <direction> <group>`. */
+  readonly runs: RunResult[];
+  /** A thrown error (bad options, a tier that could not be set up); undefined otherwise. */
+  readonly error?: unknown;
+}
+
+/**
+ * Labels for tiers: the kind, numbered from 1 where two tiers are of one kind.
+ *
+ * @example
+ * ```ts
+ * import { tierLabels } from "./contention.ts";
+ * const labels = tierLabels([
+ *   { kind: "memory", path: "/dev/shm" },
+ *   { kind: "file", path: "/a" },
+ *   { kind: "file", path: "/b" },
+ * ]);
+ * console.assert(labels.join() === "memory,file1,file2");
+ * ```
+ */
+export function tierLabels(specs: readonly TierSpec[]): string[] {
+  const count = new Map<string, number>();
+  for (const s of specs) count.set(s.kind, (count.get(s.kind) ?? 0) + 1);
+  const seen = new Map<string, number>();
+  return specs.map((s) => {
+    if (count.get(s.kind) === 1) return s.kind;
+    const n = (seen.get(s.kind) ?? 0) + 1;
+    seen.set(s.kind, n);
+    return `${s.kind}${n}`;
+  });
+}
+
+/**
+ * The groups of the matrix, in the order they run: each item alone, then each
+ * pair, then all of them together when there are three or more.
+ *
+ * @example
+ * ```ts
+ * import { contentionGroups } from "./contention.ts";
+ * const g = contentionGroups(["memory", "file", "pfs"]).map((x) => x.join("+"));
+ * console.assert(g.join() === "memory,file,pfs,memory+file,memory+pfs,file+pfs,memory+file+pfs");
+ * ```
+ */
+export function contentionGroups<T>(items: readonly T[]): T[][] {
+  const groups: T[][] = items.map((x) => [x]);
+  for (let i = 0; i < items.length; i++) {
+    for (let j = i + 1; j < items.length; j++) groups.push([items[i]!, items[j]!]);
+  }
+  if (items.length >= 3) groups.push([...items]);
+  return groups;
+}
+
+/**
+ * A tier's slowdown: bandwidth alone over bandwidth in a group, rounded to
+ * 3 decimals; null when either is 0 (nothing to compare).
+ *
+ * @example
+ * ```ts
+ * import { slowdown } from "./contention.ts";
+ * console.assert(slowdown(1000, 500) === 2);
+ * console.assert(slowdown(1000, 0) === null);
+ * ```
+ */
+export function slowdown(aloneBw: number, groupBw: number): number | null {
+  if (!(aloneBw > 0) || !(groupBw > 0)) return null;
+  return Math.round((aloneBw / groupBw) * 1000) / 1000;
+}
+
+/**
+ * The slowdown matrix from alone figures and groups:
+ * `[direction][tier][other members joined with "+"]`.
+ *
+ * @example
+ * ```ts
+ * import { slowdownMatrix } from "./contention.ts";
+ * const m = slowdownMatrix(
+ *   { a: { read_bw_bytes: 100, write_bw_bytes: 50 }, b: { read_bw_bytes: 10, write_bw_bytes: 10 } },
+ *   [{ tiers: ["a", "b"], direction: "read", bw_bytes: { a: 50, b: 10 } }],
+ * );
+ * console.assert(m.read.a!.b === 2 && m.read.b!.a === 1);
+ * ```
+ */
+export function slowdownMatrix(
+  alone: ContentionResult["alone"],
+  groups: readonly Pick<ContentionGroup, "tiers" | "direction" | "bw_bytes">[],
+): ContentionResult["slowdown"] {
+  const out: ContentionResult["slowdown"] = { read: {}, write: {} };
+  for (const d of CONTENTION_DIRECTIONS) for (const t of Object.keys(alone)) out[d][t] = {};
+  for (const g of groups) {
+    for (const t of g.tiers) {
+      const others = g.tiers.filter((x) => x !== t).join("+");
+      const a = alone[t]?.[`${g.direction}_bw_bytes`] ?? 0;
+      (out[g.direction][t] ??= {})[others] = slowdown(a, g.bw_bytes[t] ?? 0);
+    }
+  }
+  return out;
+}
+
+/** The parsed options and each tier's jobs. */
+interface Plan {
+  readonly labels: string[];
+  readonly pattern: ContentionPattern;
+  /** jobs[i][direction] for tier i. */
+  readonly jobs: Record<ContentionDirection, JobOptions>[];
+}
+
+/** How a tier runs by default: libaio at depth, O_DIRECT where it means a device. */
+function tierDefaults(spec: TierSpec): { engine: string; direct: boolean } {
+  switch (spec.kind) {
+    case "memory":
+      return { engine: "libaio", direct: false };
+    case "file":
+    case "pfs":
+      return { engine: "libaio", direct: true };
+    case "s3":
+      return { engine: "s3", direct: false };
+    case "null":
+      throw new ConfigError(
+        "tiers",
+        "null: does no I/O, so it cannot contend with anything; name storage tiers",
+      );
+  }
+}
+
+function jobFor(
+  spec: TierSpec,
+  label: string,
+  direction: ContentionDirection,
+  direct: boolean,
+  o: ContentionOptions,
+): JobOptions {
+  const s3 = spec.kind === "s3";
+  return parseJobOptions({
+    name: `${label} ${direction}`,
+    tier: formatTierSpec(spec),
+    rw: direction,
+    bs: o.bs ?? CONTENTION_DEFAULTS.bs,
+    size: o.size ?? CONTENTION_DEFAULTS.size,
+    runtime: o.runtime ?? CONTENTION_DEFAULTS.runtime,
+    ramp: o.ramp ?? CONTENTION_DEFAULTS.ramp,
+    iodepth: o.iodepth ?? CONTENTION_DEFAULTS.iodepth,
+    engine: "libaio",
+    endFsync: false,
+    ...(s3 ? { endpoint: o.endpoint, region: o.region } : { direct }),
+  });
+}
+
+/**
+ * Validates the tiers and options and builds every tier's read and write job.
+ *
+ * @throws {ConfigError} for fewer than two tiers, one named twice, a null tier or a bad option.
+ */
+function plan(specs: readonly TierSpec[], o: ContentionOptions): Plan {
+  if (specs.length < 2) {
+    throw new ConfigError(
+      "tiers",
+      `needs at least two tiers to contend (got ${specs.length}): ` +
+        "e.g. --tiers memory:/dev/shm,file:DIR",
+    );
+  }
+  const texts = specs.map(formatTierSpec);
+  const twice = texts.find((t, i) => texts.indexOf(t) !== i);
+  if (twice !== undefined) {
+    throw new ConfigError("tiers", `${twice} is named twice: name each tier once`);
+  }
+  const labels = tierLabels(specs);
+  const jobs = specs.map((spec, i) => {
+    const { direct } = tierDefaults(spec);
+    return {
+      read: jobFor(spec, labels[i]!, "read", direct, o),
+      write: jobFor(spec, labels[i]!, "write", direct, o),
+    };
+  });
+  const first = jobs[0]!.read;
+  const tiers: Record<string, ContentionTierPattern> = {};
+  for (const [i, spec] of specs.entries()) {
+    tiers[labels[i]!] = {
+      spec: texts[i]!,
+      engine: tierDefaults(spec).engine,
+      iodepth: first.iodepth,
+      direct: jobs[i]!.read.direct,
+      end_fsync: false,
+    };
+  }
+  return {
+    labels,
+    jobs,
+    pattern: {
+      rw: CONTENTION_DIRECTIONS,
+      bs: first.bs,
+      size: first.size,
+      iodepth: first.iodepth,
+      runtime_ms: first.runtimeMs!,
+      ramp_ms: first.rampMs,
+      tiers,
+    },
+  };
+}
+
+/** Absolute time in ms, the runner's clock. */
+function nowAbs(): number {
+  return performance.timeOrigin + performance.now();
+}
+
+/** Learns a run's layout start and measure start from its progress events. */
+class WindowClock {
+  layoutStart: number | undefined;
+  measureStart: number | undefined;
+
+  see(p: RunProgress): void {
+    const now = nowAbs();
+    this.layoutStart ??= now;
+    // The runner reports ms since measurement began (negative in the ramp).
+    if (p.phase !== "layout") this.measureStart ??= now - p.elapsedMs;
+  }
+}
+
+function round1(x: number): number {
+  return Math.round(x * 10) / 10;
+}
+
+/** Each member's windows, relative to the group's first layout. */
+function windowsOf(
+  clocks: readonly WindowClock[],
+  results: readonly RunResult[],
+  direction: ContentionDirection,
+): (ContentionWindow | null)[] {
+  const starts = clocks.map((c) => c.layoutStart).filter((t) => t !== undefined);
+  const t0 = Math.min(...starts);
+  return clocks.map((c, k) => {
+    if (c.layoutStart === undefined || c.measureStart === undefined) return null;
+    const r = results[k]!;
+    const ms = c.measureStart - t0;
+    return {
+      layout_start: round1(c.layoutStart - t0),
+      ramp_start: round1(ms - r.ramp.ms),
+      measure_start: round1(ms),
+      measure_end: round1(ms + r[direction].runtime),
+    };
+  });
+}
+
+/**
+ * One moment at which every member of a group starts measuring: the first
+ * member whose Workers are ready ramps for the planned time, and each later
+ * one for the time left until then. The runner reads a job's `rampMs` once,
+ * when every Worker of the job has laid out its files and waits at the start
+ * barrier, and measures from that moment plus `rampMs`; a job made by
+ * {@linkcode SharedStart.job} answers that read with the time left. A member
+ * ready after the moment has passed ramps for 0 and starts late, which its
+ * window shows (and the group is run again with a longer ramp).
+ */
+class SharedStart {
+  readonly #plannedMs: number;
+  #at: number | undefined;
+
+  constructor(plannedMs: number) {
+    this.#plannedMs = plannedMs;
+  }
+
+  /** The ramp left for a member ready now. */
+  #rampNow(): number {
+    const now = nowAbs();
+    this.#at ??= now + this.#plannedMs;
+    return Math.max(0, this.#at - now);
+  }
+
+  /** `job` with a ramp fixed the first time it is read (then stable, for the results). */
+  job(job: JobOptions): JobOptions {
+    let ramp: number | undefined;
+    return Object.defineProperty({ ...job }, "rampMs", {
+      get: () => (ramp ??= Math.round(this.#rampNow() * 1000) / 1000),
+      enumerable: true,
+    });
+  }
+}
+
+/**
+ * The fraction of `runtimeMs` during which every window was measuring; null
+ * when a window is unknown.
+ *
+ * @example
+ * ```ts
+ * import { windowOverlap } from "./contention.ts";
+ * const w = (s: number) => ({ layout_start: 0, ramp_start: s, measure_start: s, measure_end: s + 1000 });
+ * console.assert(windowOverlap([w(0), w(100)], 1000) === 0.9);
+ * ```
+ */
+export function windowOverlap(
+  windows: readonly (ContentionWindow | null)[],
+  runtimeMs: number,
+): number | null {
+  if (windows.some((w) => w === null) || !(runtimeMs > 0)) return null;
+  const ws = windows as ContentionWindow[];
+  const common = Math.min(...ws.map((w) => w.measure_end)) -
+    Math.max(...ws.map((w) => w.measure_start));
+  return Math.round(Math.max(0, common / runtimeMs) * 1000) / 1000;
+}
+
+/**
+ * Whether no window's layout (before its ramp) fell inside another window's
+ * measurement; null when a window is unknown.
+ *
+ * @example
+ * ```ts
+ * import { layoutClear } from "./contention.ts";
+ * const a = { layout_start: 0, ramp_start: 10, measure_start: 1010, measure_end: 2010 };
+ * const late = { layout_start: 0, ramp_start: 1100, measure_start: 2100, measure_end: 3100 };
+ * console.assert(layoutClear([a, { ...a, ramp_start: 50 }]) === true);
+ * console.assert(layoutClear([a, late]) === false);
+ * ```
+ */
+export function layoutClear(windows: readonly (ContentionWindow | null)[]): boolean | null {
+  if (windows.some((w) => w === null)) return null;
+  const ws = windows as ContentionWindow[];
+  return ws.every((b, i) =>
+    ws.every((a, j) =>
+      i === j || b.ramp_start <= a.measure_start || b.layout_start >= a.measure_end
+    )
+  );
+}
+
+/** What one run of a group gave. */
+interface GroupRun {
+  readonly results: RunResult[];
+  readonly windows: (ContentionWindow | null)[];
+}
+
+/**
+ * Starts every member's job at once, with one moment for all to start
+ * measuring ({@linkcode SharedStart}, `rampMs` after the first is ready), and
+ * waits for all of them. A member that fails or throws stops the others
+ * (they end "interrupted"); a throw is rethrown once every member has
+ * stopped, so no Worker outlives the call.
+ */
+async function runTogether(
+  members: readonly { tier: Tier; job: JobOptions }[],
+  direction: ContentionDirection,
+  rampMs: number,
+  label: string,
+  o: ContentionOptions,
+): Promise<GroupRun> {
+  const stop = new AbortController();
+  const relay = () => stop.abort(o.signal?.reason);
+  o.signal?.addEventListener("abort", relay);
+  if (o.signal?.aborted) relay();
+  const clocks = members.map(() => new WindowClock());
+  const start = new SharedStart(rampMs);
+  try {
+    const settled = await Promise.allSettled(members.map(async (m, k) => {
+      const r = await runJob(m.tier, start.job(m.job), {
+        signal: stop.signal,
+        onProgress: (p) => {
+          clocks[k]!.see(p);
+          if (k === 0) o.onProgress?.({ ...p, name: label });
+        },
+      }).catch((e) => {
+        stop.abort(e);
+        throw e;
+      });
+      if (r.status === "failed") stop.abort(r.error);
+      return r;
+    }));
+    const thrown = settled.find((s) => s.status === "rejected");
+    if (thrown) throw thrown.reason;
+    const results = settled.map((s) => (s as PromiseFulfilledResult<RunResult>).value);
+    return { results, windows: windowsOf(clocks, results, direction) };
+  } finally {
+    o.signal?.removeEventListener("abort", relay);
+  }
+}
+
+/** The status and first error of a group's runs: a failure outranks an interruption. */
+function groupStatus(results: readonly RunResult[]): { status: RunStatus; error?: string } {
+  const failed = results.find((r) => r.status === "failed");
+  const bad = failed ?? results.find((r) => r.status !== "ok");
+  if (!bad) return { status: "ok" };
+  return bad.error === undefined
+    ? { status: bad.status }
+    : { status: bad.status, error: bad.error };
+}
+
+/** The matrix's state while it runs. */
+interface Matrix {
+  readonly plan: Plan;
+  readonly tiers: Tier[];
+  readonly runs: RunResult[];
+  readonly alone: ContentionResult["alone"];
+  readonly groups: ContentionGroup[];
+  /**
+   * Each tier's layout alone when writing (ms): opening fresh files and
+   * reserving their blocks, the most a group's layout does (reads there find
+   * their files laid out).
+   */
+  readonly layoutMs: number[];
+}
+
+/** Opens and sets up every tier; makes pfs tiers buffered where the mount refuses O_DIRECT. */
+async function setUp(
+  specs: readonly TierSpec[],
+  p: Plan,
+  runId: string,
+  tiers: Tier[],
+  o: ContentionOptions,
+): Promise<void> {
+  const s3: S3TierOptions = { endpoint: o.endpoint, region: o.region };
+  for (const [i, spec] of specs.entries()) {
+    // Two tiers of one kind may share a directory: keep their scratch directories apart.
+    const label = p.labels[i]!;
+    const id = label === spec.kind ? runId : `${runId}-${label.slice(spec.kind.length)}`;
+    const tier = openTier(spec, id, s3);
+    tiers.push(tier);
+    await tier.setup();
+    // prepare() of a read job checks the options against the tier and probes O_DIRECT.
+    try {
+      await tier.prepare(p.jobs[i]!.read);
+    } catch (e) {
+      if (!(e instanceof DirectIoUnsupportedError) || spec.kind !== "pfs") throw e;
+      p.jobs[i] = {
+        read: { ...p.jobs[i]!.read, direct: false },
+        write: { ...p.jobs[i]!.write, direct: false },
+      };
+      p.pattern.tiers[label]!.direct = false;
+      p.pattern.tiers[label]!.note = `the mount refuses O_DIRECT (${e.fsType}): buffered I/O`;
+    }
+  }
+}
+
+/** Runs one tier alone in one direction. */
+async function runAlone(
+  m: Matrix,
+  i: number,
+  direction: ContentionDirection,
+  o: ContentionOptions,
+): Promise<{ status: RunStatus; error?: string }> {
+  const label = m.plan.labels[i]!;
+  const job = { ...m.plan.jobs[i]![direction], name: `${label} ${direction} alone` };
+  const run = await runTogether([{ tier: m.tiers[i]!, job }], direction, job.rampMs, job.name, o);
+  const r = run.results[0]!;
+  m.runs.push(r);
+  m.alone[label]![`${direction}_bw_bytes`] = r[direction].bw_bytes;
+  const w = run.windows[0];
+  if (w && direction === "write") m.layoutMs[i] = w.ramp_start - w.layout_start;
+  return groupStatus(run.results);
+}
+
+/** Runs a group of two or more tiers in one direction, again if its layout was not clear. */
+async function runGroup(
+  m: Matrix,
+  members: readonly number[],
+  direction: ContentionDirection,
+  o: ContentionOptions,
+): Promise<ContentionGroup> {
+  const labels = members.map((i) => m.plan.labels[i]!);
+  const key = labels.join("+");
+  const runtimeMs = m.plan.pattern.runtime_ms;
+  const slowest = Math.max(...members.map((i) => m.layoutMs[i]!));
+  let rampMs = Math.max(m.plan.pattern.ramp_ms, Math.ceil(2 * slowest + LAYOUT_MARGIN_MS));
+  for (let attempt = 1;; attempt++) {
+    const jobs = members.map((i) => ({
+      tier: m.tiers[i]!,
+      job: { ...m.plan.jobs[i]![direction], name: `${m.plan.labels[i]} ${direction} ${key}` },
+    }));
+    const run = await runTogether(jobs, direction, rampMs, `${direction} ${key}`, o);
+    const clear = layoutClear(run.windows);
+    const { status, error } = groupStatus(run.results);
+    if (status === "ok" && clear === false && attempt < MAX_ATTEMPTS) {
+      // The members were ready this far apart: ramp for twice that.
+      const ready = (run.windows as ContentionWindow[]).map((w) => w.ramp_start);
+      const spread = Math.max(...ready) - Math.min(...ready);
+      rampMs = Math.max(2 * rampMs, Math.ceil(2 * spread + LAYOUT_MARGIN_MS));
+      continue;
+    }
+    m.runs.push(...run.results);
+    const bw: Record<string, number> = {};
+    const windows: Record<string, ContentionWindow | null> = {};
+    for (const [k, label] of labels.entries()) {
+      bw[label] = run.results[k]![direction].bw_bytes;
+      windows[label] = run.windows[k]!;
+    }
+    const slow: Record<string, number | null> = {};
+    for (const label of labels) {
+      slow[label] = slowdown(m.alone[label]![`${direction}_bw_bytes`], bw[label]!);
+    }
+    const group: ContentionGroup = {
+      tiers: labels,
+      key,
+      direction,
+      status,
+      bw_bytes: bw,
+      slowdown: slow,
+      ramp_ms: rampMs,
+      attempts: attempt,
+      windows_ms: windows,
+      overlap: windowOverlap(run.windows, runtimeMs),
+      layout_clear: clear,
+    };
+    if (error !== undefined) group.error = error;
+    return group;
+  }
+}
+
+/** Runs every group of the matrix in order; stops at the first that does not end ok. */
+async function runMatrix(
+  m: Matrix,
+  o: ContentionOptions,
+): Promise<{ status: RunStatus; error?: string }> {
+  const indices = m.plan.labels.map((_, i) => i);
+  for (const members of contentionGroups(indices)) {
+    for (const direction of CONTENTION_DIRECTIONS) {
+      if (o.signal?.aborted) return { status: "interrupted", error: "interrupted" };
+      const outcome = members.length === 1
+        ? await runAlone(m, members[0]!, direction, o)
+        : await runGroup(m, members, direction, o).then((g) => {
+          m.groups.push(g);
+          return g.error === undefined
+            ? { status: g.status }
+            : { status: g.status, error: g.error };
+        });
+      if (outcome.status !== "ok") return outcome;
+    }
+  }
+  return { status: "ok" };
+}
+
+/**
+ * Measures the contention matrix over `specs`: each tier alone, each pair,
+ * and all together (three tiers or more), reading and writing. Tiers are set
+ * up once and disposed at the end, whatever happens, so no scratch file is
+ * left. Never throws: a bad option or a tier that cannot be set up comes back
+ * as `error` (a {@linkcode ConfigError} for bad input), a failed or
+ * interrupted run as the status, with every figure measured until then.
+ *
+ * @example
+ * ```ts ignore
+ * import { runContention } from "./contention.ts";
+ * import { parseTierSpec } from "./config.ts";
+ * const { contention } = await runContention(
+ *   [parseTierSpec("memory:/dev/shm"), parseTierSpec("file:/mnt/nvme")],
+ *   { runtime: "1", ramp: "0.5", size: "64m" },
+ * );
+ * console.log(contention.slowdown.read.memory?.file); // memory's read slowdown next to file
+ * ```
+ */
+export async function runContention(
+  specs: readonly TierSpec[],
+  o: ContentionOptions = {},
+): Promise<ContentionOutcome> {
+  let p: Plan;
+  try {
+    p = plan(specs, o);
+  } catch (error) {
+    return { contention: emptyResult(specs, error), runs: [], error };
+  }
+  const m: Matrix = {
+    plan: p,
+    tiers: [],
+    runs: [],
+    alone: Object.fromEntries(p.labels.map((l) => [l, { read_bw_bytes: 0, write_bw_bytes: 0 }])),
+    groups: [],
+    layoutMs: p.labels.map(() => 0),
+  };
+  let outcome: { status: RunStatus; error?: string };
+  let error: unknown;
+  try {
+    await setUp(specs, p, o.runId ?? newRunId(), m.tiers, o);
+    outcome = await runMatrix(m, o);
+  } catch (e) {
+    error = e;
+    outcome = { status: "failed", error: e instanceof Error ? e.message : String(e) };
+  } finally {
+    for (const tier of m.tiers) await tier[Symbol.asyncDispose]();
+  }
+  const contention: ContentionResult = {
+    schema: CONTENTION_SCHEMA,
+    status: outcome.status,
+    pattern: p.pattern,
+    tiers: p.labels,
+    alone: m.alone,
+    groups: m.groups,
+    slowdown: slowdownMatrix(m.alone, m.groups),
+  };
+  if (outcome.error !== undefined && outcome.status !== "ok") contention.error = outcome.error;
+  return error === undefined ? { contention, runs: m.runs } : { contention, runs: m.runs, error };
+}
+
+/** The section when the options were refused before anything ran. */
+function emptyResult(specs: readonly TierSpec[], error: unknown): ContentionResult {
+  return {
+    schema: CONTENTION_SCHEMA,
+    status: "failed",
+    error: error instanceof Error ? error.message : String(error),
+    pattern: {
+      rw: CONTENTION_DIRECTIONS,
+      bs: 0,
+      size: 0,
+      iodepth: 0,
+      runtime_ms: 0,
+      ramp_ms: 0,
+      tiers: {},
+    },
+    tiers: tierLabels(specs),
+    alone: {},
+    groups: [],
+    slowdown: { read: {}, write: {} },
+  };
+}
+
+/**
+ * `tierbench contention`: the matrix as a whole result document (kind
+ * `"contention"`), its runs in `runs` and the matrix in `contention`.
+ *
+ * @example
+ * ```ts ignore
+ * import { runContentionSession } from "./contention.ts";
+ * import { parseTierSpec } from "./config.ts";
+ * const { doc } = await runContentionSession(
+ *   [parseTierSpec("memory:"), parseTierSpec("file:/mnt/nvme")],
+ *   { runtime: "1", ramp: "0.5", size: "64m" },
+ *   { command: "contention" },
+ * );
+ * console.assert(doc.kind === "contention" && doc.contention?.groups.length === 2);
+ * ```
+ */
+export async function runContentionSession(
+  specs: readonly TierSpec[],
+  o: ContentionOptions,
+  config: Record<string, unknown>,
+): Promise<SessionOutcome> {
+  const runId = o.runId ?? newRunId();
+  const started = new Date().toISOString();
+  const out = await runContention(specs, { ...o, runId });
+  const doc: ResultDocument = {
+    schema: RESULT_SCHEMA,
+    tool: { name: "tierbench", version: VERSION, deno: Deno.version.deno, peak_rss_bytes: 0 },
+    run_id: runId,
+    kind: "contention",
+    started,
+    finished: new Date().toISOString(),
+    status: out.contention.status,
+    host: hostFacts(),
+    config,
+    runs: out.runs,
+    contention: out.contention,
+  };
+  if (out.contention.error !== undefined) doc.error = out.contention.error;
+  doc.tool.peak_rss_bytes = peakRssBytes();
+  return out.error === undefined ? { doc } : { doc, error: out.error };
+}
+
+function cell(s: number | null | undefined, bw: number | undefined): string {
+  if (s === undefined || bw === undefined) return "";
+  return `${s === null ? "–" : `${s.toFixed(2)}×`} ${formatRate(bw)}`;
+}
+
+/**
+ * Renders the matrix: a row per tier and direction with its bandwidth alone
+ * and, per group, its slowdown and bandwidth there; a last row per direction
+ * gives how much of the runtime the members' measured windows shared.
+ *
+ * @example
+ * ```ts ignore
+ * console.log(formatContentionTable(doc.contention));
+ * ```
+ */
+export function formatContentionTable(c: ContentionResult): string {
+  const keys = [...new Set(c.groups.map((g) => g.key))];
+  const table = new Table({
+    head: ["tier", "rw", "alone", ...keys].map((h) => pc.bold(h)),
+    style: { head: [], border: [] },
+    colAligns: ["left", "left", "right", ...keys.map(() => "right" as const)],
+  });
+  for (const d of CONTENTION_DIRECTIONS) {
+    const groups = keys.map((k) => c.groups.find((g) => g.key === k && g.direction === d));
+    for (const t of c.tiers) {
+      const alone = c.alone[t]?.[`${d}_bw_bytes`];
+      table.push([
+        t,
+        d,
+        alone === undefined ? "" : formatRate(alone),
+        ...groups.map((g) => cell(g?.slowdown[t], g?.bw_bytes[t])),
+      ]);
+    }
+    table.push([
+      pc.dim("windows"),
+      pc.dim(d),
+      pc.dim("overlap"),
+      ...groups.map((g) =>
+        pc.dim(
+          g?.overlap === null || g?.overlap === undefined
+            ? ""
+            : `${(g.overlap * 100).toFixed(0)}%${g.layout_clear === false ? " (layout in)" : ""}`,
+        )
+      ),
+    ]);
+  }
+  return `${table.toString()}\nslowdown = bandwidth alone / bandwidth in the group (>1: slower)`;
+}

@@ -1,0 +1,249 @@
+import assert from "node:assert/strict";
+import { parseTierSpec } from "./config.ts";
+import {
+  contentionGroups,
+  type ContentionOptions,
+  type ContentionWindow,
+  layoutClear,
+  runContention,
+  slowdown,
+  slowdownMatrix,
+  tierLabels,
+  windowOverlap,
+} from "./contention.ts";
+import { ConfigError } from "./errors.ts";
+import { profileTiers } from "./profile.ts";
+import { tempDirOnDisk } from "../tests/_helpers.ts";
+import { newRunId } from "../tiers/_scratch.ts";
+
+/** Short runs: the tests check the matrix, not the figures. */
+const SHORT: ContentionOptions = { runtime: "0.5", ramp: "0.2", size: "16m" };
+
+/** Scratch directories of `runId` (any tier) left in `dir`. */
+async function scratchOf(dir: string, runId: string): Promise<string[]> {
+  const left: string[] = [];
+  for await (const e of Deno.readDir(dir)) {
+    if (e.name.startsWith(`tierbench-scratch-${runId}`)) left.push(e.name);
+  }
+  return left;
+}
+
+async function withDiskDir(fn: (dir: string) => Promise<void>): Promise<void> {
+  const dir = await tempDirOnDisk();
+  try {
+    await fn(dir);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+const keys = (groups: string[][]) => groups.map((g) => g.join("+"));
+
+Deno.test("contentionGroups(): each alone, then each pair; all together only from three", () => {
+  assert.deepEqual(keys(contentionGroups(["memory", "file"])), ["memory", "file", "memory+file"]);
+  assert.deepEqual(keys(contentionGroups(["memory", "file", "pfs"])), [
+    "memory",
+    "file",
+    "pfs",
+    "memory+file",
+    "memory+pfs",
+    "file+pfs",
+    "memory+file+pfs",
+  ]);
+  const four = contentionGroups(["a", "b", "c", "d"]);
+  assert.equal(four.filter((g) => g.length === 2).length, 6);
+  assert.deepEqual(four.filter((g) => g.length > 2), [["a", "b", "c", "d"]]);
+  assert.deepEqual(keys(contentionGroups(["a"])), ["a"]);
+});
+
+Deno.test("tierLabels(): the kind, numbered only where two tiers share one", () => {
+  const specs = ["memory:", "file:/a", "pfs:/m", "file:/b"].map(parseTierSpec);
+  assert.deepEqual(tierLabels(specs), ["memory", "file1", "pfs", "file2"]);
+  assert.deepEqual(tierLabels(specs.slice(0, 3)), ["memory", "file", "pfs"]);
+});
+
+Deno.test("slowdown(): bandwidth alone over bandwidth in the group; null without both", () => {
+  assert.equal(slowdown(1000, 1000), 1);
+  assert.equal(slowdown(1000, 500), 2);
+  assert.equal(slowdown(1000, 800), 1.25);
+  assert.equal(slowdown(500, 1000), 0.5, "faster in company reads below 1");
+  assert.equal(slowdown(3000, 7000), 0.429, "rounded to 3 decimals");
+  assert.equal(slowdown(0, 500), null);
+  assert.equal(slowdown(500, 0), null);
+});
+
+Deno.test("slowdownMatrix(): each tier keyed by the others in its group, per direction", () => {
+  const alone = {
+    memory: { read_bw_bytes: 8000, write_bw_bytes: 6000 },
+    file: { read_bw_bytes: 1000, write_bw_bytes: 2000 },
+    pfs: { read_bw_bytes: 400, write_bw_bytes: 300 },
+  };
+  const m = slowdownMatrix(alone, [
+    { tiers: ["memory", "file"], direction: "read", bw_bytes: { memory: 4000, file: 1000 } },
+    { tiers: ["memory", "file"], direction: "write", bw_bytes: { memory: 6000, file: 500 } },
+    {
+      tiers: ["memory", "file", "pfs"],
+      direction: "read",
+      bw_bytes: { memory: 2000, file: 500, pfs: 100 },
+    },
+  ]);
+  assert.deepEqual(m.read, {
+    memory: { file: 2, "file+pfs": 4 },
+    file: { memory: 1, "memory+pfs": 2 },
+    pfs: { "memory+file": 4 },
+  });
+  assert.deepEqual(m.write, { memory: { file: 1 }, file: { memory: 4 }, pfs: {} });
+});
+
+Deno.test("windowOverlap() and layoutClear() read the members' windows", () => {
+  const w = (ready: number, start: number, layout = 0): ContentionWindow => ({
+    layout_start: layout,
+    ramp_start: ready,
+    measure_start: start,
+    measure_end: start + 1000,
+  });
+  assert.equal(windowOverlap([w(100, 500), w(300, 500)], 1000), 1);
+  assert.equal(windowOverlap([w(100, 500), w(300, 750)], 1000), 0.75);
+  assert.equal(windowOverlap([w(100, 500), w(300, 2000)], 1000), 0);
+  assert.equal(windowOverlap([w(100, 500), null], 1000), null);
+  assert.equal(layoutClear([w(100, 500), w(500, 500)]), true, "ready just as measuring starts");
+  assert.equal(layoutClear([w(100, 500), w(600, 600)]), false, "still laying out at 500-600");
+  assert.equal(layoutClear([w(100, 500), w(1600, 1600, 1500)]), true, "laid out after it ended");
+  assert.equal(layoutClear([w(100, 500), null]), null);
+});
+
+Deno.test("profileTiers(): the tiers bench profiles, in its order", () => {
+  const base = { runtime: "3", ramp: "1", size: "256m" };
+  const all = profileTiers({
+    ...base,
+    memoryDir: "/dev/shm",
+    fileDir: "/data",
+    pfsDir: "/mnt/ceph",
+    s3: "s3://b/p",
+  });
+  assert.deepEqual(all.map((t) => `${t.kind}:${t.path}`), [
+    "memory:/dev/shm",
+    "file:/data",
+    "pfs:/mnt/ceph",
+    "s3:b/p",
+  ]);
+  assert.deepEqual(profileTiers({ ...base, memoryDir: undefined, fileDir: "/data" }).length, 1);
+});
+
+Deno.test("runContention() refuses fewer than two tiers, null: and a tier named twice, before any I/O", async () => {
+  const cases: [string[], ContentionOptions, RegExp][] = [
+    [["memory:"], {}, /at least two tiers/],
+    [["null:", "memory:"], {}, /null: does no I\/O/],
+    [["file:/tmp", "file:/tmp"], {}, /file:\/tmp is named twice/],
+    [["memory:", "file:/tmp"], { bs: "1x" }, /--bs: "1x" is not a size/],
+  ];
+  for (const [tiers, o, pattern] of cases) {
+    const out = await runContention(tiers.map(parseTierSpec), o);
+    assert.ok(out.error instanceof ConfigError, String(out.error));
+    assert.match(out.error.message, pattern);
+    assert.equal(out.contention.status, "failed");
+    assert.deepEqual(out.runs, []);
+  }
+});
+
+Deno.test("runContention() on memory and a disk directory: alone, then together, reading and writing; nothing left", async () => {
+  await withDiskDir(async (dir) => {
+    const runId = newRunId();
+    const tiers = [parseTierSpec("memory:/dev/shm"), parseTierSpec(`file:${dir}`)];
+    const { contention: c, runs, error } = await runContention(tiers, { ...SHORT, runId });
+    assert.equal(error, undefined);
+    assert.equal(c.status, "ok", c.error);
+    assert.equal(c.schema, "tierbench/contention@1");
+    assert.deepEqual(c.tiers, ["memory", "file"]);
+    assert.deepEqual(c.pattern.tiers.memory, {
+      spec: "memory:/dev/shm",
+      engine: "libaio",
+      iodepth: 8,
+      direct: false,
+      end_fsync: false,
+    });
+    assert.equal(c.pattern.tiers.file!.direct, true);
+    assert.equal(c.pattern.bs, 1024 * 1024);
+    assert.equal(c.pattern.runtime_ms, 500);
+    for (const t of c.tiers) {
+      assert.ok(c.alone[t]!.read_bw_bytes > 0, `${t} read alone`);
+      assert.ok(c.alone[t]!.write_bw_bytes > 0, `${t} write alone`);
+    }
+    assert.deepEqual(c.groups.map((g) => `${g.key} ${g.direction}`), [
+      "memory+file read",
+      "memory+file write",
+    ]);
+    for (const g of c.groups) {
+      assert.equal(g.status, "ok");
+      for (const t of g.tiers) {
+        assert.ok(g.bw_bytes[t]! > 0, `${t} in ${g.key} ${g.direction}`);
+        assert.ok(g.slowdown[t]! > 0);
+        const w = g.windows_ms[t]!;
+        assert.ok(w.layout_start <= w.ramp_start && w.ramp_start <= w.measure_start);
+        assert.equal(Math.round(w.measure_end - w.measure_start), 500);
+      }
+      assert.equal(g.layout_clear, true, JSON.stringify(g.windows_ms));
+      assert.ok(g.overlap! >= 0.95, `measured windows overlap ${g.overlap}`);
+      assert.ok(g.ramp_ms >= 200);
+    }
+    for (const d of ["read", "write"] as const) {
+      assert.deepEqual(Object.keys(c.slowdown[d]), ["memory", "file"]);
+      assert.equal(
+        c.slowdown[d].memory!.file,
+        c.groups.find((g) => g.direction === d)!.slowdown.memory,
+      );
+    }
+    assert.deepEqual(runs.map((r) => r.name), [
+      "memory read alone",
+      "memory write alone",
+      "file read alone",
+      "file write alone",
+      "memory read memory+file",
+      "file read memory+file",
+      "memory write memory+file",
+      "file write memory+file",
+    ]);
+    assert.ok(runs.every((r) => r.status === "ok" && r.options.iodepth === 8));
+    assert.deepEqual(await scratchOf(dir, runId), []);
+    assert.deepEqual(await scratchOf("/dev/shm", runId), []);
+  });
+});
+
+Deno.test("runContention(): two tiers of one kind in one directory get their own labels and scratch", async () => {
+  await withDiskDir(async (dir) => {
+    const runId = newRunId();
+    const tiers = [parseTierSpec(`file:${dir}`), parseTierSpec(`file:${dir}/`)];
+    const { contention: c } = await runContention(tiers, {
+      runtime: "0.3",
+      ramp: "0.1",
+      size: "8m",
+      runId,
+    });
+    assert.equal(c.status, "ok", c.error);
+    assert.deepEqual(c.tiers, ["file1", "file2"]);
+    assert.deepEqual(Object.keys(c.slowdown.read.file1!), ["file2"]);
+    assert.deepEqual(await scratchOf(dir, runId), []);
+  });
+});
+
+Deno.test("runContention(): an abort stops the matrix, says interrupted and removes scratch", async () => {
+  await withDiskDir(async (dir) => {
+    const runId = newRunId();
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort("SIGINT"), 400);
+    try {
+      const { contention: c, runs } = await runContention(
+        [parseTierSpec("memory:/dev/shm"), parseTierSpec(`file:${dir}`)],
+        { runtime: "5", ramp: "0.1", size: "16m", runId, signal: controller.signal },
+      );
+      assert.equal(c.status, "interrupted");
+      assert.equal(runs.length, 1);
+      assert.equal(runs[0]!.status, "interrupted");
+      assert.deepEqual(c.groups, []);
+    } finally {
+      clearTimeout(timer);
+    }
+    assert.deepEqual(await scratchOf(dir, runId), []);
+    assert.deepEqual(await scratchOf("/dev/shm", runId), []);
+  });
+});
