@@ -5,6 +5,7 @@
  * deno task tierbench run --tier file:/mnt/nvme --rw read --bs 1m --iodepth 8 \
  *   --engine libaio --direct --size 512m --runtime 5 --ramp 1 --output out.json
  * deno task bench            # the node profile
+ * deno task tierbench contention --tiers memory:/dev/shm,file:/mnt/nvme
  * ```
  *
  * Exit status: 0 success, 1 the run failed or was interrupted (partial
@@ -25,13 +26,23 @@ import {
   parseJobOptions,
   parseTierSpec,
   RW_MODES,
+  type TierSpec,
 } from "./bench/config.ts";
 import { cleanScratch, formatCleanReport } from "./bench/clean.ts";
+import {
+  CONTENTION_DEFAULTS,
+  contentionGroups,
+  type ContentionOptions,
+  formatContentionTable,
+  runContention,
+  runContentionSession,
+} from "./bench/contention.ts";
 import { redactSecrets } from "./bench/secrets.ts";
 import { ConfigError } from "./bench/errors.ts";
-import { profileJobs, REMOTE_HELP, remoteFromEnv } from "./bench/profile.ts";
+import { profileJobs, profileTiers, REMOTE_HELP, remoteFromEnv } from "./bench/profile.ts";
 import { ProgressLine } from "./bench/progress.ts";
 import { type ResultDocument, writeResult } from "./bench/result.ts";
+import type { RunProgress } from "./bench/runner.ts";
 import { runSession, type SessionOutcome, VERSION } from "./bench/session.ts";
 import { formatTable } from "./bench/table.ts";
 import { parseSize } from "./bench/units.ts";
@@ -86,6 +97,15 @@ async function withSignals<T>(body: (signal: AbortSignal) => Promise<T>): Promis
   }
 }
 
+/** The tables printed after a run: the runs, and the contention matrix when there is one. */
+function formatTables(doc: ResultDocument): string {
+  const runs = doc.kind === "contention" ? [] : [formatTable(doc.runs)];
+  const matrix = doc.contention && doc.contention.groups.length > 0
+    ? [formatContentionTable(doc.contention)]
+    : [];
+  return [...runs, ...matrix].join("\n");
+}
+
 /** Writes the results, prints the table, and exits with the right status. */
 async function finish(outcome: SessionOutcome, output: string, signal: AbortSignal): Promise<void> {
   const { doc, error } = outcome;
@@ -93,7 +113,7 @@ async function finish(outcome: SessionOutcome, output: string, signal: AbortSign
   const wrote = doc.runs.length > 0;
   if (wrote) {
     await writeResult(output, doc);
-    console.log(formatTable(doc.runs));
+    console.log(formatTables(doc));
   }
   const where = wrote ? `; ${doc.status === "ok" ? "" : "partial "}results in ${output}` : "";
   if (doc.status === "interrupted" || signal.aborted) {
@@ -113,28 +133,69 @@ function defaultOutput(runId: string): string {
   return join(userCwd(), "results", `${Deno.hostname()}-${runId}.json`);
 }
 
+/** A step after the runs (the contention matrix of `bench`), on a document that ended ok. */
+type AfterRuns = (
+  doc: ResultDocument,
+  signal: AbortSignal,
+  onProgress: (p: RunProgress) => void,
+) => Promise<SessionOutcome>;
+
 /** Runs jobs under signal handling with a progress line, then writes and reports. */
 async function runAndReport(
   jobs: JobOptions[],
   kind: ResultDocument["kind"],
   o: { output?: string | undefined; quiet: boolean },
   remote?: ResultDocument["remote"],
+  after?: AfterRuns,
 ): Promise<void> {
   const runId = newRunId();
   const output = o.output ? resolvePath(o.output) : defaultOutput(runId);
   const progress = new ProgressLine(o.quiet);
   await withSignals(async (signal) => {
-    const outcome = await runSession(jobs, {
+    const onProgress = (p: RunProgress) => progress.update(p);
+    let outcome = await runSession(jobs, {
       kind,
       runId,
       config: { command: kind === "run" ? "run" : "bench", jobs },
       signal,
-      onProgress: (p) => progress.update(p),
+      onProgress,
       ...(remote ? { remote } : {}),
     });
+    if (after && outcome.doc.status === "ok" && !signal.aborted) {
+      outcome = await after(outcome.doc, signal, onProgress);
+    }
     progress.stop();
     await finish(outcome, output, signal);
   });
+}
+
+/** Splits `--tiers` text into tier specs, directories resolved from where the user stands. */
+function parseTierList(text: string): TierSpec[] {
+  return text.split(",").map((t) => t.trim()).filter((t) => t !== "").map((t) => {
+    const spec = parseTierSpec(t);
+    return spec.kind === "s3" || spec.kind === "null"
+      ? spec
+      : { ...spec, path: resolvePath(spec.path) };
+  });
+}
+
+/**
+ * `bench`'s last step: the contention matrix over the tiers it profiled, into
+ * the profile's `contention` field. A failure there fails the profile (exit
+ * 1) with the points already measured kept.
+ */
+function benchContention(tiers: TierSpec[], o: ContentionOptions): AfterRuns {
+  return async (doc, signal, onProgress) => {
+    const out = await runContention(tiers, { ...o, signal, onProgress });
+    doc.contention = out.contention;
+    doc.finished = new Date().toISOString();
+    if (out.contention.status === "ok") return { doc };
+    doc.status = out.contention.status;
+    const cause = out.error instanceof Error ? out.error.message : out.contention.error;
+    doc.error = `contention matrix: ${cause ?? out.contention.status}`;
+    // Not a usage error by now: the profile's points are measured and must be written.
+    return { doc, error: new Error(doc.error) };
+  };
 }
 
 const program = new Command()
@@ -263,7 +324,7 @@ program.command("bench")
     const env = remoteFromEnv();
     const pfsDir = o.pfs ?? env.pfsDir;
     const s3 = o.s3 ?? env.s3;
-    const jobs = profileJobs({
+    const profile = {
       memoryDir: o.memory ? o.memoryDir : undefined,
       fileDir: o.file ? resolvePath(o.fileDir ?? ".") : undefined,
       pfsDir: pfsDir === undefined ? undefined : resolvePath(pfsDir),
@@ -272,7 +333,8 @@ program.command("bench")
       runtime: o.runtime,
       ramp: o.ramp,
       size: o.size,
-    });
+    };
+    const jobs = profileJobs(profile);
     if (!o.quiet) {
       console.error(
         `tierbench: profiling ${jobs.length} points (${o.ramp}s ramp + ${o.runtime}s each)`,
@@ -281,7 +343,67 @@ program.command("bench")
     const configured = [pfsDir && `pfs:${pfsDir}`, s3].filter(Boolean).join(", ");
     const note = configured ? `remote tiers: ${configured}` : `no remote tier: ${REMOTE_HELP}`;
     if (!configured && !o.quiet) console.error(`tierbench: ${note}`);
-    await runAndReport(jobs, "profile", o, { configured: configured !== "", note });
+    const tiers = profileTiers(profile);
+    const contention = tiers.length >= 2
+      ? benchContention(tiers, {
+        runtime: o.runtime,
+        ramp: o.ramp,
+        size: o.size,
+        endpoint: profile.endpoint,
+      })
+      : undefined;
+    if (!o.quiet) {
+      console.error(
+        contention
+          ? `tierbench: then the contention matrix over ${tiers.length} tiers ` +
+            `(${contentionGroups(tiers).length} groups, each reading and writing)`
+          : "tierbench: no contention matrix: it needs two tiers or more",
+      );
+    }
+    await runAndReport(jobs, "profile", o, { configured: configured !== "", note }, contention);
+  });
+
+program.command("contention")
+  .description(
+    "measure each tier alone, in pairs and all together (reads, then writes), " +
+      "and report each tier's slowdown when others run",
+  )
+  .requiredOption(
+    "--tiers <specs>",
+    "two tiers or more, comma-separated: memory:[DIR], file:DIR, pfs:DIR, s3://BUCKET[/PREFIX]",
+  )
+  .option("--runtime <seconds>", "measured time per group", CONTENTION_DEFAULTS.runtime)
+  .option("--ramp <seconds>", "warm-up per group, excluded", CONTENTION_DEFAULTS.ramp)
+  .option("--size <size>", "each tier's file (objects for s3)", CONTENTION_DEFAULTS.size)
+  .option("--bs <size>", "block size of the sequential I/O", CONTENTION_DEFAULTS.bs)
+  .option("--iodepth <n>", "I/Os (requests for s3) in flight per tier", CONTENTION_DEFAULTS.iodepth)
+  .option("--endpoint <url>", "s3: endpoint URL (default: $TIERBENCH_S3_ENDPOINT, …)")
+  .option("--region <name>", "s3: region (default: $AWS_REGION, else us-east-1)")
+  .option("--output <file>", "result JSON (default results/<host>-<run id>.json)")
+  .option("--quiet", "no progress line", false)
+  .action(async (o) => {
+    const tiers = parseTierList(o.tiers);
+    const runId = newRunId();
+    const output = o.output ? resolvePath(o.output) : defaultOutput(runId);
+    const options: ContentionOptions = {
+      runtime: o.runtime,
+      ramp: o.ramp,
+      size: o.size,
+      bs: o.bs,
+      iodepth: o.iodepth,
+      endpoint: o.endpoint,
+      region: o.region,
+    };
+    const progress = new ProgressLine(o.quiet);
+    await withSignals(async (signal) => {
+      const outcome = await runContentionSession(
+        tiers,
+        { ...options, runId, signal, onProgress: (p) => progress.update(p) },
+        { command: "contention", tiers: tiers.map(formatTierSpec), ...options },
+      );
+      progress.stop();
+      await finish(outcome, output, signal);
+    });
   });
 
 program.command("workload")

@@ -1,0 +1,183 @@
+/**
+ * `tierbench contention` end to end, and the matrix `tierbench bench` adds
+ * after its points; the last test adds a CephFS mount (the tests' local Ceph).
+ *
+ * @module
+ */
+
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { type CliResult, runCli, scratchLeft, tempDirOnDisk } from "./tests/_helpers.ts";
+import { remoteTest, uniquePrefix } from "./tests/_remote.ts";
+
+// deno-lint-ignore no-explicit-any
+type Json = any;
+
+const SHORT = ["--runtime", "0.5", "--ramp", "0.2", "--size", "16m", "--quiet"];
+
+async function withDir(fn: (dir: string) => Promise<void>): Promise<void> {
+  const dir = await tempDirOnDisk();
+  try {
+    await fn(dir);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+/** A failure is one line on stderr naming the cause, never a stack. */
+function assertOneLine(r: CliResult, code: number, pattern: RegExp): void {
+  assert.equal(r.code, code, `exit ${r.code}, stderr: ${r.stderr}`);
+  const lines = r.stderr.trim().split("\n");
+  assert.equal(lines.length, 1, `one line expected, got:\n${r.stderr}`);
+  assert.match(lines[0]!, /^tierbench: /);
+  assert.match(lines[0]!, pattern);
+}
+
+/**
+ * Every group of the matrix ran, with positive figures (but for tiers in
+ * `mayStarve`) and windows measured together.
+ */
+function assertMatrix(c: Json, tiers: string[], groups: string[], mayStarve: string[] = []): void {
+  assert.equal(c.schema, "tierbench/contention@1");
+  assert.equal(c.status, "ok", c.error);
+  assert.deepEqual(c.tiers, tiers);
+  for (const t of tiers) {
+    assert.ok(c.alone[t].read_bw_bytes > 0 && c.alone[t].write_bw_bytes > 0, t);
+  }
+  assert.deepEqual(
+    c.groups.map((g: Json) => `${g.key} ${g.direction}`),
+    groups.flatMap((g) => [`${g} read`, `${g} write`]),
+  );
+  for (const g of c.groups) {
+    for (const t of g.tiers) {
+      const starved = mayStarve.includes(t) && g.bw_bytes[t] === 0;
+      if (starved) assert.equal(g.slowdown[t], null, `${t} moved nothing in ${g.key}`);
+      else assert.ok(g.bw_bytes[t] > 0 && g.slowdown[t] > 0, `${t} in ${g.key}`);
+    }
+    assert.equal(g.layout_clear, true, JSON.stringify(g.windows_ms));
+    assert.ok(g.overlap >= 0.9, `${g.key} ${g.direction}: windows overlap ${g.overlap}`);
+  }
+}
+
+Deno.test("tierbench contention: memory and a disk directory, a table of slowdowns and the matrix in JSON", async () => {
+  await withDir(async (dir) => {
+    const out = join(dir, "contention.json");
+    const r = await runCli([
+      "contention",
+      "--tiers",
+      `memory:/dev/shm,file:${dir}`,
+      ...SHORT,
+      "--output",
+      out,
+    ]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /memory\+file/);
+    assert.match(r.stdout, /│ memory\s+│ read\s+│\s+[\d.]+ [KMG]iB\/s │\s+[\d.]+× /);
+    assert.match(r.stdout, /overlap/);
+    assert.match(r.stdout, new RegExp(`results: ${out}`));
+    const doc = JSON.parse(await Deno.readTextFile(out));
+    assert.equal(doc.schema, "tierbench/result@1");
+    assert.equal(doc.kind, "contention");
+    assert.equal(doc.status, "ok");
+    assert.equal(doc.config.command, "contention");
+    assert.deepEqual(doc.config.tiers, ["memory:/dev/shm", `file:${dir}`]);
+    assertMatrix(doc.contention, ["memory", "file"], ["memory+file"]);
+    assert.equal(doc.runs.length, 8, "each tier alone and in the pair, reading and writing");
+    assert.ok(doc.runs.every((run: Json) => run.status === "ok" && "lat_ns" in run.read));
+    assert.deepEqual(await scratchLeft(dir), []);
+  });
+});
+
+Deno.test("tierbench contention: fewer than two tiers, null: and a bad size exit 2 in one line", async () => {
+  await withDir(async (dir) => {
+    const cases: [string[], RegExp][] = [
+      [["--tiers", "memory:"], /--tiers: needs at least two tiers/],
+      [["--tiers", `null:,file:${dir}`], /--tiers: null: does no I\/O/],
+      [["--tiers", `memory:,file:${dir}`, "--size", "lots"], /--size: "lots" is not a size/],
+      [["--tiers", `memory:,file:${join(dir, "nope")}`], /nope does not exist/],
+      [[], /required option '--tiers <specs>' not specified/],
+    ];
+    for (const [args, pattern] of cases) {
+      assertOneLine(await runCli(["contention", "--quiet", ...args]), 2, pattern);
+    }
+    assert.deepEqual(await scratchLeft(dir), []);
+  });
+});
+
+Deno.test("tierbench bench: the profile ends with the contention matrix over the tiers it profiled", async () => {
+  await withDir(async (dir) => {
+    const out = join(dir, "profile.json");
+    const r = await runCli([
+      "bench",
+      "--no-memory",
+      "--file-dir",
+      dir,
+      "--pfs",
+      dir,
+      "--runtime",
+      "200ms",
+      "--ramp",
+      "0",
+      "--size",
+      "8m",
+      "--output",
+      out,
+      "--quiet",
+    ]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /file\+pfs/);
+    const doc = JSON.parse(await Deno.readTextFile(out));
+    assert.equal(doc.kind, "profile");
+    assert.equal(doc.status, "ok");
+    assert.equal(doc.runs.length, 13, "the profile's points only: null, then file and pfs");
+    assertMatrix(doc.contention, ["file", "pfs"], ["file+pfs"]);
+    assert.equal(doc.contention.pattern.runtime_ms, 200);
+    assert.equal(doc.contention.pattern.tiers.pfs.direct, true);
+    // With no ramp asked for, the groups still ramp past their members' layout.
+    assert.ok(doc.contention.groups.every((g: Json) => g.ramp_ms > 0));
+    assert.deepEqual(await scratchLeft(dir), []);
+  });
+});
+
+remoteTest(
+  "tierbench contention: memory, a disk directory and CephFS, pairs and all three together",
+  async (env) => {
+    assert.ok(env.pfsDir, "no CephFS mount (TIERBENCH_PFS_DIR)");
+    const mnt = join(env.pfsDir, uniquePrefix("contention").replace("/", "-"));
+    await Deno.mkdir(mnt);
+    try {
+      await withDir(async (dir) => {
+        const out = join(dir, "contention.json");
+        const r = await runCli([
+          "contention",
+          "--tiers",
+          `memory:/dev/shm,file:${dir},pfs:${mnt}`,
+          ...SHORT,
+          "--output",
+          out,
+        ]);
+        assert.equal(r.code, 0, r.stderr);
+        const doc = JSON.parse(await Deno.readTextFile(out));
+        // The tests' Ceph keeps its data on the same disk as the file tier: there, a
+        // half-second window of O_DIRECT file traffic can leave CephFS nothing done.
+        assertMatrix(
+          doc.contention,
+          ["memory", "file", "pfs"],
+          ["memory+file", "memory+pfs", "file+pfs", "memory+file+pfs"],
+          ["pfs"],
+        );
+        assert.deepEqual(Object.keys(doc.contention.slowdown.read.pfs), [
+          "memory",
+          "file",
+          "memory+file",
+        ]);
+        const pfsRun = doc.runs.find((run: Json) => run.tier.kind === "pfs");
+        assert.match(pfsRun.tier.fs.fs_type, /ceph/);
+        assert.deepEqual(await scratchLeft(dir), []);
+      });
+      assert.deepEqual(await Array.fromAsync(Deno.readDir(mnt)), []);
+    } finally {
+      await Deno.remove(mnt, { recursive: true });
+    }
+  },
+);
