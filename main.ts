@@ -50,9 +50,9 @@ import { newRunId } from "./tiers/_scratch.ts";
 import type { WorkloadOptions } from "./workloads/_common.ts";
 import { MODEL_NAMES } from "./workloads/model.ts";
 import { WORKLOAD_NAMES, workloadByName } from "./workloads/registry.ts";
-import { runWorkload, type WorkloadOutcome } from "./workloads/run.ts";
+import { pathsOf, runWorkload, type WorkloadOutcome } from "./workloads/run.ts";
 import { resolveSetup, SETUP_DEFAULTS } from "./workloads/setup.ts";
-import { formatWorkloadTable } from "./workloads/table.ts";
+import { formatWorkloadSummaries, formatWorkloadTable } from "./workloads/table.ts";
 import { WorkloadProgressLine } from "./workloads/progress.ts";
 
 /** Exit status for usage errors. */
@@ -103,7 +103,10 @@ function formatTables(doc: ResultDocument): string {
   const matrix = doc.contention && doc.contention.groups.length > 0
     ? [formatContentionTable(doc.contention)]
     : [];
-  return [...runs, ...matrix].join("\n");
+  const workloads = doc.workloads && doc.workloads.length > 0
+    ? [formatWorkloadSummaries(doc.workloads)]
+    : [];
+  return [...runs, ...matrix, ...workloads].join("\n");
 }
 
 /** Writes the results, prints the table, and exits with the right status. */
@@ -177,6 +180,48 @@ function parseTierList(text: string): TierSpec[] {
       ? spec
       : { ...spec, path: resolvePath(spec.path) };
   });
+}
+
+/** The training workloads of the node profile: an optimizer and an activation workload. */
+const BENCH_WORKLOADS = ["zero-infinity", "mlp-offload", "ssdtrain"] as const;
+/** Their setup: the 70B shape, scaled down to run in seconds. */
+const BENCH_SETUP = { model: "70b", scale: 0.0005, iterations: 2, warmup: 1 } as const;
+const BENCH_SETUP_TEXT =
+  `${BENCH_SETUP.model} at scale ${BENCH_SETUP.scale}, ${BENCH_SETUP.iterations} iterations ` +
+  "after a warm-up; mlp-offload only with a remote tier";
+
+/**
+ * `bench`'s step after the matrix: short training workloads on the profiled
+ * tiers, into the profile's `workloads` field; those whose paths the node
+ * lacks (mlp-offload without a remote tier) are left out.
+ */
+function benchWorkloads(tiers: TierSpec[], endpoint: string | undefined): AfterRuns {
+  return async (doc, signal) => {
+    doc.workloads = [];
+    const setup = resolveSetup(BENCH_SETUP);
+    // one remote path: the PFS when there is one, else the bucket
+    const remote = tiers.find((t) => t.kind === "pfs") ?? tiers.find((t) => t.kind === "s3");
+    tiers = tiers.filter((t) => t.kind === "memory" || t.kind === "file" || t === remote);
+    const { paths } = pathsOf(tiers);
+    for (const name of BENCH_WORKLOADS) {
+      const def = workloadByName(name);
+      const roles = { host: paths.host, local: paths.local[0], remote: paths.remote };
+      if (def.needs.some((r) => r !== "device" && roles[r] === undefined)) continue;
+      const out = await runWorkload(def, setup, tiers, {}, {
+        signal,
+        runId: doc.run_id,
+        s3: { endpoint },
+      });
+      if (out.doc.workload) doc.workloads.push(out.doc.workload);
+      doc.finished = new Date().toISOString();
+      if (out.doc.status !== "ok") {
+        doc.status = out.doc.status;
+        doc.error = `workload ${name}: ${out.doc.error ?? out.doc.status}`;
+        return { doc, error: new Error(doc.error) };
+      }
+    }
+    return { doc };
+  };
 }
 
 /**
@@ -360,7 +405,16 @@ program.command("bench")
           : "tierbench: no contention matrix: it needs two tiers or more",
       );
     }
-    await runAndReport(jobs, "profile", o, { configured: configured !== "", note }, contention);
+    const workloads = benchWorkloads(tiers, profile.endpoint);
+    if (!o.quiet) {
+      console.error(`tierbench: then ${BENCH_WORKLOADS.join(", ")} (${BENCH_SETUP_TEXT})`);
+    }
+    const after: AfterRuns = async (doc, signal, onProgress) => {
+      const out = contention ? await contention(doc, signal, onProgress) : { doc };
+      if (out.doc.status !== "ok" || signal.aborted) return out;
+      return await workloads(out.doc, signal, onProgress);
+    };
+    await runAndReport(jobs, "profile", o, { configured: configured !== "", note }, after);
   });
 
 program.command("contention")

@@ -97,3 +97,50 @@ export {
   type TierCapabilities,
   type TierFacts,
 } from "./tiers/mod.ts";
+export {
+  activationBytesPerLayer,
+  layerForwardFlops,
+  MODEL_NAMES,
+  MODEL_PRESETS,
+  modelPreset,
+  type ModelShape,
+  parameterCount,
+} from "./workloads/model.ts";
+export {
+  type RawTrainingSetup,
+  resolveSetup,
+  shardParameters,
+  subgroupSizes,
+  type TrainingSetup,
+} from "./workloads/setup.ts";
+export {
+  bytesByPath,
+  type Op,
+  type OpKind,
+  type PathPolicy,
+  type PathRole,
+  ProgramBuilder,
+  type RankProgram,
+  type WorkloadProgram,
+} from "./workloads/ops.ts";
+export type { WorkloadDefinition, WorkloadOptions, WorkloadPaths } from "./workloads/_common.ts";
+export { WORKLOAD_NAMES, workloadByName, WORKLOADS } from "./workloads/registry.ts";
+export {
+  pathsOf,
+  runWorkload,
+  type RunWorkloadOptions,
+  type WorkloadOutcome,
+  type WorkloadProgress,
+} from "./workloads/run.ts";
+export type {
+  IterationResult,
+  PhaseResult,
+  WorkloadResult,
+  WorkloadSummary,
+} from "./workloads/result.ts";
+export { zeroInfinity } from "./workloads/zero_infinity.ts";
+export { mlpOffload } from "./workloads/mlp_offload.ts";
+export { deepOptimizerStates } from "./workloads/deep_optimizer_states.ts";
+export { ssdtrain } from "./workloads/ssdtrain.ts";
+export { teraio } from "./workloads/teraio.ts";
+export { datastates } from "./workloads/datastates.ts";

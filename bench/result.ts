@@ -137,6 +137,8 @@ export interface ResultDocument {
   remote?: { configured: boolean; note: string };
   /** `tierbench workload`: the training workload's figures (workloads/result.ts). */
   workload?: WorkloadResult;
+  /** `tierbench bench`: the short training workloads of the node profile. */
+  workloads?: WorkloadResult[];
   /**
    * `tierbench contention`, and `bench` after its points: each tier's
    * slowdown when other tiers do I/O at the same time (bench/contention.ts).

@@ -69,3 +69,46 @@ export function formatWorkloadTable(w: WorkloadResult): string {
   for (const n of w.notes) lines.push(pc.dim(`note: ${n}`));
   return lines.join("\n");
 }
+
+/**
+ * One row per workload: the summary of each, as `bench` prints them.
+ *
+ * @example
+ * ```ts ignore
+ * console.log(formatWorkloadSummaries(doc.workloads ?? []));
+ * ```
+ */
+export function formatWorkloadSummaries(ws: readonly WorkloadResult[]): string {
+  const table = new Table({
+    head: [
+      "workload",
+      "paths",
+      "iteration s",
+      "update s",
+      "stall s",
+      "flush s",
+      "MB moved / iteration",
+    ]
+      .map((h) => pc.bold(h)),
+    style: { head: [], border: [] },
+  });
+  for (const w of ws) {
+    const sum = w.summary;
+    const moved = sum
+      ? Object.entries(sum.bytes).filter(([k]) => !k.endsWith(":hit")).reduce(
+        (t, [, v]) => t + v,
+        0,
+      )
+      : 0;
+    table.push([
+      w.name,
+      w.paths.map((p) => p.name).join(", "),
+      sum ? s(sum.iteration_s) : "",
+      sum?.update_s !== undefined ? s(sum.update_s) : "",
+      sum ? s(sum.stall_s) : "",
+      sum?.flush_s !== undefined ? s(sum.flush_s) : "",
+      (moved / 1e6).toFixed(0),
+    ]);
+  }
+  return table.toString();
+}
