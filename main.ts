@@ -50,7 +50,7 @@ import { newRunId } from "./tiers/_scratch.ts";
 import type { WorkloadOptions } from "./workloads/_common.ts";
 import { MODEL_NAMES } from "./workloads/model.ts";
 import { WORKLOAD_NAMES, workloadByName } from "./workloads/registry.ts";
-import { pathsOf, runWorkload, type WorkloadOutcome } from "./workloads/run.ts";
+import { pathsOf, runWorkload } from "./workloads/run.ts";
 import { resolveSetup, SETUP_DEFAULTS } from "./workloads/setup.ts";
 import { formatWorkloadSummaries, formatWorkloadTable } from "./workloads/table.ts";
 import { WorkloadProgressLine } from "./workloads/progress.ts";
@@ -99,21 +99,25 @@ async function withSignals<T>(body: (signal: AbortSignal) => Promise<T>): Promis
 
 /** The tables printed after a run: the runs, and the contention matrix when there is one. */
 function formatTables(doc: ResultDocument): string {
-  const runs = doc.kind === "contention" ? [] : [formatTable(doc.runs)];
+  const runs = doc.runs.length > 0 && doc.kind !== "contention" ? [formatTable(doc.runs)] : [];
+  const workload = doc.workload && doc.workload.iterations.length > 0
+    ? [formatWorkloadTable(doc.workload)]
+    : [];
   const matrix = doc.contention && doc.contention.groups.length > 0
     ? [formatContentionTable(doc.contention)]
     : [];
   const workloads = doc.workloads && doc.workloads.length > 0
     ? [formatWorkloadSummaries(doc.workloads)]
     : [];
-  return [...runs, ...matrix, ...workloads].join("\n");
+  return [...runs, ...workload, ...matrix, ...workloads].join("\n");
 }
 
 /** Writes the results, prints the table, and exits with the right status. */
 async function finish(outcome: SessionOutcome, output: string, signal: AbortSignal): Promise<void> {
   const { doc, error } = outcome;
   if (error instanceof ConfigError) fail(error.message, EXIT_USAGE);
-  const wrote = doc.runs.length > 0;
+  // a workload that got as far as setting its tiers up has something to show
+  const wrote = doc.runs.length > 0 || (doc.workload?.paths.length ?? 0) > 0;
   if (wrote) {
     await writeResult(output, doc);
     console.log(formatTables(doc));
@@ -558,7 +562,7 @@ program.command("workload")
         },
       });
       progress.stop();
-      await finishWorkload(outcome, output, signal);
+      await finish(outcome, output, signal);
     });
   });
 
@@ -605,34 +609,6 @@ function parseWorkloadOptions(o: {
     out.remoteRatio = r;
   }
   return out;
-}
-
-/** Writes a workload's results, prints its table, and exits with the right status. */
-async function finishWorkload(
-  outcome: WorkloadOutcome,
-  output: string,
-  signal: AbortSignal,
-): Promise<void> {
-  const { doc, error } = outcome;
-  if (error instanceof ConfigError) fail(error.message, EXIT_USAGE);
-  const w = doc.workload;
-  const wrote = w !== undefined && w.paths.length > 0;
-  if (wrote) {
-    await writeResult(output, doc);
-    if (w.iterations.length > 0) console.log(formatWorkloadTable(w));
-  }
-  const where = wrote ? `; ${doc.status === "ok" ? "" : "partial "}results in ${output}` : "";
-  if (doc.status === "interrupted" || signal.aborted) {
-    fail(
-      `interrupted by ${String(signal.reason ?? "a signal")}${where}; scratch files removed`,
-      EXIT_FAILED,
-    );
-  }
-  if (doc.status !== "ok") {
-    const cause = error instanceof Error ? error.message : doc.error ?? "run failed";
-    fail(`${cause}${where}`, EXIT_FAILED);
-  }
-  console.log(`results: ${output}`);
 }
 
 /** Runs the CLI on `args`. */

@@ -7,22 +7,13 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { type CliResult, runCli, scratchLeft, tempDirOnDisk } from "./tests/_helpers.ts";
+import { type CliResult, runCli, scratchLeft, withTempDir } from "./tests/_helpers.ts";
 import { remoteTest, uniquePrefix } from "./tests/_remote.ts";
 
 // deno-lint-ignore no-explicit-any
 type Json = any;
 
 const SHORT = ["--runtime", "0.5", "--ramp", "0.2", "--size", "16m", "--quiet"];
-
-async function withDir(fn: (dir: string) => Promise<void>): Promise<void> {
-  const dir = await tempDirOnDisk();
-  try {
-    await fn(dir);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-}
 
 /** A failure is one line on stderr naming the cause, never a stack. */
 function assertOneLine(r: CliResult, code: number, pattern: RegExp): void {
@@ -60,7 +51,7 @@ function assertMatrix(c: Json, tiers: string[], groups: string[], mayStarve: str
 }
 
 Deno.test("tierbench contention: memory and a disk directory, a table of slowdowns and the matrix in JSON", async () => {
-  await withDir(async (dir) => {
+  await withTempDir(async (dir) => {
     const out = join(dir, "contention.json");
     const r = await runCli([
       "contention",
@@ -89,7 +80,7 @@ Deno.test("tierbench contention: memory and a disk directory, a table of slowdow
 });
 
 Deno.test("tierbench contention: fewer than two tiers, null: and a bad size exit 2 in one line", async () => {
-  await withDir(async (dir) => {
+  await withTempDir(async (dir) => {
     const cases: [string[], RegExp][] = [
       [["--tiers", "memory:"], /--tiers: needs at least two tiers/],
       [["--tiers", `null:,file:${dir}`], /--tiers: null: does no I\/O/],
@@ -105,7 +96,7 @@ Deno.test("tierbench contention: fewer than two tiers, null: and a bad size exit
 });
 
 Deno.test("tierbench bench: the profile ends with the contention matrix over the tiers it profiled", async () => {
-  await withDir(async (dir) => {
+  await withTempDir(async (dir) => {
     const out = join(dir, "profile.json");
     const r = await runCli([
       "bench",
@@ -146,7 +137,7 @@ remoteTest(
     const mnt = join(env.pfsDir, uniquePrefix("contention").replace("/", "-"));
     await Deno.mkdir(mnt);
     try {
-      await withDir(async (dir) => {
+      await withTempDir(async (dir) => {
         const out = join(dir, "contention.json");
         const r = await runCli([
           "contention",

@@ -7,8 +7,8 @@ import {
   scratchLeft,
   sh,
   spawnCli,
-  tempDirOnDisk,
   tempMount,
+  withTempDir,
 } from "./tests/_helpers.ts";
 
 /** A failure is one line on stderr, never a stack trace. */
@@ -21,17 +21,8 @@ function assertOneLine(r: CliResult, code: number, pattern: RegExp): void {
   assert.doesNotMatch(r.stderr, /^\s+at /m);
 }
 
-async function withDir(fn: (dir: string) => Promise<void>): Promise<void> {
-  const dir = await tempDirOnDisk();
-  try {
-    await fn(dir);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-}
-
 Deno.test("tierbench run: the documented form writes fio's fields and removes its scratch files", async () => {
-  await withDir(async (dir) => {
+  await withTempDir(async (dir) => {
     const out = join(dir, "out.json");
     const r = await runCli([
       "run",
@@ -110,7 +101,7 @@ Deno.test("tierbench run: a missing path exits 2 naming it", async () => {
 });
 
 Deno.test("tierbench run: bs not aligned for O_DIRECT exits 2 and leaves no scratch", async () => {
-  await withDir(async (dir) => {
+  await withTempDir(async (dir) => {
     const r = await runCli([
       "run",
       "--tier",
@@ -127,7 +118,7 @@ Deno.test("tierbench run: bs not aligned for O_DIRECT exits 2 and leaves no scra
 });
 
 Deno.test("tierbench run: no permission to write exits 1 with the cause", async () => {
-  await withDir(async (dir) => {
+  await withTempDir(async (dir) => {
     const locked = join(dir, "locked");
     await Deno.mkdir(locked);
     // Root ignores mode bits, so make the directory immutable instead.
@@ -188,7 +179,7 @@ Deno.test({
 
 for (const signal of ["SIGINT", "SIGTERM"] as const) {
   Deno.test(`tierbench run: ${signal} writes partial results, removes scratch files, exits 1`, async () => {
-    await withDir(async (dir) => {
+    await withTempDir(async (dir) => {
       const out = join(dir, "partial.json");
       const child = spawnCli([
         "run",
@@ -233,7 +224,7 @@ for (const signal of ["SIGINT", "SIGTERM"] as const) {
 }
 
 Deno.test("tierbench bench: profiles memory, file and a pfs directory into one profile", async () => {
-  await withDir(async (dir) => {
+  await withTempDir(async (dir) => {
     const out = join(dir, "profile.json");
     const r = await runCli([
       "bench",

@@ -7,19 +7,10 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { runCli, scratchLeft, spawnCli, tempDirOnDisk } from "./tests/_helpers.ts";
-
-async function withDir(fn: (dir: string) => Promise<void>): Promise<void> {
-  const dir = await tempDirOnDisk();
-  try {
-    await fn(dir);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-}
+import { runCli, scratchLeft, spawnCli, withTempDir } from "./tests/_helpers.ts";
 
 Deno.test("tierbench workload zero-infinity writes a workload result with a summary and prints its table", async () => {
-  await withDir(async (dir) => {
+  await withTempDir(async (dir) => {
     const out = join(dir, "zi.json");
     const r = await runCli([
       "workload",
@@ -79,7 +70,7 @@ Deno.test("tierbench workload refuses bad input with exit 2 and a line naming th
 });
 
 Deno.test("tierbench workload: SIGINT stops every rank, removes scratch files, exits 1", async () => {
-  await withDir(async (dir) => {
+  await withTempDir(async (dir) => {
     const child = spawnCli([
       "workload",
       "zero-infinity",

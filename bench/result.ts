@@ -157,5 +157,51 @@ export interface ResultDocument {
 export async function writeResult(path: string, doc: ResultDocument): Promise<void> {
   const dir = path.includes("/") ? path.slice(0, path.lastIndexOf("/")) : "";
   if (dir) await Deno.mkdir(dir, { recursive: true });
-  await Deno.writeTextFile(path, JSON.stringify(doc, null, 2) + "\n");
+  await Deno.writeTextFile(path, stringifyResult(doc) + "\n");
+}
+
+type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
+
+function isFlat(v: unknown): boolean {
+  return v === null || typeof v !== "object";
+}
+
+function isFlatArray(v: unknown): boolean {
+  return Array.isArray(v) && v.every(isFlat);
+}
+
+/**
+ * JSON as `JSON.stringify(value, null, 2)` reads it, but with each array of
+ * numbers or strings on one line, and each row of an array of such arrays
+ * (a timeline, a time series) on a line of its own: a workload's timeline
+ * takes a line per op instead of nine.
+ *
+ * @example
+ * ```ts
+ * import { stringifyResult } from "./result.ts";
+ * const text = stringifyResult({ t_ms: [1, 2, 3], spans: [[0, "a"], [1, "b"]] });
+ * console.assert(text.includes('"t_ms": [1,2,3]'));
+ * console.assert(JSON.parse(text).spans[1][1] === "b");
+ * ```
+ */
+export function stringifyResult(value: unknown, indent = ""): string {
+  // let JSON decide what a value serializes to (dropping undefined, calling toJSON, …)
+  const v = JSON.parse(JSON.stringify(value) ?? "null") as Json;
+  return format(v, indent);
+}
+
+function format(v: Json, indent: string): string {
+  if (isFlat(v)) return JSON.stringify(v);
+  const inner = indent + "  ";
+  if (Array.isArray(v)) {
+    if (v.length === 0 || isFlatArray(v)) return JSON.stringify(v);
+    if (v.every(isFlatArray)) {
+      return `[\n${v.map((row) => inner + JSON.stringify(row)).join(",\n")}\n${indent}]`;
+    }
+    return `[\n${v.map((x) => inner + format(x, inner)).join(",\n")}\n${indent}]`;
+  }
+  const entries = Object.entries(v as Record<string, Json>);
+  if (entries.length === 0) return "{}";
+  const body = entries.map(([k, x]) => `${inner}${JSON.stringify(k)}: ${format(x, inner)}`);
+  return `{\n${body.join(",\n")}\n${indent}}`;
 }

@@ -20,6 +20,16 @@ export async function tempDirOnDisk(): Promise<string> {
   return await Deno.makeTempDir({ dir: base, prefix: "t-" });
 }
 
+/** Runs `fn` with a fresh temporary directory on the disk, removed afterwards whatever happens. */
+export async function withTempDir(fn: (dir: string) => Promise<void>): Promise<void> {
+  const dir = await tempDirOnDisk();
+  try {
+    await fn(dir);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
 /** Runs a command, returns its status and output. */
 export async function sh(cmd: string, args: string[]): Promise<{ code: number; out: string }> {
   const r = await new Deno.Command(cmd, { args, stdout: "piped", stderr: "piped" }).output();

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { parseTierSpec } from "../bench/config.ts";
 import { ConfigError } from "../bench/errors.ts";
-import { IS_ROOT, scratchLeft, tempDirOnDisk, tempMount } from "../tests/_helpers.ts";
+import { IS_ROOT, scratchLeft, tempMount, withTempDir } from "../tests/_helpers.ts";
 import type { WorkloadDefinition } from "./_common.ts";
 import { bytesByPath, type Op, ProgramBuilder } from "./ops.ts";
 import { pathsOf, runWorkload } from "./run.ts";
@@ -9,15 +9,6 @@ import { resolveSetup } from "./setup.ts";
 import { zeroInfinity } from "./zero_infinity.ts";
 
 const setup = resolveSetup({ model: "7b", scale: 2e-4, iterations: 1, warmup: 1, ranksPerNode: 2 });
-
-async function withDir(fn: (dir: string) => Promise<void>): Promise<void> {
-  const dir = await tempDirOnDisk();
-  try {
-    await fn(dir);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-}
 
 Deno.test("pathsOf() names memory host, files local, local2, and pfs remote", () => {
   const { paths, byName } = pathsOf(
@@ -30,7 +21,7 @@ Deno.test("pathsOf() names memory host, files local, local2, and pfs remote", ()
 });
 
 Deno.test("runWorkload() runs zero-infinity on a file tier: bytes as the program says, every dependency kept, nothing left", async () => {
-  await withDir(async (dir) => {
+  await withTempDir(async (dir) => {
     const { doc, error } = await runWorkload(zeroInfinity, setup, [parseTierSpec(`file:${dir}`)]);
     assert.equal(error, undefined);
     assert.equal(doc.status, "ok", doc.error);
