@@ -8,6 +8,7 @@
 
 import assert from "node:assert/strict";
 import { parseTierSpec, type TierSpec } from "../bench/config.ts";
+import { type ResultDocument, writeResult } from "../bench/result.ts";
 import { scratchLeft, tempDirOnDisk } from "../tests/_helpers.ts";
 import { listKeys, type RemoteEnv, remoteTest, uniquePrefix } from "../tests/_remote.ts";
 import { WORKLOADS } from "./registry.ts";
@@ -23,7 +24,13 @@ async function runOn(name: string, specs: TierSpec[], env: RemoteEnv): Promise<v
   });
   assert.equal(error, undefined, String(error));
   assert.equal(doc.status, "ok", `${name}: ${doc.error}`);
-  const w = doc.workload!;
+  // the document as written and read back, as `tierbench workload --output` does
+  const file = await Deno.makeTempFile({ suffix: ".json" });
+  await writeResult(file, doc);
+  const back = JSON.parse(await Deno.readTextFile(file)) as ResultDocument;
+  await Deno.remove(file);
+  assert.equal(back.kind, "workload");
+  const w = back.workload!;
   assert.equal(w.summary!.iterations, 1);
   assert.ok(w.summary!.iteration_s > 0);
   const moved = Object.entries(w.summary!.bytes).filter(([k]) => !k.endsWith(":hit"));
