@@ -491,13 +491,13 @@ program.command("workload")
   .option(
     "--subgroup-size <n>",
     "elements per optimizer subgroup",
-    String(SETUP_DEFAULTS.subgroupSize),
+    SETUP_DEFAULTS.subgroupSize.toExponential().replace("+", ""),
   )
   .option("--bytes-per-state <n>", "bytes of each optimizer state per parameter (2 or 4)", "4")
   .option(
     "--adam-rate <n>",
     "CPU Adam parameters per second per rank",
-    String(SETUP_DEFAULTS.adamRate),
+    SETUP_DEFAULTS.adamRate.toExponential().replace("+", ""),
   )
   .option(
     "--gpu-tflops <n>",
