@@ -1,13 +1,14 @@
 /**
  * What the workload generators share: the paths a workload may use, its
- * options, and the forward/backward think time of an iteration.
+ * options, the forward/backward think time of an iteration, and the backward
+ * phase of the ZeRO-3 offloading workloads ({@linkcode backwardPhase}).
  *
  * @module
  */
 
 import { layerForwardFlops } from "./model.ts";
-import type { PathPolicy, PathRole, WorkloadProgram } from "./ops.ts";
-import { gpuMs, type TrainingSetup } from "./setup.ts";
+import type { PathPolicy, PathRole, ProgramBuilder, WorkloadProgram } from "./ops.ts";
+import { gpuMs, scaledBytes, shardParameters, subgroupSizes, type TrainingSetup } from "./setup.ts";
 
 /** Names of the paths a run has, by role (from `--tiers`). */
 export interface WorkloadPaths {
@@ -99,4 +100,99 @@ export function forwardBackwardMs(s: TrainingSetup): { forward: number; backward
 /** Iterations in the program, warm-up first. */
 export function totalIterations(s: TrainingSetup): number {
   return s.warmupIterations + s.iterations;
+}
+
+/** How {@linkcode backwardPhase} builds an iteration's backward phase. */
+export interface BackwardOptions {
+  /**
+   * What the barrier opening the phase waits for; by default the last held op
+   * of every stream ({@linkcode ProgramBuilder.lastHeld}).
+   */
+  readonly after?: readonly (number | undefined)[] | undefined;
+  /**
+   * A path to write each subgroup's gradients to after its slice (`sg{i}.grad`
+   * on `{path}:write`, `bytesPerState` B/param: 4 in fp32); none when the
+   * gradients stay in host memory.
+   */
+  readonly gradients?: string | undefined;
+  /** One backward op for the whole pass instead of one slice per subgroup. */
+  readonly whole?: boolean;
+}
+
+/**
+ * Adds the backward phase of iteration `it` to a rank program: a barrier, the
+ * forward pass (think time), then the backward pass in one slice per
+ * subgroup, last subgroup first (gradients appear from the last layer back),
+ * each slice followed by its gradient write when `options.gradients` names a
+ * path. Returns the id of the phase's last op (the last gradient write when
+ * there are gradients: it ends after every other op of the phase).
+ *
+ * @example
+ * ```ts
+ * import { backwardPhase } from "./_common.ts";
+ * import { ProgramBuilder } from "./ops.ts";
+ * import { resolveSetup, subgroupSizes } from "./setup.ts";
+ * const setup = resolveSetup({ model: "7b", scale: 0.001 });
+ * const b = new ProgramBuilder(0);
+ * const last = backwardPhase(b, setup, 0, { gradients: "local" });
+ * const ops = b.build().ops;
+ * console.assert(ops.length === 2 + 2 * subgroupSizes(setup).length);
+ * console.assert(ops[last]!.object === "sg0.grad");
+ * ```
+ */
+export function backwardPhase(
+  b: ProgramBuilder,
+  setup: TrainingSetup,
+  it: number,
+  options: BackwardOptions = {},
+): number {
+  const phase = "backward";
+  const fb = forwardBackwardMs(setup);
+  const open = b.barrier({ iteration: it, phase, after: options.after });
+  let last = b.add({
+    kind: "compute",
+    stream: "compute",
+    iteration: it,
+    phase,
+    ms: fb.forward,
+    label: "forward",
+    after: [open],
+  });
+  if (options.whole) {
+    return b.add({
+      kind: "compute",
+      stream: "compute",
+      iteration: it,
+      phase,
+      ms: fb.backward,
+      label: phase,
+    });
+  }
+  const sizes = subgroupSizes(setup);
+  const shard = shardParameters(setup);
+  const path = options.gradients;
+  for (let i = sizes.length - 1; i >= 0; i--) {
+    const el = sizes[i]!;
+    last = b.add({
+      kind: "compute",
+      stream: "compute",
+      iteration: it,
+      phase,
+      ms: (fb.backward * el) / shard,
+      label: `sg${i}.backward`,
+    });
+    if (path === undefined) continue;
+    last = b.add({
+      kind: "write",
+      stream: `${path}:write`,
+      iteration: it,
+      phase,
+      path,
+      object: `sg${i}.grad`,
+      bytes: scaledBytes(setup, el * setup.bytesPerState),
+      label: `sg${i}.grad`,
+      after: [last],
+    });
+  }
+  return last;
 }

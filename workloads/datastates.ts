@@ -5,11 +5,14 @@
  * training goes on.
  *
  * Per rank and iteration:
- * - **backward** and **update**: `zero-infinity`'s ops on the local path, by
- *   the same rules: the forward pass and one backward slice per subgroup (last
- *   first), each writing its gradients (4 B/param); then subgroups in order,
- *   read(i) (params, m, v, grad) after compute(i−2), compute(i) after its
- *   reads and the last write of i−2, params, m, v written after compute(i).
+ * - **backward** and **update**: `zero-infinity`'s ops on the local path,
+ *   built by its {@linkcode zeroInfinityBackward} and
+ *   {@linkcode zeroInfinityUpdate}: the forward pass and one backward slice
+ *   per subgroup (last first), each writing its gradients (4 B/param); then
+ *   subgroups in order, read(i) (params, m, v, grad) after compute(i−2),
+ *   compute(i) after its reads and the last write of i−2, params, m, v
+ *   written after compute(i). Each phase's barrier waits for the last op of
+ *   every stream but the flush's.
  * - **checkpoint**, every `checkpointEvery` iterations ({@linkcode
  *   DATASTATES_CHECKPOINT_EVERY} by default, counted from the first
  *   iteration, warm-up included): a barrier after the update, then the rank's
@@ -35,7 +38,6 @@
  */
 
 import {
-  forwardBackwardMs,
   requirePath,
   storagePath,
   totalIterations,
@@ -43,15 +45,14 @@ import {
   type WorkloadOptions,
   type WorkloadPaths,
 } from "./_common.ts";
-import { type OpInput, ProgramBuilder, type RankProgram, type WorkloadProgram } from "./ops.ts";
+import { ProgramBuilder, type RankProgram, type WorkloadProgram } from "./ops.ts";
+import { scaledBytes, shardParameters, subgroupSizes, type TrainingSetup } from "./setup.ts";
 import {
-  adamMs,
-  scaledBytes,
-  shardParameters,
-  subgroupSizes,
-  type TrainingSetup,
-} from "./setup.ts";
-import { ZERO_INFINITY_READS, ZERO_INFINITY_WRITES } from "./zero_infinity.ts";
+  zeroInfinityBackward,
+  zeroInfinityDerived,
+  zeroInfinityInitial,
+  zeroInfinityUpdate,
+} from "./zero_infinity.ts";
 
 /** Checkpoint every this many iterations unless `options.checkpointEvery` says otherwise. */
 export const DATASTATES_CHECKPOINT_EVERY = 1;
@@ -105,7 +106,6 @@ export const datastates: WorkloadDefinition = {
     const sizes = subgroupSizes(setup);
     const shard = shardParameters(setup);
     const perParam = checkpointBytesPerParam(setup);
-    const state = (el: number) => scaledBytes(setup, el * setup.bytesPerState);
     const checkpoints = Array.from({ length: totalIterations(setup) }, (_, it) => it)
       .filter((it) => isCheckpointIteration(it, every)).length;
     return {
@@ -119,11 +119,7 @@ export const datastates: WorkloadDefinition = {
       warmupIterations: setup.warmupIterations,
       iterations: setup.iterations,
       derived: {
-        shard_parameters: shard,
-        subgroups_per_rank: sizes.length,
-        update_read_bytes_per_rank: sizes.reduce((t, el) => t + 4 * state(el), 0),
-        update_write_bytes_per_rank: sizes.reduce((t, el) => t + 3 * state(el), 0),
-        gradient_write_bytes_per_rank: sizes.reduce((t, el) => t + state(el), 0),
+        ...zeroInfinityDerived(setup),
         checkpoint_bytes_per_param: perParam,
         checkpoint_bytes_per_rank_unscaled: shard * perParam,
         checkpoint_bytes_per_rank: sizes.reduce(
@@ -154,132 +150,21 @@ function rankProgram(
   const { local, host, remote } = paths;
   const b = new ProgramBuilder(rank);
   const sizes = subgroupSizes(setup);
-  const shard = shardParameters(setup);
-  const state = (el: number) => scaledBytes(setup, el * setup.bytesPerState);
   const chunk = (el: number) => scaledBytes(setup, el * checkpointBytesPerParam(setup));
-  const fb = forwardBackwardMs(setup);
-  const readStream = `${local}:read`;
-  const writeStream = `${local}:write`;
-  const flushStream = `${remote}:write`;
-  // the last op of every stream that holds training (all but the flush), for the barriers
-  const held = new Map<string, number>();
-  const add = (op: OpInput) => {
-    const id = b.add(op);
-    if (op.stream !== flushStream) held.set(op.stream, id);
-    return id;
-  };
-  for (const [i, el] of sizes.entries()) {
-    for (const st of ZERO_INFINITY_WRITES) b.initial(local, `sg${i}.${st}`, state(el));
-  }
+  zeroInfinityInitial(b, setup, local);
+  // every barrier waits for the last held op of every stream: all but the flush,
+  // which runs in the background
   const iterations = totalIterations(setup);
   let lastFlush: number | undefined;
   for (let it = 0; it < iterations; it++) {
-    // backward: forward pass, then backward slices that each release a gradient
-    let phase = "backward";
-    const open = add({
-      kind: "barrier",
-      stream: "compute",
-      iteration: it,
-      phase,
-      label: phase,
-      after: [...held.values()],
-    });
-    add({
-      kind: "compute",
-      stream: "compute",
-      iteration: it,
-      phase,
-      ms: fb.forward,
-      label: "forward",
-      after: [open],
-    });
-    for (let i = sizes.length - 1; i >= 0; i--) {
-      const el = sizes[i]!;
-      const slice = add({
-        kind: "compute",
-        stream: "compute",
-        iteration: it,
-        phase,
-        ms: (fb.backward * el) / shard,
-        label: `sg${i}.backward`,
-      });
-      add({
-        kind: "write",
-        stream: writeStream,
-        iteration: it,
-        phase,
-        path: local,
-        object: `sg${i}.grad`,
-        bytes: state(el),
-        label: `sg${i}.grad`,
-        after: [slice],
-      });
-    }
-    // update: read ahead one subgroup, Adam, write behind with two buffers
-    phase = "update";
-    const start = add({
-      kind: "barrier",
-      stream: "compute",
-      iteration: it,
-      phase,
-      label: phase,
-      after: [...held.values()],
-    });
-    const computes: number[] = [];
-    const lastWrites: number[] = [];
-    for (const [i, el] of sizes.entries()) {
-      const reads = ZERO_INFINITY_READS.map((st) =>
-        add({
-          kind: "read",
-          stream: readStream,
-          iteration: it,
-          phase,
-          path: local,
-          object: `sg${i}.${st}`,
-          bytes: state(el),
-          label: `sg${i}.${st}`,
-          after: [start, computes[i - 2]],
-        })
-      );
-      const c = add({
-        kind: "compute",
-        stream: "compute",
-        iteration: it,
-        phase,
-        ms: adamMs(setup, el),
-        label: `sg${i}.adam`,
-        after: [...reads, lastWrites[i - 2]],
-      });
-      computes.push(c);
-      let w = c;
-      for (const st of ZERO_INFINITY_WRITES) {
-        w = add({
-          kind: "write",
-          stream: writeStream,
-          iteration: it,
-          phase,
-          path: local,
-          object: `sg${i}.${st}`,
-          bytes: state(el),
-          label: `sg${i}.${st}`,
-          after: [c],
-        });
-      }
-      lastWrites.push(w);
-    }
+    zeroInfinityBackward(b, setup, local, it);
+    zeroInfinityUpdate(b, setup, local, it);
     if (!isCheckpointIteration(it, every)) continue;
     // checkpoint: the updated shard into the host buffer, once the last flush has left it
-    phase = "checkpoint";
-    const snap = add({
-      kind: "barrier",
-      stream: "compute",
-      iteration: it,
-      phase,
-      label: phase,
-      after: [...held.values()],
-    });
+    let phase = "checkpoint";
+    const snap = b.barrier({ iteration: it, phase });
     const snapshots = sizes.map((el, i) =>
-      add({
+      b.add({
         kind: "write",
         stream: `${host}:write`,
         iteration: it,
@@ -294,9 +179,9 @@ function rankProgram(
     // flush: chunk by chunk to the remote path, in the background
     phase = "flush";
     for (const [i, el] of sizes.entries()) {
-      lastFlush = add({
+      lastFlush = b.add({
         kind: "write",
-        stream: flushStream,
+        stream: `${remote}:write`,
         iteration: it,
         phase,
         path: remote,
@@ -309,13 +194,6 @@ function rankProgram(
     }
   }
   // drain: the run ends when the last checkpoint is on the remote path
-  add({
-    kind: "barrier",
-    stream: "compute",
-    iteration: iterations - 1,
-    phase: "drain",
-    label: "drain",
-    after: [...held.values(), lastFlush],
-  });
+  b.barrier({ iteration: iterations - 1, phase: "drain", after: [...b.lastHeld(), lastFlush] });
   return b.build();
 }

@@ -31,7 +31,7 @@
 
 import { ConfigError } from "../bench/errors.ts";
 import {
-  forwardBackwardMs,
+  backwardPhase,
   requirePath,
   storagePath,
   totalIterations,
@@ -39,7 +39,7 @@ import {
   type WorkloadOptions,
   type WorkloadPaths,
 } from "./_common.ts";
-import { type OpInput, ProgramBuilder, type RankProgram, type WorkloadProgram } from "./ops.ts";
+import { ProgramBuilder, type RankProgram, type WorkloadProgram } from "./ops.ts";
 import {
   adamMs,
   scaledBytes,
@@ -149,69 +149,20 @@ function rankProgram(
 ): RankProgram {
   const b = new ProgramBuilder(rank);
   const sizes = subgroupSizes(setup);
-  const shard = shardParameters(setup);
   const state = (el: number) => scaledBytes(setup, el * setup.bytesPerState);
-  const fb = forwardBackwardMs(setup);
   const writeStream = `${device}:write`;
   const readStream = `${device}:read`;
-  // the last op of each stream in the current phase: the next phase's barrier waits for them
-  const last = new Map<string, number>();
-  const add = (op: OpInput) => {
-    const id = b.add(op);
-    last.set(op.stream, id);
-    return id;
-  };
-  const closePhase = () => {
-    const ids = [...last.values()];
-    last.clear();
-    return ids;
-  };
-  let pending: number[] = [];
+  // each phase's barrier waits for the last op of every stream of the phase before
   for (let it = 0; it < totalIterations(setup); it++) {
     // backward: forward pass, then backward slices; gradients stay in host memory
-    let phase = "backward";
-    const open = add({
-      kind: "barrier",
-      stream: "compute",
-      iteration: it,
-      phase,
-      label: phase,
-      after: pending,
-    });
-    add({
-      kind: "compute",
-      stream: "compute",
-      iteration: it,
-      phase,
-      ms: fb.forward,
-      label: "forward",
-      after: [open],
-    });
-    for (let i = sizes.length - 1; i >= 0; i--) {
-      add({
-        kind: "compute",
-        stream: "compute",
-        iteration: it,
-        phase,
-        ms: (fb.backward * sizes[i]!) / shard,
-        label: `sg${i}.backward`,
-      });
-    }
-    pending = closePhase();
+    backwardPhase(b, setup, it, { after: b.lastHeld("phase") });
     // update: CPU subgroups on `compute`, GPU subgroups copied in, updated, copied out
-    phase = "update";
-    const start = add({
-      kind: "barrier",
-      stream: "compute",
-      iteration: it,
-      phase,
-      label: phase,
-      after: pending,
-    });
+    const phase = "update";
+    const start = b.barrier({ iteration: it, phase, after: b.lastHeld("phase") });
     const copiedOut: number[] = [];
     for (const [i, el] of sizes.entries()) {
       if (!onGpu(i, stride)) {
-        add({
+        b.add({
           kind: "compute",
           stream: "compute",
           iteration: it,
@@ -224,7 +175,7 @@ function rankProgram(
       // two device buffers: the one of the GPU subgroup two back is free once copied out
       const free = copiedOut[copiedOut.length - 2];
       const copyIn = DEEP_OPTIMIZER_STATES_STATES.map((st) =>
-        add({
+        b.add({
           kind: "write",
           stream: writeStream,
           iteration: it,
@@ -236,7 +187,7 @@ function rankProgram(
           after: [start, free],
         })
       );
-      const g = add({
+      const g = b.add({
         kind: "compute",
         stream: "gpu",
         iteration: it,
@@ -247,7 +198,7 @@ function rankProgram(
       });
       let out = g;
       for (const st of DEEP_OPTIMIZER_STATES_STATES) {
-        out = add({
+        out = b.add({
           kind: "read",
           stream: readStream,
           iteration: it,
@@ -261,7 +212,6 @@ function rankProgram(
       }
       copiedOut.push(out);
     }
-    pending = closePhase();
   }
   return b.build();
 }

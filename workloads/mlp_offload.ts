@@ -33,7 +33,7 @@
 
 import { ConfigError } from "../bench/errors.ts";
 import {
-  forwardBackwardMs,
+  backwardPhase,
   requirePath,
   storagePath,
   totalIterations,
@@ -41,7 +41,7 @@ import {
   type WorkloadOptions,
   type WorkloadPaths,
 } from "./_common.ts";
-import { type OpInput, ProgramBuilder, type RankProgram, type WorkloadProgram } from "./ops.ts";
+import { ProgramBuilder, type RankProgram, type WorkloadProgram } from "./ops.ts";
 import {
   adamMs,
   scaledBytes,
@@ -217,63 +217,17 @@ function rankProgram(
   const b = new ProgramBuilder(rank);
   const sizes = subgroupSizes(setup);
   const state = (el: number) => scaledBytes(setup, el * setup.bytesPerState);
-  const fb = forwardBackwardMs(setup);
   const pathOf = (i: number) => remote[i] ? names.remote : names.local;
   for (const [i, el] of sizes.entries()) {
     for (const st of MLP_OFFLOAD_STATES) b.initial(pathOf(i), `sg${i}.${st}`, state(el));
   }
-  // the last op of each stream in the current phase: the next phase's barrier waits for them
-  const last = new Map<string, number>();
-  const add = (op: OpInput) => {
-    const id = b.add(op);
-    last.set(op.stream, id);
-    return id;
-  };
-  const closePhase = () => {
-    const ids = [...last.values()];
-    last.clear();
-    return ids;
-  };
-  let pending: number[] = [];
+  // each phase's barrier waits for the last op of every stream of the phase before
   for (let it = 0; it < totalIterations(setup); it++) {
     // backward: think time only, gradients stay in host memory
-    let phase = "backward";
-    const open = add({
-      kind: "barrier",
-      stream: "compute",
-      iteration: it,
-      phase,
-      label: phase,
-      after: pending,
-    });
-    add({
-      kind: "compute",
-      stream: "compute",
-      iteration: it,
-      phase,
-      ms: fb.forward,
-      label: "forward",
-      after: [open],
-    });
-    add({
-      kind: "compute",
-      stream: "compute",
-      iteration: it,
-      phase,
-      ms: fb.backward,
-      label: phase,
-    });
-    pending = closePhase();
+    backwardPhase(b, setup, it, { after: b.lastHeld("phase"), whole: true });
     // update: per path, read ahead one subgroup and write behind with two buffers
-    phase = "update";
-    const start = add({
-      kind: "barrier",
-      stream: "compute",
-      iteration: it,
-      phase,
-      label: phase,
-      after: pending,
-    });
+    const phase = "update";
+    const start = b.barrier({ iteration: it, phase, after: b.lastHeld("phase") });
     const pass = passOf(it, remote, cache);
     const computes = new Map<string, number[]>([[names.local, []], [names.remote, []]]);
     const lastWrites = new Map<string, (number | undefined)[]>([
@@ -288,7 +242,7 @@ function rankProgram(
       const k = pathComputes.length;
       const ready = [start, pathComputes[k - 2]];
       const inputs = pass.hits.has(i)
-        ? [add({
+        ? [b.add({
           kind: "hit",
           stream: `${path}:read`,
           iteration: it,
@@ -299,7 +253,7 @@ function rankProgram(
           after: ready,
         })]
         : MLP_OFFLOAD_STATES.map((st) =>
-          add({
+          b.add({
             kind: "read",
             stream: `${path}:read`,
             iteration: it,
@@ -311,7 +265,7 @@ function rankProgram(
             after: ready,
           })
         );
-      const c = add({
+      const c = b.add({
         kind: "compute",
         stream: "compute",
         iteration: it,
@@ -327,7 +281,7 @@ function rankProgram(
       }
       let w = c;
       for (const st of MLP_OFFLOAD_STATES) {
-        w = add({
+        w = b.add({
           kind: "write",
           stream: `${path}:write`,
           iteration: it,
@@ -341,7 +295,6 @@ function rankProgram(
       }
       pathWrites.push(w);
     }
-    pending = closePhase();
   }
   return b.build();
 }

@@ -124,26 +124,49 @@ export type OpInput = Omit<Op, "id" | "after" | "bytes"> & {
   readonly bytes?: number;
 };
 
+/** What {@linkcode ProgramBuilder.barrier} needs to open a phase. */
+export interface BarrierInput {
+  readonly iteration: number;
+  /** The phase the barrier opens (also its label). */
+  readonly phase: string;
+  /**
+   * What the barrier waits for; by default the last held op of every stream
+   * so far ({@linkcode ProgramBuilder.lastHeld}).
+   */
+  readonly after?: readonly (number | undefined)[] | undefined;
+}
+
 /**
  * Builds a rank program op by op, numbering ops and dropping `after`
  * references that do not exist (`undefined`, for "the op two subgroups back"
  * at the start).
  *
+ * It also keeps, per stream, the last op that holds its phase open (every op
+ * not marked `background`), so that a workload opens each phase with
+ * {@linkcode ProgramBuilder.barrier}: a barrier on the `compute` stream that
+ * waits until every stream has done the work of the phases before.
+ *
  * @example
  * ```ts
  * import { ProgramBuilder } from "./ops.ts";
  * const b = new ProgramBuilder(0);
+ * b.barrier({ iteration: 0, phase: "update" });
  * const r = b.add({ kind: "read", stream: "local:read", iteration: 0, phase: "update",
  *   path: "local", object: "sg0.params", bytes: 4096, label: "sg0.params" });
- * b.add({ kind: "compute", stream: "compute", iteration: 0, phase: "update", ms: 1,
+ * const c = b.add({ kind: "compute", stream: "compute", iteration: 0, phase: "update", ms: 1,
  *   label: "sg0.adam", after: [r] });
- * console.assert(b.build().ops.length === 2);
+ * const next = b.barrier({ iteration: 1, phase: "update" });
+ * console.assert(b.build().ops[next]!.after.join() === [c, r].join());
  * ```
  */
 export class ProgramBuilder {
   readonly rank: number;
   readonly #ops: Op[] = [];
   readonly #initial: InitialObject[] = [];
+  /** Per stream, in the order streams first appear: the last op not in the background. */
+  readonly #held = new Map<string, number>();
+  /** The same, for the streams that have had such an op since the last {@linkcode barrier}. */
+  readonly #heldInPhase = new Map<string, number>();
 
   constructor(rank: number) {
     this.rank = rank;
@@ -161,7 +184,47 @@ export class ProgramBuilder {
       after.push(a);
     }
     this.#ops.push({ ...op, id, after, bytes: op.bytes ?? 0 });
+    if (!op.background) {
+      this.#held.set(op.stream, id);
+      this.#heldInPhase.set(op.stream, id);
+    }
     return id;
+  }
+
+  /**
+   * Ids of the last op of every stream that holds its phase open (all ops but
+   * `background` ones), streams in the order they first appeared: over the
+   * whole program so far, or with `"phase"` only the streams that have had
+   * such an op since the last {@linkcode barrier}, in the order they first
+   * did. The two name the same set of finished work when the last barrier
+   * waited for every stream: the streams left out were done before it.
+   */
+  lastHeld(scope: "program" | "phase" = "program"): number[] {
+    return [...(scope === "program" ? this.#held : this.#heldInPhase).values()];
+  }
+
+  /** The last op of `stream` that holds its phase open, or undefined when it has none. */
+  lastHeldOn(stream: string): number | undefined {
+    return this.#held.get(stream);
+  }
+
+  /**
+   * Opens a phase: adds a `barrier` op on the `compute` stream, labelled with
+   * the phase, that waits for `after`, by default for {@linkcode lastHeld}
+   * (the last held op of every stream), and returns its id. `lastHeld("phase")`
+   * counts from this barrier on.
+   */
+  barrier(input: BarrierInput): number {
+    const after = input.after ?? this.lastHeld();
+    this.#heldInPhase.clear();
+    return this.add({
+      kind: "barrier",
+      stream: "compute",
+      iteration: input.iteration,
+      phase: input.phase,
+      label: input.phase,
+      after,
+    });
   }
 
   /** Notes an object that must exist before the first op. */

@@ -38,7 +38,7 @@
 import { requirePath, storagePath, totalIterations } from "./_common.ts";
 import type { WorkloadDefinition, WorkloadOptions, WorkloadPaths } from "./_common.ts";
 import { activationBytesPerLayer, layerForwardFlops } from "./model.ts";
-import { type OpInput, ProgramBuilder, type RankProgram, type WorkloadProgram } from "./ops.ts";
+import { ProgramBuilder, type RankProgram, type WorkloadProgram } from "./ops.ts";
 import { gpuMs, scaledBytes, type TrainingSetup } from "./setup.ts";
 
 /** Layers read ahead in backward unless `options.prefetch` says otherwise. */
@@ -159,27 +159,14 @@ function rankProgram(
   const n = L.layers;
   const readStream = `${local}:read`;
   const writeStream = `${local}:write`;
-  // the last op of every stream, for the barriers
-  const last = new Map<string, number>();
-  const add = (op: OpInput) => {
-    const id = b.add(op);
-    last.set(op.stream, id);
-    return id;
-  };
+  // each phase's barrier waits for the last op of every stream so far
   for (let it = 0; it < totalIterations(setup); it++) {
     // forward: layer after layer, each layer's activations written behind it
     let phase = "forward";
-    const open = add({
-      kind: "barrier",
-      stream: "compute",
-      iteration: it,
-      phase,
-      label: phase,
-      after: [...last.values()],
-    });
+    const open = b.barrier({ iteration: it, phase });
     const writes: number[] = [];
     for (let l = 0; l < n; l++) {
-      const fwd = add({
+      const fwd = b.add({
         kind: "compute",
         stream: "compute",
         iteration: it,
@@ -189,7 +176,7 @@ function rankProgram(
         after: [open, writes[l - SSDTRAIN_WRITE_BEHIND]],
       });
       if (l === n - 1) break; // the last layer stays on the GPU
-      writes.push(add({
+      writes.push(b.add({
         kind: "write",
         stream: writeStream,
         iteration: it,
@@ -203,17 +190,10 @@ function rankProgram(
     }
     // backward: last layer first, each read `prefetch` layers ahead
     phase = "backward";
-    const start = add({
-      kind: "barrier",
-      stream: "compute",
-      iteration: it,
-      phase,
-      label: phase,
-      after: [...last.values()],
-    });
+    const start = b.barrier({ iteration: it, phase });
     const bwd: number[] = [];
     for (let l = n - 1; l >= 0; l--) {
-      const read = l === n - 1 ? undefined : add({
+      const read = l === n - 1 ? undefined : b.add({
         kind: "read",
         stream: readStream,
         iteration: it,
@@ -224,7 +204,7 @@ function rankProgram(
         label: `layer${l}.act`,
         after: [start, writes[l], bwd[l + prefetch + 1]],
       });
-      bwd[l] = add({
+      bwd[l] = b.add({
         kind: "compute",
         stream: "compute",
         iteration: it,

@@ -44,7 +44,7 @@
 import { requirePath, storagePath, totalIterations } from "./_common.ts";
 import type { WorkloadDefinition, WorkloadOptions, WorkloadPaths } from "./_common.ts";
 import { layerForwardFlops, type ModelShape } from "./model.ts";
-import { type OpInput, ProgramBuilder, type RankProgram, type WorkloadProgram } from "./ops.ts";
+import { ProgramBuilder, type RankProgram, type WorkloadProgram } from "./ops.ts";
 import { gpuMs, scaledBytes, type TrainingSetup } from "./setup.ts";
 import { prefetchLayers, SSDTRAIN_BS } from "./ssdtrain.ts";
 
@@ -231,12 +231,6 @@ function rankProgram(
     setup,
     layerForwardFlops(setup.model, setup.microBatch, setup.tensorParallel),
   );
-  const last = new Map<string, number>();
-  const add = (op: OpInput) => {
-    const id = b.add(op);
-    last.set(op.stream, id);
-    return id;
-  };
   const share = (bytes: number) => scaledBytes(setup, bytes / locals.length);
   // reads grouped by the backward layer whose start releases them, layer l last first
   const released: { l: number; t: TeraioTensorPlan }[][] = Array.from({ length: n }, () => []);
@@ -245,21 +239,15 @@ function rankProgram(
       if (t.offload) released[Math.min(l + t.distance, n - 1)]!.push({ l, t });
     }
   }
+  // each phase's barrier waits for the last op of every stream so far
   for (let it = 0; it < totalIterations(setup); it++) {
     // forward: each layer's offloaded tensors written behind it, striped over the paths
     let phase = "forward";
-    const open = add({
-      kind: "barrier",
-      stream: "compute",
-      iteration: it,
-      phase,
-      label: phase,
-      after: [...last.values()],
-    });
+    const open = b.barrier({ iteration: it, phase });
     const writes = new Map<string, number>();
     const writtenBy: number[][] = []; // per layer: the last write of every path so far
     for (let l = 0; l < n; l++) {
-      const fwd = add({
+      const fwd = b.add({
         kind: "compute",
         stream: "compute",
         iteration: it,
@@ -274,7 +262,7 @@ function rankProgram(
           const object = `layer${l}.${t.name}.s${k}`;
           writes.set(
             object,
-            add({
+            b.add({
               kind: "write",
               stream: `${path}:write`,
               iteration: it,
@@ -288,25 +276,18 @@ function rankProgram(
           );
         }
       }
-      writtenBy.push(locals.flatMap((p) => last.get(`${p}:write`) ?? []));
+      writtenBy.push(locals.flatMap((p) => b.lastHeldOn(`${p}:write`) ?? []));
     }
     // backward: last layer first; reads released d layers ahead of their layer
     phase = "backward";
-    const start = add({
-      kind: "barrier",
-      stream: "compute",
-      iteration: it,
-      phase,
-      label: phase,
-      after: [...last.values()],
-    });
+    const start = b.barrier({ iteration: it, phase });
     const bwd: number[] = [];
     const reads: number[][] = Array.from({ length: n }, () => []);
     for (let j = n - 1; j >= 0; j--) {
       for (const { l, t } of released[j]!) {
         for (const [k, path] of locals.entries()) {
           const object = `layer${l}.${t.name}.s${k}`;
-          reads[l]!.push(add({
+          reads[l]!.push(b.add({
             kind: "read",
             stream: `${path}:read`,
             iteration: it,
@@ -319,7 +300,7 @@ function rankProgram(
           }));
         }
       }
-      bwd[j] = add({
+      bwd[j] = b.add({
         kind: "compute",
         stream: "compute",
         iteration: it,

@@ -18,11 +18,15 @@
  * 1 MiB blocks and depth 8 unless `bs`/`iodepth` say otherwise. All ranks
  * share the path with no node-wide limit.
  *
+ * The phases are exported ({@linkcode zeroInfinityBackward},
+ * {@linkcode zeroInfinityUpdate}) for `datastates`, which runs them under its
+ * checkpoints.
+ *
  * @module
  */
 
 import {
-  forwardBackwardMs,
+  backwardPhase,
   requirePath,
   storagePath,
   totalIterations,
@@ -69,134 +73,143 @@ export const zeroInfinity: WorkloadDefinition = {
     const policy = storagePath(local, "local", options);
     const ranks: RankProgram[] = [];
     for (let r = 0; r < setup.ranksPerNode; r++) ranks.push(rankProgram(r, setup, local));
-    const sizes = subgroupSizes(setup);
-    const state = (el: number) => scaledBytes(setup, el * setup.bytesPerState);
     return {
       workload: "zero-infinity",
       paths: [policy],
       ranks,
       warmupIterations: setup.warmupIterations,
       iterations: setup.iterations,
-      derived: {
-        shard_parameters: shardParameters(setup),
-        subgroups_per_rank: sizes.length,
-        update_read_bytes_per_rank: sizes.reduce((t, el) => t + 4 * state(el), 0),
-        update_write_bytes_per_rank: sizes.reduce((t, el) => t + 3 * state(el), 0),
-        gradient_write_bytes_per_rank: sizes.reduce((t, el) => t + state(el), 0),
-      },
+      derived: zeroInfinityDerived(setup),
       notes: [],
     };
   },
 };
 
-function rankProgram(rank: number, setup: TrainingSetup, local: string): RankProgram {
-  const b = new ProgramBuilder(rank);
-  const sizes = subgroupSizes(setup);
-  const shard = shardParameters(setup);
-  const state = (el: number) => scaledBytes(setup, el * setup.bytesPerState);
-  const fb = forwardBackwardMs(setup);
-  const readStream = `${local}:read`;
-  const writeStream = `${local}:write`;
-  for (const [i, el] of sizes.entries()) {
-    for (const st of ZERO_INFINITY_WRITES) b.initial(local, `sg${i}.${st}`, state(el));
+/**
+ * Notes zero-infinity's swap files, which exist before the first op: params,
+ * m and v of every subgroup on `local`.
+ */
+export function zeroInfinityInitial(b: ProgramBuilder, setup: TrainingSetup, local: string): void {
+  for (const [i, el] of subgroupSizes(setup).entries()) {
+    const bytes = scaledBytes(setup, el * setup.bytesPerState);
+    for (const st of ZERO_INFINITY_WRITES) b.initial(local, `sg${i}.${st}`, bytes);
   }
-  let pending: number[] = [];
-  for (let it = 0; it < totalIterations(setup); it++) {
-    // backward: forward pass, then backward slices that each release a gradient
-    let phase = "backward";
-    const open = b.add({
-      kind: "barrier",
-      stream: "compute",
-      iteration: it,
-      phase,
-      label: phase,
-      after: pending,
-    });
-    b.add({
+}
+
+/** What zero-infinity derives from the setup, per rank. */
+export function zeroInfinityDerived(setup: TrainingSetup): Record<string, number> {
+  const sizes = subgroupSizes(setup);
+  const state = (el: number) => scaledBytes(setup, el * setup.bytesPerState);
+  return {
+    shard_parameters: shardParameters(setup),
+    subgroups_per_rank: sizes.length,
+    update_read_bytes_per_rank: sizes.reduce((t, el) => t + 4 * state(el), 0),
+    update_write_bytes_per_rank: sizes.reduce((t, el) => t + 3 * state(el), 0),
+    gradient_write_bytes_per_rank: sizes.reduce((t, el) => t + state(el), 0),
+  };
+}
+
+/**
+ * Adds zero-infinity's backward phase of iteration `it`: the forward pass,
+ * then one backward slice per subgroup, last first, each followed by the
+ * write of its gradients to `local`. Its barrier waits for `after`, by
+ * default for the last held op of every stream. Returns the id of the last
+ * gradient write.
+ */
+export function zeroInfinityBackward(
+  b: ProgramBuilder,
+  setup: TrainingSetup,
+  local: string,
+  it: number,
+  after?: readonly (number | undefined)[],
+): number {
+  return backwardPhase(b, setup, it, { after, gradients: local });
+}
+
+/**
+ * Adds zero-infinity's update phase of iteration `it`: subgroups in
+ * ascending order on `local`, reads one subgroup ahead, Adam on the CPU,
+ * writes behind with two buffers. Its barrier waits for `after`, by default
+ * for the last held op of every stream. Returns the id of the last write,
+ * which ends after every other op of the phase.
+ *
+ * @example
+ * ```ts
+ * import { ProgramBuilder } from "./ops.ts";
+ * import { resolveSetup } from "./setup.ts";
+ * import { zeroInfinityBackward, zeroInfinityUpdate } from "./zero_infinity.ts";
+ * const setup = resolveSetup({ model: "7b", scale: 0.001 });
+ * const b = new ProgramBuilder(0);
+ * const grads = zeroInfinityBackward(b, setup, "local", 0);
+ * const last = zeroInfinityUpdate(b, setup, "local", 0, [grads]);
+ * console.assert(b.build().ops[last]!.object === "sg16.v");
+ * ```
+ */
+export function zeroInfinityUpdate(
+  b: ProgramBuilder,
+  setup: TrainingSetup,
+  local: string,
+  it: number,
+  after?: readonly (number | undefined)[],
+): number {
+  const phase = "update";
+  const sizes = subgroupSizes(setup);
+  const state = (el: number) => scaledBytes(setup, el * setup.bytesPerState);
+  const start = b.barrier({ iteration: it, phase, after });
+  const computes: number[] = [];
+  const lastWrites: number[] = [];
+  for (const [i, el] of sizes.entries()) {
+    const reads = ZERO_INFINITY_READS.map((st) =>
+      b.add({
+        kind: "read",
+        stream: `${local}:read`,
+        iteration: it,
+        phase,
+        path: local,
+        object: `sg${i}.${st}`,
+        bytes: state(el),
+        label: `sg${i}.${st}`,
+        after: [start, computes[i - 2]],
+      })
+    );
+    const c = b.add({
       kind: "compute",
       stream: "compute",
       iteration: it,
       phase,
-      ms: fb.forward,
-      label: "forward",
-      after: [open],
+      ms: adamMs(setup, el),
+      label: `sg${i}.adam`,
+      after: [...reads, lastWrites[i - 2]],
     });
-    let lastGrad: number | undefined;
-    for (let i = sizes.length - 1; i >= 0; i--) {
-      const el = sizes[i]!;
-      const slice = b.add({
-        kind: "compute",
-        stream: "compute",
-        iteration: it,
-        phase,
-        ms: (fb.backward * el) / shard,
-        label: `sg${i}.backward`,
-      });
-      lastGrad = b.add({
+    computes.push(c);
+    let w = c;
+    for (const st of ZERO_INFINITY_WRITES) {
+      w = b.add({
         kind: "write",
-        stream: writeStream,
+        stream: `${local}:write`,
         iteration: it,
         phase,
         path: local,
-        object: `sg${i}.grad`,
+        object: `sg${i}.${st}`,
         bytes: state(el),
-        label: `sg${i}.grad`,
-        after: [slice],
+        label: `sg${i}.${st}`,
+        after: [c],
       });
     }
-    // update: read ahead one subgroup, Adam, write behind with two buffers
-    phase = "update";
-    const start = b.add({
-      kind: "barrier",
-      stream: "compute",
-      iteration: it,
-      phase,
-      label: phase,
-      after: [lastGrad],
-    });
-    const computes: number[] = [];
-    const lastWrites: number[] = [];
-    for (const [i, el] of sizes.entries()) {
-      const reads = ZERO_INFINITY_READS.map((st) =>
-        b.add({
-          kind: "read",
-          stream: readStream,
-          iteration: it,
-          phase,
-          path: local,
-          object: `sg${i}.${st}`,
-          bytes: state(el),
-          label: `sg${i}.${st}`,
-          after: [start, computes[i - 2]],
-        })
-      );
-      const c = b.add({
-        kind: "compute",
-        stream: "compute",
-        iteration: it,
-        phase,
-        ms: adamMs(setup, el),
-        label: `sg${i}.adam`,
-        after: [...reads, lastWrites[i - 2]],
-      });
-      computes.push(c);
-      let w = c;
-      for (const st of ZERO_INFINITY_WRITES) {
-        w = b.add({
-          kind: "write",
-          stream: writeStream,
-          iteration: it,
-          phase,
-          path: local,
-          object: `sg${i}.${st}`,
-          bytes: state(el),
-          label: `sg${i}.${st}`,
-          after: [c],
-        });
-      }
-      lastWrites.push(w);
-    }
-    pending = [lastWrites[lastWrites.length - 1]!];
+    lastWrites.push(w);
+  }
+  return lastWrites[lastWrites.length - 1]!;
+}
+
+function rankProgram(rank: number, setup: TrainingSetup, local: string): RankProgram {
+  const b = new ProgramBuilder(rank);
+  zeroInfinityInitial(b, setup, local);
+  // each phase's barrier waits for the last op of the phase before: a write
+  // on the local path that ends after every other op of its phase
+  let last: number | undefined;
+  for (let it = 0; it < totalIterations(setup); it++) {
+    last = zeroInfinityBackward(b, setup, local, it, [last]);
+    last = zeroInfinityUpdate(b, setup, local, it, [last]);
   }
   return b.build();
 }
