@@ -423,8 +423,8 @@ program.command("bench")
 
 program.command("contention")
   .description(
-    "measure each tier alone, in pairs and all together (reads, then writes), " +
-      "and report each tier's slowdown when others run",
+    "measure each tier alone, in pairs and all together (reads, then writes), then each " +
+      "pair with one reading while the other writes, and report each tier's slowdown when others run",
   )
   .requiredOption(
     "--tiers <specs>",
@@ -437,6 +437,7 @@ program.command("contention")
   .option("--iodepth <n>", "I/Os (requests for s3) in flight per tier", CONTENTION_DEFAULTS.iodepth)
   .option("--endpoint <url>", "s3: endpoint URL (default: $TIERBENCH_S3_ENDPOINT, …)")
   .option("--region <name>", "s3: region (default: $AWS_REGION, else us-east-1)")
+  .option("--no-mixed", "skip the mixed pairs (one tier reading while another writes)")
   .option("--output <file>", "result JSON (default results/<host>-<run id>.json)")
   .option("--quiet", "no progress line", false)
   .action(async (o) => {
@@ -451,6 +452,7 @@ program.command("contention")
       iodepth: o.iodepth,
       endpoint: o.endpoint,
       region: o.region,
+      mixed: o.mixed,
     };
     const progress = new ProgressLine(o.quiet);
     await withSignals(async (signal) => {

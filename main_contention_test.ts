@@ -26,20 +26,33 @@ function assertOneLine(r: CliResult, code: number, pattern: RegExp): void {
 
 /**
  * Every group of the matrix ran, with positive figures (but for tiers in
- * `mayStarve`) and windows measured together.
+ * `mayStarve`) and windows measured together: `groups` reading then writing,
+ * then (unless `mixed` is false) each of its pairs one way and the other,
+ * the first tier reading while the second writes, then the reverse.
  */
-function assertMatrix(c: Json, tiers: string[], groups: string[], mayStarve: string[] = []): void {
+function assertMatrix(
+  c: Json,
+  tiers: string[],
+  groups: string[],
+  mayStarve: string[] = [],
+  mixed = true,
+): void {
   assert.equal(c.schema, "tierbench/contention@1");
   assert.equal(c.status, "ok", c.error);
   assert.deepEqual(c.tiers, tiers);
+  assert.equal(c.pattern.mixed, mixed);
   for (const t of tiers) {
     assert.ok(c.alone[t].read_bw_bytes > 0 && c.alone[t].write_bw_bytes > 0, t);
   }
-  assert.deepEqual(
-    c.groups.map((g: Json) => `${g.key} ${g.direction}`),
-    groups.flatMap((g) => [`${g} read`, `${g} write`]),
-  );
+  const pairs = mixed ? groups.map((g) => g.split("+")).filter((g) => g.length === 2) : [];
+  assert.deepEqual(c.groups.map((g: Json) => `${g.key} ${g.direction}`), [
+    ...groups.flatMap((g) => [`${g} read`, `${g} write`]),
+    ...pairs.flatMap(([a, b]) => [`${a}:read+${b}:write mixed`, `${a}:write+${b}:read mixed`]),
+  ]);
   for (const g of c.groups) {
+    const rw = g.tiers.map((t: string) => g.rw[t]);
+    if (g.direction === "mixed") assert.deepEqual([...rw].sort(), ["read", "write"], g.key);
+    else assert.ok(rw.every((d: string) => d === g.direction), g.key);
     for (const t of g.tiers) {
       const starved = mayStarve.includes(t) && g.bw_bytes[t] === 0;
       if (starved) assert.equal(g.slowdown[t], null, `${t} moved nothing in ${g.key}`);
@@ -65,6 +78,9 @@ Deno.test("tierbench contention: memory and a disk directory, a table of slowdow
     assert.match(r.stdout, /memory\+file/);
     assert.match(r.stdout, /│ memory\s+│ read\s+│\s+[\d.]+ [KMG]iB\/s │\s+[\d.]+× /);
     assert.match(r.stdout, /overlap/);
+    // The mixed pairs' table: a row per tier reading while another writes.
+    assert.match(r.stdout, /│ reads\s+│ writes\s+│\s+reader │\s+writer │\s+overlap │/);
+    assert.match(r.stdout, /│ file\s+│ memory\s+│\s+[\d.]+× [\d.]+ [KMG]iB\/s │\s+[\d.]+× /);
     assert.match(r.stdout, new RegExp(`results: ${out}`));
     const doc = JSON.parse(await Deno.readTextFile(out));
     assert.equal(doc.schema, "tierbench/result@1");
@@ -72,9 +88,46 @@ Deno.test("tierbench contention: memory and a disk directory, a table of slowdow
     assert.equal(doc.status, "ok");
     assert.equal(doc.config.command, "contention");
     assert.deepEqual(doc.config.tiers, ["memory:/dev/shm", `file:${dir}`]);
+    assert.equal(doc.config.mixed, true);
     assertMatrix(doc.contention, ["memory", "file"], ["memory+file"]);
-    assert.equal(doc.runs.length, 8, "each tier alone and in the pair, reading and writing");
+    assert.equal(
+      doc.contention.slowdown.read.memory["file:write"],
+      doc.contention.groups[2].slowdown.memory,
+    );
+    assert.equal(
+      doc.runs.length,
+      12,
+      "each tier alone and in the pair, reading and writing, then each reading while the other writes",
+    );
     assert.ok(doc.runs.every((run: Json) => run.status === "ok" && "lat_ns" in run.read));
+    assert.deepEqual(await scratchLeft(dir), []);
+  });
+});
+
+Deno.test("tierbench contention --no-mixed: no mixed pairs, in the JSON or the table", async () => {
+  await withTempDir(async (dir) => {
+    const out = join(dir, "contention.json");
+    const r = await runCli([
+      "contention",
+      "--tiers",
+      `memory:/dev/shm,file:${dir}`,
+      "--runtime",
+      "0.2",
+      "--ramp",
+      "0",
+      "--size",
+      "8m",
+      "--no-mixed",
+      "--quiet",
+      "--output",
+      out,
+    ]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.doesNotMatch(r.stdout, /│ reads /);
+    const doc = JSON.parse(await Deno.readTextFile(out));
+    assert.equal(doc.config.mixed, false);
+    assertMatrix(doc.contention, ["memory", "file"], ["memory+file"], [], false);
+    assert.deepEqual(Object.keys(doc.contention.slowdown.write.file), ["memory"]);
     assert.deepEqual(await scratchLeft(dir), []);
   });
 });
@@ -131,7 +184,7 @@ Deno.test("tierbench bench: the profile ends with the contention matrix over the
 });
 
 remoteTest(
-  "tierbench contention: memory, a disk directory and CephFS, pairs and all three together",
+  "tierbench contention: memory, a disk directory and CephFS, pairs and all three together, then mixed pairs",
   async (env) => {
     assert.ok(env.pfsDir, "no CephFS mount (TIERBENCH_PFS_DIR)");
     const mnt = join(env.pfsDir, uniquePrefix("contention").replace("/", "-"));
@@ -161,6 +214,15 @@ remoteTest(
           "memory",
           "file",
           "memory+file",
+          "memory:write",
+          "file:write",
+        ]);
+        assert.deepEqual(Object.keys(doc.contention.slowdown.write.pfs), [
+          "memory",
+          "file",
+          "memory+file",
+          "memory:read",
+          "file:read",
         ]);
         const pfsRun = doc.runs.find((run: Json) => run.tier.kind === "pfs");
         assert.match(pfsRun.tier.fs.fs_type, /ceph/);

@@ -2,10 +2,13 @@
  * The contention matrix: how much each tier slows down when other tiers do
  * I/O at the same time. Every tier is measured alone, then in every pair, then
  * all together (three tiers or more), once reading and once writing, with the
- * same pattern on every tier (1 MiB sequential, 8 in flight). A tier's
- * slowdown in a group is its bandwidth alone divided by its bandwidth in that
- * group: 1 means unaffected, 2 means half as fast. A placement solver reads it
- * from the result document's `contention` field.
+ * same pattern on every tier (1 MiB sequential, 8 in flight). Then, unless
+ * `mixed` is false, every ordered pair in mixed directions: one tier reading
+ * while the other writes (what an offloading system does when it reads the
+ * next subgroup from one tier while writing the last to another). A tier's
+ * slowdown in a group is its bandwidth alone (in its own direction) divided by
+ * its bandwidth in that group: 1 means unaffected, 2 means half as fast. A
+ * placement solver reads it from the result document's `contention` field.
  *
  * Tiers are set up once for the whole matrix. Alone runs go first, and each
  * tier's read run lays out its file, so later groups read files already laid
@@ -44,6 +47,8 @@ export const CONTENTION_SCHEMA = "tierbench/contention@1";
 export const CONTENTION_DIRECTIONS = ["read", "write"] as const;
 /** One of {@linkcode CONTENTION_DIRECTIONS}. */
 export type ContentionDirection = typeof CONTENTION_DIRECTIONS[number];
+/** A group's direction: every member's, or `mixed` (one member reads while the other writes). */
+export type ContentionGroupDirection = ContentionDirection | "mixed";
 
 /** Defaults of the matrix (option text, as the CLI takes it). */
 export const CONTENTION_DEFAULTS = {
@@ -78,6 +83,8 @@ export interface ContentionTierPattern {
 export interface ContentionPattern {
   /** `read` or `write`, sequential. */
   rw: readonly ContentionDirection[];
+  /** Whether the matrix has the mixed-direction pairs (one tier reading while another writes). */
+  mixed: boolean;
   bs: number;
   /** Each tier's file (or objects, for s3). */
   size: number;
@@ -100,18 +107,24 @@ export interface ContentionWindow {
   measure_end: number;
 }
 
-/** One group (two tiers or more) in one direction. */
+/** One group (two tiers or more): every member in one direction, or a mixed pair. */
 export interface ContentionGroup {
   /** Tier labels, in `--tiers` order. */
   tiers: string[];
-  /** The labels joined with `+`. */
+  /**
+   * The labels joined with `+`; in a mixed group each label is followed by
+   * its member's direction (`memory:read+file:write`).
+   */
   key: string;
-  direction: ContentionDirection;
+  /** Every member's direction, or `mixed` (see `rw`). */
+  direction: ContentionGroupDirection;
+  /** Each member's direction (all the same unless `direction` is `mixed`). */
+  rw: Record<string, ContentionDirection>;
   status: RunStatus;
   error?: string;
   /** Bandwidth of each member during the group (bytes/s). */
   bw_bytes: Record<string, number>;
-  /** Each member's bandwidth alone / in this group; null where either is 0. */
+  /** Each member's bandwidth alone (in its own direction) / in this group; null where either is 0. */
   slowdown: Record<string, number | null>;
   /** The ramp this group used (ms). */
   ramp_ms: number;
@@ -136,11 +149,18 @@ export interface ContentionResult {
   tiers: string[];
   /** Each tier alone (bytes/s). */
   alone: Record<string, { read_bw_bytes: number; write_bw_bytes: number }>;
-  /** Every group of two tiers or more, in each direction, in the order they ran. */
+  /**
+   * Every group in the order they ran: each group of two tiers or more, read
+   * then write; then the mixed pairs (`direction` "mixed").
+   */
   groups: ContentionGroup[];
   /**
-   * `slowdown[direction][tier][others]`: the tier's slowdown while the tiers
-   * named by `others` (labels joined with `+`) did the same direction.
+   * `slowdown[direction][tier][others]`: the tier's slowdown, doing
+   * `direction`, while the tiers named by `others` did I/O: each other
+   * member's label when it did the same direction, `label:read` or
+   * `label:write` when it did the other, joined with `+` (so
+   * `read.file.pfs` is file reading while pfs read too, `read.file["pfs:write"]`
+   * file reading while pfs wrote).
    */
   slowdown: Record<ContentionDirection, Record<string, Record<string, number | null>>>;
 }
@@ -156,6 +176,8 @@ export interface ContentionOptions {
   readonly endpoint?: string | undefined;
   /** s3: region (default from the environment). */
   readonly region?: string | undefined;
+  /** Run the mixed-direction pairs after the other groups (default true). */
+  readonly mixed?: boolean | undefined;
   /** Names the tiers' scratch directories. */
   readonly runId?: string;
   readonly signal?: AbortSignal;
@@ -219,6 +241,73 @@ export function contentionGroups<T>(items: readonly T[]): T[][] {
 }
 
 /**
+ * The mixed-direction groups, in the order they run: for each pair in
+ * {@linkcode contentionGroups}' order, the first reading while the second
+ * writes, then the second reading while the first writes (every ordered
+ * pair: n·(n−1) groups).
+ *
+ * @example
+ * ```ts
+ * import { mixedContentionGroups } from "./contention.ts";
+ * const g = mixedContentionGroups(["memory", "file"]).map((x) => `${x.read}<${x.write}`);
+ * console.assert(g.join() === "memory<file,file<memory");
+ * ```
+ */
+export function mixedContentionGroups<T>(items: readonly T[]): { read: T; write: T }[] {
+  const groups: { read: T; write: T }[] = [];
+  for (let i = 0; i < items.length; i++) {
+    for (let j = i + 1; j < items.length; j++) {
+      groups.push({ read: items[i]!, write: items[j]! }, { read: items[j]!, write: items[i]! });
+    }
+  }
+  return groups;
+}
+
+/**
+ * A group's key: the labels joined with `+` when every member does one
+ * direction, each label followed by `:read` or `:write` when they do not.
+ *
+ * @example
+ * ```ts
+ * import { groupKey } from "./contention.ts";
+ * console.assert(groupKey(["memory", "file"], { memory: "read", file: "read" }) === "memory+file");
+ * console.assert(
+ *   groupKey(["memory", "file"], { memory: "write", file: "read" }) === "memory:write+file:read",
+ * );
+ * ```
+ */
+export function groupKey(
+  tiers: readonly string[],
+  rw: Readonly<Record<string, ContentionDirection>>,
+): string {
+  const mixed = new Set(tiers.map((t) => rw[t])).size > 1;
+  return tiers.map((t) => mixed ? `${t}:${rw[t]}` : t).join("+");
+}
+
+/**
+ * Where a member's slowdown goes in the matrix, under `slowdown[rw[tier]][tier]`:
+ * the other members, each named by its label when it does `tier`'s direction
+ * and by `label:direction` when it does the other, joined with `+`.
+ *
+ * @example
+ * ```ts
+ * import { slowdownKey } from "./contention.ts";
+ * const rw = { memory: "read", file: "read", pfs: "write" } as const;
+ * console.assert(slowdownKey(["memory", "file", "pfs"], rw, "file") === "memory+pfs:write");
+ * console.assert(slowdownKey(["memory", "file", "pfs"], rw, "pfs") === "memory:read+file:read");
+ * ```
+ */
+export function slowdownKey(
+  tiers: readonly string[],
+  rw: Readonly<Record<string, ContentionDirection>>,
+  tier: string,
+): string {
+  return tiers.filter((x) => x !== tier)
+    .map((x) => rw[x] === rw[tier] ? x : `${x}:${rw[x]}`)
+    .join("+");
+}
+
+/**
  * A tier's slowdown: bandwidth alone over bandwidth in a group, rounded to
  * 3 decimals; null when either is 0 (nothing to compare).
  *
@@ -236,7 +325,10 @@ export function slowdown(aloneBw: number, groupBw: number): number | null {
 
 /**
  * The slowdown matrix from alone figures and groups:
- * `[direction][tier][other members joined with "+"]`.
+ * `[direction][tier][other members joined with "+"]`, each other member
+ * named as {@linkcode slowdownKey} does (`pfs` doing the same direction,
+ * `pfs:write` doing the other). A group without `rw` has every member doing
+ * its `direction`; a mixed one without `rw` is left out.
  *
  * @example
  * ```ts
@@ -250,15 +342,22 @@ export function slowdown(aloneBw: number, groupBw: number): number | null {
  */
 export function slowdownMatrix(
   alone: ContentionResult["alone"],
-  groups: readonly Pick<ContentionGroup, "tiers" | "direction" | "bw_bytes">[],
+  groups: readonly (
+    & Pick<ContentionGroup, "tiers" | "direction" | "bw_bytes">
+    & Partial<Pick<ContentionGroup, "rw">>
+  )[],
 ): ContentionResult["slowdown"] {
   const out: ContentionResult["slowdown"] = { read: {}, write: {} };
   for (const d of CONTENTION_DIRECTIONS) for (const t of Object.keys(alone)) out[d][t] = {};
   for (const g of groups) {
+    const direction = g.direction;
+    const rw = g.rw ??
+      (direction === "mixed" ? undefined : Object.fromEntries(g.tiers.map((t) => [t, direction])));
+    if (rw === undefined) continue;
     for (const t of g.tiers) {
-      const others = g.tiers.filter((x) => x !== t).join("+");
-      const a = alone[t]?.[`${g.direction}_bw_bytes`] ?? 0;
-      (out[g.direction][t] ??= {})[others] = slowdown(a, g.bw_bytes[t] ?? 0);
+      const d = rw[t]!;
+      const a = alone[t]?.[`${d}_bw_bytes`] ?? 0;
+      (out[d][t] ??= {})[slowdownKey(g.tiers, rw, t)] = slowdown(a, g.bw_bytes[t] ?? 0);
     }
   }
   return out;
@@ -355,6 +454,7 @@ function plan(specs: readonly TierSpec[], o: ContentionOptions): Plan {
     jobs,
     pattern: {
       rw: CONTENTION_DIRECTIONS,
+      mixed: o.mixed ?? true,
       bs: first.bs,
       size: first.size,
       iodepth: first.iodepth,
@@ -391,7 +491,7 @@ function round1(x: number): number {
 function windowsOf(
   clocks: readonly WindowClock[],
   results: readonly RunResult[],
-  direction: ContentionDirection,
+  directions: readonly ContentionDirection[],
 ): (ContentionWindow | null)[] {
   const starts = clocks.map((c) => c.layoutStart).filter((t) => t !== undefined);
   const t0 = Math.min(...starts);
@@ -403,7 +503,7 @@ function windowsOf(
       layout_start: round1(c.layoutStart - t0),
       ramp_start: round1(ms - r.ramp.ms),
       measure_start: round1(ms),
-      measure_end: round1(ms + r[direction].runtime),
+      measure_end: round1(ms + r[directions[k]!].runtime),
     };
   });
 }
@@ -502,8 +602,7 @@ interface GroupRun {
  * stopped, so no Worker outlives the call.
  */
 async function runTogether(
-  members: readonly { tier: Tier; job: JobOptions }[],
-  direction: ContentionDirection,
+  members: readonly { tier: Tier; job: JobOptions; direction: ContentionDirection }[],
   rampMs: number,
   label: string,
   o: ContentionOptions,
@@ -532,7 +631,8 @@ async function runTogether(
     const thrown = settled.find((s) => s.status === "rejected");
     if (thrown) throw thrown.reason;
     const results = settled.map((s) => (s as PromiseFulfilledResult<RunResult>).value);
-    return { results, windows: windowsOf(clocks, results, direction) };
+    const directions = members.map((m) => m.direction);
+    return { results, windows: windowsOf(clocks, results, directions) };
   } finally {
     o.signal?.removeEventListener("abort", relay);
   }
@@ -603,7 +703,7 @@ async function runAlone(
 ): Promise<{ status: RunStatus; error?: string }> {
   const label = m.plan.labels[i]!;
   const job = { ...m.plan.jobs[i]![direction], name: `${label} ${direction} alone` };
-  const run = await runTogether([{ tier: m.tiers[i]!, job }], direction, job.rampMs, job.name, o);
+  const run = await runTogether([{ tier: m.tiers[i]!, job, direction }], job.rampMs, job.name, o);
   const r = run.results[0]!;
   m.runs.push(r);
   m.alone[label]![`${direction}_bw_bytes`] = r[direction].bw_bytes;
@@ -612,24 +712,31 @@ async function runAlone(
   return groupStatus(run.results);
 }
 
-/** Runs a group of two or more tiers in one direction, again if its layout was not clear. */
+/**
+ * Runs a group of two or more tiers, each member in its direction (given in
+ * `--tiers` order), again if its layout was not clear.
+ */
 async function runGroup(
   m: Matrix,
-  members: readonly number[],
-  direction: ContentionDirection,
+  members: readonly { i: number; direction: ContentionDirection }[],
   o: ContentionOptions,
 ): Promise<ContentionGroup> {
-  const labels = members.map((i) => m.plan.labels[i]!);
-  const key = labels.join("+");
+  const labels = members.map(({ i }) => m.plan.labels[i]!);
+  const rw: Record<string, ContentionDirection> = {};
+  for (const [k, label] of labels.entries()) rw[label] = members[k]!.direction;
+  const key = groupKey(labels, rw);
+  const directions = new Set(members.map((x) => x.direction));
+  const direction: ContentionGroupDirection = directions.size > 1 ? "mixed" : members[0]!.direction;
   const runtimeMs = m.plan.pattern.runtime_ms;
-  const slowest = Math.max(...members.map((i) => m.layoutMs[i]!));
+  const slowest = Math.max(...members.map(({ i }) => m.layoutMs[i]!));
   let rampMs = Math.max(m.plan.pattern.ramp_ms, Math.ceil(2 * slowest + LAYOUT_MARGIN_MS));
   for (let attempt = 1;; attempt++) {
-    const jobs = members.map((i) => ({
+    const jobs = members.map(({ i, direction: d }) => ({
       tier: m.tiers[i]!,
-      job: { ...m.plan.jobs[i]![direction], name: `${m.plan.labels[i]} ${direction} ${key}` },
+      job: { ...m.plan.jobs[i]![d], name: `${m.plan.labels[i]} ${d} ${key}` },
+      direction: d,
     }));
-    const run = await runTogether(jobs, direction, rampMs, `${direction} ${key}`, o);
+    const run = await runTogether(jobs, rampMs, `${direction} ${key}`, o);
     const clear = layoutClear(run.windows);
     const { status, error } = groupStatus(run.results);
     if (status === "ok" && clear === false && attempt < MAX_ATTEMPTS) {
@@ -643,17 +750,18 @@ async function runGroup(
     const bw: Record<string, number> = {};
     const windows: Record<string, ContentionWindow | null> = {};
     for (const [k, label] of labels.entries()) {
-      bw[label] = run.results[k]![direction].bw_bytes;
+      bw[label] = run.results[k]![rw[label]!].bw_bytes;
       windows[label] = run.windows[k]!;
     }
     const slow: Record<string, number | null> = {};
     for (const label of labels) {
-      slow[label] = slowdown(m.alone[label]![`${direction}_bw_bytes`], bw[label]!);
+      slow[label] = slowdown(m.alone[label]![`${rw[label]!}_bw_bytes`], bw[label]!);
     }
     const group: ContentionGroup = {
       tiers: labels,
       key,
       direction,
+      rw,
       status,
       bw_bytes: bw,
       slowdown: slow,
@@ -668,32 +776,47 @@ async function runGroup(
   }
 }
 
-/** Runs every group of the matrix in order; stops at the first that does not end ok. */
+/**
+ * Runs every group of the matrix in order (the mixed pairs last, after every
+ * tier's read alone laid out its file); stops at the first that does not end ok.
+ */
 async function runMatrix(
   m: Matrix,
   o: ContentionOptions,
 ): Promise<{ status: RunStatus; error?: string }> {
+  const record = async (members: { i: number; direction: ContentionDirection }[]) => {
+    const g = await runGroup(m, members, o);
+    m.groups.push(g);
+    return g.error === undefined ? { status: g.status } : { status: g.status, error: g.error };
+  };
   const indices = m.plan.labels.map((_, i) => i);
   for (const members of contentionGroups(indices)) {
     for (const direction of CONTENTION_DIRECTIONS) {
       if (o.signal?.aborted) return { status: "interrupted", error: "interrupted" };
       const outcome = members.length === 1
         ? await runAlone(m, members[0]!, direction, o)
-        : await runGroup(m, members, direction, o).then((g) => {
-          m.groups.push(g);
-          return g.error === undefined
-            ? { status: g.status }
-            : { status: g.status, error: g.error };
-        });
+        : await record(members.map((i) => ({ i, direction })));
       if (outcome.status !== "ok") return outcome;
     }
+  }
+  if (!m.plan.pattern.mixed) return { status: "ok" };
+  for (const pair of mixedContentionGroups(indices)) {
+    if (o.signal?.aborted) return { status: "interrupted", error: "interrupted" };
+    const members = [
+      { i: pair.read, direction: "read" as const },
+      { i: pair.write, direction: "write" as const },
+    ].sort((a, b) => a.i - b.i);
+    const outcome = await record(members);
+    if (outcome.status !== "ok") return outcome;
   }
   return { status: "ok" };
 }
 
 /**
  * Measures the contention matrix over `specs`: each tier alone, each pair,
- * and all together (three tiers or more), reading and writing. Tiers are set
+ * and all together (three tiers or more), reading and writing; then each
+ * ordered pair with the first reading while the second writes (unless
+ * `mixed` is false). Tiers are set
  * up once and disposed at the end, whatever happens, so no scratch file is
  * left. Never throws: a bad option or a tier that cannot be set up comes back
  * as `error` (a {@linkcode ConfigError} for bad input), a failed or
@@ -760,6 +883,7 @@ function emptyResult(specs: readonly TierSpec[], error: unknown): ContentionResu
     error: error instanceof Error ? error.message : String(error),
     pattern: {
       rw: CONTENTION_DIRECTIONS,
+      mixed: false,
       bs: 0,
       size: 0,
       iodepth: 0,
@@ -787,7 +911,8 @@ function emptyResult(specs: readonly TierSpec[], error: unknown): ContentionResu
  *   { runtime: "1", ramp: "0.5", size: "64m" },
  *   { command: "contention" },
  * );
- * console.assert(doc.kind === "contention" && doc.contention?.groups.length === 2);
+ * // memory+file read and write, then memory reading while file writes, and file reading while memory writes
+ * console.assert(doc.kind === "contention" && doc.contention?.groups.length === 4);
  * ```
  */
 export async function runContentionSession(
@@ -821,10 +946,41 @@ function cell(s: number | null | undefined, bw: number | undefined): string {
   return `${s === null ? "–" : `${s.toFixed(2)}×`} ${formatRate(bw)}`;
 }
 
+/** A group's overlap as the tables show it. */
+function overlapCell(g: ContentionGroup | undefined): string {
+  if (g?.overlap === null || g?.overlap === undefined) return "";
+  return `${(g.overlap * 100).toFixed(0)}%${g.layout_clear === false ? " (layout in)" : ""}`;
+}
+
+/**
+ * The mixed pairs: a row per pair, the tier reading and the one writing,
+ * each one's slowdown (against its own direction alone) and bandwidth.
+ */
+function formatMixedTable(mixed: readonly ContentionGroup[]): string {
+  const table = new Table({
+    head: ["reads", "writes", "reader", "writer", "overlap"].map((h) => pc.bold(h)),
+    style: { head: [], border: [] },
+    colAligns: ["left", "left", "right", "right", "right"],
+  });
+  for (const g of mixed) {
+    const reader = g.tiers.find((t) => g.rw[t] === "read") ?? "";
+    const writer = g.tiers.find((t) => g.rw[t] === "write") ?? "";
+    table.push([
+      reader,
+      writer,
+      cell(g.slowdown[reader], g.bw_bytes[reader]),
+      cell(g.slowdown[writer], g.bw_bytes[writer]),
+      pc.dim(overlapCell(g)),
+    ]);
+  }
+  return table.toString();
+}
+
 /**
  * Renders the matrix: a row per tier and direction with its bandwidth alone
  * and, per group, its slowdown and bandwidth there; a last row per direction
- * gives how much of the runtime the members' measured windows shared.
+ * gives how much of the runtime the members' measured windows shared. The
+ * mixed pairs follow in a second table, a row per pair.
  *
  * @example
  * ```ts ignore
@@ -832,14 +988,16 @@ function cell(s: number | null | undefined, bw: number | undefined): string {
  * ```
  */
 export function formatContentionTable(c: ContentionResult): string {
-  const keys = [...new Set(c.groups.map((g) => g.key))];
+  const same = c.groups.filter((g) => g.direction !== "mixed");
+  const mixed = c.groups.filter((g) => g.direction === "mixed");
+  const keys = [...new Set(same.map((g) => g.key))];
   const table = new Table({
     head: ["tier", "rw", "alone", ...keys].map((h) => pc.bold(h)),
     style: { head: [], border: [] },
     colAligns: ["left", "left", "right", ...keys.map(() => "right" as const)],
   });
   for (const d of CONTENTION_DIRECTIONS) {
-    const groups = keys.map((k) => c.groups.find((g) => g.key === k && g.direction === d));
+    const groups = keys.map((k) => same.find((g) => g.key === k && g.direction === d));
     for (const t of c.tiers) {
       const alone = c.alone[t]?.[`${d}_bw_bytes`];
       table.push([
@@ -853,14 +1011,12 @@ export function formatContentionTable(c: ContentionResult): string {
       pc.dim("windows"),
       pc.dim(d),
       pc.dim("overlap"),
-      ...groups.map((g) =>
-        pc.dim(
-          g?.overlap === null || g?.overlap === undefined
-            ? ""
-            : `${(g.overlap * 100).toFixed(0)}%${g.layout_clear === false ? " (layout in)" : ""}`,
-        )
-      ),
+      ...groups.map((g) => pc.dim(overlapCell(g))),
     ]);
   }
-  return `${table.toString()}\nslowdown = bandwidth alone / bandwidth in the group (>1: slower)`;
+  const parts = keys.length > 0 ? [table.toString()] : [];
+  if (mixed.length > 0) parts.push(formatMixedTable(mixed));
+  const note = "slowdown = bandwidth alone / bandwidth in the group (>1: slower)";
+  return [...parts, mixed.length > 0 ? `${note}; mixed: against its own direction alone` : note]
+    .join("\n");
 }

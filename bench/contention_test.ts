@@ -4,9 +4,12 @@ import {
   contentionGroups,
   type ContentionOptions,
   type ContentionWindow,
+  groupKey,
   layoutClear,
+  mixedContentionGroups,
   runContention,
   slowdown,
+  slowdownKey,
   slowdownMatrix,
   tierLabels,
   windowOverlap,
@@ -56,6 +59,34 @@ Deno.test("contentionGroups(): each alone, then each pair; all together only fro
   assert.deepEqual(keys(contentionGroups(["a"])), ["a"]);
 });
 
+Deno.test("mixedContentionGroups(): per pair, the first reading while the second writes, then the reverse", () => {
+  const order = (items: string[]) =>
+    mixedContentionGroups(items).map((g) => `${g.read}<${g.write}`);
+  assert.deepEqual(order(["memory", "file"]), ["memory<file", "file<memory"]);
+  assert.deepEqual(order(["memory", "file", "pfs"]), [
+    "memory<file",
+    "file<memory",
+    "memory<pfs",
+    "pfs<memory",
+    "file<pfs",
+    "pfs<file",
+  ]);
+  assert.equal(mixedContentionGroups(["a", "b", "c", "d"]).length, 12, "n·(n−1)");
+  assert.deepEqual(mixedContentionGroups(["a"]), []);
+});
+
+Deno.test("groupKey() and slowdownKey(): a label alone in the same direction, label:direction in the other", () => {
+  const same = { memory: "read", file: "read" } as const;
+  const mixed = { memory: "write", file: "read" } as const;
+  assert.equal(groupKey(["memory", "file"], same), "memory+file");
+  assert.equal(groupKey(["memory", "file"], mixed), "memory:write+file:read");
+  assert.equal(slowdownKey(["memory", "file"], same, "file"), "memory");
+  assert.equal(slowdownKey(["memory", "file"], mixed, "file"), "memory:write");
+  assert.equal(slowdownKey(["memory", "file"], mixed, "memory"), "file:read");
+  const three = { memory: "read", file: "write", pfs: "read" } as const;
+  assert.equal(slowdownKey(["memory", "file", "pfs"], three, "pfs"), "memory+file:write");
+});
+
 Deno.test("tierLabels(): the kind, numbered only where two tiers share one", () => {
   const specs = ["memory:", "file:/a", "pfs:/m", "file:/b"].map(parseTierSpec);
   assert.deepEqual(tierLabels(specs), ["memory", "file1", "pfs", "file2"]);
@@ -93,6 +124,35 @@ Deno.test("slowdownMatrix(): each tier keyed by the others in its group, per dir
     pfs: { "memory+file": 4 },
   });
   assert.deepEqual(m.write, { memory: { file: 1 }, file: { memory: 4 }, pfs: {} });
+});
+
+Deno.test("slowdownMatrix(): a mixed pair goes under each member's own direction, the other as label:direction", () => {
+  const alone = {
+    file: { read_bw_bytes: 1000, write_bw_bytes: 2000 },
+    pfs: { read_bw_bytes: 400, write_bw_bytes: 300 },
+  };
+  const m = slowdownMatrix(alone, [
+    { tiers: ["file", "pfs"], direction: "read", bw_bytes: { file: 500, pfs: 400 } },
+    {
+      tiers: ["file", "pfs"],
+      direction: "mixed",
+      rw: { file: "read", pfs: "write" },
+      bw_bytes: { file: 250, pfs: 150 },
+    },
+    {
+      tiers: ["file", "pfs"],
+      direction: "mixed",
+      rw: { file: "write", pfs: "read" },
+      bw_bytes: { file: 2000, pfs: 0 },
+    },
+    // No rw: which member did which is unknown, so it is left out.
+    { tiers: ["file", "pfs"], direction: "mixed", bw_bytes: { file: 1, pfs: 1 } },
+  ]);
+  assert.deepEqual(m.read, {
+    file: { pfs: 2, "pfs:write": 4 },
+    pfs: { file: 1, "file:write": null },
+  });
+  assert.deepEqual(m.write, { file: { "pfs:read": 1 }, pfs: { "file:read": 2 } });
 });
 
 Deno.test("windowOverlap() and layoutClear() read the members' windows", () => {
@@ -146,7 +206,7 @@ Deno.test("runContention() refuses fewer than two tiers, null: and a tier named 
   }
 });
 
-Deno.test("runContention() on memory and a disk directory: alone, then together, reading and writing; nothing left", async () => {
+Deno.test("runContention() on memory and a disk directory: alone, together reading and writing, then one reading while the other writes; nothing left", async () => {
   await withDiskDir(async (dir) => {
     const runId = newRunId();
     const tiers = [parseTierSpec("memory:/dev/shm"), parseTierSpec(`file:${dir}`)];
@@ -169,14 +229,24 @@ Deno.test("runContention() on memory and a disk directory: alone, then together,
       assert.ok(c.alone[t]!.read_bw_bytes > 0, `${t} read alone`);
       assert.ok(c.alone[t]!.write_bw_bytes > 0, `${t} write alone`);
     }
+    assert.equal(c.pattern.mixed, true);
     assert.deepEqual(c.groups.map((g) => `${g.key} ${g.direction}`), [
       "memory+file read",
       "memory+file write",
+      "memory:read+file:write mixed",
+      "memory:write+file:read mixed",
+    ]);
+    assert.deepEqual(c.groups.map((g) => g.rw), [
+      { memory: "read", file: "read" },
+      { memory: "write", file: "write" },
+      { memory: "read", file: "write" },
+      { memory: "write", file: "read" },
     ]);
     for (const g of c.groups) {
       assert.equal(g.status, "ok");
+      assert.deepEqual(g.tiers, ["memory", "file"]);
       for (const t of g.tiers) {
-        assert.ok(g.bw_bytes[t]! > 0, `${t} in ${g.key} ${g.direction}`);
+        assert.ok(g.bw_bytes[t]! > 0, `${t} ${g.rw[t]} in ${g.key}`);
         assert.ok(g.slowdown[t]! > 0);
         const w = g.windows_ms[t]!;
         assert.ok(w.layout_start <= w.ramp_start && w.ramp_start <= w.measure_start);
@@ -187,10 +257,17 @@ Deno.test("runContention() on memory and a disk directory: alone, then together,
       assert.ok(g.ramp_ms >= 200);
     }
     for (const d of ["read", "write"] as const) {
+      const other = d === "read" ? "write" : "read";
       assert.deepEqual(Object.keys(c.slowdown[d]), ["memory", "file"]);
+      assert.deepEqual(Object.keys(c.slowdown[d].file!), ["memory", `memory:${other}`]);
       assert.equal(
         c.slowdown[d].memory!.file,
         c.groups.find((g) => g.direction === d)!.slowdown.memory,
+      );
+      // memory doing d while file does the other direction.
+      assert.equal(
+        c.slowdown[d].memory![`file:${other}`],
+        c.groups.find((g) => g.direction === "mixed" && g.rw.memory === d)!.slowdown.memory,
       );
     }
     assert.deepEqual(runs.map((r) => r.name), [
@@ -202,6 +279,10 @@ Deno.test("runContention() on memory and a disk directory: alone, then together,
       "file read memory+file",
       "memory write memory+file",
       "file write memory+file",
+      "memory read memory:read+file:write",
+      "file write memory:read+file:write",
+      "memory write memory:write+file:read",
+      "file read memory:write+file:read",
     ]);
     assert.ok(runs.every((r) => r.status === "ok" && r.options.iodepth === 8));
     assert.deepEqual(await scratchOf(dir, runId), []);
@@ -209,7 +290,7 @@ Deno.test("runContention() on memory and a disk directory: alone, then together,
   });
 });
 
-Deno.test("runContention(): two tiers of one kind in one directory get their own labels and scratch", async () => {
+Deno.test("runContention(): two tiers of one kind in one directory get their own labels and scratch; mixed: false skips the mixed pairs", async () => {
   await withDiskDir(async (dir) => {
     const runId = newRunId();
     const tiers = [parseTierSpec(`file:${dir}`), parseTierSpec(`file:${dir}/`)];
@@ -218,9 +299,12 @@ Deno.test("runContention(): two tiers of one kind in one directory get their own
       ramp: "0.1",
       size: "8m",
       runId,
+      mixed: false,
     });
     assert.equal(c.status, "ok", c.error);
     assert.deepEqual(c.tiers, ["file1", "file2"]);
+    assert.equal(c.pattern.mixed, false);
+    assert.deepEqual(c.groups.map((g) => g.direction), ["read", "write"], "no mixed pairs");
     assert.deepEqual(Object.keys(c.slowdown.read.file1!), ["file2"]);
     assert.deepEqual(await scratchOf(dir, runId), []);
   });
