@@ -34,6 +34,7 @@ import {
   contentionGroups,
   type ContentionOptions,
   formatContentionTable,
+  mixedContentionGroups,
   runContention,
   runContentionSession,
 } from "./bench/contention.ts";
@@ -405,7 +406,8 @@ program.command("bench")
       console.error(
         contention
           ? `tierbench: then the contention matrix over ${tiers.length} tiers ` +
-            `(${contentionGroups(tiers).length} groups, each reading and writing)`
+            `(${contentionGroups(tiers).length} groups, each reading and writing, and ` +
+            `${mixedContentionGroups(tiers).length} pairs with one reading while the other writes)`
           : "tierbench: no contention matrix: it needs two tiers or more",
       );
     }
