@@ -357,7 +357,9 @@ program.command("clean")
   });
 
 program.command("bench")
-  .description("profile this node's local tiers with a short fixed matrix (about a minute)")
+  .description(
+    "profile this node's tiers: a fixed matrix, the contention matrix, short workloads (about 2 minutes)",
+  )
   .option("--memory-dir <dir>", "tmpfs directory for the memory tier", DEFAULT_MEMORY_DIR)
   .option("--file-dir <dir>", "directory on the disk to profile (default: the current directory)")
   .option("--no-memory", "skip the memory tier")
