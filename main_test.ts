@@ -247,6 +247,26 @@ Deno.test("tierbench bench: profiles memory, file and a pfs directory into one p
     assert.equal(doc.kind, "profile");
     assert.equal(doc.status, "ok");
     assert.equal(doc.runs.length, 19);
+    // then the short training workloads: an optimizer pair (mlp-offload since a pfs is named)
+    // and an activation workload, each with its summary
+    assert.deepEqual(
+      doc.workloads.map((w: { name: string }) => w.name),
+      ["zero-infinity", "mlp-offload", "ssdtrain"],
+    );
+    for (
+      const w of doc.workloads as {
+        name: string;
+        setup: { model: string };
+        summary: { iteration_s: number };
+      }[]
+    ) {
+      assert.equal(w.setup.model, "70b");
+      assert.ok(w.summary.iteration_s > 0, w.name);
+    }
+    assert.ok(doc.workloads[0].summary.update_s > 0);
+    assert.ok(doc.workloads[1].summary.bytes["remote:read"] > 0);
+    assert.ok(doc.workloads[2].summary.bytes["local:write"] > 0);
+    assert.match(r.stdout, /│ zero-infinity │ local /);
     assert.deepEqual(
       [...new Set(doc.runs.map((run: { tier: { kind: string } }) => run.tier.kind))],
       ["null", "memory", "file", "pfs"],
