@@ -512,6 +512,14 @@ program.command("workload")
   )
   .option("--bs <size>", "request size on storage paths (default: the workload's)")
   .option("--iodepth <n>", "requests in flight per stream (default: the workload's)")
+  .option(
+    "--readers <n>",
+    "node-wide: at most n ranks read a storage path at once, 0 for no limit (default: the workload's; mlp-offload 1)",
+  )
+  .option(
+    "--writers <n>",
+    "node-wide: at most n ranks write a storage path at once, 0 for no limit (default: the workload's; mlp-offload 1)",
+  )
   .option("--remote-ratio <f>", "mlp-offload: share of subgroups on the remote path")
   .option("--cache-subgroups <n>", "mlp-offload: subgroups per path kept in host memory")
   .option("--stride <k>", "deep-optimizer-states: every K-th subgroup updates on the device")
@@ -576,6 +584,8 @@ program.command("workload")
 function parseWorkloadOptions(o: {
   bs?: string | undefined;
   iodepth?: string | undefined;
+  readers?: string | undefined;
+  writers?: string | undefined;
   remoteRatio?: string | undefined;
   cacheSubgroups?: string | undefined;
   stride?: string | undefined;
@@ -603,6 +613,8 @@ function parseWorkloadOptions(o: {
     out[key] = n;
   };
   int("iodepth", "iodepth", o.iodepth, 1);
+  int("readers", "readers", o.readers, 0);
+  int("writers", "writers", o.writers, 0);
   int("cache-subgroups", "cacheSubgroups", o.cacheSubgroups, 0);
   int("stride", "stride", o.stride, 1);
   int("prefetch", "prefetch", o.prefetch, 1);

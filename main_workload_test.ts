@@ -60,6 +60,10 @@ Deno.test("tierbench workload refuses bad input with exit 2 and a line naming th
     ],
     [["workload", "zero-infinity", "--tiers", "file:/tmp", "--bs", "1000"], /--bs: "1000"/],
     [["workload", "zero-infinity", "--tiers", "pfs:/a,pfs:/b"], /--tiers: name at most one remote/],
+    [
+      ["workload", "zero-infinity", "--tiers", "file:/tmp", "--readers", "-1"],
+      /--readers: "-1" is not an integer ≥ 0/,
+    ],
   ];
   for (const [args, want] of cases) {
     const r = await runCli(args);

@@ -26,6 +26,10 @@ export interface WorkloadOptions {
   readonly bs?: number;
   /** Requests in flight per stream (default: the workload's, e.g. DeepSpeed's 8). */
   readonly iodepth?: number;
+  /** Node-wide: at most this many ranks read a storage path at once (0: no limit). */
+  readonly readers?: number;
+  /** Node-wide: at most this many ranks write a storage path at once (0: no limit). */
+  readonly writers?: number;
   /** mlp-offload: share of subgroups on the remote path, in [0, 1). */
   readonly remoteRatio?: number;
   /** mlp-offload: subgroups of each path kept in host memory at the end of a pass. */
@@ -65,9 +69,17 @@ export function storagePath(
     role,
     bs: options.bs ?? extra.bs ?? DEEPSPEED_BS,
     iodepth: options.iodepth ?? extra.iodepth ?? DEEPSPEED_IODEPTH,
-    ...(extra.readers !== undefined ? { readers: extra.readers } : {}),
-    ...(extra.writers !== undefined ? { writers: extra.writers } : {}),
+    ...limit("readers", options.readers ?? extra.readers),
+    ...limit("writers", options.writers ?? extra.writers),
   };
+}
+
+/** A node-wide limit as a policy field: none when undefined or 0. */
+function limit<K extends "readers" | "writers">(
+  key: K,
+  n: number | undefined,
+): { [k in K]?: number } {
+  return n === undefined || n === 0 ? {} : { [key]: n } as { [k in K]?: number };
 }
 
 /** The path of a role, or a RangeError naming what the workload needs. */

@@ -280,3 +280,15 @@ Deno.test("mlp-offload splits 70B's 179 subgroups 120 local, 59 remote", () => {
     "remote:write": remote - three(2) - three(5),
   });
 });
+
+Deno.test("mlp-offload's node-wide limits give way to options.readers and writers; 0 removes a limit", () => {
+  const setup = resolveSetup({ model: "7b", scale: 0.001, iterations: 1, warmup: 0 });
+  const p = mlpOffload.build(setup, { local: ["local"], remote: "remote" }, {
+    readers: 0,
+    writers: 2,
+  });
+  for (const path of p.paths) {
+    assert.equal(path.readers, undefined);
+    assert.equal(path.writers, 2);
+  }
+});
