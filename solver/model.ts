@@ -1,0 +1,106 @@
+/**
+ * The prediction model: how long the update phase of one iteration takes
+ * for a placement of the optimizer state, from bandwidths alone — the same
+ * pipeline the workloads run (workloads/zero_infinity.ts, mlp_offload.ts).
+ *
+ * Per node and iteration, with R ranks each owning P parameters in
+ * subgroups, s bytes per state:
+ *
+ * - compute: C = P / (CPU Adam rate of a rank); ranks compute in parallel.
+ * - a path p moves its reads and writes through one device: its busy time is
+ *   t_p = read bytes / read bandwidth × slowdown + write bytes / write
+ *   bandwidth × slowdown, with the bytes summed over all ranks (the profile
+ *   measured each tier node-wide), and the slowdowns taken from the
+ *   contention matrix for the other paths in use (1 where unmeasured).
+ *   Reads and writes of one device share it: they add, they do not overlap.
+ * - paths and compute run at once (prefetch and write-behind), so the phase
+ *   takes the longest of them, plus what the pipeline cannot hide: the
+ *   first subgroup's read before any compute, and the last subgroup's write
+ *   after it.
+ *
+ * The model ignores per-request latency (the bandwidths were measured at the
+ * block size and depth the plan uses) and assumes the node-wide bandwidth of a
+ * tier is reached whether one rank or all of them use it.
+ *
+ * @module
+ */
+
+import type { Prediction } from "./plan.ts";
+
+/** A tier as the model sees it. */
+export interface PathRates {
+  /** The path name used in byte keys (`local`, `remote`). */
+  readonly name: string;
+  /** Node-wide bandwidths, bytes/s. */
+  readonly readBw: number;
+  readonly writeBw: number;
+  /** Contention factors (≥ 1) while the other paths in use run. */
+  readonly readSlowdown?: number;
+  readonly writeSlowdown?: number;
+}
+
+/** What one path carries per iteration, node-wide (all ranks). */
+export interface PathLoad {
+  readonly rates: PathRates;
+  readonly readBytes: number;
+  readonly writeBytes: number;
+}
+
+/** What the model needs of the pipeline. */
+export interface PhaseInput {
+  readonly paths: readonly PathLoad[];
+  /** CPU (or GPU) compute of one rank for the whole phase, s. */
+  readonly computeS: number;
+  /** The pipeline's fill and drain that nothing hides, s. */
+  readonly exposedS: number;
+}
+
+/** Busy time of a path, s. */
+export function pathSeconds(load: PathLoad): number {
+  const r = load.rates;
+  const read = load.readBytes === 0 ? 0 : (load.readBytes / r.readBw) * (r.readSlowdown ?? 1);
+  const write = load.writeBytes === 0 ? 0 : (load.writeBytes / r.writeBw) * (r.writeSlowdown ?? 1);
+  return read + write;
+}
+
+/**
+ * The predicted update phase: the longest of compute and each path's busy
+ * time, plus the exposed fill and drain.
+ *
+ * @example
+ * ```ts
+ * import { predictPhase } from "./model.ts";
+ * const p = predictPhase({
+ *   paths: [{ rates: { name: "local", readBw: 1e9, writeBw: 1e9 }, readBytes: 2e9, writeBytes: 1e9 }],
+ *   computeS: 1,
+ *   exposedS: 0.1,
+ * });
+ * console.assert(Math.abs(p.update_s - 3.1) < 1e-9);
+ * ```
+ */
+export function predictPhase(input: PhaseInput): Prediction {
+  let read = 0, write = 0, longest = 0;
+  const bytes: Record<string, number> = {};
+  for (const load of input.paths) {
+    const r = load.rates;
+    read += load.readBytes === 0 ? 0 : (load.readBytes / r.readBw) * (r.readSlowdown ?? 1);
+    write += load.writeBytes === 0 ? 0 : (load.writeBytes / r.writeBw) * (r.writeSlowdown ?? 1);
+    longest = Math.max(longest, pathSeconds(load));
+    if (load.readBytes > 0) {
+      bytes[`${r.name}:read`] = (bytes[`${r.name}:read`] ?? 0) + load.readBytes;
+    }
+    if (load.writeBytes > 0) {
+      bytes[`${r.name}:write`] = (bytes[`${r.name}:write`] ?? 0) + load.writeBytes;
+    }
+  }
+  const update = Math.max(input.computeS, longest) + input.exposedS;
+  return {
+    update_s: update,
+    read_s: read,
+    write_s: write,
+    compute_s: input.computeS,
+    overlap_s: Math.max(0, read + write + input.computeS - update),
+    bytes,
+    feasible: true,
+  };
+}

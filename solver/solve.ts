@@ -1,0 +1,352 @@
+/**
+ * The placement solver: from the tiers' measured bandwidths, the contention
+ * between them and a training setup, where each rank's optimizer subgroups
+ * live — host memory, the node-local path, the remote path — and how fast
+ * the update phase will be, next to the two baselines on the same figures.
+ *
+ * The choice is a small mixed-integer program (HiGHS, through the `highs`
+ * WebAssembly build): integers n_p (subgroups of a rank on path p) and h_p
+ * (of those, kept in host memory across the pass boundary, MLP-Offload's
+ * cache, so neither read nor written), and the phase time T:
+ *
+ * ```
+ * minimise T
+ *   T ≥ C                                   compute (CPU Adam of a rank)
+ *   T ≥ k_p · (n_p − h_p)        each path   k_p: busy seconds per uncached subgroup, node-wide
+ *   Σ n_p = S                               every subgroup somewhere
+ *   0 ≤ h_p ≤ n_p,  Σ h_p · b ≤ H           host cache (b: one subgroup's state on all ranks)
+ *   n_p · b ≤ capacity_p                    capacities
+ * ```
+ *
+ * k_p is read + write of a subgroup's params, m and v at the path's
+ * bandwidths, each times the contention slowdown while the other path runs.
+ * The plan is then predicted with solver/model.ts as the baselines are, so
+ * all three are on the same footing.
+ *
+ * @module
+ */
+
+import * as highsModule from "highs";
+import type { Highs } from "highs";
+import { shardParameters, subgroupSizes, type TrainingSetup } from "../workloads/setup.ts";
+import { predictPhase } from "./model.ts";
+import type { PlannedPath, Prediction } from "./plan.ts";
+
+/** A tier the solver may place state on. */
+export interface SolverTier {
+  /** The profile's label (`file`, `pfs`, …). */
+  readonly label: string;
+  /** Node-wide bandwidths, bytes/s, at `bs` and `iodepth`. */
+  readonly readBw: number;
+  readonly writeBw: number;
+  readonly bs: number;
+  readonly iodepth: number;
+  /** Free space for optimizer state, bytes; undefined: unbounded. */
+  readonly capacityBytes?: number;
+}
+
+/** Slowdown of `tier` doing `direction` while `other` does `otherDirection`; 1 when unmeasured. */
+export type SlowdownLookup = (
+  tier: string,
+  direction: "read" | "write",
+  other: string,
+  otherDirection: "read" | "write",
+) => number;
+
+/** What the solver needs. */
+export interface SolveInput {
+  readonly setup: TrainingSetup;
+  /** The node-local tier (NVMe). */
+  readonly local: SolverTier;
+  /** The remote tier, when there is one. */
+  readonly remote?: SolverTier;
+  /** Host memory of the node the optimizer state may use as cache, bytes. */
+  readonly hostCacheBytes: number;
+  /** All host memory of the node, bytes (for the ZeRO-Offload baseline); undefined: not checked. */
+  readonly hostMemoryBytes?: number;
+  readonly slowdown?: SlowdownLookup;
+}
+
+/** The solver's answer, before it becomes a plan document. */
+export interface Solution {
+  readonly paths: PlannedPath[];
+  readonly predictions: { zero_offload: Prediction; zero_infinity: Prediction; plan: Prediction };
+  readonly why: string[];
+  /** Solver statistics. */
+  readonly solver: { status: string; seconds: number; subgroups: number };
+}
+
+/** highs is CommonJS: its loader is the module's default export at run time. */
+const highsLoader = highsModule.default as unknown as () => Promise<Highs>;
+let highs: Promise<Highs> | undefined;
+
+/** Bytes of one subgroup's params, m and v. */
+function stateBytes(s: TrainingSetup, elements: number): number {
+  return 3 * s.bytesPerState * elements;
+}
+
+/**
+ * Solves the placement for `input`.
+ *
+ * @example
+ * ```ts
+ * import { resolveSetup } from "../workloads/setup.ts";
+ * import { solve } from "./solve.ts";
+ * const s = await solve({
+ *   setup: resolveSetup({ model: "70b" }),
+ *   local: { label: "file", readBw: 6e9, writeBw: 3e9, bs: 1 << 20, iodepth: 8 },
+ *   remote: { label: "pfs", readBw: 3e9, writeBw: 2e9, bs: 1 << 20, iodepth: 8 },
+ *   hostCacheBytes: 64 * 2 ** 30,
+ * });
+ * console.assert(s.predictions.plan.update_s <= s.predictions.zero_infinity.update_s);
+ * ```
+ */
+export async function solve(input: SolveInput): Promise<Solution> {
+  const t0 = performance.now();
+  const { setup } = input;
+  const sizes = subgroupSizes(setup);
+  const S = sizes.length;
+  const P = shardParameters(setup);
+  const R = setup.ranksPerNode;
+  const avg = P / S;
+  const largest = Math.max(...sizes);
+  const computeS = P / setup.adamParamsPerSec;
+  const subgroupNode = stateBytes(setup, avg) * R; // one subgroup of every rank
+  const look = input.slowdown ?? (() => 1);
+
+  const zeroOffload = baselineOffload(input, computeS);
+  const zeroInfinity = baselineInfinity(input, computeS, largest);
+
+  // busy seconds per uncached subgroup on each path, with contention when both are in use
+  const tiers = input.remote ? [input.local, input.remote] : [input.local];
+  const names = input.remote ? ["local", "remote"] : ["local"];
+  const slow = tiers.map((t, i) => {
+    const other = tiers[1 - i];
+    if (!other) return { read: 1, write: 1 };
+    return {
+      read: Math.max(
+        1,
+        look(t.label, "read", other.label, "read"),
+        look(t.label, "read", other.label, "write"),
+      ),
+      write: Math.max(
+        1,
+        look(t.label, "write", other.label, "read"),
+        look(t.label, "write", other.label, "write"),
+      ),
+    };
+  });
+  const k = tiers.map((t, i) =>
+    subgroupNode * (slow[i]!.read / t.readBw + slow[i]!.write / t.writeBw)
+  );
+  const maxCached = Math.floor(input.hostCacheBytes / (stateBytes(setup, largest) * R));
+
+  const lp = buildLp({
+    S,
+    computeS,
+    k,
+    maxCached,
+    capacity: tiers.map((t) => t.capacityBytes),
+    subgroupNode,
+  });
+  highs ??= highsLoader();
+  const solver = await highs;
+  const res = solver.solve(lp, {});
+  if (res.Status !== "Optimal") {
+    throw new RangeError(
+      `no placement fits: the solver says ${res.Status} (check the tiers' capacities against ${
+        (S * subgroupNode / 2 ** 30).toFixed(1)
+      } GiB of optimizer state)`,
+    );
+  }
+  const col = (name: string) =>
+    Math.round((res.Columns as Record<string, { Primal: number }>)[name]?.Primal ?? 0);
+  const n = tiers.map((_, i) => col(`n${i}`));
+  const h = tiers.map((_, i) => col(`h${i}`));
+
+  const paths: PlannedPath[] = tiers.map((t, i) => ({
+    name: names[i]!,
+    tier: t.label,
+    subgroups: n[i]!,
+    ratio: n[i]! / S,
+    cache_subgroups: h[i]!,
+    readers: 1,
+    writers: 1,
+    bs: t.bs,
+    iodepth: t.iodepth,
+  }));
+  const used = paths.filter((p) => p.subgroups > 0);
+  const loads = used.map((p) => {
+    const i = names.indexOf(p.name);
+    const t = tiers[i]!;
+    const moved = stateBytes(setup, avg) * (p.subgroups - p.cache_subgroups) * R;
+    const both = used.length > 1;
+    return {
+      rates: {
+        name: p.name,
+        readBw: t.readBw,
+        writeBw: t.writeBw,
+        readSlowdown: both ? slow[i]!.read : 1,
+        writeSlowdown: both ? slow[i]!.write : 1,
+      },
+      readBytes: moved,
+      writeBytes: moved,
+    };
+  });
+  const first = used[0] ? tiers[names.indexOf(used[0].name)]! : input.local;
+  // one rank at a time per path: a subgroup's read before the first compute, its write after the last
+  const exposed = stateBytes(setup, largest) * (1 / first.readBw + 1 / first.writeBw);
+  const plan = predictPhase({ paths: loads, computeS, exposedS: exposed });
+  const predictions = { zero_offload: zeroOffload, zero_infinity: zeroInfinity, plan };
+  return {
+    paths,
+    predictions,
+    why: explain(input, paths, tiers, k, computeS, plan, maxCached),
+    solver: { status: res.Status, seconds: (performance.now() - t0) / 1000, subgroups: S },
+  };
+}
+
+/** The program in CPLEX LP format. */
+function buildLp(
+  m: {
+    S: number;
+    computeS: number;
+    k: number[];
+    maxCached: number;
+    capacity: (number | undefined)[];
+    subgroupNode: number;
+  },
+): string {
+  const paths = m.k.map((_, i) => i);
+  const c: string[] = [];
+  for (const i of paths) c.push(` busy${i}: T - ${m.k[i]} n${i} + ${m.k[i]} h${i} >= 0`);
+  c.push(` all: ${paths.map((i) => `n${i}`).join(" + ")} = ${m.S}`);
+  for (const i of paths) c.push(` cached${i}: h${i} - n${i} <= 0`);
+  c.push(` cache: ${paths.map((i) => `h${i}`).join(" + ")} <= ${m.maxCached}`);
+  for (const i of paths) {
+    const cap = m.capacity[i];
+    if (cap !== undefined) c.push(` capacity${i}: n${i} <= ${Math.floor(cap / m.subgroupNode)}`);
+  }
+  const bounds = [
+    ` T >= ${m.computeS}`,
+    ...paths.flatMap((i) => [` 0 <= n${i} <= ${m.S}`, ` 0 <= h${i} <= ${m.S}`]),
+  ];
+  return [
+    "Minimize",
+    // a tiny preference for caching more, so ties keep the cache full
+    ` obj: T ${paths.map((i) => `- 1e-9 h${i}`).join(" ")}`,
+    "Subject To",
+    ...c,
+    "Bounds",
+    ...bounds,
+    "General",
+    ` ${paths.map((i) => `n${i} h${i}`).join(" ")}`,
+    "End",
+  ].join("\n");
+}
+
+/** ZeRO-Offload: every state in host memory, no I/O; feasible when it fits. */
+function baselineOffload(input: SolveInput, computeS: number): Prediction {
+  const s = input.setup;
+  // fp32 params, m, v and gradients of every rank
+  const need = 4 * s.bytesPerState * shardParameters(s) * s.ranksPerNode;
+  const p = predictPhase({ paths: [], computeS, exposedS: 0 });
+  if (input.hostMemoryBytes !== undefined && need > input.hostMemoryBytes) {
+    return {
+      ...p,
+      feasible: false,
+      note: `needs ${
+        (need / 2 ** 30).toFixed(0)
+      } GiB of host memory for the optimizer state, the node has ${
+        (input.hostMemoryBytes / 2 ** 30).toFixed(0)
+      } GiB`,
+    };
+  }
+  return p;
+}
+
+/** ZeRO-Infinity: every subgroup on the node-local path, gradients too, all ranks at once. */
+function baselineInfinity(input: SolveInput, computeS: number, largest: number): Prediction {
+  const s = input.setup;
+  const P = shardParameters(s);
+  const R = s.ranksPerNode;
+  const t = input.local;
+  const exposed = R * s.bytesPerState * largest * (4 / t.readBw + 3 / t.writeBw);
+  const p = predictPhase({
+    paths: [{
+      rates: { name: "local", readBw: t.readBw, writeBw: t.writeBw },
+      readBytes: 4 * s.bytesPerState * P * R,
+      writeBytes: 3 * s.bytesPerState * P * R,
+    }],
+    computeS,
+    exposedS: exposed,
+  });
+  const need = 4 * s.bytesPerState * P * R;
+  if (t.capacityBytes !== undefined && need > t.capacityBytes) {
+    return {
+      ...p,
+      feasible: false,
+      note: `needs ${(need / 2 ** 30).toFixed(0)} GiB on ${t.label}, it has ${
+        (t.capacityBytes / 2 ** 30).toFixed(0)
+      } GiB`,
+    };
+  }
+  return p;
+}
+
+function gbps(x: number): string {
+  return `${(x / 1e9).toFixed(2)} GB/s`;
+}
+
+/** Sentences that say why the plan is what it is. */
+function explain(
+  input: SolveInput,
+  paths: PlannedPath[],
+  tiers: SolverTier[],
+  k: number[],
+  computeS: number,
+  plan: Prediction,
+  maxCached: number,
+): string[] {
+  const out: string[] = [];
+  const busy = paths.map((p, i) => k[i]! * (p.subgroups - p.cache_subgroups));
+  const longest = Math.max(...busy);
+  if (computeS >= longest) {
+    out.push(
+      `compute-bound: CPU Adam takes ${computeS.toFixed(2)} s per rank; the paths are busy ${
+        busy.map((b, i) => `${paths[i]!.name} ${b.toFixed(2)} s`).join(", ")
+      }, hidden under it`,
+    );
+  } else {
+    const i = busy.indexOf(longest);
+    out.push(
+      `I/O-bound on ${paths[i]!.name} (${paths[i]!.tier}): ${
+        longest.toFixed(2)
+      } s of reads and writes against ${computeS.toFixed(2)} s of CPU Adam`,
+    );
+  }
+  if (paths.length > 1) {
+    const [a, b] = paths as [PlannedPath, PlannedPath];
+    out.push(
+      `split ${a.subgroups}:${b.subgroups} because a subgroup costs ${
+        k[0]!.toFixed(3)
+      } s on ${a.tier} (read ${gbps(tiers[0]!.readBw)}, write ${gbps(tiers[0]!.writeBw)}) and ${
+        k[1]!.toFixed(3)
+      } s on ${b.tier} (read ${gbps(tiers[1]!.readBw)}, write ${
+        gbps(tiers[1]!.writeBw)
+      }), contention included: the split evens the two paths' busy times`,
+    );
+  }
+  const cached = paths.reduce((t, p) => t + p.cache_subgroups, 0);
+  out.push(
+    cached >= maxCached
+      ? `the host cache is the binding limit: ${cached} subgroups per rank fit in ${
+        (input.hostCacheBytes / 2 ** 30).toFixed(0)
+      } GiB; more would cut I/O further`
+      : `${cached} subgroups per rank cached in host memory (room for ${maxCached})`,
+  );
+  if (input.hostMemoryBytes !== undefined) {
+    out.push(`predicted update phase ${plan.update_s.toFixed(2)} s`);
+  }
+  return out;
+}

@@ -1,0 +1,118 @@
+import assert from "node:assert/strict";
+import { resolveSetup } from "../workloads/setup.ts";
+import { predictPhase } from "./model.ts";
+import { solve, type SolveInput, type SolverTier } from "./solve.ts";
+
+const GiB = 2 ** 30;
+const tier = (
+  label: string,
+  readBw: number,
+  writeBw: number,
+  extra: Partial<SolverTier> = {},
+): SolverTier => ({
+  label,
+  readBw,
+  writeBw,
+  bs: 1 << 20,
+  iodepth: 8,
+  ...extra,
+});
+const base: SolveInput = {
+  setup: resolveSetup({ model: "70b" }),
+  local: tier("file", 6e9, 3e9),
+  remote: tier("pfs", 3e9, 2e9),
+  hostCacheBytes: 64 * GiB,
+};
+const moved = (b: Record<string, number>) => Object.values(b).reduce((t, v) => t + v, 0);
+
+Deno.test("predictPhase() takes the longest of compute and each path, reads and writes of a path adding", () => {
+  const p = predictPhase({
+    paths: [
+      { rates: { name: "a", readBw: 1e9, writeBw: 1e9 }, readBytes: 1e9, writeBytes: 1e9 },
+      {
+        rates: { name: "b", readBw: 1e9, writeBw: 1e9, readSlowdown: 2 },
+        readBytes: 1e9,
+        writeBytes: 0,
+      },
+    ],
+    computeS: 1.5,
+    exposedS: 0.25,
+  });
+  assert.equal(p.update_s, 2.25);
+  assert.equal(p.read_s, 3);
+  assert.equal(p.write_s, 1);
+  assert.equal(p.overlap_s, 3 + 1 + 1.5 - 2.25);
+  assert.deepEqual(p.bytes, { "a:read": 1e9, "a:write": 1e9, "b:read": 1e9 });
+});
+
+Deno.test("solve() splits subgroups over both paths, every subgroup placed, and beats zero-infinity", async () => {
+  const s = await solve(base);
+  const total = s.paths.reduce((t, p) => t + p.subgroups, 0);
+  assert.equal(total, s.solver.subgroups);
+  assert.ok(s.paths.every((p) => p.subgroups > 0));
+  assert.ok(s.paths.every((p) => p.cache_subgroups <= p.subgroups));
+  assert.ok(s.predictions.plan.update_s < s.predictions.zero_infinity.update_s);
+  // nothing beats keeping everything in host memory, when it fits
+  assert.ok(s.predictions.zero_offload.update_s <= s.predictions.plan.update_s);
+  assert.ok(s.why.length >= 2 && s.why.some((w) => /split \d+:\d+ because/.test(w)));
+});
+
+Deno.test("solve(): more bandwidth on any path never predicts a slower update", async () => {
+  const before = (await solve(base)).predictions.plan.update_s;
+  for (
+    const faster of [
+      { ...base, local: tier("file", 12e9, 3e9) },
+      { ...base, local: tier("file", 6e9, 6e9) },
+      { ...base, remote: tier("pfs", 6e9, 2e9) },
+      { ...base, remote: tier("pfs", 3e9, 4e9) },
+    ]
+  ) {
+    const after = (await solve(faster)).predictions.plan.update_s;
+    assert.ok(after <= before + 1e-9, `${after} > ${before}`);
+  }
+});
+
+Deno.test("solve(): more host cache never predicts more I/O", async () => {
+  let last = Infinity;
+  for (const gib of [0, 16, 64, 256, 1024]) {
+    const s = await solve({ ...base, hostCacheBytes: gib * GiB });
+    const bytes = moved(s.predictions.plan.bytes);
+    assert.ok(bytes <= last, `${gib} GiB: ${bytes} > ${last}`);
+    last = bytes;
+  }
+});
+
+Deno.test("solve(): contention that slows the remote path moves subgroups to the local one", async () => {
+  const calm = await solve(base);
+  const contended = await solve({ ...base, slowdown: (t) => (t === "pfs" ? 3 : 1) });
+  const remote = (s: typeof calm) => s.paths.find((p) => p.name === "remote")!.subgroups;
+  assert.ok(remote(contended) < remote(calm));
+});
+
+Deno.test("solve() without a remote tier keeps everything local, cached where host memory allows", async () => {
+  const { remote: _, ...localOnly } = base;
+  const s = await solve(localOnly);
+  assert.equal(s.paths.length, 1);
+  assert.equal(s.paths[0]!.subgroups, s.solver.subgroups);
+  assert.ok(s.paths[0]!.cache_subgroups > 0);
+});
+
+Deno.test("solve() honours capacities and says when nothing fits", async () => {
+  const s = await solve({ ...base, remote: tier("pfs", 3e9, 2e9, { capacityBytes: 100 * GiB }) });
+  const perSubgroup = 3 * 4 * 1e8 * 4; // params, m, v × 4 B × 1e8 elements × 4 ranks
+  assert.ok(s.paths[1]!.subgroups * perSubgroup <= 100 * GiB * 1.01);
+  await assert.rejects(
+    solve({
+      ...base,
+      local: tier("file", 6e9, 3e9, { capacityBytes: GiB }),
+      remote: tier("pfs", 3e9, 2e9, { capacityBytes: GiB }),
+    }),
+    /no placement fits/,
+  );
+});
+
+Deno.test("the ZeRO-Offload baseline is infeasible when the state does not fit in host memory", async () => {
+  const s = await solve({ ...base, hostMemoryBytes: 512 * GiB });
+  assert.equal(s.predictions.zero_offload.feasible, false);
+  assert.match(s.predictions.zero_offload.note!, /needs \d+ GiB of host memory/);
+});
