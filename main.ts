@@ -522,6 +522,10 @@ program.command("workload")
   )
   .option("--remote-ratio <f>", "mlp-offload: share of subgroups on the remote path")
   .option("--cache-subgroups <n>", "mlp-offload: subgroups per path kept in host memory")
+  .option(
+    "--remote-cache-subgroups <n>",
+    "mlp-offload: subgroups of the remote path kept in host memory (default: --cache-subgroups)",
+  )
   .option("--stride <k>", "deep-optimizer-states: every K-th subgroup updates on the device")
   .option("--prefetch <n>", "ssdtrain, teraio: layers read ahead in backward")
   .option("--checkpoint-every <n>", "datastates: checkpoint every N iterations")
@@ -588,6 +592,7 @@ function parseWorkloadOptions(o: {
   writers?: string | undefined;
   remoteRatio?: string | undefined;
   cacheSubgroups?: string | undefined;
+  remoteCacheSubgroups?: string | undefined;
   stride?: string | undefined;
   prefetch?: string | undefined;
   checkpointEvery?: string | undefined;
@@ -616,6 +621,7 @@ function parseWorkloadOptions(o: {
   int("readers", "readers", o.readers, 0);
   int("writers", "writers", o.writers, 0);
   int("cache-subgroups", "cacheSubgroups", o.cacheSubgroups, 0);
+  int("remote-cache-subgroups", "remoteCacheSubgroups", o.remoteCacheSubgroups, 0);
   int("stride", "stride", o.stride, 1);
   int("prefetch", "prefetch", o.prefetch, 1);
   int("checkpoint-every", "checkpointEvery", o.checkpointEvery, 1);

@@ -32,8 +32,13 @@ export interface WorkloadOptions {
   readonly writers?: number;
   /** mlp-offload: share of subgroups on the remote path, in [0, 1). */
   readonly remoteRatio?: number;
-  /** mlp-offload: subgroups of each path kept in host memory at the end of a pass. */
+  /**
+   * mlp-offload: subgroups of each path kept in host memory at the end of a pass (of the local
+   * path alone when `remoteCacheSubgroups` is given).
+   */
   readonly cacheSubgroups?: number;
+  /** mlp-offload: subgroups of the remote path kept in host memory (default: cacheSubgroups). */
+  readonly remoteCacheSubgroups?: number;
   /** deep-optimizer-states: every K-th subgroup is updated on the device. */
   readonly stride?: number;
   /** ssdtrain, teraio: layers read ahead in backward. */

@@ -89,18 +89,25 @@ interface Pass {
   readonly kept: ReadonlySet<number>;
 }
 
-/** The subgroups a pass in this order leaves in host memory: the last `cache` of each path. */
-function keptBy(order: readonly number[], remote: readonly boolean[], cache: number): Set<number> {
+/** Subgroups of each path kept in host memory at the end of a pass. */
+interface Cache {
+  readonly local: number;
+  readonly remote: number;
+}
+
+/** The subgroups a pass in this order leaves in host memory: the last few of each path. */
+function keptBy(order: readonly number[], remote: readonly boolean[], cache: Cache): Set<number> {
   const kept = new Set<number>();
   for (const onRemote of [false, true]) {
     const onPath = order.filter((i) => remote[i] === onRemote);
-    for (const i of onPath.slice(Math.max(0, onPath.length - cache))) kept.add(i);
+    const n = onRemote ? cache.remote : cache.local;
+    for (const i of onPath.slice(Math.max(0, onPath.length - n))) kept.add(i);
   }
   return kept;
 }
 
 /** Iteration `it`'s pass: ascending when even, descending when odd. */
-function passOf(it: number, remote: readonly boolean[], cache: number): Pass {
+function passOf(it: number, remote: readonly boolean[], cache: Cache): Pass {
   const ascending = remote.map((_, i) => i);
   const orderOf = (n: number) => n % 2 === 0 ? ascending : [...ascending].reverse();
   const order = orderOf(it);
@@ -112,7 +119,7 @@ function passOf(it: number, remote: readonly boolean[], cache: number): Pass {
 }
 
 /** The options, checked, with the defaults filled in. */
-function resolveOptions(options: WorkloadOptions): { ratio: number; cache: number } {
+function resolveOptions(options: WorkloadOptions): { ratio: number; cache: Cache } {
   const ratio = options.remoteRatio ?? MLP_OFFLOAD_REMOTE_RATIO;
   if (!Number.isFinite(ratio) || ratio < 0 || ratio >= 1) {
     throw new ConfigError(
@@ -120,11 +127,16 @@ function resolveOptions(options: WorkloadOptions): { ratio: number; cache: numbe
       `${ratio} is not a share of subgroups: use a number in [0, 1), e.g. 0.33`,
     );
   }
-  const cache = options.cacheSubgroups ?? MLP_OFFLOAD_CACHE_SUBGROUPS;
-  if (!Number.isInteger(cache) || cache < 0) {
-    throw new ConfigError("cache-subgroups", `${cache} is not a count: use an integer ≥ 0`);
+  const local = options.cacheSubgroups ?? MLP_OFFLOAD_CACHE_SUBGROUPS;
+  const remote = options.remoteCacheSubgroups ?? local;
+  for (
+    const [flag, n] of [["cache-subgroups", local], ["remote-cache-subgroups", remote]] as const
+  ) {
+    if (!Number.isInteger(n) || n < 0) {
+      throw new ConfigError(flag, `${n} is not a count: use an integer ≥ 0`);
+    }
   }
-  return { ratio, cache };
+  return { ratio, cache: { local, remote } };
 }
 
 /**
@@ -170,7 +182,8 @@ export const mlpOffload: WorkloadDefinition = {
       remote_ratio: ratio,
       subgroups_local: remote.filter((r) => !r).length,
       subgroups_remote: remote.filter((r) => r).length,
-      cache_subgroups_per_path: cache,
+      cache_subgroups_per_path: cache.local,
+      ...(cache.remote !== cache.local ? { cache_subgroups_remote: cache.remote } : {}),
       host_cache_bytes_per_rank: [...passOf(0, remote, cache).kept]
         .reduce((t, i) => t + states * state(sizes[i]!), 0),
     };
@@ -212,7 +225,7 @@ function rankProgram(
   setup: TrainingSetup,
   names: { readonly local: string; readonly remote: string },
   remote: readonly boolean[],
-  cache: number,
+  cache: Cache,
 ): RankProgram {
   const b = new ProgramBuilder(rank);
   const sizes = subgroupSizes(setup);

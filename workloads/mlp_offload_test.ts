@@ -292,3 +292,15 @@ Deno.test("mlp-offload's node-wide limits give way to options.readers and writer
     assert.equal(path.writers, 2);
   }
 });
+
+Deno.test("mlp-offload keeps remoteCacheSubgroups of the remote path and cacheSubgroups of the local one", () => {
+  const setup = resolveSetup({ model: "7b", scale: 0.001, iterations: 2, warmup: 0 });
+  const p = mlpOffload.build(setup, { local: ["local"], remote: "remote" }, {
+    cacheSubgroups: 3,
+    remoteCacheSubgroups: 1,
+  });
+  const hits = p.ranks[0]!.ops.filter((op) => op.kind === "hit" && op.iteration === 1);
+  assert.equal(hits.filter((op) => op.path === "local").length, 3);
+  assert.equal(hits.filter((op) => op.path === "remote").length, 1);
+  assert.equal(p.derived.cache_subgroups_remote, 1);
+});
