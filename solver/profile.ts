@@ -1,0 +1,1174 @@
+/**
+ * The profile input contract of the placement solver: everything the solver
+ * knows about a node, read from ONE document and never from I/O.
+ *
+ * Two documents are accepted, and both become one normalized
+ * {@linkcode Profile}:
+ *
+ * - a tierbench result (`"schema": "tierbench/result@1"`) of `deno task
+ *   bench` (kind `profile`), `tierbench contention` (kind `contention`) or
+ *   `tierbench run` (kind `run`): each tier's bandwidths come from its 1 MiB
+ *   sequential depth-8 runs (libaio, or the s3 engine for s3), else from the
+ *   contention matrix's `alone` figures; the matrix is kept as measured;
+ * - a hand-written profile (`"schema": "tierbench/profile@1"`, see
+ *   docs/profile.md) for a node nobody has measured yet, each figure with its
+ *   source (a datasheet, a paper, a derivation, or a stated assumption).
+ *
+ * Bad input is a {@linkcode ProfileError} (a {@linkcode ConfigError}) whose
+ * one-line message names the document, the JSON path of the bad field
+ * (`tiers.file.read_bw_bytes`) and what is allowed there.
+ *
+ * ```ts ignore
+ * const profile = await readProfile("results/reference/polaris-4gpu-nvme-lustre.json");
+ * slowdownOf(profile, "file", "read", [{ tier: "pfs", direction: "write" }]);
+ * ```
+ *
+ * @module
+ */
+
+import { z } from "zod";
+import { ConfigError } from "../bench/errors.ts";
+import { RESULT_SCHEMA } from "../bench/result.ts";
+
+/** The schema id of hand-written profiles. */
+export const PROFILE_SCHEMA = "tierbench/profile@1";
+
+/** The documents {@linkcode loadProfile} accepts. */
+export const ACCEPTED_SCHEMAS = [PROFILE_SCHEMA, RESULT_SCHEMA] as const;
+
+/** Tier kinds a profile may hold (the harness's `null` tier is never one). */
+export const PROFILE_TIER_KINDS = ["memory", "file", "pfs", "s3"] as const;
+/** One of {@linkcode PROFILE_TIER_KINDS}. */
+export type ProfileTierKind = typeof PROFILE_TIER_KINDS[number];
+
+/** The two directions of I/O. */
+export const DIRECTIONS = ["read", "write"] as const;
+/** One of {@linkcode DIRECTIONS}. */
+export type Direction = typeof DIRECTIONS[number];
+
+/** The request size and depth a result's runs must have to give a tier's figures. */
+export const PROFILE_PATTERN = { bs: 1048576, iodepth: 8, numjobs: 1 } as const;
+
+/** What a source entry of a hand-written profile rests on. */
+export const SOURCE_BASES = [
+  "datasheet",
+  "documentation",
+  "measurement",
+  "derived",
+  "assumption",
+] as const;
+/** One of {@linkcode SOURCE_BASES}. */
+export type SourceBasis = typeof SOURCE_BASES[number];
+
+/** Where a tier's bandwidths came from. */
+export type MeasuredWith =
+  /** The result's 1 MiB sequential read and write runs at depth 8 with libaio. */
+  | "libaio-runs"
+  /** The result's 1 MiB GET and PUT runs of the s3 engine, 8 in flight. */
+  | "s3-runs"
+  /** The contention matrix's figures of the tier alone. */
+  | "contention-alone"
+  /** A hand-written profile states them (its `sources` say on what). */
+  | "stated";
+
+/** Latency percentiles, microseconds. */
+export interface LatencyUs {
+  p50: number;
+  p99: number;
+}
+
+/** One tier of the node. */
+export interface ProfileTier {
+  /** The tier's label (`memory`, `file`, `pfs`, `s3`, `file2`…), as the contention matrix names it. */
+  label: string;
+  kind: ProfileTierKind;
+  /** Node-wide read bandwidth, bytes/s, at `bs` and `iodepth`. */
+  read_bw_bytes: number;
+  /** Node-wide write bandwidth, bytes/s, at `bs` and `iodepth`. */
+  write_bw_bytes: number;
+  /** Request size the bandwidths were measured at, bytes. */
+  bs: number;
+  /** Requests in flight they were measured at. */
+  iodepth: number;
+  measured_with: MeasuredWith;
+  /** The result's runs the figures came from, by name. */
+  runs?: string[];
+  /** Space for optimizer state, bytes (hand-written profiles only). */
+  capacity_bytes?: number;
+  read_lat_us?: LatencyUs;
+  write_lat_us?: LatencyUs;
+  /** Directory (file-backed tiers) or `s3://BUCKET/PREFIX`. */
+  path?: string;
+  note?: string;
+}
+
+/** The node's compute side. */
+export interface ProfileHost {
+  /** Host memory, bytes. */
+  memory_bytes: number;
+  /** Logical CPUs. */
+  cpus: number;
+  cpu_model?: string;
+  gpus_per_node?: number;
+  gpu_model?: string;
+  /** Host↔GPU copy bandwidth of one GPU, one direction, bytes/s. */
+  pcie_bytes_per_s?: number;
+  /** Adam update rate of one GPU, parameters/s. */
+  gpu_adam_params_per_s?: number;
+  /** CPU Adam update rate of one rank, parameters/s (as the workloads' `--adam-rate`). */
+  cpu_adam_params_per_s?: number;
+}
+
+/**
+ * `slowdown[direction][tier][others]`: the tier's bandwidth alone over its
+ * bandwidth while the others do I/O; `others` names each other tier by its
+ * label when it does the same direction and by `label:read` / `label:write`
+ * when it does the other, joined with `+` in the profile's tier order
+ * (docs/results.md). `null`: the tier moved nothing in that group (starved)
+ * or nothing alone.
+ */
+export type SlowdownMatrix = Record<Direction, Record<string, Record<string, number | null>>>;
+
+/** The contention matrix as the solver needs it. */
+export interface ProfileContention {
+  /** `measured` from a result's `contention` section, `stated` in a hand-written profile. */
+  basis: "measured" | "stated";
+  /** Tier labels in key order. */
+  tiers: string[];
+  slowdown: SlowdownMatrix;
+  /** Each tier alone, bytes/s (measured matrices). */
+  alone?: Record<string, { read_bw_bytes: number; write_bw_bytes: number }>;
+  /** Request size of the matrix, bytes (measured matrices). */
+  bs?: number;
+  /** Measured window of each group, ms (measured matrices). */
+  runtime_ms?: number;
+  /** How the matrix ended (measured matrices). */
+  status?: string;
+  note?: string;
+}
+
+/** A source entry of a hand-written profile. */
+export interface ProfileSource {
+  /** JSON paths of the figures it accounts for; a path covers everything under it. */
+  fields: string[];
+  basis: SourceBasis;
+  /** The figure or claim, in the profile author's words. */
+  what: string;
+  /** Document, section, table or page. */
+  citation?: string;
+  url?: string;
+  /** How the figure follows from the cited ones, and which factors are assumptions. */
+  derivation?: string;
+}
+
+/** The normalized profile: what the solver reads. */
+export interface Profile {
+  /** Where the document came from (a file path, or any name the caller gave). */
+  source: string;
+  /** The schema of the document it was read from. */
+  schema: typeof ACCEPTED_SCHEMAS[number];
+  /** A result's kind (`profile`, `contention`, `run`); absent for hand-written profiles. */
+  kind?: string;
+  host_name: string;
+  /** When the figures were measured or written down (ISO 8601). */
+  created: string;
+  description?: string;
+  tiers: Record<string, ProfileTier>;
+  /** Absent when the document has no matrix: every lookup is then unmeasured. */
+  contention?: ProfileContention;
+  host: ProfileHost;
+  /** A hand-written profile's sources ([] for results). */
+  sources: ProfileSource[];
+  /** What was left out or is doubtful (a tier without usable runs, a failed matrix). */
+  notes: string[];
+}
+
+/**
+ * A profile that cannot be used: names the document, the JSON path of the
+ * bad field and what is allowed. A {@linkcode ConfigError} on the field
+ * `profile`, so the CLI exits with status 2 for it.
+ *
+ * @example
+ * ```ts
+ * import { ProfileError } from "./profile.ts";
+ * const e = new ProfileError("p.json", "tiers.file.bs", "0 is too small (must be > 0)", "an integer > 0");
+ * console.assert(e.message === "--profile: p.json: tiers.file.bs: 0 is too small (must be > 0); use an integer > 0");
+ * ```
+ */
+export class ProfileError extends ConfigError {
+  override name = "ProfileError";
+  /** The document. */
+  readonly source: string;
+  /** The JSON path of the bad field (`tiers.file.read_bw_bytes`); `""` for the whole document. */
+  readonly path: string;
+
+  constructor(
+    source: string,
+    path: string,
+    problem: string,
+    allowed?: string,
+    options?: ErrorOptions,
+  ) {
+    const where = path ? `${path}: ` : "";
+    super(
+      "profile",
+      `${source}: ${where}${problem}${allowed ? `; use ${allowed}` : ""}`,
+      undefined,
+      options,
+    );
+    this.source = source;
+    this.path = path;
+  }
+}
+
+// ---------------------------------------------------------------- JSON paths
+
+const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/**
+ * A JSON path as messages and `sources` write it: `.name` for plain keys,
+ * `["key"]` for others, `[i]` for array items.
+ *
+ * @example
+ * ```ts
+ * import { formatPath } from "./profile.ts";
+ * console.assert(formatPath(["contention", "slowdown", "read", "file", "pfs:write"]) ===
+ *   'contention.slowdown.read.file["pfs:write"]');
+ * console.assert(formatPath(["sources", 2, "fields"]) === "sources[2].fields");
+ * ```
+ */
+export function formatPath(path: readonly PropertyKey[]): string {
+  let out = "";
+  for (const p of path) {
+    if (typeof p === "number") out += `[${p}]`;
+    else if (IDENTIFIER.test(String(p))) out += out ? `.${String(p)}` : String(p);
+    else out += `[${JSON.stringify(String(p))}]`;
+  }
+  return out;
+}
+
+const PATH_TOKEN = /\.?([A-Za-z_][A-Za-z0-9_]*)|\[(\d+)\]|\["((?:[^"\\]|\\.)*)"\]/y;
+
+/**
+ * The keys of a path written as {@linkcode formatPath} writes it; undefined
+ * when it is not one.
+ *
+ * @example
+ * ```ts
+ * import { parsePath } from "./profile.ts";
+ * console.assert(JSON.stringify(parsePath('tiers.file["x:y"][0]')) === '["tiers","file","x:y",0]');
+ * console.assert(parsePath("tiers..file") === undefined);
+ * ```
+ */
+export function parsePath(text: string): (string | number)[] | undefined {
+  const out: (string | number)[] = [];
+  PATH_TOKEN.lastIndex = 0;
+  while (PATH_TOKEN.lastIndex < text.length) {
+    const start = PATH_TOKEN.lastIndex;
+    const m = PATH_TOKEN.exec(text);
+    if (!m || (start === 0 && text.startsWith("."))) return undefined;
+    if (m[1] !== undefined) out.push(m[1]);
+    else if (m[2] !== undefined) out.push(Number(m[2]));
+    else out.push(JSON.parse(`"${m[3]}"`) as string);
+  }
+  return text.length > 0 ? out : undefined;
+}
+
+/** The value at `path` under `root`, or undefined. */
+function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {
+  let v = root;
+  for (const p of path) {
+    if (v === null || typeof v !== "object") return undefined;
+    v = (v as Record<PropertyKey, unknown>)[p];
+  }
+  return v;
+}
+
+/** A value as an error message quotes it. */
+function describe(v: unknown): string {
+  if (v === undefined) return "nothing";
+  if (v === null) return "null";
+  if (Array.isArray(v)) return "an array";
+  if (typeof v === "object") return "an object";
+  const text = JSON.stringify(v);
+  return text.length > 40 ? `${text.slice(0, 37)}…` : text;
+}
+
+// ------------------------------------------------------- hand-written schema
+
+const positive = z.number().positive();
+const count = z.int().positive();
+const latencySchema = z.strictObject({ p50: positive, p99: positive });
+
+const tierSchema = z.strictObject({
+  kind: z.enum(PROFILE_TIER_KINDS),
+  read_bw_bytes: positive,
+  write_bw_bytes: positive,
+  bs: count,
+  iodepth: count,
+  capacity_bytes: positive.optional(),
+  read_lat_us: latencySchema.optional(),
+  write_lat_us: latencySchema.optional(),
+  path: z.string().min(1).optional(),
+  note: z.string().optional(),
+});
+
+const hostSchema = z.strictObject({
+  name: z.string().min(1),
+  memory_bytes: positive,
+  cpus: count,
+  cpu_model: z.string().optional(),
+  gpus_per_node: count.optional(),
+  gpu_model: z.string().optional(),
+  pcie_bytes_per_s: positive.optional(),
+  gpu_adam_params_per_s: positive.optional(),
+  cpu_adam_params_per_s: positive.optional(),
+});
+
+const factorRows = z.record(z.string(), z.record(z.string(), positive));
+
+const contentionSchema = z.strictObject({
+  slowdown: z.strictObject({ read: factorRows.optional(), write: factorRows.optional() }),
+  note: z.string().optional(),
+});
+
+const sourceSchema = z.strictObject({
+  fields: z.array(z.string().min(1)).min(1),
+  basis: z.enum(SOURCE_BASES),
+  what: z.string().min(1),
+  citation: z.string().min(1).optional(),
+  url: z.url().optional(),
+  derivation: z.string().min(1).optional(),
+});
+
+const ISO_DATE = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})?)?$/;
+
+const profileDocSchema = z.strictObject({
+  schema: z.literal(PROFILE_SCHEMA),
+  created: z.string().refine(
+    (s) => ISO_DATE.test(s) && !Number.isNaN(Date.parse(s)),
+    "is not an ISO 8601 date",
+  ),
+  description: z.string().optional(),
+  host: hostSchema,
+  tiers: z.record(z.string(), tierSchema),
+  contention: contentionSchema.optional(),
+  sources: z.array(sourceSchema).optional(),
+});
+
+type ProfileDoc = z.infer<typeof profileDocSchema>;
+
+/** The fields an object at `path` of a hand-written profile may have. */
+function fieldsAt(path: readonly PropertyKey[]): string[] {
+  const keys = (s: { shape: Record<string, unknown> }) => Object.keys(s.shape);
+  const [a, , c] = path;
+  if (path.length === 0) return keys(profileDocSchema);
+  if (a === "host") return keys(hostSchema);
+  if (a === "sources") return keys(sourceSchema);
+  if (a === "contention") return path.length === 1 ? keys(contentionSchema) : [...DIRECTIONS];
+  if (a === "tiers" && path.length === 2) return keys(tierSchema);
+  if (a === "tiers" && (c === "read_lat_us" || c === "write_lat_us")) return ["p50", "p99"];
+  return [];
+}
+
+const BANDWIDTH = "a bandwidth in bytes per second, a number > 0 (e.g. 6.4e9)";
+const MICROSECONDS = "microseconds, a number > 0";
+const FACTOR = "a slowdown factor > 0: bandwidth alone / bandwidth with the others " +
+  "(1: unaffected, 2: half as fast)";
+
+/** What a field accepts, by its name (the last key of its path). */
+const ALLOWED: Record<string, string> = {
+  schema: ACCEPTED_SCHEMAS.map((s) => `"${s}"`).join(" or "),
+  created: "an ISO 8601 date or date-time, e.g. 2026-11-21 or 2026-11-21T14:03:00Z",
+  description: "a string",
+  kind: `one of ${PROFILE_TIER_KINDS.join(", ")}`,
+  read_bw_bytes: BANDWIDTH,
+  write_bw_bytes: BANDWIDTH,
+  bs: "the request size in bytes the bandwidths were measured at, an integer > 0 (e.g. 1048576)",
+  iodepth: "the requests in flight they were measured at, an integer ≥ 1 (e.g. 8)",
+  capacity_bytes: "the bytes available for optimizer state, a number > 0",
+  read_lat_us: "an object { p50, p99 } in microseconds",
+  write_lat_us: "an object { p50, p99 } in microseconds",
+  p50: MICROSECONDS,
+  p99: `${MICROSECONDS}, at least p50`,
+  path: "a non-empty string (the directory, or s3://BUCKET/PREFIX)",
+  note: "a string",
+  host: "an object with name, memory_bytes and cpus (see docs/profile.md)",
+  tiers: 'an object of tiers by label, e.g. { "file": { "kind": "file", … } }',
+  name: "the host's name, a non-empty string",
+  memory_bytes: "bytes, a number > 0 (e.g. 549755813888 for 512 GiB)",
+  cpus: "the number of logical CPUs, an integer ≥ 1",
+  cpu_model: "a string",
+  gpu_model: "a string",
+  gpus_per_node: "an integer ≥ 1",
+  pcie_bytes_per_s: "host↔GPU bandwidth of one GPU in one direction, bytes/s, a number > 0",
+  gpu_adam_params_per_s: "parameters one GPU updates per second, a number > 0",
+  cpu_adam_params_per_s: "parameters one rank's CPU Adam updates per second, a number > 0",
+  contention: "an object { slowdown: { read, write } } (see docs/profile.md)",
+  slowdown: "an object { read, write } of slowdown rows by tier",
+  sources: "an array of { fields, basis, what, citation, url, derivation }",
+  fields: "JSON paths of figures in this document, e.g. tiers.file.read_bw_bytes",
+  basis: `one of ${SOURCE_BASES.join(", ")}`,
+  what: "a non-empty string: the figure or claim",
+  citation: "a non-empty string: document, section, table or page",
+  url: "an absolute URL",
+  derivation: "a non-empty string: how the figure follows, which factors are assumptions",
+};
+
+/** What the field at `path` accepts. */
+function allowedAt(path: readonly PropertyKey[]): string | undefined {
+  if (path[0] === "contention" && path[1] === "slowdown") {
+    if (path.length === 5) return FACTOR;
+    if (path.length === 4) return 'an object of factors by the other tiers, e.g. { "pfs": 1.1 }';
+    if (path.length === 3) return "an object of slowdown rows by tier label";
+  }
+  if (path[0] === "tiers" && path.length === 2) return "an object with kind, read_bw_bytes, …";
+  if (path[0] === "sources" && path.length === 2) return "an object { fields, basis, what, … }";
+  if (path[0] === "sources" && path[2] === "fields" && path.length === 4) {
+    return ALLOWED.fields;
+  }
+  const last = [...path].reverse().find((p) => typeof p === "string");
+  return last === undefined ? undefined : ALLOWED[last];
+}
+
+const TYPE_NAMES: Record<string, string> = {
+  number: "a number",
+  int: "an integer",
+  string: "a string",
+  object: "an object",
+  record: "an object",
+  array: "an array",
+  boolean: "true or false",
+};
+
+/** The problem a zod issue reports, in words, with the value at fault. */
+function problemOf(issue: z.core.$ZodIssue, value: unknown): string {
+  switch (issue.code) {
+    case "invalid_type":
+      return value === undefined
+        ? "is missing"
+        : `${describe(value)} is not ${TYPE_NAMES[issue.expected] ?? issue.expected}`;
+    case "too_small":
+      return issue.origin === "array" || issue.origin === "string"
+        ? `${describe(value)} is too short`
+        : `${describe(value)} is too small (must be ${
+          issue.inclusive ? "≥" : ">"
+        } ${issue.minimum})`;
+    case "too_big":
+      return `${describe(value)} is too big (must be ${
+        issue.inclusive ? "≤" : "<"
+      } ${issue.maximum})`;
+    case "invalid_value": {
+      const values = issue.values.map((v) => JSON.stringify(v));
+      const list = values.length > 2 ? `one of ${values.join(", ")}` : values.join(" or ");
+      return `${describe(value)} is not ${list}`;
+    }
+    case "invalid_format":
+      return `${describe(value)} is not ${issue.format === "url" ? "a URL" : "valid"}`;
+    case "custom":
+      return `${describe(value)} ${issue.message}`;
+    default:
+      return `${describe(value)} is not valid`;
+  }
+}
+
+/** The first issue of a failed parse, as a {@linkcode ProfileError}. */
+function issueError(source: string, input: unknown, issues: z.core.$ZodIssue[]): ProfileError {
+  const issue = issues[0]!;
+  const path = issue.path as PropertyKey[];
+  const more = issues.length > 1 ? ` (the first of ${issues.length} problems)` : "";
+  if (issue.code === "unrecognized_keys") {
+    const key = issue.keys[0]!;
+    const fields = fieldsAt(path);
+    const allowed = fields.length > 0 ? `one of the fields ${fields.join(", ")}` : undefined;
+    return withMore(source, formatPath([...path, key]), "unknown field", allowed, more);
+  }
+  const problem = problemOf(issue, valueAt(input, path));
+  return withMore(source, formatPath(path), problem, allowedAt(path), more);
+}
+
+/** A ProfileError whose message ends with `more`. */
+function withMore(
+  source: string,
+  path: string,
+  problem: string,
+  allowed: string | undefined,
+  more: string,
+): ProfileError {
+  return allowed === undefined
+    ? new ProfileError(source, path, problem + more)
+    : new ProfileError(source, path, problem, allowed + more);
+}
+
+// ------------------------------------------------------------ result schema
+
+const percentiles = z.object({ percentile: z.record(z.string(), z.number()).optional() });
+const directionSchema = z.object({
+  bw_bytes: z.number().nonnegative(),
+  lat_ns: percentiles.optional(),
+});
+
+const runSchema = z.object({
+  name: z.string(),
+  status: z.string(),
+  tier: z.object({ kind: z.string(), path: z.string() }),
+  options: z.object({
+    tier: z.string(),
+    rw: z.string(),
+    bs: z.number(),
+    iodepth: z.number(),
+    numjobs: z.number(),
+    engine: z.string(),
+  }),
+  read: directionSchema,
+  write: directionSchema,
+});
+
+const nullableRows = z.record(z.string(), z.record(z.string(), z.number().positive().nullable()));
+
+const resultContentionSchema = z.object({
+  status: z.string(),
+  pattern: z.object({
+    bs: z.number().nonnegative(),
+    runtime_ms: z.number().nonnegative(),
+    iodepth: z.number().nonnegative(),
+    tiers: z.record(z.string(), z.object({ spec: z.string() })),
+  }),
+  tiers: z.array(z.string()),
+  alone: z.record(
+    z.string(),
+    z.object({ read_bw_bytes: z.number().nonnegative(), write_bw_bytes: z.number().nonnegative() }),
+  ),
+  slowdown: z.object({ read: nullableRows, write: nullableRows }),
+});
+
+const resultDocSchema = z.object({
+  schema: z.literal(RESULT_SCHEMA),
+  kind: z.string(),
+  status: z.string(),
+  started: z.string(),
+  finished: z.string().optional(),
+  host: z.object({
+    hostname: z.string(),
+    cpu_model: z.string().optional(),
+    cores: z.int().positive(),
+    memory_bytes: z.number().positive(),
+  }),
+  runs: z.array(runSchema),
+  contention: resultContentionSchema.optional(),
+});
+
+type ResultDoc = z.infer<typeof resultDocSchema>;
+type ResultRun = z.infer<typeof runSchema>;
+type ResultContention = z.infer<typeof resultContentionSchema>;
+
+/** Result kinds that carry tier figures. */
+const RESULT_KINDS = ["profile", "contention", "run"];
+
+// ------------------------------------------------------------ contention keys
+
+/** One other tier of a slowdown key: its label and what it does. */
+export interface OtherTier {
+  readonly tier: string;
+  readonly direction: Direction;
+}
+
+const LABEL = /^[A-Za-z][A-Za-z0-9_-]*$/;
+const LABEL_RULE =
+  "letters, digits, _ and - starting with a letter (no : or +), e.g. file or file2";
+
+/**
+ * The key of `others` in a row of `direction`: each other tier by its label
+ * when it does `direction` too, by `label:read` / `label:write` when it does
+ * the other, ordered as `order` (the profile's tiers), joined with `+` — the
+ * rule of bench/contention.ts's slowdownKey.
+ *
+ * @example
+ * ```ts
+ * import { slowdownKeyOf } from "./profile.ts";
+ * const order = ["memory", "file", "pfs"];
+ * const key = slowdownKeyOf("read", [{ tier: "pfs", direction: "write" }, { tier: "memory", direction: "read" }], order);
+ * console.assert(key === "memory+pfs:write");
+ * ```
+ */
+export function slowdownKeyOf(
+  direction: Direction,
+  others: readonly OtherTier[],
+  order: readonly string[],
+): string {
+  const rank = (t: string) => {
+    const i = order.indexOf(t);
+    return i < 0 ? order.length : i;
+  };
+  return [...others]
+    .sort((a, b) => rank(a.tier) - rank(b.tier) || (a.tier < b.tier ? -1 : a.tier > b.tier ? 1 : 0))
+    .map((o) => o.direction === direction ? o.tier : `${o.tier}:${o.direction}`)
+    .join("+");
+}
+
+/** The other tiers a key names, or a sentence saying why it names none. */
+function parseKey(key: string, direction: Direction): OtherTier[] | string {
+  const out: OtherTier[] = [];
+  for (const part of key.split("+")) {
+    const [tier = "", dir, ...rest] = part.split(":");
+    if (!LABEL.test(tier) || rest.length > 0) return `"${part}" is not a tier label`;
+    if (dir !== undefined && dir !== "read" && dir !== "write") {
+      return `"${part}": the direction after ":" must be read or write`;
+    }
+    if (out.some((o) => o.tier === tier)) return `names ${tier} twice`;
+    out.push({ tier, direction: dir === undefined ? direction : dir });
+  }
+  return out;
+}
+
+/**
+ * A slowdown matrix with every key checked against `labels` and written in
+ * canonical order; throws a ProfileError at the first bad key.
+ */
+function canonicalMatrix(
+  rows: { [D in Direction]?: Record<string, Record<string, number | null>> | undefined },
+  labels: readonly string[],
+  source: string,
+): SlowdownMatrix {
+  const out: SlowdownMatrix = { read: {}, write: {} };
+  for (const d of DIRECTIONS) {
+    for (const [tier, row] of Object.entries(rows[d] ?? {})) {
+      const at = ["contention", "slowdown", d, tier];
+      if (!labels.includes(tier)) {
+        throw new ProfileError(
+          source,
+          formatPath(at),
+          "is not a tier of this profile",
+          labels.join(", "),
+        );
+      }
+      const canon: Record<string, number | null> = {};
+      for (const [key, value] of Object.entries(row)) {
+        const where = formatPath([...at, key]);
+        const others = parseKey(key, d);
+        if (typeof others === "string") throw new ProfileError(source, where, others, KEY_RULE);
+        const bad = others.find((o) => o.tier === tier || !labels.includes(o.tier));
+        if (bad) {
+          const why = bad.tier === tier
+            ? `names ${tier} itself`
+            : `${bad.tier} is not a tier of this profile`;
+          throw new ProfileError(source, where, why, KEY_RULE);
+        }
+        const k = slowdownKeyOf(d, others, labels);
+        if (Object.hasOwn(canon, k)) {
+          throw new ProfileError(source, where, `repeats the key "${k}"`);
+        }
+        canon[k] = value;
+      }
+      out[d][tier] = canon;
+    }
+  }
+  return out;
+}
+
+const KEY_RULE = "the other tiers' labels joined with +, each followed by :read or :write " +
+  'when it does the other direction (e.g. "pfs", "pfs:write", "memory+pfs")';
+
+// ------------------------------------------------------- hand-written → Profile
+
+/** Checks what zod cannot: labels, latency order, every source's fields. */
+function checkProfileDoc(doc: ProfileDoc, raw: unknown, source: string): void {
+  const labels = Object.keys(doc.tiers);
+  if (labels.length === 0) throw new ProfileError(source, "tiers", "has no tier", ALLOWED.tiers);
+  for (const label of labels) {
+    if (!LABEL.test(label)) {
+      throw new ProfileError(
+        source,
+        formatPath(["tiers", label]),
+        "is not a tier label",
+        LABEL_RULE,
+      );
+    }
+    for (const d of DIRECTIONS) {
+      const lat = doc.tiers[label]![`${d}_lat_us`];
+      if (lat && lat.p99 < lat.p50) {
+        const at = formatPath(["tiers", label, `${d}_lat_us`, "p99"]);
+        throw new ProfileError(source, at, `${lat.p99} is below p50 ${lat.p50}`, ALLOWED.p99);
+      }
+    }
+  }
+  for (const [i, s] of (doc.sources ?? []).entries()) checkSource(s, i, raw, source);
+}
+
+/** A source names figures that exist, says what it rests on and how a derivation goes. */
+function checkSource(
+  s: z.infer<typeof sourceSchema>,
+  i: number,
+  raw: unknown,
+  source: string,
+): void {
+  for (const [j, field] of s.fields.entries()) {
+    const path = parsePath(field);
+    if (!path || valueAt(raw, path) === undefined) {
+      const problem = `"${field}" names nothing in this document`;
+      throw new ProfileError(
+        source,
+        formatPath(["sources", i, "fields", j]),
+        problem,
+        ALLOWED.fields,
+      );
+    }
+  }
+  if (s.basis === "derived" && s.derivation === undefined) {
+    const at = formatPath(["sources", i, "derivation"]);
+    throw new ProfileError(source, at, 'is missing (basis "derived")', ALLOWED.derivation);
+  }
+  if (s.basis !== "assumption" && s.citation === undefined && s.url === undefined) {
+    const at = formatPath(["sources", i, "citation"]);
+    throw new ProfileError(
+      source,
+      at,
+      `is missing, and so is url (basis "${s.basis}")`,
+      ALLOWED.citation,
+    );
+  }
+}
+
+/** `T` without explicit `undefined` values (optional properties stay optional). */
+type Defined<T> = { [K in keyof T]: Exclude<T[K], undefined> };
+
+/** Copies the defined properties of `from` (exactOptionalPropertyTypes forbids explicit undefined). */
+function defined<T extends object>(from: T): Defined<T> {
+  return Object.fromEntries(Object.entries(from).filter(([, v]) => v !== undefined)) as Defined<T>;
+}
+
+function fromProfileDoc(doc: ProfileDoc, raw: unknown, source: string): Profile {
+  checkProfileDoc(doc, raw, source);
+  const labels = Object.keys(doc.tiers);
+  const tiers: Record<string, ProfileTier> = {};
+  for (const label of labels) {
+    tiers[label] = defined({ label, ...doc.tiers[label]!, measured_with: "stated" as const });
+  }
+  const { name, ...host } = doc.host;
+  const profile: Profile = {
+    source,
+    schema: PROFILE_SCHEMA,
+    host_name: name,
+    created: doc.created,
+    tiers,
+    host: defined(host),
+    sources: (doc.sources ?? []).map((s) => defined(s)),
+    notes: [],
+  };
+  if (doc.description !== undefined) profile.description = doc.description;
+  if (doc.contention) {
+    profile.contention = defined({
+      basis: "stated" as const,
+      tiers: labels,
+      slowdown: canonicalMatrix(doc.contention.slowdown, labels, source),
+      note: doc.contention.note,
+    });
+  }
+  return profile;
+}
+
+// ------------------------------------------------------------ result → Profile
+
+/** A tier the result measured: its label, kind and `--tier` text. */
+interface ResultTier {
+  readonly label: string;
+  readonly kind: ProfileTierKind;
+  readonly spec: string;
+}
+
+/** The kind named by `--tier` text, when it is a profile tier kind. */
+function specKind(spec: string): ProfileTierKind | undefined {
+  if (spec.startsWith("s3://")) return "s3";
+  const kind = spec.slice(0, spec.indexOf(":"));
+  return (PROFILE_TIER_KINDS as readonly string[]).includes(kind)
+    ? kind as ProfileTierKind
+    : undefined;
+}
+
+/** The directory of a file-backed tier, or the s3 URL. */
+function specPath(spec: string): string {
+  return spec.startsWith("s3://") ? spec : spec.slice(spec.indexOf(":") + 1);
+}
+
+/** Runs that are a tier's own points (a contention document's runs are its matrix's). */
+function pointRuns(doc: ResultDoc): ResultRun[] {
+  return doc.kind === "contention" ? [] : doc.runs;
+}
+
+/**
+ * The tiers of a result: the contention matrix's, labelled as it labels
+ * them, then any other tier its runs used, labelled by the same rule (the
+ * kind, numbered when two share one).
+ */
+function resultTiers(doc: ResultDoc): ResultTier[] {
+  const out: ResultTier[] = [];
+  const c = doc.contention;
+  for (const label of c?.tiers ?? []) {
+    const spec = c?.pattern.tiers[label]?.spec ?? label;
+    const kind = specKind(spec);
+    if (kind) out.push({ label, kind, spec });
+  }
+  const rest: { kind: ProfileTierKind; spec: string }[] = [];
+  for (const run of pointRuns(doc)) {
+    const kind = specKind(run.options.tier);
+    const spec = run.options.tier;
+    if (kind && !out.some((t) => t.spec === spec) && !rest.some((t) => t.spec === spec)) {
+      rest.push({ kind, spec });
+    }
+  }
+  const taken = new Set(out.map((t) => t.label));
+  for (const t of rest) {
+    const shared = rest.filter((x) => x.kind === t.kind).length > 1 || taken.has(t.kind);
+    let n = 1;
+    let label = shared ? `${t.kind}${n}` : t.kind;
+    while (taken.has(label)) label = `${t.kind}${++n}`;
+    taken.add(label);
+    out.push({ label, ...t });
+  }
+  return out;
+}
+
+/** Whether a run is one of the profile pattern's points on `tier`, in `direction`. */
+function isPoint(run: ResultRun, tier: ResultTier, direction: Direction): boolean {
+  const o = run.options;
+  const engine = tier.kind === "s3" ? "s3" : "libaio";
+  return run.status === "ok" && o.tier === tier.spec && o.rw === direction &&
+    o.bs === PROFILE_PATTERN.bs && o.iodepth === PROFILE_PATTERN.iodepth &&
+    o.numjobs === PROFILE_PATTERN.numjobs && o.engine === engine && run[direction].bw_bytes > 0;
+}
+
+/** Latency percentiles of a run's direction, µs. */
+function latencyOf(run: ResultRun | undefined, direction: Direction): LatencyUs | undefined {
+  const p = run?.[direction].lat_ns?.percentile;
+  const p50 = p?.["50.000000"];
+  const p99 = p?.["99.000000"];
+  if (p50 === undefined || p99 === undefined || !(p50 > 0)) return undefined;
+  const us = (ns: number) => Math.round(ns / 100) / 10;
+  return { p50: us(p50), p99: us(p99) };
+}
+
+/** A tier from its runs and where they came from. */
+function tierFrom(
+  t: ResultTier,
+  runs: { read: ResultRun | undefined; write: ResultRun | undefined },
+  figures: { read: number; write: number; bs: number; iodepth: number },
+  measuredWith: MeasuredWith,
+): ProfileTier {
+  return defined({
+    label: t.label,
+    kind: t.kind,
+    read_bw_bytes: figures.read,
+    write_bw_bytes: figures.write,
+    bs: figures.bs,
+    iodepth: figures.iodepth,
+    measured_with: measuredWith,
+    runs: [runs.read?.name, runs.write?.name].filter((n): n is string => n !== undefined),
+    read_lat_us: latencyOf(runs.read, "read"),
+    write_lat_us: latencyOf(runs.write, "write"),
+    path: specPath(t.spec),
+  });
+}
+
+/** A tier's figures from a result, or why there are none. */
+function resultTier(doc: ResultDoc, t: ResultTier): ProfileTier | string {
+  const points = pointRuns(doc);
+  const read = points.find((r) => isPoint(r, t, "read"));
+  const write = points.find((r) => isPoint(r, t, "write"));
+  if (read && write) {
+    const figures = {
+      read: read.read.bw_bytes,
+      write: write.write.bw_bytes,
+      ...PROFILE_PATTERN,
+    };
+    return tierFrom(t, { read, write }, figures, t.kind === "s3" ? "s3-runs" : "libaio-runs");
+  }
+  const c = doc.contention;
+  const alone = c?.alone[t.label];
+  if (c && alone && alone.read_bw_bytes > 0 && alone.write_bw_bytes > 0) {
+    const named = (d: Direction) => doc.runs.find((r) => r.name === `${t.label} ${d} alone`);
+    const figures = {
+      read: alone.read_bw_bytes,
+      write: alone.write_bw_bytes,
+      bs: c.pattern.bs,
+      iodepth: c.pattern.iodepth,
+    };
+    return tierFrom(t, { read: named("read"), write: named("write") }, figures, "contention-alone");
+  }
+  const missing = DIRECTIONS.filter((d) => !(d === "read" ? read : write));
+  const matrix = c
+    ? "and the contention matrix has no figures of it alone"
+    : "and no contention matrix";
+  return `${t.label}: no ${missing.join(" or ")} run of 1 MiB at depth 8 that ended ok, ${matrix}`;
+}
+
+/** The matrix of a result, as the profile keeps it. */
+function resultContention(c: ResultContention, source: string): ProfileContention {
+  const out: ProfileContention = {
+    basis: "measured",
+    tiers: c.tiers,
+    slowdown: canonicalMatrix(c.slowdown, c.tiers, source),
+    alone: c.alone,
+    status: c.status,
+  };
+  if (c.pattern.bs > 0) out.bs = c.pattern.bs;
+  if (c.pattern.runtime_ms > 0) out.runtime_ms = c.pattern.runtime_ms;
+  return out;
+}
+
+const RESULT_HELP = "the result of `deno task bench` (kind profile), `tierbench contention`, or " +
+  "`tierbench run` of 1 MiB sequential reads and writes at --iodepth 8 (--engine libaio, or s3)";
+
+function fromResultDoc(doc: ResultDoc, source: string): Profile {
+  if (!RESULT_KINDS.includes(doc.kind)) {
+    const problem = `"${doc.kind}": a ${doc.kind} result carries no tier figures`;
+    throw new ProfileError(source, "kind", problem, RESULT_HELP);
+  }
+  const tiers: Record<string, ProfileTier> = {};
+  const notes: string[] = [];
+  for (const t of resultTiers(doc)) {
+    const tier = resultTier(doc, t);
+    if (typeof tier === "string") notes.push(tier);
+    else tiers[t.label] = tier;
+  }
+  if (Object.keys(tiers).length === 0) {
+    const why = notes.length > 0 ? notes.join("; ") : "it measured no storage tier";
+    throw new ProfileError(source, "runs", `no usable tier figures (${why})`, RESULT_HELP);
+  }
+  if (doc.status !== "ok") {
+    notes.push(`the result's status is ${doc.status}: runs that ended ok only`);
+  }
+  const c = doc.contention;
+  if (c && c.status !== "ok") {
+    notes.push(`the contention matrix's status is ${c.status}: groups so far`);
+  }
+  const profile: Profile = {
+    source,
+    schema: RESULT_SCHEMA,
+    kind: doc.kind,
+    host_name: doc.host.hostname,
+    created: doc.finished ?? doc.started,
+    tiers,
+    host: defined({
+      memory_bytes: doc.host.memory_bytes,
+      cpus: doc.host.cores,
+      cpu_model: doc.host.cpu_model,
+    }),
+    sources: [],
+    notes,
+  };
+  if (c && c.tiers.length > 0) profile.contention = resultContention(c, source);
+  return profile;
+}
+
+// ------------------------------------------------------------------- loading
+
+/**
+ * Reads a profile from a parsed JSON document: a hand-written profile
+ * (`tierbench/profile@1`) or a tierbench result (`tierbench/result@1`, kind
+ * `profile`, `contention` or `run`), normalized to one {@linkcode Profile}.
+ * `source` names the document in messages (usually its path).
+ *
+ * @throws {ProfileError} naming the JSON path of the first bad field and what
+ * it accepts; for an unknown schema, the schemas accepted; for a result
+ * without usable tier figures, what each tier lacks.
+ *
+ * @example
+ * ```ts
+ * import { loadProfile } from "./profile.ts";
+ * const p = loadProfile({
+ *   schema: "tierbench/profile@1",
+ *   created: "2026-11-21",
+ *   host: { name: "n1", memory_bytes: 512 * 2 ** 30, cpus: 64 },
+ *   tiers: { file: { kind: "file", read_bw_bytes: 6e9, write_bw_bytes: 3e9, bs: 1048576, iodepth: 8 } },
+ * }, "inline");
+ * console.assert(p.tiers.file!.measured_with === "stated" && p.contention === undefined);
+ * ```
+ */
+export function loadProfile(json: unknown, source: string): Profile {
+  if (json === null || typeof json !== "object" || Array.isArray(json)) {
+    throw new ProfileError(
+      source,
+      "",
+      `${describe(json)} is not a JSON object`,
+      "a profile or result document",
+    );
+  }
+  const schema = (json as Record<string, unknown>).schema;
+  const accepted = ACCEPTED_SCHEMAS.map((s) => `"${s}"`).join(" or ");
+  if (schema === PROFILE_SCHEMA) {
+    const parsed = profileDocSchema.safeParse(json);
+    if (!parsed.success) throw issueError(source, json, parsed.error.issues);
+    return fromProfileDoc(parsed.data, json, source);
+  }
+  if (schema === RESULT_SCHEMA) {
+    const parsed = resultDocSchema.safeParse(json);
+    if (!parsed.success) throw issueError(source, json, parsed.error.issues);
+    return fromResultDoc(parsed.data, source);
+  }
+  const problem = schema === undefined
+    ? "is missing"
+    : `${describe(schema)} is not a schema this reads`;
+  throw new ProfileError(source, "schema", problem, accepted);
+}
+
+/**
+ * Reads and loads a profile file (see {@linkcode loadProfile}).
+ *
+ * @throws {ProfileError} when the file cannot be read or is not JSON, too.
+ *
+ * @example
+ * ```ts ignore
+ * const p = await readProfile("results/reference/dgx-a100-8gpu-nvme-s3.json");
+ * ```
+ */
+export async function readProfile(path: string): Promise<Profile> {
+  let text: string;
+  try {
+    text = await Deno.readTextFile(path);
+  } catch (e) {
+    const why = e instanceof Error ? e.name : String(e);
+    throw new ProfileError(path, "", `cannot be read (${why})`, "a readable JSON file", {
+      cause: e,
+    });
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (e) {
+    const why = e instanceof Error ? e.message : String(e);
+    throw new ProfileError(path, "", `is not JSON (${why})`, "a JSON document", { cause: e });
+  }
+  return loadProfile(json, path);
+}
+
+// ------------------------------------------------------------------ lookups
+
+/** How a slowdown was found. */
+export type SlowdownStatus =
+  /** No other tier: 1. */
+  | "alone"
+  /** The matrix has the group. */
+  | "measured"
+  /** The tier moved nothing in the group: the factor is the least it can be (see lookupSlowdown). */
+  | "starved"
+  /** The matrix lacks the group (or the profile has no matrix): 1. */
+  | "unmeasured";
+
+/** A slowdown and how it was found. */
+export interface SlowdownLookupResult {
+  /** ≥ 0; 1 when unmeasured or alone. */
+  slowdown: number;
+  status: SlowdownStatus;
+  /** The key looked up in `slowdown[direction][tier]` (`""` alone). */
+  key: string;
+}
+
+/**
+ * The least slowdown a starved tier can have had: it moved less than one
+ * request in the window, so alone bandwidth × window / request size; undefined
+ * where the matrix does not say its window, request size or alone bandwidth.
+ */
+function starvedBound(
+  c: ProfileContention,
+  tier: string,
+  direction: Direction,
+): number | undefined {
+  const alone = c.alone?.[tier]?.[`${direction}_bw_bytes`];
+  if (!(alone && alone > 0) || !c.bs || !c.runtime_ms) return undefined;
+  return Math.max(1, Math.ceil((alone * (c.runtime_ms / 1000) / c.bs) * 1000) / 1000);
+}
+
+/**
+ * The slowdown of `tier` doing `direction` while `others` do theirs, and how
+ * it was found: `measured` from the matrix; `unmeasured` (1) where the
+ * matrix lacks that group, or where the tier moved nothing alone; `starved`
+ * where the tier moved nothing in the group, with the least factor that
+ * explains it (alone bandwidth × window / request size); `alone` (1) without
+ * others.
+ *
+ * @throws {RangeError} when `others` names `tier` or a tier twice.
+ *
+ * @example
+ * ```ts
+ * import { loadProfile, lookupSlowdown } from "./profile.ts";
+ * const tier = { read_bw_bytes: 1e9, write_bw_bytes: 1e9, bs: 1048576, iodepth: 8 };
+ * const p = loadProfile({
+ *   schema: "tierbench/profile@1", created: "2026-11-21",
+ *   host: { name: "n", memory_bytes: 2 ** 30, cpus: 2 },
+ *   tiers: { file: { kind: "file", ...tier }, pfs: { kind: "pfs", ...tier } },
+ *   contention: { slowdown: { read: { file: { pfs: 1.2, "pfs:write": 1.5 } } } },
+ * }, "inline");
+ * const mixed = lookupSlowdown(p, "file", "read", [{ tier: "pfs", direction: "write" }]);
+ * console.assert(mixed.slowdown === 1.5 && mixed.status === "measured" && mixed.key === "pfs:write");
+ * console.assert(lookupSlowdown(p, "pfs", "read", [{ tier: "file", direction: "read" }]).status === "unmeasured");
+ * ```
+ */
+export function lookupSlowdown(
+  profile: Profile,
+  tier: string,
+  direction: Direction,
+  others: readonly OtherTier[],
+): SlowdownLookupResult {
+  if (others.length === 0) return { slowdown: 1, status: "alone", key: "" };
+  const names = others.map((o) => o.tier);
+  if (names.includes(tier) || new Set(names).size < names.length) {
+    throw new RangeError(
+      `slowdown of ${tier}: others must name other tiers, once each (${names.join(", ")})`,
+    );
+  }
+  const c = profile.contention;
+  const key = slowdownKeyOf(direction, others, c?.tiers ?? Object.keys(profile.tiers));
+  const row = c?.slowdown[direction][tier];
+  if (!c || !row || !Object.hasOwn(row, key)) return { slowdown: 1, status: "unmeasured", key };
+  const value = row[key];
+  if (typeof value === "number") return { slowdown: value, status: "measured", key };
+  const bound = starvedBound(c, tier, direction);
+  return bound === undefined
+    ? { slowdown: 1, status: "unmeasured", key }
+    : { slowdown: bound, status: "starved", key };
+}
+
+/**
+ * The slowdown of `tier` doing `direction` while `others` do theirs; 1 where
+ * unmeasured ({@linkcode lookupSlowdown} says whether it was).
+ *
+ * @example
+ * ```ts
+ * import { loadProfile, slowdownOf } from "./profile.ts";
+ * const tier = { read_bw_bytes: 1e9, write_bw_bytes: 1e9, bs: 1048576, iodepth: 8 };
+ * const p = loadProfile({
+ *   schema: "tierbench/profile@1", created: "2026-11-21",
+ *   host: { name: "n", memory_bytes: 2 ** 30, cpus: 2 },
+ *   tiers: { memory: { kind: "memory", ...tier }, file: { kind: "file", ...tier } },
+ *   contention: { slowdown: { write: { file: { memory: 1.3 } } } },
+ * }, "inline");
+ * console.assert(slowdownOf(p, "file", "write", [{ tier: "memory", direction: "write" }]) === 1.3);
+ * console.assert(slowdownOf(p, "file", "write", [{ tier: "memory", direction: "read" }]) === 1);
+ * ```
+ */
+export function slowdownOf(
+  profile: Profile,
+  tier: string,
+  direction: Direction,
+  others: readonly OtherTier[],
+): number {
+  return lookupSlowdown(profile, tier, direction, others).slowdown;
+}
+
+/**
+ * A pairwise lookup in the shape the solver takes (`SlowdownLookup` of
+ * solver/solve.ts): the slowdown of `tier` doing `direction` while `other`
+ * does `otherDirection`, 1 where unmeasured.
+ *
+ * @example
+ * ```ts ignore
+ * const look = slowdownLookup(profile);
+ * look("file", "read", "pfs", "write"); // slowdown.read.file["pfs:write"]
+ * ```
+ */
+export function slowdownLookup(
+  profile: Profile,
+): (tier: string, direction: Direction, other: string, otherDirection: Direction) => number {
+  return (tier, direction, other, otherDirection) =>
+    slowdownOf(profile, tier, direction, [{ tier: other, direction: otherDirection }]);
+}
