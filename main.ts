@@ -15,7 +15,7 @@
  */
 
 import { Command, CommanderError, Option } from "@commander-js/extra-typings";
-import { isAbsolute, join } from "node:path";
+import { dirname, isAbsolute, join } from "node:path";
 import {
   DEFAULT_MEMORY_DIR,
   DEFAULTS,
@@ -42,12 +42,16 @@ import { redactSecrets } from "./bench/secrets.ts";
 import { ConfigError } from "./bench/errors.ts";
 import { profileJobs, profileTiers, REMOTE_HELP, remoteFromEnv } from "./bench/profile.ts";
 import { ProgressLine } from "./bench/progress.ts";
-import { type ResultDocument, writeResult } from "./bench/result.ts";
+import { type ResultDocument, stringifyResult, writeResult } from "./bench/result.ts";
 import type { RunProgress } from "./bench/runner.ts";
 import { runSession, type SessionOutcome, VERSION } from "./bench/session.ts";
 import { formatTable } from "./bench/table.ts";
 import { parseSize } from "./bench/units.ts";
 import { newRunId } from "./tiers/_scratch.ts";
+import { DEEPSPEED_VERSIONS, type DeepSpeedVersion } from "./solver/export.ts";
+import { makePlan } from "./solver/planner.ts";
+import { readProfile } from "./solver/profile.ts";
+import { formatPlan } from "./solver/table.ts";
 import type { WorkloadOptions } from "./workloads/_common.ts";
 import { MODEL_NAMES } from "./workloads/model.ts";
 import { WORKLOAD_NAMES, workloadByName } from "./workloads/registry.ts";
@@ -634,6 +638,83 @@ function parseWorkloadOptions(o: {
   }
   return out;
 }
+
+program.command("plan")
+  .description("plan where optimizer state lives from a profile, with predictions and exports")
+  .requiredOption(
+    "--profile <file>",
+    "a result JSON of bench/contention, or a tierbench/profile@1 document",
+  )
+  .option("--model <name>", `model preset: ${MODEL_NAMES.join(", ")}`, SETUP_DEFAULTS.model)
+  .option("--params <n>", "parameter count instead of the preset's (e.g. 7e10)")
+  .option("--ranks-per-node <n>", "ranks (GPUs) on the node", String(SETUP_DEFAULTS.ranksPerNode))
+  .option("--tp <n>", "tensor-parallel degree", String(SETUP_DEFAULTS.tensorParallel))
+  .option("--dp <n>", "data-parallel degree (default: ranks per node / tp)")
+  .option(
+    "--subgroup-size <n>",
+    "elements per optimizer subgroup",
+    SETUP_DEFAULTS.subgroupSize.toExponential().replace("+", ""),
+  )
+  .option("--bytes-per-state <n>", "bytes of each optimizer state per parameter (2 or 4)", "4")
+  .option(
+    "--adam-rate <n>",
+    "CPU Adam parameters per second per rank (default: the profile's, else 1e9)",
+  )
+  .option("--host-cache <size>", "host memory the optimizer state may use as cache", "64g")
+  .option(
+    "--deepspeed-version <v>",
+    `DeepSpeed version of the export: ${DEEPSPEED_VERSIONS.join(", ")}`,
+  )
+  .option(
+    "--local-dir <dir>",
+    "directory of the node-local path on the training nodes (default: the profile's)",
+  )
+  .option(
+    "--remote-dir <dir>",
+    "directory of the remote path on the training nodes (default: the profile's)",
+  )
+  .option("--output <file>", "plan JSON (default results/plan-<run id>.json)")
+  .action(async (o) => {
+    const setup = resolveSetup({
+      model: o.model,
+      parameters: o.params,
+      ranksPerNode: o.ranksPerNode,
+      tensorParallel: o.tp,
+      dataParallel: o.dp,
+      subgroupSize: o.subgroupSize,
+      bytesPerState: o.bytesPerState,
+      ...(o.adamRate !== undefined ? { adamRate: o.adamRate } : {}),
+    });
+    const hostCache = parseSize(o.hostCache);
+    if (hostCache === undefined) {
+      throw new ConfigError("host-cache", `"${o.hostCache}" is not a size`, "e.g. 64g, 512g, 0");
+    }
+    const version = o.deepspeedVersion;
+    if (version !== undefined && !(DEEPSPEED_VERSIONS as readonly string[]).includes(version)) {
+      throw new ConfigError(
+        "deepspeed-version",
+        `"${version}" has no verified key set`,
+        DEEPSPEED_VERSIONS.join(", "),
+      );
+    }
+    const profile = await readProfile(resolvePath(o.profile));
+    const dirs: Record<string, string> = {};
+    if (o.localDir) dirs.local = o.localDir;
+    if (o.remoteDir) dirs.remote = o.remoteDir;
+    const plan = await makePlan(profile, setup, {
+      hostCacheBytes: hostCache,
+      ...(o.adamRate !== undefined ? { adamRate: setup.adamParamsPerSec } : {}),
+      ...(version !== undefined ? { deepspeedVersion: version as DeepSpeedVersion } : {}),
+      ...(Object.keys(dirs).length > 0 ? { dirs } : {}),
+    });
+    const output = o.output
+      ? resolvePath(o.output)
+      : join(userCwd(), "results", `plan-${newRunId()}.json`);
+    await Deno.mkdir(dirname(output), { recursive: true });
+    await Deno.writeTextFile(output, stringifyResult(plan) + "\n");
+    console.log(formatPlan(plan));
+    console.log(`plan: ${output}`);
+  });
 
 /** Runs the CLI on `args`. */
 export async function main(args: string[]): Promise<void> {

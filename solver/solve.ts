@@ -29,7 +29,7 @@
 import * as highsModule from "highs";
 import type { Highs } from "highs";
 import { shardParameters, subgroupSizes, type TrainingSetup } from "../workloads/setup.ts";
-import { predictPhase } from "./model.ts";
+import { pathSeconds, predictPhase } from "./model.ts";
 import type { PlannedPath, Prediction } from "./plan.ts";
 
 /** A tier the solver may place state on. */
@@ -197,11 +197,12 @@ export async function solve(input: SolveInput): Promise<Solution> {
   // one rank at a time per path: a subgroup's read before the first compute, its write after the last
   const exposed = stateBytes(setup, largest) * (1 / first.readBw + 1 / first.writeBw);
   const plan = predictPhase({ paths: loads, computeS, exposedS: exposed });
+  const busyOf = Object.fromEntries(loads.map((l) => [l.rates.name, pathSeconds(l)]));
   const predictions = { zero_offload: zeroOffload, zero_infinity: zeroInfinity, plan };
   return {
     paths,
     predictions,
-    why: explain(input, paths, tiers, k, computeS, plan, maxCached),
+    why: explain(input, paths, tiers, k, computeS, busyOf, maxCached),
     solver: { status: res.Status, seconds: (performance.now() - t0) / 1000, subgroups: S },
   };
 }
@@ -305,36 +306,45 @@ function explain(
   tiers: SolverTier[],
   k: number[],
   computeS: number,
-  plan: Prediction,
+  busyOf: Record<string, number>,
   maxCached: number,
 ): string[] {
   const out: string[] = [];
-  const busy = paths.map((p, i) => k[i]! * (p.subgroups - p.cache_subgroups));
-  const longest = Math.max(...busy);
+  const used = paths.filter((p) => p.subgroups > 0);
+  const busy = used.map((p) => busyOf[p.name] ?? 0);
+  const longest = Math.max(0, ...busy);
   if (computeS >= longest) {
     out.push(
       `compute-bound: CPU Adam takes ${computeS.toFixed(2)} s per rank; the paths are busy ${
-        busy.map((b, i) => `${paths[i]!.name} ${b.toFixed(2)} s`).join(", ")
+        used.map((p, i) => `${p.name} ${busy[i]!.toFixed(2)} s`).join(", ")
       }, hidden under it`,
     );
   } else {
-    const i = busy.indexOf(longest);
+    const p = used[busy.indexOf(longest)]!;
     out.push(
-      `I/O-bound on ${paths[i]!.name} (${paths[i]!.tier}): ${
-        longest.toFixed(2)
-      } s of reads and writes against ${computeS.toFixed(2)} s of CPU Adam`,
+      `I/O-bound on ${p.name} (${p.tier}): ${longest.toFixed(2)} s of reads and writes against ${
+        computeS.toFixed(2)
+      } s of CPU Adam`,
     );
   }
-  if (paths.length > 1) {
+  const cost = (i: number) =>
+    `${k[i]!.toFixed(3)} s a subgroup on ${tiers[i]!.label} (read ${
+      gbps(tiers[i]!.readBw)
+    }, write ${gbps(tiers[i]!.writeBw)}, contention included)`;
+  if (paths.length > 1 && used.length > 1) {
     const [a, b] = paths as [PlannedPath, PlannedPath];
     out.push(
-      `split ${a.subgroups}:${b.subgroups} because a subgroup costs ${
-        k[0]!.toFixed(3)
-      } s on ${a.tier} (read ${gbps(tiers[0]!.readBw)}, write ${gbps(tiers[0]!.writeBw)}) and ${
-        k[1]!.toFixed(3)
-      } s on ${b.tier} (read ${gbps(tiers[1]!.readBw)}, write ${
-        gbps(tiers[1]!.writeBw)
-      }), contention included: the split evens the two paths' busy times`,
+      `split ${a.subgroups}:${b.subgroups} between ${a.tier} and ${b.tier} to even their busy times: ${
+        cost(0)
+      } against ${cost(1)}`,
+    );
+  } else if (paths.length > 1) {
+    const unused = paths.findIndex((p) => p.subgroups === 0);
+    const other = 1 - unused;
+    out.push(
+      `everything on ${paths[other]!.tier}: ${cost(unused)} would lengthen the phase beyond ${
+        cost(other)
+      }`,
     );
   }
   const cached = paths.reduce((t, p) => t + p.cache_subgroups, 0);
@@ -345,8 +355,5 @@ function explain(
       } GiB; more would cut I/O further`
       : `${cached} subgroups per rank cached in host memory (room for ${maxCached})`,
   );
-  if (input.hostMemoryBytes !== undefined) {
-    out.push(`predicted update phase ${plan.update_s.toFixed(2)} s`);
-  }
   return out;
 }

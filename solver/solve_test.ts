@@ -54,7 +54,7 @@ Deno.test("solve() splits subgroups over both paths, every subgroup placed, and 
   assert.ok(s.predictions.plan.update_s < s.predictions.zero_infinity.update_s);
   // nothing beats keeping everything in host memory, when it fits
   assert.ok(s.predictions.zero_offload.update_s <= s.predictions.plan.update_s);
-  assert.ok(s.why.length >= 2 && s.why.some((w) => /split \d+:\d+ because/.test(w)));
+  assert.ok(s.why.length >= 2 && s.why.some((w) => /split \d+:\d+ between/.test(w)));
 });
 
 Deno.test("solve(): more bandwidth on any path never predicts a slower update", async () => {

@@ -1,0 +1,75 @@
+/**
+ * The summary `tierbench plan` prints: the placement, the predicted update
+ * phase of the plan and of each baseline with the plan's speedup over each,
+ * and why.
+ *
+ * @module
+ */
+
+import Table from "cli-table3";
+import pc from "picocolors";
+import type { PlanDocument, Prediction } from "./plan.ts";
+
+function s(x: number): string {
+  return x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x.toFixed(2);
+}
+
+/**
+ * Renders a plan for the terminal (colours only on a terminal).
+ *
+ * @example
+ * ```ts ignore
+ * console.log(formatPlan(plan));
+ * ```
+ */
+export function formatPlan(doc: PlanDocument): string {
+  const placement = new Table({
+    head: [
+      "path",
+      "tier",
+      "subgroups / rank",
+      "share",
+      "cached / rank",
+      "readers×writers",
+      "bs × depth",
+    ]
+      .map((h) => pc.bold(h)),
+    style: { head: [], border: [] },
+  });
+  for (const p of doc.placement.paths) {
+    placement.push([
+      p.name,
+      p.tier,
+      String(p.subgroups),
+      `${(p.ratio * 100).toFixed(0)} %`,
+      String(p.cache_subgroups),
+      `${p.readers ?? "∞"}×${p.writers ?? "∞"}`,
+      `${p.bs / 1024} KiB × ${p.iodepth}`,
+    ]);
+  }
+  const table = new Table({
+    head: ["update phase", "predicted s", "read s", "write s", "compute s", "hidden s", "plan is"]
+      .map((h) => pc.bold(h)),
+    style: { head: [], border: [] },
+  });
+  const plan = doc.predictions.plan;
+  const row = (name: string, p: Prediction) => [
+    name,
+    p.feasible ? s(p.update_s) : `${s(p.update_s)} (does not fit)`,
+    s(p.read_s),
+    s(p.write_s),
+    s(p.compute_s),
+    s(p.overlap_s),
+    name === "plan" || !p.feasible ? "" : `${(p.update_s / plan.update_s).toFixed(2)}× faster`,
+  ];
+  table.push(row("plan", plan));
+  table.push(row("zero-infinity (all on local NVMe)", doc.predictions.zero_infinity));
+  table.push(row("zero-offload (all in host memory)", doc.predictions.zero_offload));
+  const lines = [placement.toString(), table.toString()];
+  for (const p of Object.values(doc.predictions)) if (p.note) lines.push(pc.dim(`note: ${p.note}`));
+  for (const w of doc.why) lines.push(`why: ${w}`);
+  for (const [who, e] of Object.entries(doc.exports)) {
+    if (typeof e.error === "string") lines.push(pc.dim(`no ${who} export: ${e.error}`));
+  }
+  return lines.join("\n");
+}
