@@ -150,3 +150,31 @@ export { deepOptimizerStates } from "./workloads/deep_optimizer_states.ts";
 export { ssdtrain } from "./workloads/ssdtrain.ts";
 export { teraio } from "./workloads/teraio.ts";
 export { datastates } from "./workloads/datastates.ts";
+export {
+  loadProfile,
+  lookupSlowdown,
+  type Profile,
+  PROFILE_SCHEMA,
+  ProfileError,
+  type ProfileTier,
+  readProfile,
+  slowdownLookup,
+  slowdownOf,
+} from "./solver/profile.ts";
+export {
+  PLAN_SCHEMA,
+  type PlanDocument,
+  type PlannedPath,
+  type Prediction,
+} from "./solver/plan.ts";
+export { predictPhase } from "./solver/model.ts";
+export { type Solution, solve, type SolveInput, type SolverTier } from "./solver/solve.ts";
+export { makePlan, type PlanOptions } from "./solver/planner.ts";
+export {
+  DEEPSPEED_VERSIONS,
+  deepspeedConfig,
+  type DeepSpeedExport,
+  type MlpOffloadExport,
+  mlpOffloadSettings,
+} from "./solver/export.ts";
+export { formatPlan } from "./solver/table.ts";
