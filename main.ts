@@ -49,7 +49,9 @@ import { formatTable } from "./bench/table.ts";
 import { parseSize } from "./bench/units.ts";
 import { newRunId } from "./tiers/_scratch.ts";
 import { DEEPSPEED_VERSIONS, type DeepSpeedVersion } from "./solver/export.ts";
+import { PLAN_SCHEMA, type PlanDocument } from "./solver/plan.ts";
 import { makePlan } from "./solver/planner.ts";
+import { replayPlan } from "./solver/replay.ts";
 import { readProfile } from "./solver/profile.ts";
 import { formatPlan } from "./solver/table.ts";
 import type { WorkloadOptions } from "./workloads/_common.ts";
@@ -715,6 +717,90 @@ program.command("plan")
     console.log(formatPlan(plan));
     console.log(`plan: ${output}`);
   });
+
+program.command("replay")
+  .description("run a plan as a workload on the real tiers and set measured beside predicted")
+  .argument("<plan>", "a plan JSON written by `tierbench plan`")
+  .requiredOption(
+    "--tiers <specs>",
+    "comma list: memory:DIR, file:DIR (the plan's local path), pfs:DIR or s3://BUCKET (its remote path)",
+  )
+  .option("--scale <f>", "factor on every byte count and think time, in (0, 1]", "0.01")
+  .option("--iterations <n>", "measured iterations", String(SETUP_DEFAULTS.iterations))
+  .option("--warmup <n>", "iterations run first, left out", String(SETUP_DEFAULTS.warmup))
+  .option("--endpoint <url>", "s3: endpoint URL (default: $TIERBENCH_S3_ENDPOINT, …)")
+  .option("--region <name>", "s3: region (default: $AWS_REGION, else us-east-1)")
+  .option("--output <file>", "result JSON (default results/<host>-<run id>.json)")
+  .option("--quiet", "no progress line", false)
+  .action(async (planFile, o) => {
+    const plan = await readPlan(resolvePath(planFile));
+    const scale = Number(o.scale);
+    if (!(scale > 0 && scale <= 1)) {
+      throw new ConfigError("scale", `"${o.scale}" is not in (0, 1]`, "e.g. 0.01");
+    }
+    const specs = parseTierList(o.tiers);
+    const runId = newRunId();
+    const output = o.output ? resolvePath(o.output) : defaultOutput(runId);
+    const progress = new WorkloadProgressLine(o.quiet, "replay");
+    await withSignals(async (signal) => {
+      const outcome = await replayPlan(plan, specs, {
+        scale,
+        iterations: Number(o.iterations),
+        warmup: Number(o.warmup),
+        signal,
+        runId,
+        onProgress: (p) => progress.update(p),
+        s3: { endpoint: o.endpoint, region: o.region },
+        config: {
+          command: "replay",
+          plan: resolvePath(planFile),
+          tiers: specs.map(formatTierSpec),
+          scale,
+        },
+      });
+      progress.stop();
+      const r = outcome.doc.replay;
+      if (r && r.measured.update_s !== null) {
+        console.log(
+          `replay: predicted ${r.predicted.update_s.toFixed(1)} s × ${scale} = ${
+            r.predicted.update_s_scaled.toFixed(3)
+          } s, measured ${
+            r.measured.update_s.toFixed(3)
+          } s (median of ${r.measured.per_iteration_s.length}), error ${r.error! >= 0 ? "+" : ""}${
+            (r.error! * 100).toFixed(1)
+          } %${
+            scale < r.min_scale
+              ? `; below --scale ${r.min_scale.toFixed(3)} requests shrink (docs/workloads.md)`
+              : ""
+          }`,
+        );
+      }
+      await finish(outcome, output, signal);
+    });
+  });
+
+/** Reads a plan document, or says in one line why it is not one. */
+async function readPlan(path: string): Promise<PlanDocument> {
+  let json: unknown;
+  try {
+    json = JSON.parse(await Deno.readTextFile(path));
+  } catch (e) {
+    throw new ConfigError(
+      "plan",
+      `${path}: cannot be read as JSON (${(e as Error).name})`,
+      undefined,
+      { cause: e },
+    );
+  }
+  const doc = json as Partial<PlanDocument> | null;
+  if (doc?.schema !== PLAN_SCHEMA || !doc.placement || !doc.predictions || !doc.setup) {
+    throw new ConfigError(
+      "plan",
+      `${path}: not a ${PLAN_SCHEMA} document: write one with \`tierbench plan\``,
+    );
+  }
+  return doc as PlanDocument;
+}
 
 /** Runs the CLI on `args`. */
 export async function main(args: string[]): Promise<void> {

@@ -178,3 +178,10 @@ export {
   mlpOffloadSettings,
 } from "./solver/export.ts";
 export { formatPlan } from "./solver/table.ts";
+export {
+  minScaleOf,
+  optionsOfPlan,
+  replayPlan,
+  type ReplayResult,
+  setupOfPlan,
+} from "./solver/replay.ts";

@@ -8,6 +8,7 @@
 
 import type { TierFacts } from "../tiers/types.ts";
 import type { WorkloadResult } from "../workloads/result.ts";
+import type { ReplayResult } from "../solver/replay.ts";
 import type { ContentionResult } from "./contention.ts";
 import type { HostFacts } from "./host.ts";
 import type { EncodedLatency, LatencyStats } from "./recorder.ts";
@@ -137,6 +138,8 @@ export interface ResultDocument {
   remote?: { configured: boolean; note: string };
   /** `tierbench workload`: the training workload's figures (workloads/result.ts). */
   workload?: WorkloadResult;
+  /** `tierbench replay`: the plan's predicted update phase beside the measured one. */
+  replay?: ReplayResult;
   /** `tierbench bench`: the short training workloads of the node profile. */
   workloads?: WorkloadResult[];
   /**

@@ -164,12 +164,15 @@ export const mlpOffload: WorkloadDefinition = {
     options: WorkloadOptions = {},
   ): WorkloadProgram {
     const local = requirePath("mlp-offload", "local", paths);
-    const remotePath = requirePath("mlp-offload", "remote", paths);
     const { ratio, cache } = resolveOptions(options);
+    // with nothing remote, the remote path may be absent (a plan that keeps everything local)
+    const remotePath = ratio === 0 && paths.remote === undefined
+      ? undefined
+      : requirePath("mlp-offload", "remote", paths);
     const limits = { bs: MLP_OFFLOAD_BS, iodepth: MLP_OFFLOAD_IODEPTH, readers: 1, writers: 1 };
     const sizes = subgroupSizes(setup);
     const remote = remoteSubgroups(sizes.length, ratio);
-    const names = { local, remote: remotePath };
+    const names = { local, remote: remotePath ?? local };
     const ranks: RankProgram[] = [];
     for (let r = 0; r < setup.ranksPerNode; r++) {
       ranks.push(rankProgram(r, setup, names, remote, cache));
@@ -206,7 +209,7 @@ export const mlpOffload: WorkloadDefinition = {
       workload: "mlp-offload",
       paths: [
         storagePath(local, "local", options, limits),
-        storagePath(remotePath, "remote", options, limits),
+        ...(remotePath === undefined ? [] : [storagePath(remotePath, "remote", options, limits)]),
       ],
       ranks,
       warmupIterations: setup.warmupIterations,

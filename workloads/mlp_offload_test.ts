@@ -304,3 +304,14 @@ Deno.test("mlp-offload keeps remoteCacheSubgroups of the remote path and cacheSu
   assert.equal(hits.filter((op) => op.path === "remote").length, 1);
   assert.equal(p.derived.cache_subgroups_remote, 1);
 });
+
+Deno.test("mlp-offload runs on the local path alone when nothing is remote and no remote path is given", () => {
+  const setup = resolveSetup({ model: "7b", scale: 0.001, iterations: 1, warmup: 0 });
+  const p = mlpOffload.build(setup, { local: ["local"] }, { remoteRatio: 0 });
+  assert.deepEqual(p.paths.map((path) => path.name), ["local"]);
+  assert.ok(p.ranks[0]!.ops.every((op) => op.path === undefined || op.path === "local"));
+  assert.throws(
+    () => mlpOffload.build(setup, { local: ["local"] }, { remoteRatio: 0.25 }),
+    /needs a remote path/,
+  );
+});

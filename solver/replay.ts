@@ -1,0 +1,133 @@
+/**
+ * Replay: a plan run as a workload on the real tiers, with the measured
+ * update phase set beside the predicted one.
+ *
+ * The plan becomes `mlp-offload` with the plan's split (its remote share),
+ * its cache per path, its node-wide limits and its request size and depth;
+ * the setup is the plan's, shrunk by `--scale`. Every byte count and think
+ * time scales by the same factor, so the prediction to compare with is the
+ * plan's update phase × scale — which holds as long as the tiers move the
+ * scaled requests at the bandwidths the profile measured. Objects smaller
+ * than bs × iodepth are cut into smaller requests (docs/workloads.md), so a
+ * scale that keeps a state object at bs × iodepth or more (`minScale`)
+ * replays what the profile measured.
+ *
+ * @module
+ */
+
+import type { TierSpec } from "../bench/config.ts";
+import type { ResultDocument } from "../bench/result.ts";
+import { mlpOffload } from "../workloads/mlp_offload.ts";
+import { median } from "../workloads/result.ts";
+import { runWorkload, type RunWorkloadOptions } from "../workloads/run.ts";
+import { resolveSetup, type TrainingSetup } from "../workloads/setup.ts";
+import type { WorkloadOptions } from "../workloads/_common.ts";
+import type { PlanDocument } from "./plan.ts";
+
+/** Measured against predicted, in the result document's `replay` section. */
+export interface ReplayResult {
+  plan: { source: string; created: string };
+  scale: number;
+  /** The workload options the plan became. */
+  options: WorkloadOptions;
+  /** Smallest scale at which a state object still fills bs × iodepth. */
+  min_scale: number;
+  predicted: {
+    /** The plan's update phase at full size, s. */
+    update_s: number;
+    /** × scale: what the replay should measure, s. */
+    update_s_scaled: number;
+  };
+  /** Median over the measured iterations, s; null when the run did not finish. */
+  measured: { update_s: number | null; per_iteration_s: number[] };
+  /** measured / predicted − 1. */
+  error: number | null;
+}
+
+/** The setup a plan was made for, at `scale`. */
+export function setupOfPlan(
+  plan: PlanDocument,
+  scale: number,
+  iterations: number,
+  warmup: number,
+): TrainingSetup {
+  const s = plan.setup;
+  const num = (k: string) => (typeof s[k] === "number" ? s[k] as number : undefined);
+  return resolveSetup({
+    model: String(s.model),
+    parameters: num("parameters"),
+    ranksPerNode: num("ranks_per_node"),
+    dataParallel: num("data_parallel"),
+    tensorParallel: num("tensor_parallel"),
+    microBatch: num("micro_batch"),
+    subgroupSize: num("subgroup_elements"),
+    bytesPerState: num("bytes_per_state"),
+    adamRate: num("adam_params_per_s"),
+    gpuTflops: num("gpu_tflops"),
+    scale,
+    iterations,
+    warmup,
+  });
+}
+
+/** The mlp-offload options that run the plan's placement. */
+export function optionsOfPlan(plan: PlanDocument): WorkloadOptions {
+  const paths = plan.placement.paths;
+  const local = paths.find((p) => p.name === "local");
+  const remote = paths.find((p) => p.name === "remote");
+  if (!local) throw new TypeError("the plan has no local path");
+  const total = paths.reduce((t, p) => t + p.subgroups, 0);
+  return {
+    remoteRatio: remote && total > 0 ? remote.subgroups / total : 0,
+    cacheSubgroups: local.cache_subgroups,
+    remoteCacheSubgroups: remote?.cache_subgroups ?? 0,
+    readers: local.readers ?? 0,
+    writers: local.writers ?? 0,
+    bs: local.bs,
+    iodepth: local.iodepth,
+  };
+}
+
+/** The smallest scale at which one subgroup's state object is at least bs × iodepth. */
+export function minScaleOf(plan: PlanDocument): number {
+  const local = plan.placement.paths.find((p) => p.name === "local");
+  const elements = Number(plan.setup.subgroup_elements);
+  const bytes = Number(plan.setup.bytes_per_state) * elements;
+  if (!local || !(bytes > 0)) return 1;
+  return Math.min(1, (local.bs * local.iodepth) / bytes);
+}
+
+/**
+ * Runs `plan` on the tiers `specs` at `scale` and compares.
+ *
+ * @example
+ * ```ts ignore
+ * const { doc } = await replayPlan(plan, [parseTierSpec("file:/mnt/nvme")], { scale: 0.02 });
+ * console.log(doc.replay?.error);
+ * ```
+ */
+export async function replayPlan(
+  plan: PlanDocument,
+  specs: readonly TierSpec[],
+  o: { scale: number; iterations?: number; warmup?: number } & RunWorkloadOptions,
+): Promise<{ doc: ResultDocument; error?: unknown }> {
+  const setup = setupOfPlan(plan, o.scale, o.iterations ?? 3, o.warmup ?? 1);
+  const options = optionsOfPlan(plan);
+  const out = await runWorkload(mlpOffload, setup, specs, options, o);
+  const w = out.doc.workload;
+  const per = (w?.iterations ?? []).filter((it) => !it.warmup && it.phases.update)
+    .map((it) => it.phases.update!.time_s);
+  const measured = out.doc.status === "ok" && per.length > 0 ? median(per) : null;
+  const predicted = plan.predictions.plan.update_s;
+  const replay: ReplayResult = {
+    plan: { source: plan.profile.source, created: plan.created },
+    scale: o.scale,
+    options,
+    min_scale: minScaleOf(plan),
+    predicted: { update_s: predicted, update_s_scaled: predicted * o.scale },
+    measured: { update_s: measured, per_iteration_s: per },
+    error: measured === null ? null : measured / (predicted * o.scale) - 1,
+  };
+  out.doc.replay = replay;
+  return out;
+}

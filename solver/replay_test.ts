@@ -1,0 +1,74 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { parseTierSpec } from "../bench/config.ts";
+import { ROOT, runCli, scratchLeft, withTempDir } from "../tests/_helpers.ts";
+import { resolveSetup } from "../workloads/setup.ts";
+import { makePlan } from "./planner.ts";
+import { readProfile } from "./profile.ts";
+import { minScaleOf, optionsOfPlan, replayPlan, setupOfPlan } from "./replay.ts";
+
+const POLARIS = join(ROOT, "results", "reference", "polaris-4gpu-nvme-lustre.json");
+
+async function polarisPlan() {
+  return await makePlan(
+    await readProfile(POLARIS),
+    resolveSetup({ model: "7b", ranksPerNode: 2 }),
+    {
+      hostCacheBytes: 4 * 2 ** 30,
+    },
+  );
+}
+
+Deno.test("optionsOfPlan() and setupOfPlan() turn a plan back into mlp-offload's split, cache, limits and setup", async () => {
+  const plan = await polarisPlan();
+  const o = optionsOfPlan(plan);
+  const [local, remote] = plan.placement.paths;
+  assert.equal(o.remoteRatio, remote!.subgroups / (local!.subgroups + remote!.subgroups));
+  assert.equal(o.cacheSubgroups, local!.cache_subgroups);
+  assert.equal(o.remoteCacheSubgroups, remote!.cache_subgroups);
+  assert.equal(o.readers, 1);
+  assert.equal(o.bs, local!.bs);
+  const s = setupOfPlan(plan, 0.01, 2, 0);
+  assert.equal(s.model.name, "7b");
+  assert.equal(s.ranksPerNode, 2);
+  assert.equal(s.scale, 0.01);
+  assert.equal(s.subgroupElements, 1e8);
+  // 1 MiB × 8 in flight over 4 B × 1e8 elements
+  assert.equal(minScaleOf(plan), (8 << 20) / 4e8);
+});
+
+Deno.test("replayPlan() runs the plan on real tiers and sets the measured update phase beside the prediction", async () => {
+  await withTempDir(async (dir) => {
+    const local = join(dir, "nvme");
+    const remote = join(dir, "lustre");
+    await Deno.mkdir(local);
+    await Deno.mkdir(remote);
+    const plan = await polarisPlan();
+    const { doc, error } = await replayPlan(plan, [
+      parseTierSpec(`file:${local}`),
+      parseTierSpec(`pfs:${remote}`),
+    ], {
+      scale: 1e-4,
+      iterations: 1,
+      warmup: 0,
+    });
+    assert.equal(error, undefined);
+    assert.equal(doc.status, "ok", doc.error);
+    const r = doc.replay!;
+    assert.equal(r.predicted.update_s_scaled, plan.predictions.plan.update_s * 1e-4);
+    assert.ok(r.measured.update_s! > 0);
+    assert.equal(r.error, r.measured.update_s! / r.predicted.update_s_scaled - 1);
+    const bytes = doc.workload!.summary!.bytes;
+    assert.ok(bytes["local:read"]! > 0 && bytes["remote:read"]! > 0, JSON.stringify(bytes));
+    assert.deepEqual(await scratchLeft(local), []);
+    assert.deepEqual(await scratchLeft(remote), []);
+  });
+});
+
+Deno.test("tierbench replay refuses a file that is not a plan, in one line, exit 2", async () => {
+  await withTempDir(async (dir) => {
+    const r = await runCli(["replay", POLARIS, "--tiers", `file:${dir}`]);
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /--plan: .*not a tierbench\/plan@1 document/);
+  });
+});
