@@ -173,7 +173,7 @@ Deno.test("tierbench bench: the profile ends with the contention matrix over the
     const doc = JSON.parse(await Deno.readTextFile(out));
     assert.equal(doc.kind, "profile");
     assert.equal(doc.status, "ok");
-    assert.equal(doc.runs.length, 13, "the profile's points only: null, then file and pfs");
+    assert.equal(doc.runs.length, 15, "the profile's points only: null, then file and pfs");
     assertMatrix(doc.contention, ["file", "pfs"], ["file+pfs"]);
     assert.equal(doc.contention.pattern.runtime_ms, 200);
     assert.equal(doc.contention.pattern.tiers.pfs.direct, true);

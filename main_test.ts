@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { loadProfile } from "./solver/profile.ts";
 import {
   type CliResult,
   IS_ROOT,
@@ -246,7 +247,7 @@ Deno.test("tierbench bench: profiles memory, file and a pfs directory into one p
     const doc = JSON.parse(await Deno.readTextFile(out));
     assert.equal(doc.kind, "profile");
     assert.equal(doc.status, "ok");
-    assert.equal(doc.runs.length, 19);
+    assert.equal(doc.runs.length, 22); // null, then 7 points on each of memory, file and pfs
     // then the short training workloads: an optimizer pair (mlp-offload since a pfs is named)
     // and an activation workload, each with its summary
     assert.deepEqual(
@@ -267,6 +268,10 @@ Deno.test("tierbench bench: profiles memory, file and a pfs directory into one p
     assert.ok(doc.workloads[1].summary.bytes["remote:read"] > 0);
     assert.ok(doc.workloads[2].summary.bytes["local:write"] > 0);
     assert.match(r.stdout, /│ zero-infinity │ local /);
+    // the profile reads back for the solver, with the tier's mixed read+write figures
+    const profile = loadProfile(doc, out);
+    assert.ok(profile.tiers.file!.mixed_read_bw_bytes! > 0);
+    assert.ok(profile.tiers.file!.mixed_write_bw_bytes! > 0);
     assert.deepEqual(
       [...new Set(doc.runs.map((run: { tier: { kind: string } }) => run.tier.kind))],
       ["null", "memory", "file", "pfs"],

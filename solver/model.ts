@@ -7,12 +7,13 @@
  * subgroups, s bytes per state:
  *
  * - compute: C = P / (CPU Adam rate of a rank); ranks compute in parallel.
- * - a path p moves its reads and writes through one device: its busy time is
- *   t_p = read bytes / read bandwidth × slowdown + write bytes / write
- *   bandwidth × slowdown, with the bytes summed over all ranks (the profile
- *   measured each tier node-wide), and the slowdowns taken from the
- *   contention matrix for the other paths in use (1 where unmeasured).
- *   Reads and writes of one device share it: they add, they do not overlap.
+ * - a path p moves its reads and writes through one device, the bytes summed
+ *   over all ranks (the profile measured each tier node-wide), each direction
+ *   slowed by the contention matrix's factor for the other paths in use (1
+ *   where unmeasured). Where the profile measured the tier reading and
+ *   writing at once (its mixed bandwidths), both directions run together at
+ *   those rates until the shorter is done, the rest at its own rate alone;
+ *   where it did not, reads and writes add: t_p = R / read bw + W / write bw.
  * - paths and compute run at once (prefetch and write-behind), so the phase
  *   takes the longest of them, plus what the pipeline cannot hide: the
  *   first subgroup's read before any compute, and the last subgroup's write
@@ -37,6 +38,9 @@ export interface PathRates {
   /** Contention factors (≥ 1) while the other paths in use run. */
   readonly readSlowdown?: number;
   readonly writeSlowdown?: number;
+  /** Bandwidths of each direction while the tier reads and writes at once, bytes/s. */
+  readonly mixedReadBw?: number;
+  readonly mixedWriteBw?: number;
 }
 
 /** What one path carries per iteration, node-wide (all ranks). */
@@ -55,12 +59,32 @@ export interface PhaseInput {
   readonly exposedS: number;
 }
 
-/** Busy time of a path, s. */
+/**
+ * Busy time of a path, s.
+ *
+ * @example
+ * ```ts
+ * import { pathSeconds } from "./model.ts";
+ * const rates = { name: "local", readBw: 2e9, writeBw: 2e9 };
+ * console.assert(pathSeconds({ rates, readBytes: 2e9, writeBytes: 2e9 }) === 2);
+ * const mixed = { ...rates, mixedReadBw: 1.5e9, mixedWriteBw: 1.5e9 };
+ * console.assert(Math.abs(pathSeconds({ rates: mixed, readBytes: 3e9, writeBytes: 3e9 }) - 2) < 1e-12);
+ * ```
+ */
 export function pathSeconds(load: PathLoad): number {
   const r = load.rates;
-  const read = load.readBytes === 0 ? 0 : (load.readBytes / r.readBw) * (r.readSlowdown ?? 1);
-  const write = load.writeBytes === 0 ? 0 : (load.writeBytes / r.writeBw) * (r.writeSlowdown ?? 1);
-  return read + write;
+  const rs = r.readSlowdown ?? 1, ws = r.writeSlowdown ?? 1;
+  const read = load.readBytes === 0 ? 0 : (load.readBytes / r.readBw) * rs;
+  const write = load.writeBytes === 0 ? 0 : (load.writeBytes / r.writeBw) * ws;
+  if (read === 0 || write === 0 || !r.mixedReadBw || !r.mixedWriteBw) return read + write;
+  // together at the mixed rates until the shorter direction is done, then the rest alone
+  const tr = (load.readBytes / r.mixedReadBw) * rs;
+  const tw = (load.writeBytes / r.mixedWriteBw) * ws;
+  const both = Math.min(tr, tw);
+  const rest = tr > tw
+    ? ((load.readBytes - (both / rs) * r.mixedReadBw) / r.readBw) * rs
+    : ((load.writeBytes - (both / ws) * r.mixedWriteBw) / r.writeBw) * ws;
+  return both + rest;
 }
 
 /**

@@ -37,6 +37,8 @@ function asSolverTier(t: ProfileTier): SolverTier {
     bs: t.bs,
     iodepth: t.iodepth,
     ...(t.capacity_bytes !== undefined ? { capacityBytes: t.capacity_bytes } : {}),
+    ...(t.mixed_read_bw_bytes !== undefined ? { mixedReadBw: t.mixed_read_bw_bytes } : {}),
+    ...(t.mixed_write_bw_bytes !== undefined ? { mixedWriteBw: t.mixed_write_bw_bytes } : {}),
   };
 }
 

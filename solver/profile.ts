@@ -93,6 +93,13 @@ export interface ProfileTier {
   measured_with: MeasuredWith;
   /** The result's runs the figures came from, by name. */
   runs?: string[];
+  /**
+   * Bandwidth of each direction while the tier reads and writes at once (half
+   * and half, at `bs` and `iodepth`: the bench's randrw point), bytes/s.
+   * Absent when not measured: the solver then adds read and write times.
+   */
+  mixed_read_bw_bytes?: number;
+  mixed_write_bw_bytes?: number;
   /** Space for optimizer state, bytes (hand-written profiles only). */
   capacity_bytes?: number;
   read_lat_us?: LatencyUs;
@@ -306,6 +313,8 @@ const tierSchema = z.strictObject({
   write_bw_bytes: positive,
   bs: count,
   iodepth: count,
+  mixed_read_bw_bytes: positive.optional(),
+  mixed_write_bw_bytes: positive.optional(),
   capacity_bytes: positive.optional(),
   read_lat_us: latencySchema.optional(),
   write_lat_us: latencySchema.optional(),
@@ -386,6 +395,8 @@ const ALLOWED: Record<string, string> = {
   write_bw_bytes: BANDWIDTH,
   bs: "the request size in bytes the bandwidths were measured at, an integer > 0 (e.g. 1048576)",
   iodepth: "the requests in flight they were measured at, an integer ≥ 1 (e.g. 8)",
+  mixed_read_bw_bytes: `${BANDWIDTH}, read while the tier also writes`,
+  mixed_write_bw_bytes: `${BANDWIDTH}, written while the tier also reads`,
   capacity_bytes: "the bytes available for optimizer state, a number > 0",
   read_lat_us: "an object { p50, p99 } in microseconds",
   write_lat_us: "an object { p50, p99 } in microseconds",
@@ -515,6 +526,7 @@ const runSchema = z.object({
   options: z.object({
     tier: z.string(),
     rw: z.string(),
+    rwmixread: z.number().optional(),
     bs: z.number(),
     iodepth: z.number(),
     numjobs: z.number(),
@@ -837,6 +849,15 @@ function isPoint(run: ResultRun, tier: ResultTier, direction: Direction): boolea
     o.numjobs === PROFILE_PATTERN.numjobs && o.engine === engine && run[direction].bw_bytes > 0;
 }
 
+/** Whether a run is the profile's mixed point on `tier`: randrw, half reads, at the profile pattern. */
+function isMixedPoint(run: ResultRun, tier: ResultTier): boolean {
+  const o = run.options;
+  return run.status === "ok" && o.tier === tier.spec && o.rw === "randrw" &&
+    o.rwmixread === 50 && o.bs === PROFILE_PATTERN.bs &&
+    o.iodepth === PROFILE_PATTERN.iodepth && o.numjobs === PROFILE_PATTERN.numjobs &&
+    o.engine === "libaio" && run.read.bw_bytes > 0 && run.write.bw_bytes > 0;
+}
+
 /** Latency percentiles of a run's direction, µs. */
 function latencyOf(run: ResultRun | undefined, direction: Direction): LatencyUs | undefined {
   const p = run?.[direction].lat_ns?.percentile;
@@ -880,7 +901,14 @@ function resultTier(doc: ResultDoc, t: ResultTier): ProfileTier | string {
       write: write.write.bw_bytes,
       ...PROFILE_PATTERN,
     };
-    return tierFrom(t, { read, write }, figures, t.kind === "s3" ? "s3-runs" : "libaio-runs");
+    const tier = tierFrom(t, { read, write }, figures, t.kind === "s3" ? "s3-runs" : "libaio-runs");
+    const mixed = points.find((r) => isMixedPoint(r, t));
+    if (mixed) {
+      tier.mixed_read_bw_bytes = mixed.read.bw_bytes;
+      tier.mixed_write_bw_bytes = mixed.write.bw_bytes;
+      tier.runs = [...(tier.runs ?? []), mixed.name];
+    }
+    return tier;
   }
   const c = doc.contention;
   const alone = c?.alone[t.label];

@@ -29,7 +29,7 @@
 import * as highsModule from "highs";
 import type { Highs } from "highs";
 import { shardParameters, subgroupSizes, type TrainingSetup } from "../workloads/setup.ts";
-import { pathSeconds, predictPhase } from "./model.ts";
+import { type PathRates, pathSeconds, predictPhase } from "./model.ts";
 import type { PlannedPath, Prediction } from "./plan.ts";
 
 /** A tier the solver may place state on. */
@@ -43,6 +43,9 @@ export interface SolverTier {
   readonly iodepth: number;
   /** Free space for optimizer state, bytes; undefined: unbounded. */
   readonly capacityBytes?: number;
+  /** Each direction's bandwidth while the tier reads and writes at once, bytes/s; undefined: unmeasured. */
+  readonly mixedReadBw?: number;
+  readonly mixedWriteBw?: number;
 }
 
 /** Slowdown of `tier` doing `direction` while `other` does `otherDirection`; 1 when unmeasured. */
@@ -137,7 +140,11 @@ export async function solve(input: SolveInput): Promise<Solution> {
     };
   });
   const k = tiers.map((t, i) =>
-    subgroupNode * (slow[i]!.read / t.readBw + slow[i]!.write / t.writeBw)
+    pathSeconds({
+      rates: ratesOf(t, "", slow[i]!.read, slow[i]!.write),
+      readBytes: subgroupNode,
+      writeBytes: subgroupNode,
+    })
   );
   const maxCached = Math.floor(input.hostCacheBytes / (stateBytes(setup, largest) * R));
 
@@ -182,13 +189,7 @@ export async function solve(input: SolveInput): Promise<Solution> {
     const moved = stateBytes(setup, avg) * (p.subgroups - p.cache_subgroups) * R;
     const both = used.length > 1;
     return {
-      rates: {
-        name: p.name,
-        readBw: t.readBw,
-        writeBw: t.writeBw,
-        readSlowdown: both ? slow[i]!.read : 1,
-        writeSlowdown: both ? slow[i]!.write : 1,
-      },
+      rates: ratesOf(t, p.name, both ? slow[i]!.read : 1, both ? slow[i]!.write : 1),
       readBytes: moved,
       writeBytes: moved,
     };
@@ -204,6 +205,24 @@ export async function solve(input: SolveInput): Promise<Solution> {
     predictions,
     why: explain(input, paths, tiers, k, computeS, busyOf, maxCached),
     solver: { status: res.Status, seconds: (performance.now() - t0) / 1000, subgroups: S },
+  };
+}
+
+/** A tier's rates for the model, named and slowed. */
+function ratesOf(
+  t: SolverTier,
+  name: string,
+  readSlowdown: number,
+  writeSlowdown: number,
+): PathRates {
+  return {
+    name,
+    readBw: t.readBw,
+    writeBw: t.writeBw,
+    readSlowdown,
+    writeSlowdown,
+    ...(t.mixedReadBw !== undefined ? { mixedReadBw: t.mixedReadBw } : {}),
+    ...(t.mixedWriteBw !== undefined ? { mixedWriteBw: t.mixedWriteBw } : {}),
   };
 }
 
@@ -275,7 +294,7 @@ function baselineInfinity(input: SolveInput, computeS: number, largest: number):
   const exposed = R * s.bytesPerState * largest * (4 / t.readBw + 3 / t.writeBw);
   const p = predictPhase({
     paths: [{
-      rates: { name: "local", readBw: t.readBw, writeBw: t.writeBw },
+      rates: ratesOf(t, "local", 1, 1),
       readBytes: 4 * s.bytesPerState * P * R,
       writeBytes: 3 * s.bytesPerState * P * R,
     }],

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { resolveSetup } from "../workloads/setup.ts";
-import { predictPhase } from "./model.ts";
+import { pathSeconds, predictPhase } from "./model.ts";
 import { solve, type SolveInput, type SolverTier } from "./solve.ts";
 
 const GiB = 2 ** 30;
@@ -43,6 +43,23 @@ Deno.test("predictPhase() takes the longest of compute and each path, reads and 
   assert.equal(p.write_s, 1);
   assert.equal(p.overlap_s, 3 + 1 + 1.5 - 2.25);
   assert.deepEqual(p.bytes, { "a:read": 1e9, "a:write": 1e9, "b:read": 1e9 });
+});
+
+Deno.test("pathSeconds() runs both directions at the mixed rates while both last, then the longer alone", () => {
+  const rates = { name: "p", readBw: 2e9, writeBw: 1e9, mixedReadBw: 1e9, mixedWriteBw: 0.5e9 };
+  // 1 GB each way: reads finish at 1 s (1 GB/s), 0.5 GB written by then, the rest alone at 1 GB/s
+  assert.equal(pathSeconds({ rates, readBytes: 1e9, writeBytes: 1e9 }), 1.5);
+  // 4 GB read, 1 GB written: 2 s together (2 GB read by then), then 2 GB alone at 2 GB/s
+  assert.equal(pathSeconds({ rates, readBytes: 4e9, writeBytes: 1e9 }), 3);
+  // without mixed figures reads and writes add
+  assert.equal(
+    pathSeconds({
+      rates: { name: "p", readBw: 2e9, writeBw: 1e9 },
+      readBytes: 2e9,
+      writeBytes: 1e9,
+    }),
+    2,
+  );
 });
 
 Deno.test("solve() splits subgroups over both paths, every subgroup placed, and beats zero-infinity", async () => {
