@@ -5,7 +5,7 @@ const base = { memoryDir: "/dev/shm", fileDir: "/data", runtime: "3", ramp: "1",
 
 Deno.test("profileJobs() runs the null tier once, then the same patterns on memory and file", () => {
   const jobs = profileJobs(base);
-  assert.equal(jobs.length, 13);
+  assert.equal(jobs.length, 15); // null, then 7 points on each tier
   assert.equal(jobs[0]!.tier.kind, "null");
   const memory = jobs.filter((j) => j.tier.kind === "memory");
   const file = jobs.filter((j) => j.tier.kind === "file");
@@ -26,7 +26,7 @@ Deno.test("profileJobs() adds pfs and s3 points when they are configured", () =>
   });
   const pfs = jobs.filter((j) => j.tier.kind === "pfs");
   const s3 = jobs.filter((j) => j.tier.kind === "s3");
-  assert.equal(pfs.length, 6);
+  assert.equal(pfs.length, 7);
   assert.ok(pfs.every((j) => !j.direct && j.endFsync));
   assert.equal(s3.length, 4);
   assert.ok(s3.every((j) => j.s3?.endpoint === "http://127.0.0.1:7480"));
