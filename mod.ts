@@ -185,3 +185,4 @@ export {
   type ReplayResult,
   setupOfPlan,
 } from "./solver/replay.ts";
+export { type ActivationPlan, planActivations } from "./solver/activations.ts";

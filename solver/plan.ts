@@ -10,6 +10,8 @@
  * @module
  */
 
+import type { ActivationPlan } from "./activations.ts";
+
 /** The schema id of plan documents. */
 export const PLAN_SCHEMA = "tierbench/plan@1";
 
@@ -77,6 +79,8 @@ export interface PlanDocument {
     zero_infinity: Prediction;
     plan: Prediction;
   };
+  /** Activations: layers to offload to the node-local tier and the prefetch distance (solver/activations.ts). */
+  activations?: ActivationPlan;
   /** Sentences: the binding constraint, the bandwidths that set the ratio. */
   why: string[];
   /** Settings training accepts (solver/export.ts). */

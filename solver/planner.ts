@@ -14,6 +14,7 @@ import {
   DEFAULT_DEEPSPEED_VERSION,
   mlpOffloadSettings,
 } from "./export.ts";
+import { planActivations } from "./activations.ts";
 import { PLAN_SCHEMA, type PlanDocument } from "./plan.ts";
 import { type Profile, type ProfileTier, slowdownLookup } from "./profile.ts";
 import { solve, type SolverTier } from "./solve.ts";
@@ -114,6 +115,7 @@ export async function makePlan(
       order: cached > 0 ? "alternating" : "ascending",
     },
     predictions: solved.predictions,
+    activations: planActivations(setup, local.read_bw_bytes, local.write_bw_bytes),
     why: solved.why,
     exports: { deepspeed: {}, mlp_offload: {} },
   };

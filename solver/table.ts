@@ -68,6 +68,18 @@ export function formatPlan(doc: PlanDocument): string {
   const lines = [placement.toString(), table.toString()];
   for (const p of Object.values(doc.predictions)) if (p.note) lines.push(pc.dim(`note: ${p.note}`));
   for (const w of doc.why) lines.push(`why: ${w}`);
+  const a = doc.activations;
+  if (a) {
+    lines.push(
+      `activations: ${
+        a.offloaded === 0 ? "offload no layer" : `offload layers 0–${a.offloaded - 1}`
+      } of ${a.layers} (${
+        (a.freed_bytes / 2 ** 30).toFixed(1)
+      } GiB of GPU memory per rank), read ${a.prefetch} layer(s) ahead; predicted stall ${
+        a.stall_s.toFixed(2)
+      } s per iteration (${a.stall_all_s.toFixed(2)} s if every layer went out): ${a.why}`,
+    );
+  }
   for (const [who, e] of Object.entries(doc.exports)) {
     if (typeof e.error === "string") lines.push(pc.dim(`no ${who} export: ${e.error}`));
   }
