@@ -45,6 +45,10 @@ Deno.test("tierbench plan writes a tierbench/plan@1 document and prints placemen
       plan.exports.mlp_offload.config.zero_optimization.offload_optimizer.nvme_path,
       /;/,
     );
+    // activations: 88 layers of 70B, the last never offloaded, at least one layer read ahead
+    assert.equal(plan.activations.layers, 88);
+    assert.ok(plan.activations.offloaded <= 87 && plan.activations.prefetch >= 1);
+    assert.match(r.stdout, /activations: offload/);
   });
 });
 
