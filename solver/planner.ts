@@ -86,6 +86,15 @@ export async function makePlan(
     hostCacheBytes: opts.hostCacheBytes,
     hostMemoryBytes: profile.host.memory_bytes,
     slowdown: slowdownLookup(profile),
+    ...(profile.host.pcie_bytes_per_s !== undefined &&
+        profile.host.gpu_adam_params_per_s !== undefined
+      ? {
+        gpu: {
+          pcieBytesPerS: profile.host.pcie_bytes_per_s,
+          adamParamsPerS: profile.host.gpu_adam_params_per_s,
+        },
+      }
+      : {}),
   });
   const cached = solved.paths.reduce((t, p) => t + p.cache_subgroups, 0);
   const plan: PlanDocument = {
@@ -113,6 +122,7 @@ export async function makePlan(
       host_subgroups: 0,
       paths: solved.paths,
       order: cached > 0 ? "alternating" : "ascending",
+      ...(solved.dosStride !== undefined ? { dos_stride: solved.dosStride } : {}),
     },
     predictions: solved.predictions,
     activations: planActivations(setup, local.read_bw_bytes, local.write_bw_bytes),

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { resolveSetup } from "../workloads/setup.ts";
 import { pathSeconds, predictPhase } from "./model.ts";
-import { solve, type SolveInput, type SolverTier } from "./solve.ts";
+import { bestStride, solve, type SolveInput, type SolverTier } from "./solve.ts";
 
 const GiB = 2 ** 30;
 const tier = (
@@ -132,4 +132,31 @@ Deno.test("the ZeRO-Offload baseline is infeasible when the state does not fit i
   const s = await solve({ ...base, hostMemoryBytes: 512 * GiB });
   assert.equal(s.predictions.zero_offload.feasible, false);
   assert.match(s.predictions.zero_offload.note!, /needs \d+ GiB of host memory/);
+});
+
+Deno.test("bestStride() sends more subgroups to a faster GPU, none to one slower than the CPU", () => {
+  const setup = resolveSetup({ model: "7b" }); // CPU Adam 1e9 parameters/s per rank
+  const fast = bestStride(setup, 17, 1e8, { pcieBytesPerS: 1e12, adamParamsPerS: 1e12 });
+  const slower = bestStride(setup, 17, 1e8, { pcieBytesPerS: 25e9, adamParamsPerS: 2e10 });
+  const useless = bestStride(setup, 17, 1e8, { pcieBytesPerS: 1e8, adamParamsPerS: 1e8 });
+  assert.equal(fast.stride, 1); // every subgroup: the GPU outruns the CPU by far
+  assert.ok(slower.stride! >= fast.stride!);
+  assert.ok(fast.computeS < 1.7 && slower.computeS < 1.7);
+  assert.equal(useless.stride, undefined);
+  assert.equal(useless.computeS, 1.7);
+});
+
+Deno.test("solve() takes a Deep Optimizer States stride only when the phase waits for compute", async () => {
+  const gpu = { pcieBytesPerS: 25e9, adamParamsPerS: 2e10 };
+  const ioBound = await solve({ ...base, gpu });
+  assert.equal(ioBound.dosStride, undefined);
+  assert.ok(ioBound.why.some((w) => /waits for I\/O/.test(w)));
+  const computeBound = await solve({
+    ...base,
+    setup: resolveSetup({ model: "7b" }),
+    hostCacheBytes: 2 ** 40,
+    gpu,
+  });
+  assert.ok(computeBound.dosStride !== undefined);
+  assert.ok(computeBound.predictions.plan.compute_s < 1.7);
 });
