@@ -183,6 +183,11 @@ async function runAndReport(
   });
 }
 
+/** A default such as 1e8 as `--help` shows it ("1e8", not "100000000" or "1e+8"). */
+function exponent(n: number): string {
+  return n.toExponential().replace("+", "");
+}
+
 /** Splits `--tiers` text into tier specs, directories resolved from where the user stands. */
 function parseTierList(text: string): TierSpec[] {
   return text.split(",").map((t) => t.trim()).filter((t) => t !== "").map((t) => {
@@ -503,13 +508,13 @@ program.command("workload")
   .option(
     "--subgroup-size <n>",
     "elements per optimizer subgroup",
-    SETUP_DEFAULTS.subgroupSize.toExponential().replace("+", ""),
+    exponent(SETUP_DEFAULTS.subgroupSize),
   )
   .option("--bytes-per-state <n>", "bytes of each optimizer state per parameter (2 or 4)", "4")
   .option(
     "--adam-rate <n>",
     "CPU Adam parameters per second per rank",
-    SETUP_DEFAULTS.adamRate.toExponential().replace("+", ""),
+    exponent(SETUP_DEFAULTS.adamRate),
   )
   .option(
     "--gpu-tflops <n>",
@@ -561,12 +566,7 @@ program.command("workload")
       adamRate: o.adamRate,
       gpuTflops: o.gpuTflops,
     });
-    const specs = o.tiers.split(",").map((t) => t.trim()).filter(Boolean).map((t) => {
-      const spec = parseTierSpec(t);
-      return spec.kind === "s3" || spec.kind === "null"
-        ? spec
-        : { ...spec, path: resolvePath(spec.path) };
-    });
+    const specs = parseTierList(o.tiers);
     const options = parseWorkloadOptions(o);
     const runId = newRunId();
     const output = o.output ? resolvePath(o.output) : defaultOutput(runId);
@@ -655,7 +655,7 @@ program.command("plan")
   .option(
     "--subgroup-size <n>",
     "elements per optimizer subgroup",
-    SETUP_DEFAULTS.subgroupSize.toExponential().replace("+", ""),
+    exponent(SETUP_DEFAULTS.subgroupSize),
   )
   .option("--bytes-per-state <n>", "bytes of each optimizer state per parameter (2 or 4)", "4")
   .option(
