@@ -40,8 +40,9 @@ export const PROFILE_PATTERNS: readonly RawJobOptions[] = [
   { rw: "randread", bs: "4k", iodepth: "1", engine: "psync" },
   { rw: "randread", bs: "4k", iodepth: "32", engine: "libaio" },
   // reads and writes at once, half each: what a device gives an optimizer that reads subgroup
-  // i+1 while it writes i−1 (the solver's model uses it where present)
-  { rw: "randrw", bs: "1m", iodepth: "8", engine: "libaio" },
+  // i+1 while it writes i−1 (the solver's model uses it where present). 16 in flight: the
+  // workloads' read stream and write stream are each 8 deep, so that many are out at once.
+  { rw: "randrw", bs: "1m", iodepth: "16", engine: "libaio" },
 ];
 
 /** The patterns of the s3 tier: PUT and GET of 1 MiB objects, alone and 8 deep. */

@@ -849,12 +849,16 @@ function isPoint(run: ResultRun, tier: ResultTier, direction: Direction): boolea
     o.numjobs === PROFILE_PATTERN.numjobs && o.engine === engine && run[direction].bw_bytes > 0;
 }
 
-/** Whether a run is the profile's mixed point on `tier`: randrw, half reads, at the profile pattern. */
+/**
+ * Whether a run is the profile's mixed point on `tier`: randrw, half reads, at
+ * the profile pattern's bs with twice its depth in flight — a read stream and
+ * a write stream, each at the pattern's depth, as the workloads run them.
+ */
 function isMixedPoint(run: ResultRun, tier: ResultTier): boolean {
   const o = run.options;
   return run.status === "ok" && o.tier === tier.spec && o.rw === "randrw" &&
     o.rwmixread === 50 && o.bs === PROFILE_PATTERN.bs &&
-    o.iodepth === PROFILE_PATTERN.iodepth && o.numjobs === PROFILE_PATTERN.numjobs &&
+    o.iodepth === 2 * PROFILE_PATTERN.iodepth && o.numjobs === PROFILE_PATTERN.numjobs &&
     o.engine === "libaio" && run.read.bw_bytes > 0 && run.write.bw_bytes > 0;
 }
 

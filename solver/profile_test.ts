@@ -201,6 +201,27 @@ Deno.test("a contention result measured here loads: tiers from the alone runs, t
     assert.equal(q.contention, undefined);
     assert.equal(slowdownOf(q, "file", "read", [{ tier: "memory", direction: "read" }]), 1);
 
+    // a randrw run at twice the depth (a read and a write stream, 8 deep each) is the mixed point;
+    // at the pattern's own depth it is not
+    const fileRead = alone.find((run: { name: string }) => run.name === "file read alone");
+    const randrw = (iodepth: number) => ({
+      ...structuredClone(fileRead),
+      name: `file randrw ${iodepth}`,
+      options: { ...fileRead.options, rw: "randrw", rwmixread: 50, iodepth },
+      read: { ...fileRead.read, bw_bytes: 3e8 },
+      write: { ...fileRead.read, bw_bytes: 2e8 },
+    });
+    const withMixed = (iodepth: number) =>
+      loadProfile(
+        JSON.parse(JSON.stringify({ ...profileDoc, runs: [...alone, randrw(iodepth)] })),
+        "m.json",
+      ).tiers.file!;
+    const m16 = withMixed(16);
+    assert.equal(m16.mixed_read_bw_bytes, 3e8);
+    assert.equal(m16.mixed_write_bw_bytes, 2e8);
+    assert.ok(m16.runs?.includes("file randrw 16"));
+    assert.equal(withMixed(8).mixed_read_bw_bytes, undefined);
+
     // a starved tier: at least its alone bandwidth × window / request size
     const starved = structuredClone(doc);
     starved.contention.slowdown.read.file.memory = null;
