@@ -53,7 +53,7 @@ import { PLAN_SCHEMA, type PlanDocument } from "./solver/plan.ts";
 import { makePlan } from "./solver/planner.ts";
 import { replayPlan } from "./solver/replay.ts";
 import { readProfile } from "./solver/profile.ts";
-import { formatPlan } from "./solver/table.ts";
+import { formatPlan, formatReplay } from "./solver/table.ts";
 import type { WorkloadOptions } from "./workloads/_common.ts";
 import { MODEL_NAMES } from "./workloads/model.ts";
 import { WORKLOAD_NAMES, workloadByName } from "./workloads/registry.ts";
@@ -760,21 +760,7 @@ program.command("replay")
       });
       progress.stop();
       const r = outcome.doc.replay;
-      if (r && r.measured.update_s !== null) {
-        console.log(
-          `replay: predicted ${r.predicted.update_s.toFixed(1)} s × ${scale} = ${
-            r.predicted.update_s_scaled.toFixed(3)
-          } s, measured ${
-            r.measured.update_s.toFixed(3)
-          } s (median of ${r.measured.per_iteration_s.length}), error ${r.error! >= 0 ? "+" : ""}${
-            (r.error! * 100).toFixed(1)
-          } %${
-            scale < r.min_scale
-              ? `; below --scale ${r.min_scale.toFixed(3)} requests shrink (docs/workloads.md)`
-              : ""
-          }`,
-        );
-      }
+      if (r) console.log(formatReplay(r));
       await finish(outcome, output, signal);
     });
   });

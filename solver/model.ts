@@ -105,11 +105,14 @@ export function pathSeconds(load: PathLoad): number {
 export function predictPhase(input: PhaseInput): Prediction {
   let read = 0, write = 0, longest = 0;
   const bytes: Record<string, number> = {};
+  const pathS: Record<string, number> = {};
   for (const load of input.paths) {
     const r = load.rates;
     read += load.readBytes === 0 ? 0 : (load.readBytes / r.readBw) * (r.readSlowdown ?? 1);
     write += load.writeBytes === 0 ? 0 : (load.writeBytes / r.writeBw) * (r.writeSlowdown ?? 1);
-    longest = Math.max(longest, pathSeconds(load));
+    const busy = pathSeconds(load);
+    longest = Math.max(longest, busy);
+    if (busy > 0) pathS[r.name] = (pathS[r.name] ?? 0) + busy;
     if (load.readBytes > 0) {
       bytes[`${r.name}:read`] = (bytes[`${r.name}:read`] ?? 0) + load.readBytes;
     }
@@ -125,6 +128,7 @@ export function predictPhase(input: PhaseInput): Prediction {
     compute_s: input.computeS,
     overlap_s: Math.max(0, read + write + input.computeS - update),
     bytes,
+    path_s: pathS,
     feasible: true,
   };
 }

@@ -27,8 +27,14 @@ export interface Prediction {
   compute_s: number;
   /** read_s + write_s + compute_s − update_s: what the pipeline hides, s. */
   overlap_s: number;
-  /** Bytes per rank and iteration, by `path:read` / `path:write` (node-level × ranks). */
+  /** Bytes per iteration, node-wide (all ranks), by `path:read` / `path:write`. */
   bytes: Record<string, number>;
+  /**
+   * Busy time of each path (its reads and writes, with contention and, where
+   * measured, both directions at once), s; the longest of these and compute
+   * sets the phase. Absent in plans written before it was added.
+   */
+  path_s?: Record<string, number>;
   /** False when the placement does not fit the capacities; `note` says which. */
   feasible: boolean;
   note?: string;

@@ -42,6 +42,88 @@ export interface ReplayResult {
   measured: { update_s: number | null; per_iteration_s: number[] };
   /** measured / predicted − 1. */
   error: number | null;
+  /**
+   * Where the error comes from, path by path (medians over the measured
+   * iterations): bytes moved against the plan's × scale, and the time the
+   * path was busy against its predicted busy time × scale.
+   */
+  paths: ReplayPath[];
+}
+
+/** One path of a replay: predicted (× scale) beside measured. */
+export interface ReplayPath {
+  /** `local`, `remote`. */
+  path: string;
+  predicted: { read_bytes: number; write_bytes: number; busy_s: number | null };
+  measured: {
+    /** Medians over the measured iterations. */
+    read_bytes: number;
+    write_bytes: number;
+    /**
+     * Wall time with at least one of the path's requests in flight, in the
+     * iteration the timeline holds (the last), s.
+     */
+    busy_s: number;
+  };
+  /** measured busy / predicted busy − 1; null without a predicted busy time. */
+  error: number | null;
+}
+
+type Span = readonly (string | number)[];
+
+/** Length of the union of `[start, end)` intervals, in their unit. */
+function unionLength(intervals: [number, number][]): number {
+  intervals.sort((a, b) => a[0] - b[0]);
+  let total = 0, end = -Infinity;
+  for (const [s, e] of intervals) {
+    if (e <= end) continue;
+    total += e - Math.max(s, end);
+    end = e;
+  }
+  return total;
+}
+
+/**
+ * The per-path comparison of a replay, from the plan, the workload's update
+ * phases and its timeline.
+ *
+ * @example
+ * ```ts ignore
+ * const paths = replayPaths(plan, 0.02, updates, doc.workload.timeline);
+ * ```
+ */
+export function replayPaths(
+  plan: PlanDocument,
+  scale: number,
+  updates: readonly { io: Record<string, { bytes: number }> }[],
+  timeline: { columns: readonly string[]; spans: readonly Span[] } | undefined,
+): ReplayPath[] {
+  const p = plan.predictions.plan;
+  const med = (xs: number[]) => (xs.length === 0 ? 0 : median(xs));
+  const col = (name: string) => timeline?.columns.indexOf(name) ?? -1;
+  const [stream, start, end] = [col("stream"), col("start_ms"), col("end_ms")];
+  const out: ReplayPath[] = [];
+  for (const { name } of plan.placement.paths) {
+    const readBytes = (p.bytes[`${name}:read`] ?? 0) * scale;
+    const writeBytes = (p.bytes[`${name}:write`] ?? 0) * scale;
+    if (readBytes === 0 && writeBytes === 0) continue;
+    const spans = (timeline?.spans ?? []).filter((x) =>
+      x[stream] === `${name}:read` || x[stream] === `${name}:write`
+    ).map((x): [number, number] => [Number(x[start]), Number(x[end])]);
+    const busy = unionLength(spans) / 1000;
+    const predicted = p.path_s?.[name] === undefined ? null : p.path_s[name]! * scale;
+    out.push({
+      path: name,
+      predicted: { read_bytes: readBytes, write_bytes: writeBytes, busy_s: predicted },
+      measured: {
+        read_bytes: med(updates.map((u) => u.io[`${name}:read`]?.bytes ?? 0)),
+        write_bytes: med(updates.map((u) => u.io[`${name}:write`]?.bytes ?? 0)),
+        busy_s: busy,
+      },
+      error: predicted && busy > 0 ? busy / predicted - 1 : null,
+    });
+  }
+  return out;
 }
 
 /** The setup a plan was made for, at `scale`. */
@@ -115,8 +197,9 @@ export async function replayPlan(
   const options = optionsOfPlan(plan);
   const out = await runWorkload(mlpOffload, setup, specs, options, o);
   const w = out.doc.workload;
-  const per = (w?.iterations ?? []).filter((it) => !it.warmup && it.phases.update)
-    .map((it) => it.phases.update!.time_s);
+  const updates = (w?.iterations ?? []).filter((it) => !it.warmup && it.phases.update)
+    .map((it) => it.phases.update!);
+  const per = updates.map((u) => u.time_s);
   const measured = out.doc.status === "ok" && per.length > 0 ? median(per) : null;
   const predicted = plan.predictions.plan.update_s;
   const replay: ReplayResult = {
@@ -127,6 +210,7 @@ export async function replayPlan(
     predicted: { update_s: predicted, update_s_scaled: predicted * o.scale },
     measured: { update_s: measured, per_iteration_s: per },
     error: measured === null ? null : measured / (predicted * o.scale) - 1,
+    paths: replayPaths(plan, o.scale, updates, w?.timeline),
   };
   out.doc.replay = replay;
   return out;

@@ -58,6 +58,23 @@ Deno.test("replayPlan() runs the plan on real tiers and sets the measured update
     assert.equal(r.predicted.update_s_scaled, plan.predictions.plan.update_s * 1e-4);
     assert.ok(r.measured.update_s! > 0);
     assert.equal(r.error, r.measured.update_s! / r.predicted.update_s_scaled - 1);
+    // path by path: the bytes the plan moves (× scale) are the bytes the run moved (within the
+    // 10 % a partial last subgroup makes at this tiny scale: the plan counts mean-sized
+    // subgroups, the run the real ones), and each
+    // path was busy for some of the phase, against its predicted busy time
+    assert.deepEqual(r.paths.map((p) => p.path), ["local", "remote"]);
+    for (const p of r.paths) {
+      const want = plan.predictions.plan.bytes;
+      assert.equal(p.predicted.read_bytes, want[`${p.path}:read`]! * 1e-4);
+      const rel = (a: number, b: number) => Math.abs(a / b - 1);
+      assert.ok(rel(p.measured.read_bytes, p.predicted.read_bytes) < 0.1, JSON.stringify(p));
+      assert.ok(rel(p.measured.write_bytes, p.predicted.write_bytes) < 0.1, JSON.stringify(p));
+      assert.equal(p.predicted.busy_s, plan.predictions.plan.path_s![p.path]! * 1e-4);
+      assert.ok(
+        p.measured.busy_s > 0 && p.measured.busy_s <= doc.workload!.iterations.at(-1)!.iteration_s,
+      );
+      assert.equal(p.error, p.measured.busy_s / p.predicted.busy_s! - 1);
+    }
     const bytes = doc.workload!.summary!.bytes;
     assert.ok(bytes["local:read"]! > 0 && bytes["remote:read"]! > 0, JSON.stringify(bytes));
     assert.deepEqual(await scratchLeft(local), []);

@@ -1,7 +1,7 @@
 /**
  * The summary `tierbench plan` prints: the placement, the predicted update
  * phase of the plan and of each baseline with the plan's speedup over each,
- * and why.
+ * and why; and the table `tierbench replay` prints.
  *
  * @module
  */
@@ -9,6 +9,7 @@
 import Table from "cli-table3";
 import pc from "picocolors";
 import type { PlanDocument, Prediction } from "./plan.ts";
+import type { ReplayResult } from "./replay.ts";
 
 function s(x: number): string {
   return x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x.toFixed(2);
@@ -82,6 +83,61 @@ export function formatPlan(doc: PlanDocument): string {
   }
   for (const [who, e] of Object.entries(doc.exports)) {
     if (typeof e.error === "string") lines.push(pc.dim(`no ${who} export: ${e.error}`));
+  }
+  return lines.join("\n");
+}
+
+function pct(e: number | null): string {
+  return e === null ? "" : `${e >= 0 ? "+" : ""}${(e * 100).toFixed(1)} %`;
+}
+
+/**
+ * Renders a replay for the terminal: the update phase predicted (× scale)
+ * beside measured, then each path's bytes and busy time, which say where a
+ * difference comes from.
+ *
+ * @example
+ * ```ts ignore
+ * console.log(formatReplay(doc.replay));
+ * ```
+ */
+export function formatReplay(r: ReplayResult): string {
+  const table = new Table({
+    head: ["replay ×" + r.scale, "predicted", "measured", "error", "MB read / written (plan → run)"]
+      .map((h) => pc.bold(h)),
+    style: { head: [], border: [] },
+  });
+  const m = r.measured.update_s;
+  table.push([
+    "update phase",
+    `${r.predicted.update_s_scaled.toFixed(3)} s`,
+    m === null ? "did not finish" : `${m.toFixed(3)} s`,
+    pct(r.error),
+    "",
+  ]);
+  const mb = (b: number) => (b / 1e6).toFixed(0);
+  for (const p of r.paths) {
+    table.push([
+      `${p.path} busy`,
+      p.predicted.busy_s === null ? "" : `${p.predicted.busy_s.toFixed(3)} s`,
+      `${p.measured.busy_s.toFixed(3)} s`,
+      pct(p.error),
+      `${mb(p.predicted.read_bytes)} / ${mb(p.predicted.write_bytes)} → ${
+        mb(p.measured.read_bytes)
+      } / ${mb(p.measured.write_bytes)}`,
+    ]);
+  }
+  const lines = [table.toString()];
+  lines.push(
+    pc.dim(
+      `update: median of ${r.measured.per_iteration_s.length} iterations; busy: wall time with a ` +
+        `request of the path in flight, in the last iteration`,
+    ),
+  );
+  if (r.scale < r.min_scale) {
+    lines.push(
+      pc.dim(`below --scale ${r.min_scale.toFixed(3)} requests shrink (docs/workloads.md)`),
+    );
   }
   return lines.join("\n");
 }
