@@ -299,6 +299,10 @@ program.command("run")
       .choices(FILE_LAYOUTS).default(DEFAULTS.fileLayout),
   )
   .option("--filename <file>", "read an existing file instead of laying one out (never written)")
+  .option(
+    "--allow-device",
+    "--filename may be a block device: read only, never written (devices are refused otherwise)",
+  )
   .option("--end-fsync", "fsync every file when a job ends (default for pfs)")
   .option("--no-end-fsync", "do not fsync at the end of a job")
   .option(
@@ -337,6 +341,7 @@ program.command("run")
       fileLayout: o.fileLayout,
       endFsync: o.endFsync,
       filename: o.filename === undefined ? undefined : resolvePath(o.filename),
+      allowDevice: o.allowDevice,
       endpoint: o.endpoint,
       region: o.region,
       objectSize: o.objectSize,

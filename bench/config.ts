@@ -126,6 +126,11 @@ export interface JobOptions {
    * (fio's filename); never written, never deleted. Undefined normally.
    */
   readonly filename: string | undefined;
+  /**
+   * `filename` may be a block device (read only, never written): fio's raw
+   * device reads, refused unless asked for. Absent means false.
+   */
+  readonly allowDevice?: boolean;
 }
 
 /** How jobs share files: their own (`files`), or one file with a region each (`shared`). */
@@ -173,6 +178,7 @@ export interface RawJobOptions {
   partSize?: string | undefined;
   multipartThreshold?: string | undefined;
   filename?: string | undefined;
+  allowDevice?: boolean | undefined;
 }
 
 /** Defaults, as fio's where fio has one. */
@@ -366,6 +372,13 @@ export function parseJobOptions(raw: RawJobOptions): JobOptions {
       throw new ConfigError("filename", "names one file: drop --nrfiles and --file-layout");
     }
   }
+  if (raw.allowDevice && raw.filename === undefined) {
+    throw new ConfigError(
+      "allow-device",
+      "permits only reading a block device named by --filename; tierbench never writes a device",
+      "--filename DEVICE with --rw read or randread",
+    );
+  }
   if (tier.kind === "s3" && o.partSize < MIN_PART_SIZE) {
     throw new ConfigError(
       "part-size",
@@ -412,6 +425,7 @@ export function parseJobOptions(raw: RawJobOptions): JobOptions {
       }
       : undefined,
     filename: raw.filename,
+    ...(raw.allowDevice ? { allowDevice: true } : {}),
   };
 }
 

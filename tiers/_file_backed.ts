@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { type JobOptions, jobReads, type TierSpec } from "../bench/config.ts";
 import { ConfigError, DirectIoUnsupportedError, IoError } from "../bench/errors.ts";
 import { type PathFacts, pathFacts } from "../bench/host.ts";
+import { blockDeviceSize, deviceKindOf, devicePathLabel } from "./_device.ts";
 import { cString, errnoName, lastErrno, libc, O, strerror } from "./_libc.ts";
 import { makeScratchDir, newRunId, removeScratchDir } from "./_scratch.ts";
 import type { DirectSupport, JobTarget, Tier, TierCapabilities, TierFacts } from "./types.ts";
@@ -68,6 +69,15 @@ export abstract class FileBackedTier implements Tier {
         );
       }
       throw ioErrorFrom(e, "stat", dir);
+    }
+    const device = deviceKindOf(info);
+    if (device) {
+      throw new ConfigError(
+        "tier",
+        `${devicePathLabel(dir)} is a ${device}: a tier works in a scratch directory it makes, ` +
+          "so a device is never written, with --allow-device or without; to read a block " +
+          `device raw: run --tier ${this.spec.kind}:DIR --filename ${dir} --allow-device --rw read`,
+      );
     }
     if (!info.isDirectory) {
       throw new ConfigError("tier", `${dir} is not a directory: name a directory to work in`);
@@ -142,10 +152,26 @@ export abstract class FileBackedTier implements Tier {
         },
       );
     }
-    if (!info.isFile || info.size < job.size) {
+    const device = deviceKindOf(info);
+    if (device && !job.allowDevice) {
       throw new ConfigError(
         "filename",
-        `${path} is ${info.isFile ? `${info.size} bytes, smaller than --size` : "not a file"}`,
+        `${devicePathLabel(path)} is a ${device}: reading a raw device needs --allow-device ` +
+          "(it is then only read, never written)",
+      );
+    }
+    if (device === "character device") {
+      throw new ConfigError(
+        "filename",
+        `${devicePathLabel(path)} is a character device, which has no size to read: ` +
+          "--allow-device reads block devices only",
+      );
+    }
+    const size = device ? blockDeviceSize(path) : info.size;
+    if (!(info.isFile || device) || size < job.size) {
+      throw new ConfigError(
+        "filename",
+        `${path} is ${info.isFile || device ? `${size} bytes, smaller than --size` : "not a file"}`,
       );
     }
     return { paths: [path], regionOffset: 0, layout: "none", existing: true };
