@@ -11,6 +11,8 @@ import { join } from "node:path";
 import { IS_ROOT, ROOT, runCli, scratchLeft, sh, withTempDir } from "./tests/_helpers.ts";
 import { listKeys, type RemoteEnv, remoteTest, uniquePrefix } from "./tests/_remote.ts";
 
+import { MARKER, SCRATCH_PREFIX } from "./tiers/_scratch.ts";
+
 const MiB = 1024 * 1024;
 
 /** A loop device over a 16 MiB image of random bytes in `dir`, detached when disposed. */
@@ -260,3 +262,32 @@ remoteTest(
     assert.deepEqual(await listKeys(env, prefix), []);
   },
 );
+
+Deno.test("tierbench clean: never follows a symlink, neither one named as a scratch directory nor one inside a scratch directory", async () => {
+  await withTempDir(async (dir) => {
+    const child = new Deno.Command("true").spawn();
+    await child.status;
+    const dead = child.pid; // a process that has exited
+    const marker = (runId: string) =>
+      JSON.stringify({ run_id: runId, host: Deno.hostname(), pid: dead }) + "\n";
+    // someone's data, marked as if a dead run had made it
+    const precious = join(dir, "precious");
+    await Deno.mkdir(precious);
+    await Deno.writeTextFile(join(precious, MARKER), marker("lure"));
+    await Deno.writeTextFile(join(precious, "data.txt"), "keep me");
+    const lure = join(dir, `${SCRATCH_PREFIX}lure-file`);
+    await Deno.symlink(precious, lure);
+    // a real leftover scratch directory holding a symlink out of it
+    const leftover = join(dir, `${SCRATCH_PREFIX}left-file`);
+    await Deno.mkdir(leftover);
+    await Deno.writeTextFile(join(leftover, MARKER), marker("left"));
+    await Deno.symlink(precious, join(leftover, "escape"));
+
+    const r = await runCli(["clean", "--tier", `file:${dir}`]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout.trim(), `removed ${leftover}`);
+    assert.equal((await Deno.lstat(lure)).isSymlink, true);
+    assert.equal(await Deno.readTextFile(join(precious, "data.txt")), "keep me");
+    await assert.rejects(Deno.lstat(leftover), Deno.errors.NotFound);
+  });
+});
