@@ -731,6 +731,11 @@ program.command("replay")
     "comma list: memory:DIR, file:DIR (the plan's local path), pfs:DIR or s3://BUCKET (its remote path)",
   )
   .option("--scale <f>", "factor on every byte count and think time, in (0, 1]", "0.01")
+  .option(
+    "--activations",
+    "also run the activation plan as ssdtrain on the file tier, and every layer offloaded",
+    false,
+  )
   .option("--iterations <n>", "measured iterations", String(SETUP_DEFAULTS.iterations))
   .option("--warmup <n>", "iterations run first, left out", String(SETUP_DEFAULTS.warmup))
   .option("--endpoint <url>", "s3: endpoint URL (default: $TIERBENCH_S3_ENDPOINT, …)")
@@ -750,6 +755,7 @@ program.command("replay")
     await withSignals(async (signal) => {
       const outcome = await replayPlan(plan, specs, {
         scale,
+        activations: o.activations,
         iterations: Number(o.iterations),
         warmup: Number(o.warmup),
         signal,

@@ -23,6 +23,8 @@ import { runWorkload, type RunWorkloadOptions } from "../workloads/run.ts";
 import { resolveSetup, type TrainingSetup } from "../workloads/setup.ts";
 import type { WorkloadOptions } from "../workloads/_common.ts";
 import type { PlanDocument } from "./plan.ts";
+import type { RunStatus } from "../bench/result.ts";
+import { ssdtrain } from "../workloads/ssdtrain.ts";
 
 /** Measured against predicted, in the result document's `replay` section. */
 export interface ReplayResult {
@@ -42,12 +44,35 @@ export interface ReplayResult {
   measured: { update_s: number | null; per_iteration_s: number[] };
   /** measured / predicted − 1. */
   error: number | null;
+  /** `--activations`: the activation plan run as ssdtrain, and every layer offloaded beside it. */
+  activations?: ActivationReplay;
   /**
    * Where the error comes from, path by path (medians over the measured
    * iterations): bytes moved against the plan's × scale, and the time the
    * path was busy against its predicted busy time × scale.
    */
   paths: ReplayPath[];
+}
+
+/** One run of the activation part: forward and backward, predicted (× scale) beside measured. */
+export interface ActivationRun {
+  offloaded: number;
+  prefetch: number;
+  status: RunStatus;
+  predicted: { forward_s: number; backward_s: number };
+  /** Medians over the measured iterations; null when the run did not finish. */
+  measured: { forward_s: number | null; backward_s: number | null };
+  /** measured / predicted − 1 per phase. */
+  error: { forward: number | null; backward: number | null };
+}
+
+/** The activation part of a replay (ssdtrain on the plan's local path). */
+export interface ActivationReplay {
+  layers: number;
+  /** The plan's choice of layers and read-ahead. */
+  plan: ActivationRun;
+  /** Every layer but the last offloaded: the stall the plan avoids. */
+  all: ActivationRun;
 }
 
 /** One path of a replay: predicted (× scale) beside measured. */
@@ -191,7 +216,13 @@ export function minScaleOf(plan: PlanDocument): number {
 export async function replayPlan(
   plan: PlanDocument,
   specs: readonly TierSpec[],
-  o: { scale: number; iterations?: number; warmup?: number } & RunWorkloadOptions,
+  o: {
+    scale: number;
+    iterations?: number;
+    warmup?: number;
+    /** Also run the activation plan (ssdtrain) and every layer offloaded. */
+    activations?: boolean;
+  } & RunWorkloadOptions,
 ): Promise<{ doc: ResultDocument; error?: unknown }> {
   const setup = setupOfPlan(plan, o.scale, o.iterations ?? 3, o.warmup ?? 1);
   const options = optionsOfPlan(plan);
@@ -213,5 +244,54 @@ export async function replayPlan(
     paths: replayPaths(plan, o.scale, updates, w?.timeline),
   };
   out.doc.replay = replay;
-  return out;
+  if (!o.activations || out.doc.status !== "ok" || o.signal?.aborted) return out;
+  const a = plan.activations;
+  if (!a?.phases) {
+    throw new TypeError("the plan has no activation phases: write it again with `tierbench plan`");
+  }
+  const local = specs.filter((x) => x.kind === "file");
+  const run = async (
+    offloaded: number,
+    prefetch: number,
+    predicted: { forward_s: number; backward_s: number },
+  ): Promise<{ run: ActivationRun; error?: unknown }> => {
+    const r = await runWorkload(ssdtrain, setup, local, { offloadLayers: offloaded, prefetch }, o);
+    if (r.doc.status !== "ok") {
+      out.doc.status = r.doc.status;
+      if (r.doc.error !== undefined) out.doc.error = r.doc.error;
+    }
+    const its = (r.doc.workload?.iterations ?? []).filter((it) => !it.warmup);
+    const phase = (name: string) => {
+      const xs = its.map((it) => it.phases[name]?.time_s).filter((x): x is number =>
+        x !== undefined
+      );
+      return r.doc.status === "ok" && xs.length > 0 ? median(xs) : null;
+    };
+    const scaled = {
+      forward_s: predicted.forward_s * o.scale,
+      backward_s: predicted.backward_s * o.scale,
+    };
+    const fwd = phase("forward"), bwd = phase("backward");
+    const result: ActivationRun = {
+      offloaded,
+      prefetch,
+      status: r.doc.status,
+      predicted: scaled,
+      measured: { forward_s: fwd, backward_s: bwd },
+      error: {
+        forward: fwd === null ? null : fwd / scaled.forward_s - 1,
+        backward: bwd === null ? null : bwd / scaled.backward_s - 1,
+      },
+    };
+    return r.error === undefined ? { run: result } : { run: result, error: r.error };
+  };
+  const first = await run(a.offloaded, a.prefetch, a.phases.plan);
+  const activations: ActivationReplay = { layers: a.layers, plan: first.run, all: first.run };
+  replay.activations = activations;
+  if (first.error !== undefined || out.doc.status !== "ok") {
+    return { doc: out.doc, error: first.error };
+  }
+  const all = await run(a.layers - 1, a.prefetch_all ?? a.prefetch, a.phases.all);
+  activations.all = all.run;
+  return all.error === undefined ? out : { doc: out.doc, error: all.error };
 }

@@ -82,6 +82,40 @@ Deno.test("replayPlan() runs the plan on real tiers and sets the measured update
   });
 });
 
+Deno.test("replayPlan() with activations runs the activation plan and every layer out as ssdtrain, phase by phase", async () => {
+  await withTempDir(async (dir) => {
+    const plan = await polarisPlan();
+    const a = plan.activations!;
+    const [local, remote] = [join(dir, "nvme"), join(dir, "lustre")];
+    await Deno.mkdir(local);
+    await Deno.mkdir(remote);
+    const tiers = [parseTierSpec(`file:${local}`), parseTierSpec(`pfs:${remote}`)];
+    const { doc, error } = await replayPlan(plan, tiers, {
+      scale: 1e-4,
+      iterations: 1,
+      warmup: 0,
+      activations: true,
+    });
+    assert.equal(error, undefined);
+    assert.equal(doc.status, "ok", doc.error);
+    const r = doc.replay!.activations!;
+    assert.equal(r.layers, a.layers);
+    assert.equal(r.plan.offloaded, a.offloaded);
+    assert.equal(r.plan.prefetch, a.prefetch);
+    assert.equal(r.all.offloaded, a.layers - 1);
+    assert.equal(r.all.prefetch, a.prefetch_all);
+    for (const [run, want] of [[r.plan, a.phases!.plan], [r.all, a.phases!.all]] as const) {
+      assert.equal(run.status, "ok");
+      assert.equal(run.predicted.forward_s, want.forward_s * 1e-4);
+      assert.equal(run.predicted.backward_s, want.backward_s * 1e-4);
+      assert.ok(run.measured.forward_s! > 0 && run.measured.backward_s! > 0);
+      assert.equal(run.error.forward, run.measured.forward_s! / run.predicted.forward_s - 1);
+    }
+    assert.deepEqual(await scratchLeft(local), []);
+    assert.deepEqual(await scratchLeft(remote), []);
+  });
+});
+
 Deno.test("tierbench replay refuses a file that is not a plan, in one line, exit 2", async () => {
   await withTempDir(async (dir) => {
     const r = await runCli(["replay", POLARIS, "--tiers", `file:${dir}`]);

@@ -127,6 +127,24 @@ export function formatReplay(r: ReplayResult): string {
       } / ${mb(p.measured.write_bytes)}`,
     ]);
   }
+  const a = r.activations;
+  if (a) {
+    const sec = (x: number | null) => (x === null ? "did not finish" : `${x.toFixed(3)} s`);
+    for (const [name, run] of [["plan", a.plan], ["all", a.all]] as const) {
+      const what = name === "plan"
+        ? `activations: ${run.offloaded} of ${a.layers} layers out`
+        : `every layer but the last out`;
+      for (const phase of ["forward", "backward"] as const) {
+        table.push([
+          `${what}, ${phase}`,
+          `${run.predicted[`${phase}_s`].toFixed(3)} s`,
+          sec(run.measured[`${phase}_s`]),
+          pct(run.error[phase]),
+          phase === "forward" ? `read ${run.prefetch} layer(s) ahead` : "",
+        ]);
+      }
+    }
+  }
   const lines = [table.toString()];
   lines.push(
     pc.dim(

@@ -43,6 +43,11 @@ export interface WorkloadOptions {
   readonly stride?: number;
   /** ssdtrain, teraio: layers read ahead in backward. */
   readonly prefetch?: number;
+  /**
+   * ssdtrain: offload only the first N layers' activations (an activation
+   * plan's choice); the others stay on the GPU. Default: every layer but the last.
+   */
+  readonly offloadLayers?: number;
   /** datastates: checkpoint every N iterations. */
   readonly checkpointEvery?: number;
 }

@@ -22,6 +22,10 @@
  *   the backward of layer l + prefetch + 1 is done (at the phase start for the
  *   first layers), and never before its own write is done.
  *
+ * With `offloadLayers` k, only layers 0 … k−1 go out (an activation plan
+ * offloads the first layers: theirs wait longest for backward); the others
+ * stay on the GPU like the last.
+ *
  * The I/O hides when it fits under a layer's compute; what does not fit shows
  * as the compute stream's stall. The objects are overwritten every iteration,
  * so nothing is laid out before the first op. Small tensors (LayerNorm
@@ -84,6 +88,17 @@ export function prefetchLayers(options: WorkloadOptions, fallback: number): numb
   return p;
 }
 
+/** `options.offloadLayers`, or every layer but the last; a RangeError unless in [0, layers − 1]. */
+export function offloadedLayers(options: WorkloadOptions, layers: number): number {
+  const k = options.offloadLayers ?? layers - 1;
+  if (!Number.isInteger(k) || k < 0 || k > layers - 1) {
+    throw new RangeError(
+      `offloadLayers ${k} is not an integer in [0, ${layers - 1}] (the last layer stays on the GPU)`,
+    );
+  }
+  return k;
+}
+
 /**
  * Builds the ssdtrain programs.
  *
@@ -108,12 +123,13 @@ export const ssdtrain: WorkloadDefinition = {
     const local = requirePath("ssdtrain", "local", paths);
     const prefetch = prefetchLayers(options, SSDTRAIN_PREFETCH);
     const policy = storagePath(local, "local", options, { bs: SSDTRAIN_BS });
+    const L = ssdtrainLayers(setup);
+    const offloaded = offloadedLayers(options, L.layers);
     const ranks: RankProgram[] = [];
     for (let r = 0; r < setup.ranksPerNode; r++) {
-      ranks.push(rankProgram(r, setup, local, prefetch));
+      ranks.push(rankProgram(r, setup, local, prefetch, offloaded));
     }
-    const L = ssdtrainLayers(setup);
-    const moved = (L.layers - 1) * L.scaledActivationBytes;
+    const moved = offloaded * L.scaledActivationBytes;
     // bandwidth per rank that hides the writes under forward (reads get twice the time)
     const hide = L.activationBytes / (L.forwardMs / setup.scale / 1000);
     return {
@@ -124,7 +140,7 @@ export const ssdtrain: WorkloadDefinition = {
       iterations: setup.iterations,
       derived: {
         layers: L.layers,
-        offloaded_layers: L.layers - 1,
+        offloaded_layers: offloaded,
         activation_bytes_per_layer_unscaled: L.activationBytes,
         activation_bytes_per_layer: L.scaledActivationBytes,
         write_bytes_per_rank: moved,
@@ -139,7 +155,9 @@ export const ssdtrain: WorkloadDefinition = {
       notes: [
         "one object per layer of s·b·h·(34 + 5·a·s/h)/tp bytes (16-bit, no recomputation, " +
         "attention scores kept): SSDTrain offloads per tensor, which adds up to the same bytes",
-        "the last layer's activations stay on the GPU (neither written nor read)",
+        offloaded === L.layers - 1
+          ? "the last layer's activations stay on the GPU (neither written nor read)"
+          : `layers ${offloaded}–${L.layers - 1} stay on the GPU (neither written nor read)`,
         `forward of layer l waits for the write of layer l−${SSDTRAIN_WRITE_BEHIND}`,
         "the barrier before backward waits for the last forward writes: " +
         "that drain counts as barrier time, not stall",
@@ -153,6 +171,7 @@ function rankProgram(
   setup: TrainingSetup,
   local: string,
   prefetch: number,
+  offloaded: number,
 ): RankProgram {
   const b = new ProgramBuilder(rank);
   const L = ssdtrainLayers(setup);
@@ -175,7 +194,7 @@ function rankProgram(
         label: `layer${l}.forward`,
         after: [open, writes[l - SSDTRAIN_WRITE_BEHIND]],
       });
-      if (l === n - 1) break; // the last layer stays on the GPU
+      if (l >= offloaded) continue; // stays on the GPU (always the last layer)
       writes.push(b.add({
         kind: "write",
         stream: writeStream,
@@ -193,7 +212,7 @@ function rankProgram(
     const start = b.barrier({ iteration: it, phase });
     const bwd: number[] = [];
     for (let l = n - 1; l >= 0; l--) {
-      const read = l === n - 1 ? undefined : b.add({
+      const read = l >= offloaded ? undefined : b.add({
         kind: "read",
         stream: readStream,
         iteration: it,
