@@ -602,7 +602,13 @@ interface GroupRun {
  * stopped, so no Worker outlives the call.
  */
 async function runTogether(
-  members: readonly { tier: Tier; job: JobOptions; direction: ContentionDirection }[],
+  members: readonly {
+    tier: Tier;
+    job: JobOptions;
+    direction: ContentionDirection;
+    /** The tier's label, for the progress line. */
+    label: string;
+  }[],
   rampMs: number,
   label: string,
   o: ContentionOptions,
@@ -619,7 +625,8 @@ async function runTogether(
         signal: stop.signal,
         onProgress: (p) => {
           clocks[k]!.see(p);
-          if (k === 0) o.onProgress?.({ ...p, name: label });
+          // every member on one line: each tier's rate in the group
+          o.onProgress?.({ ...p, name: label, tier: `${m.label} ${m.direction}` });
         },
       }).catch((e) => {
         stop.abort(e);
@@ -703,7 +710,12 @@ async function runAlone(
 ): Promise<{ status: RunStatus; error?: string }> {
   const label = m.plan.labels[i]!;
   const job = { ...m.plan.jobs[i]![direction], name: `${label} ${direction} alone` };
-  const run = await runTogether([{ tier: m.tiers[i]!, job, direction }], job.rampMs, job.name, o);
+  const run = await runTogether(
+    [{ tier: m.tiers[i]!, job, direction, label }],
+    job.rampMs,
+    job.name,
+    o,
+  );
   const r = run.results[0]!;
   m.runs.push(r);
   m.alone[label]![`${direction}_bw_bytes`] = r[direction].bw_bytes;
@@ -735,6 +747,7 @@ async function runGroup(
       tier: m.tiers[i]!,
       job: { ...m.plan.jobs[i]![d], name: `${m.plan.labels[i]} ${d} ${key}` },
       direction: d,
+      label: m.plan.labels[i]!,
     }));
     const run = await runTogether(jobs, rampMs, `${direction} ${key}`, o);
     const clear = layoutClear(run.windows);

@@ -54,6 +54,8 @@ export interface RunProgress {
   /** Bandwidth and IOPS over the last interval, both directions together. */
   readonly bwBytes: number;
   readonly iops: number;
+  /** The tier this is about, where one line shows several at once (a contention group). */
+  readonly tier?: string;
 }
 
 /** Options of {@linkcode runJob} besides the job itself. */
