@@ -45,6 +45,7 @@ import { ProgressLine } from "./bench/progress.ts";
 import { type ResultDocument, stringifyResult, writeResult } from "./bench/result.ts";
 import type { RunProgress } from "./bench/runner.ts";
 import { runSession, type SessionOutcome, VERSION } from "./bench/session.ts";
+import { formatSweep, planSweep, runSweep, SWEEP_DEFAULTS } from "./bench/sweep.ts";
 import { formatTable } from "./bench/table.ts";
 import { parseSize } from "./bench/units.ts";
 import { newRunId } from "./tiers/_scratch.ts";
@@ -106,7 +107,12 @@ async function withSignals<T>(body: (signal: AbortSignal) => Promise<T>): Promis
 
 /** The tables printed after a run: the runs, and the contention matrix when there is one. */
 function formatTables(doc: ResultDocument): string {
-  const runs = doc.runs.length > 0 && doc.kind !== "contention" ? [formatTable(doc.runs)] : [];
+  const runs = doc.runs.length > 0 && doc.kind !== "contention" && doc.kind !== "sweep"
+    ? [formatTable(doc.runs)]
+    : [];
+  const sweep = doc.sweep && doc.sweep.tiers.length > 0
+    ? [formatSweep(doc.sweep, String(doc.config.deepspeed_version ?? ""))]
+    : [];
   const workload = doc.workload && doc.workload.iterations.length > 0
     ? [formatWorkloadTable(doc.workload)]
     : [];
@@ -116,7 +122,7 @@ function formatTables(doc: ResultDocument): string {
   const workloads = doc.workloads && doc.workloads.length > 0
     ? [formatWorkloadSummaries(doc.workloads)]
     : [];
-  return [...runs, ...workload, ...matrix, ...workloads].join("\n");
+  return [...runs, ...sweep, ...workload, ...matrix, ...workloads].join("\n");
 }
 
 /** Writes the results, prints the table, and exits with the right status. */
@@ -481,6 +487,109 @@ program.command("contention")
         { ...options, runId, signal, onProgress: (p) => progress.update(p) },
         { command: "contention", tiers: tiers.map(formatTierSpec), ...options },
       );
+      progress.stop();
+      await finish(outcome, output, signal);
+    });
+  });
+
+program.command("sweep")
+  .description(
+    "run a grid of bs × iodepth × numjobs on each tier (fixed time or to steady state), " +
+      "pick the best setting per tier and print its DeepSpeed aio block",
+  )
+  .option(
+    "--tier <spec>",
+    "tier to sweep (repeat it, or a comma list): file:DIR, memory:[DIR], pfs:DIR, s3://BUCKET[/PREFIX], null:",
+    (v: string, prev: string[]) => [...prev, v],
+    [] as string[],
+  )
+  .option("--rw <modes>", "access pattern(s), comma list: read, write, randread, …", "read")
+  .option("--bs <sizes>", "block sizes, comma list", SWEEP_DEFAULTS.bs)
+  .option("--iodepth <list>", "I/Os in flight per job, comma list", SWEEP_DEFAULTS.iodepth)
+  .option("--numjobs <list>", "parallel jobs, comma list", SWEEP_DEFAULTS.numjobs)
+  .option("--size <size>", "each job's file", SWEEP_DEFAULTS.size)
+  .option(
+    "--runtime <seconds>",
+    `measured time per point (default ${SWEEP_DEFAULTS.runtime}); with --steady the most a point runs (default ${SWEEP_DEFAULTS.steadyRuntime})`,
+  )
+  .option("--ramp <seconds>", "warm-up per point, excluded", SWEEP_DEFAULTS.ramp)
+  .option(
+    "--steady",
+    "run each point until its bandwidth is steady (fio's bw_slope), at most --runtime",
+  )
+  .option(
+    "--ss-limit <pct>",
+    "steady when the bandwidth slope is at most this % of the mean per second",
+    SWEEP_DEFAULTS.ssLimit,
+  )
+  .option(
+    "--ss-dur <seconds>",
+    "window of the slope test, in one-second samples",
+    SWEEP_DEFAULTS.ssDur,
+  )
+  .option(
+    "--no-direct",
+    "buffered I/O on file and pfs tiers (default O_DIRECT, as DeepSpeed's aio)",
+  )
+  .option(
+    "--deepspeed-version <v>",
+    `DeepSpeed version of the aio block: ${DEEPSPEED_VERSIONS.join(", ")}`,
+  )
+  .option("--endpoint <url>", "s3: endpoint URL (default: $TIERBENCH_S3_ENDPOINT, …)")
+  .option("--region <name>", "s3: region (default: $AWS_REGION, else us-east-1)")
+  .option("--output <file>", "result JSON (default results/<host>-<run id>.json)")
+  .option("--quiet", "no progress line", false)
+  .action(async (o) => {
+    const tiers = o.tier.flatMap(parseTierList);
+    const plan = planSweep({
+      tiers,
+      rw: o.rw,
+      bs: o.bs,
+      iodepth: o.iodepth,
+      numjobs: o.numjobs,
+      size: o.size,
+      runtime: o.runtime,
+      ramp: o.ramp,
+      steady: o.steady ?? false,
+      ssLimit: o.ssLimit,
+      ssDur: o.ssDur,
+      direct: o.direct,
+      deepspeedVersion: o.deepspeedVersion,
+      endpoint: o.endpoint,
+      region: o.region,
+    });
+    const runId = newRunId();
+    const output = o.output ? resolvePath(o.output) : defaultOutput(runId);
+    const points = plan.groups.reduce((n, g) => n + g.jobs.length, 0);
+    if (!o.quiet) {
+      console.error(
+        `tierbench: sweeping ${points} points (${plan.groups.length} tier/pattern grids); ${plan.criterion}`,
+      );
+    }
+    const progress = new ProgressLine(o.quiet);
+    await withSignals(async (signal) => {
+      const outcome = await runSweep(plan, {
+        signal,
+        runId,
+        onProgress: (p, step) => progress.update(p, step),
+        config: {
+          command: "sweep",
+          tiers: tiers.map(formatTierSpec),
+          rw: o.rw,
+          bs: o.bs,
+          iodepth: o.iodepth,
+          numjobs: o.numjobs,
+          size: o.size,
+          ramp: o.ramp,
+          runtime: o.runtime ?? null,
+          steady: o.steady ?? false,
+          ss_limit_pct: plan.ssLimitPct,
+          ss_samples: plan.ssSamples,
+          direct: o.direct,
+          deepspeed_version: plan.deepspeedVersion,
+          criterion: plan.criterion,
+        },
+      });
       progress.stop();
       await finish(outcome, output, signal);
     });

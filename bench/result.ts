@@ -10,6 +10,7 @@ import type { TierFacts } from "../tiers/types.ts";
 import type { WorkloadResult } from "../workloads/result.ts";
 import type { ReplayResult } from "../solver/replay.ts";
 import type { ContentionResult } from "./contention.ts";
+import type { SweepResult } from "./sweep.ts";
 import type { HostFacts } from "./host.ts";
 import type { EncodedLatency, LatencyStats } from "./recorder.ts";
 
@@ -125,7 +126,7 @@ export interface ResultDocument {
   schema: typeof RESULT_SCHEMA;
   tool: { name: "tierbench"; version: string; deno: string; peak_rss_bytes: number };
   run_id: string;
-  kind: "run" | "profile" | "workload" | "contention";
+  kind: "run" | "profile" | "workload" | "contention" | "sweep";
   started: string;
   finished: string;
   status: RunStatus;
@@ -147,6 +148,8 @@ export interface ResultDocument {
    * slowdown when other tiers do I/O at the same time (bench/contention.ts).
    */
   contention?: ContentionResult;
+  /** `tierbench sweep`: the bs × iodepth × numjobs grid per tier, its best point and aio block (bench/sweep.ts). */
+  sweep?: SweepResult;
 }
 
 /**
