@@ -59,6 +59,8 @@ import type { WorkloadOptions } from "./workloads/_common.ts";
 import { MODEL_NAMES } from "./workloads/model.ts";
 import { WORKLOAD_NAMES, workloadByName } from "./workloads/registry.ts";
 import { pathsOf, runWorkload } from "./workloads/run.ts";
+import { MATCH_MODES, runCompare } from "./report/compare.ts";
+import { writeReport } from "./report/report.ts";
 import { resolveSetup, SETUP_DEFAULTS } from "./workloads/setup.ts";
 import { formatWorkloadSummaries, formatWorkloadTable } from "./workloads/table.ts";
 import { WorkloadProgressLine } from "./workloads/progress.ts";
@@ -883,6 +885,36 @@ program.command("replay")
       if (r) console.log(formatReplay(r));
       await finish(outcome, output, signal);
     });
+  });
+
+program.command("report")
+  .description("a self-contained HTML report with charts, a Markdown summary and CSV tables")
+  .argument("<result>", "a result JSON (run, bench, contention, workload, sweep) or a plan JSON")
+  .argument("[plan]", "a plan JSON written by `tierbench plan`, drawn beside the result")
+  .option(
+    "--output <dir>",
+    "directory of report.html, report.md and the CSVs (default results/report-<name>)",
+  )
+  .action(async (result, plan, o) => {
+    const files = await writeReport(
+      [result, ...(plan === undefined ? [] : [plan])].map(resolvePath),
+      { outDir: o.output === undefined ? undefined : resolvePath(o.output), cwd: userCwd() },
+    );
+    console.log(`report: ${files.html}`);
+    console.log(`summary: ${files.markdown}`);
+    if (files.csv.length > 0) console.log(`tables: ${files.csv.join(", ")}`);
+  });
+
+program.command("compare")
+  .description("result files side by side per tier and pattern, with ratios and better/worse marks")
+  .argument("<files...>", "two result JSONs or more; the first is the baseline")
+  .option("--match <how>", `match runs by: ${MATCH_MODES.join(", ")}`, "pattern")
+  .option("--html <file>", "also write an HTML page with the report's charts overlaid")
+  .action(async (files, o) => {
+    const html = o.html === undefined ? undefined : resolvePath(o.html);
+    const { text } = await runCompare(files.map(resolvePath), { match: o.match, html });
+    console.log(text);
+    if (html !== undefined) console.log(`html: ${html}`);
   });
 
 /** Reads a plan document, or says in one line why it is not one. */
