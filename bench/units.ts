@@ -93,5 +93,7 @@ const DURATION_RE = /^(\d+(?:\.\d+)?)\s*(ms|s|m|h)?$/i;
 export function parseDuration(text: string): number | undefined {
   const m = DURATION_RE.exec(text.trim());
   if (!m) return undefined;
-  return Number(m[1]) * DURATION_UNITS[(m[2] ?? "s").toLowerCase()]!;
+  const ms = Number(m[1]) * DURATION_UNITS[(m[2] ?? "s").toLowerCase()]!;
+  // "999…9" (hundreds of digits) is Infinity: no run can last that long
+  return ms <= Number.MAX_SAFE_INTEGER ? ms : undefined;
 }
