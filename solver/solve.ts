@@ -117,7 +117,7 @@ export async function solve(input: SolveInput): Promise<Solution> {
   const P = shardParameters(setup);
   const R = setup.ranksPerNode;
   const avg = P / S;
-  const largest = Math.max(...sizes);
+  const largest = sizes.reduce((a, b) => Math.max(a, b), 0); // no spread: 1e5 subgroups overflow the stack
   const computeS = P / setup.adamParamsPerSec;
   const subgroupNode = stateBytes(setup, avg) * R; // one subgroup of every rank
   const look = input.slowdown ?? (() => 1);

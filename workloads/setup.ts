@@ -83,11 +83,15 @@ const num = z.union([z.number(), z.string().trim().min(1)]).transform((v, ctx) =
   }
   return n;
 });
-const int = (min: number) => num.pipe(z.number().int().min(min));
+const int = (min: number) => num.pipe(z.number().int().min(min).max(Number.MAX_SAFE_INTEGER));
+/** Parameters at most: 1e15, thousands of times the largest model trained (280B presets). */
+const MAX_PARAMETERS = 1e15;
+/** Subgroups per rank at most (DeepSpeed's 1e8-element subgroups give 700 for 280B on 4 ranks). */
+const MAX_SUBGROUPS = 100_000;
 
 const schema = z.object({
   model: z.string(),
-  parameters: num.pipe(z.number().positive()).optional(),
+  parameters: num.pipe(z.number().positive().max(MAX_PARAMETERS)).optional(),
   ranksPerNode: int(1).pipe(z.number().max(64)),
   dataParallel: int(1).optional(),
   tensorParallel: int(1),
@@ -162,9 +166,18 @@ export function resolveSetup(raw: RawTrainingSetup = {}): TrainingSetup {
       }`,
     );
   }
+  const parameters = v.parameters ?? parameterCount(model);
+  const subgroups = Math.ceil(Math.ceil(parameters / (dp * tp)) / v.subgroupSize);
+  if (subgroups > MAX_SUBGROUPS) {
+    throw new ConfigError(
+      "subgroup-size",
+      `${v.subgroupSize} elements make ${subgroups} subgroups per rank, more than the ` +
+        `${MAX_SUBGROUPS} this tool models: use a larger --subgroup-size, e.g. 1e8`,
+    );
+  }
   return {
     model,
-    parameters: v.parameters ?? parameterCount(model),
+    parameters,
     ranksPerNode: v.ranksPerNode,
     dataParallel: dp,
     tensorParallel: tp,
@@ -189,6 +202,7 @@ function explain(field: string, value: unknown, message: string): string {
     bytesPerState: "2 or 4",
     scale: "a number in (0, 1], e.g. 0.001",
     ranksPerNode: "an integer from 1 to 64",
+    parameters: "a parameter count from 1 to 1e15, e.g. 7e10",
   };
   const want = allowed[field] ?? (field === "warmup" ? "an integer ≥ 0" : "a positive number");
   return `${JSON.stringify(value)} is not valid (${message}): use ${want}`;
