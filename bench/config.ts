@@ -11,10 +11,17 @@
 
 import { z } from "zod";
 import { ConfigError } from "./errors.ts";
+import { MIN_VERIFY_BS } from "./verify.ts";
 import { parseDuration, parseSize } from "./units.ts";
 
 /** Access patterns, named as fio names them. */
-export const RW_MODES = ["read", "write", "randread", "randwrite", "randrw"] as const;
+export const RW_MODES = [
+  "read",
+  "write",
+  "randread",
+  "randwrite",
+  "randrw",
+] as const;
 /** One of {@linkcode RW_MODES}. */
 export type RwMode = typeof RW_MODES[number];
 
@@ -72,7 +79,13 @@ export function parseTierSpec(text: string): TierSpec {
       return { kind, path: path || DEFAULT_MEMORY_DIR };
     case "file":
     case "pfs":
-      if (!path) throw new ConfigError("tier", `"${text}" names no directory`, TIER_FORMS);
+      if (!path) {
+        throw new ConfigError(
+          "tier",
+          `"${text}" names no directory`,
+          TIER_FORMS,
+        );
+      }
       return { kind, path };
     default:
       throw new ConfigError("tier", `unknown tier "${text}"`, TIER_FORMS);
@@ -131,6 +144,11 @@ export interface JobOptions {
    * device reads, refused unless asked for. Absent means false.
    */
   readonly allowDevice?: boolean;
+  /**
+   * Verify mode: every block written carries a header and a checksum, every
+   * block read is checked (bench/verify.ts). Absent means false.
+   */
+  readonly verify?: boolean;
 }
 
 /** How jobs share files: their own (`files`), or one file with a region each (`shared`). */
@@ -179,6 +197,7 @@ export interface RawJobOptions {
   multipartThreshold?: string | undefined;
   filename?: string | undefined;
   allowDevice?: boolean | undefined;
+  verify?: boolean | undefined;
 }
 
 /** Defaults, as fio's where fio has one. */
@@ -221,7 +240,8 @@ const sizeField = (name: string) =>
     if (n === undefined || n <= 0) {
       ctx.addIssue({
         code: "custom",
-        message: `"${s}" is not a size (use a number with an optional k, m, g or t suffix)`,
+        message:
+          `"${s}" is not a size (use a number with an optional k, m, g or t suffix)`,
         path: [name],
       });
       return z.NEVER;
@@ -235,7 +255,8 @@ const durationField = (name: string) =>
     if (n === undefined) {
       ctx.addIssue({
         code: "custom",
-        message: `"${s}" is not a duration (seconds, or a number with ms, s, m or h)`,
+        message:
+          `"${s}" is not a duration (seconds, or a number with ms, s, m or h)`,
         path: [name],
       });
       return z.NEVER;
@@ -281,7 +302,11 @@ function toConfigError(issue: z.core.$ZodIssue): ConfigError {
   const key = String(issue.path[0] ?? "config");
   const field = FLAG[key] ?? key;
   if (issue.code === "invalid_value") {
-    return new ConfigError(field, "unknown value", issue.values.map(String).join(", "));
+    return new ConfigError(
+      field,
+      "unknown value",
+      issue.values.map(String).join(", "),
+    );
   }
   return new ConfigError(field, issue.message);
 }
@@ -326,7 +351,10 @@ export function parseJobOptions(raw: RawJobOptions): JobOptions {
   const o = parsed.data;
 
   if (o.bs > MAX_BS) {
-    throw new ConfigError("bs", `${raw.bs} is larger than the 256m this tool allows`);
+    throw new ConfigError(
+      "bs",
+      `${raw.bs} is larger than the 256m this tool allows`,
+    );
   }
   if (o.size < o.bs) {
     throw new ConfigError("size", `${raw.size} is smaller than --bs ${raw.bs}`);
@@ -334,7 +362,8 @@ export function parseJobOptions(raw: RawJobOptions): JobOptions {
   if (o.runtime !== undefined && o.runtime <= 0) {
     throw new ConfigError("runtime", "must be greater than 0");
   }
-  const fileTier = tier.kind === "memory" || tier.kind === "file" || tier.kind === "pfs";
+  const fileTier = tier.kind === "memory" || tier.kind === "file" ||
+    tier.kind === "pfs";
   if (o.iodepth > 1 && o.engine === "psync" && fileTier) {
     throw new ConfigError(
       "iodepth",
@@ -349,7 +378,10 @@ export function parseJobOptions(raw: RawJobOptions): JobOptions {
     );
   }
   if (o.nrfiles > 1 && o.fileLayout === "shared") {
-    throw new ConfigError("nrfiles", "a shared file layout uses one file: drop --nrfiles");
+    throw new ConfigError(
+      "nrfiles",
+      "a shared file layout uses one file: drop --nrfiles",
+    );
   }
   if (!fileTier && (o.nrfiles > 1 || o.fileLayout !== "files")) {
     throw new ConfigError(
@@ -359,7 +391,10 @@ export function parseJobOptions(raw: RawJobOptions): JobOptions {
   }
   if (raw.filename !== undefined) {
     if (!fileTier) {
-      throw new ConfigError("filename", `applies to file tiers only, not ${tier.kind}`);
+      throw new ConfigError(
+        "filename",
+        `applies to file tiers only, not ${tier.kind}`,
+      );
     }
     if (o.rw !== "read" && o.rw !== "randread") {
       throw new ConfigError(
@@ -369,7 +404,10 @@ export function parseJobOptions(raw: RawJobOptions): JobOptions {
       );
     }
     if (o.nrfiles > 1 || o.fileLayout !== "files") {
-      throw new ConfigError("filename", "names one file: drop --nrfiles and --file-layout");
+      throw new ConfigError(
+        "filename",
+        "names one file: drop --nrfiles and --file-layout",
+      );
     }
   }
   if (raw.allowDevice && raw.filename === undefined) {
@@ -379,6 +417,7 @@ export function parseJobOptions(raw: RawJobOptions): JobOptions {
       "--filename DEVICE with --rw read or randread",
     );
   }
+  if (raw.verify) checkVerify(tier, o);
   if (tier.kind === "s3" && o.partSize < MIN_PART_SIZE) {
     throw new ConfigError(
       "part-size",
@@ -387,12 +426,18 @@ export function parseJobOptions(raw: RawJobOptions): JobOptions {
   }
   const objectSize = o.objectSize ?? o.bs;
   if (tier.kind === "s3" && objectSize < o.bs) {
-    throw new ConfigError("object-size", `${raw.objectSize} is smaller than --bs ${raw.bs}`);
+    throw new ConfigError(
+      "object-size",
+      `${raw.objectSize} is smaller than --bs ${raw.bs}`,
+    );
   }
   const size = o.size - (o.size % o.bs);
   const ioSize = o.ioSize ?? size;
   if (ioSize < o.bs) {
-    throw new ConfigError("io-size", `${raw.ioSize} is smaller than --bs ${raw.bs}`);
+    throw new ConfigError(
+      "io-size",
+      `${raw.ioSize} is smaller than --bs ${raw.bs}`,
+    );
   }
   const name = raw.name ??
     `${tier.kind}-${o.rw}-${raw.bs ?? DEFAULTS.bs}-d${o.iodepth}-j${o.numjobs}`;
@@ -400,7 +445,9 @@ export function parseJobOptions(raw: RawJobOptions): JobOptions {
     name,
     tier,
     rw: o.rw,
-    rwmixread: o.rw === "randrw" ? o.rwmixread : (o.rw.endsWith("read") ? 100 : 0),
+    rwmixread: o.rw === "randrw"
+      ? o.rwmixread
+      : (o.rw.endsWith("read") ? 100 : 0),
     bs: o.bs,
     size,
     ioSize: ioSize - (ioSize % o.bs),
@@ -426,7 +473,36 @@ export function parseJobOptions(raw: RawJobOptions): JobOptions {
       : undefined,
     filename: raw.filename,
     ...(raw.allowDevice ? { allowDevice: true } : {}),
+    ...(raw.verify ? { verify: true } : {}),
   };
+}
+
+/** What `--verify` cannot do. */
+function checkVerify(
+  tier: TierSpec,
+  o: { rw: RwMode; bs: number; iodepth: number; engine: Engine },
+): void {
+  if (tier.kind === "null") {
+    throw new ConfigError(
+      "verify",
+      "the null tier moves no data",
+      "memory, file, pfs, s3 tiers",
+    );
+  }
+  if (o.bs < MIN_VERIFY_BS) {
+    throw new ConfigError(
+      "verify",
+      `--bs ${o.bs} is smaller than a block's ${MIN_VERIFY_BS}-byte minimum (header and checksum)`,
+    );
+  }
+  if (o.rw === "randrw" && o.iodepth > 1 && tier.kind !== "s3") {
+    throw new ConfigError(
+      "verify",
+      `randrw with --iodepth ${o.iodepth} may read a block while it is being rewritten, which ` +
+        "has no single right answer: use --iodepth 1 (--numjobs for parallelism) or separate " +
+        "write and read runs",
+    );
+  }
 }
 
 /** Whether a job reads (so its files must hold data before it starts). */
