@@ -18,6 +18,7 @@ import { Command, CommanderError, Option } from "@commander-js/extra-typings";
 import { dirname, isAbsolute, join } from "node:path";
 import {
   DEFAULT_MEMORY_DIR,
+  DEFAULT_TIMEOUT_MS,
   DEFAULTS,
   ENGINES,
   FILE_LAYOUTS,
@@ -325,11 +326,17 @@ program.command("run")
     "s3: objects larger than this are written by multipart upload",
     DEFAULTS.multipartThreshold,
   )
+  .option(
+    "--timeout <seconds>",
+    "fail the run when one request (an I/O, an S3 request) takes longer than this",
+    String(DEFAULT_TIMEOUT_MS / 1000),
+  )
   .option("--name <name>", "label for the table and results")
   .option("--output <file>", "result JSON (default results/<host>-<run id>.json)")
   .option("--quiet", "no progress line", false)
   .action(async (o) => {
     const job = parseJobOptions({
+      timeout: o.timeout,
       name: o.name,
       tier: o.tier,
       rw: o.rw,

@@ -62,6 +62,8 @@ export interface JobPlan {
   readonly alignment: number;
   /** fsync every file when the job ends (fio's end_fsync). */
   readonly endFsync: boolean;
+  /** How long one request may take (--timeout); the s3 engine enforces it per request. */
+  readonly timeoutMs?: number;
 }
 
 /** Indices in the Int32 control array. */
@@ -108,7 +110,17 @@ export const JOB = {
   FSYNC_MS: 10,
   /** Requests retried after a transient error (network tiers). */
   RETRIES: 11,
-  STRIDE: 12,
+  /**
+   * monoNow() at which the request the job is blocked on began, 0 when none:
+   * the runner fails a run whose request outlives --timeout, even when the
+   * job's thread is stuck in a system call and cannot say so itself.
+   */
+  BUSY_SINCE: 12,
+  /** That request's offset in its file, its file's index, and 1 for a read. */
+  BUSY_OFFSET: 13,
+  BUSY_FILE: 14,
+  BUSY_READ: 15,
+  STRIDE: 16,
 } as const;
 
 /** Index of a job's first slot in the Float64 array. */

@@ -145,11 +145,19 @@ export interface JobOptions {
    */
   readonly allowDevice?: boolean;
   /**
+   * How long one request (an I/O, an S3 request) may take before the run
+   * fails as timed out; undefined means {@linkcode DEFAULT_TIMEOUT_MS}.
+   */
+  readonly timeoutMs?: number;
+  /**
    * Verify mode: every block written carries a header and a checksum, every
    * block read is checked (bench/verify.ts). Absent means false.
    */
   readonly verify?: boolean;
 }
+
+/** The per-request timeout when `--timeout` is not given: 30 s. */
+export const DEFAULT_TIMEOUT_MS = 30_000;
 
 /** How jobs share files: their own (`files`), or one file with a region each (`shared`). */
 export const FILE_LAYOUTS = ["files", "shared"] as const;
@@ -197,6 +205,7 @@ export interface RawJobOptions {
   multipartThreshold?: string | undefined;
   filename?: string | undefined;
   allowDevice?: boolean | undefined;
+  timeout?: string | undefined;
   verify?: boolean | undefined;
 }
 
@@ -296,6 +305,7 @@ const SCHEMA = z.object({
   objectSize: sizeField("objectSize").optional(),
   partSize: sizeField("partSize"),
   multipartThreshold: sizeField("multipartThreshold"),
+  timeout: durationField("timeout").optional(),
 });
 
 function toConfigError(issue: z.core.$ZodIssue): ConfigError {
@@ -346,6 +356,7 @@ export function parseJobOptions(raw: RawJobOptions): JobOptions {
     objectSize: raw.objectSize,
     partSize: raw.partSize ?? DEFAULTS.partSize,
     multipartThreshold: raw.multipartThreshold ?? DEFAULTS.multipartThreshold,
+    timeout: raw.timeout,
   });
   if (!parsed.success) throw toConfigError(parsed.error.issues[0]!);
   const o = parsed.data;
@@ -361,6 +372,9 @@ export function parseJobOptions(raw: RawJobOptions): JobOptions {
   }
   if (o.runtime !== undefined && o.runtime <= 0) {
     throw new ConfigError("runtime", "must be greater than 0");
+  }
+  if (o.timeout !== undefined && o.timeout < 100) {
+    throw new ConfigError("timeout", `${raw.timeout} is below 100ms`, "e.g. 5, 30s, 2m");
   }
   const fileTier = tier.kind === "memory" || tier.kind === "file" ||
     tier.kind === "pfs";
@@ -472,6 +486,7 @@ export function parseJobOptions(raw: RawJobOptions): JobOptions {
       }
       : undefined,
     filename: raw.filename,
+    ...(o.timeout === undefined ? {} : { timeoutMs: o.timeout }),
     ...(raw.allowDevice ? { allowDevice: true } : {}),
     ...(raw.verify ? { verify: true } : {}),
   };

@@ -85,6 +85,11 @@ export interface RunOptions {
   file_layout: string;
   /** fsync of every file at the end of each job, after the measured window (fio's end_fsync). */
   end_fsync: boolean;
+  /**
+   * How long one request may take (--timeout, default 30 s) before the run
+   * fails as timed out, in ms.
+   */
+  timeout_ms: number;
   /** The existing file read jobs shared (--filename), when one was named. */
   filename?: string;
   /** s3 only: object size, part size and multipart threshold in bytes. */

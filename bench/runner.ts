@@ -14,7 +14,8 @@ import process from "node:process";
 import type { Tier } from "../tiers/types.ts";
 import { BUFFER_ALIGNMENT } from "../tiers/_file_backed.ts";
 import { libaio } from "../engines/_libaio.ts";
-import { formatTierSpec, type JobOptions } from "./config.ts";
+import { DEFAULT_TIMEOUT_MS, formatTierSpec, type JobOptions } from "./config.ts";
+import { monoNow } from "../tiers/_libc.ts";
 import { IoError } from "./errors.ts";
 import { redactSecrets } from "./secrets.ts";
 import {
@@ -91,6 +92,7 @@ function options(job: JobOptions): RunOptions {
     nrfiles: job.nrfiles,
     file_layout: job.fileLayout,
     end_fsync: job.endFsync,
+    timeout_ms: job.timeoutMs ?? DEFAULT_TIMEOUT_MS,
     ...(job.filename === undefined ? {} : { filename: job.filename }),
     ...(job.s3
       ? {
@@ -205,6 +207,7 @@ export async function runJob(
       seed: job.seed,
       alignment: BUFFER_ALIGNMENT,
       endFsync: job.endFsync,
+      timeoutMs: job.timeoutMs ?? DEFAULT_TIMEOUT_MS,
     };
     const w = new Worker(WORKER_URL, { type: "module", name: `${job.name}#${j}` });
     w.onmessage = (e: MessageEvent<JobMessage>) => {
@@ -248,6 +251,18 @@ export async function runJob(
       };
     });
 
+  // The watchdog: a job blocked on one request for longer than --timeout
+  // fails the run, even when its thread is stuck in a system call.
+  const timeoutMs = job.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  let hung = false;
+  const watchdog = setInterval(() => {
+    const j = hungJob(shared, job.numjobs, timeoutMs, results);
+    if (hung || j < 0) return;
+    hung = true;
+    failures.unshift(timedOut(job, files[j]!, shared, j, timeoutMs));
+    stop();
+    changed();
+  }, WATCHDOG_MS);
   const sampler = new Sampler(job, shared, hooks.onProgress);
   let cpuStart: ReturnType<typeof process.cpuUsage> | undefined;
   let cpuTimer: ReturnType<typeof setTimeout> | undefined;
@@ -255,7 +270,7 @@ export async function runJob(
     // Layout: every job opens and prepares its file, then waits at the barrier.
     sampler.startLayout();
     const all = () => ready.size + [...results.keys()].filter((j) => !ready.has(j)).length;
-    await waitFor(() => all() === job.numjobs || interrupted);
+    await waitFor(() => all() === job.numjobs || interrupted || hung);
     if (failures.length === 0 && !interrupted) tier.markLaidOut(files);
 
     const start = nowAbs() + job.rampMs;
@@ -267,17 +282,22 @@ export async function runJob(
     Atomics.store(shared.ctl, CTL.GO, 1);
     Atomics.notify(shared.ctl, CTL.GO);
 
-    await waitFor(() => results.size === job.numjobs);
+    await waitFor(() => results.size === job.numjobs || hung);
   } finally {
     hooks.signal?.removeEventListener("abort", onAbort);
     clearTimeout(cpuTimer);
+    clearInterval(watchdog);
     sampler.stop();
     if (results.size < job.numjobs) {
       stop();
-      await waitFor(() => results.size === job.numjobs, hooks.stopGraceMs ?? 10_000);
+      // A hung job will not answer: wait only briefly for the others.
+      const grace = hooks.stopGraceMs ?? 10_000;
+      await waitFor(() => results.size === job.numjobs, hung ? Math.min(grace, 1000) : grace);
     }
     for (const w of workers) w.terminate();
-    await tier.release(files);
+    // Touching a tier that stopped answering would hang here too: leave it to `clean`.
+    if (hung) tier.abandon?.(`a request timed out after ${timeoutMs / 1000} s`);
+    else await tier.release(files);
   }
   if (results.size < job.numjobs) {
     failures.push(`${job.numjobs - results.size} job(s) did not stop in time and were terminated`);
@@ -288,6 +308,44 @@ export async function runJob(
     status: failures.length > 0 ? "failed" : interrupted ? "interrupted" : "ok",
     error: failures[0] ?? (interrupted ? "interrupted" : undefined),
   });
+}
+
+/** How often the watchdog looks at the jobs' requests. */
+const WATCHDOG_MS = 200;
+
+/** The first job (without a result yet) blocked on one request for longer than `timeoutMs`, or -1. */
+function hungJob(
+  shared: SharedCounters,
+  numjobs: number,
+  timeoutMs: number,
+  results: ReadonlyMap<number, unknown>,
+): number {
+  const now = monoNow();
+  for (let j = 0; j < numjobs; j++) {
+    const since = shared.f64[jobBase(j) + JOB.BUSY_SINCE]!;
+    if (since > 0 && now - since > timeoutMs && !results.has(j)) return j;
+  }
+  return -1;
+}
+
+/** The one line that says which request of which tier timed out. */
+function timedOut(
+  job: JobOptions,
+  target: { readonly paths: readonly string[] },
+  shared: SharedCounters,
+  j: number,
+  timeoutMs: number,
+): string {
+  const f = shared.f64;
+  const b = jobBase(j);
+  const file = f[b + JOB.BUSY_FILE]!;
+  const aio = job.engine === "libaio" ? " (libaio)" : "";
+  const request = file < 0
+    ? `fsync${aio} of ${target.paths.join(", ")}`
+    : `${f[b + JOB.BUSY_READ] === 1 ? "pread" : "pwrite"}${aio} ${target.paths[file] ?? "?"} ` +
+      `at offset ${f[b + JOB.BUSY_OFFSET]}`;
+  return `${request} on ${formatTierSpec(job.tier)} timed out after ${timeoutMs / 1000} s ` +
+    "(--timeout): the storage stopped answering";
 }
 
 function emptyEncoded() {

@@ -130,6 +130,25 @@ export class JobRuntime {
     if (ms > 0) this.#lastCompletion = monoNow();
   }
 
+  /**
+   * Says the job is about to block on a request that began at `since`
+   * (monoNow): a read or write at `offset` of file `file` (-1 when it is not
+   * one I/O, e.g. the end-of-job fsync). The runner's watchdog reads it.
+   */
+  busy(since: number, isRead: boolean, file: number, offset: number): void {
+    const f = this.#f64;
+    const b = this.#base;
+    f[b + JOB.BUSY_OFFSET] = offset;
+    f[b + JOB.BUSY_FILE] = file;
+    f[b + JOB.BUSY_READ] = isRead ? 1 : 0;
+    f[b + JOB.BUSY_SINCE] = since;
+  }
+
+  /** Says the job is no longer blocked on a request. */
+  idle(): void {
+    this.#f64[this.#base + JOB.BUSY_SINCE] = 0;
+  }
+
   /** Counts a request retried after a transient error. */
   countRetry(): void {
     this.#f64[this.#base + JOB.RETRIES]! += 1;

@@ -138,6 +138,7 @@ export class LibaioEngine implements JobEngine {
     const isRead = new Uint8Array(depth);
     const offsets = new Float64Array(depth); // offset within the slot's file
     const fileOfSlot = new Int32Array(depth);
+    const inKernel = new Uint8Array(depth); // 1 while the slot's I/O is submitted
     const free = new Int32Array(depth);
     for (let i = 0; i < depth; i++) free[i] = depth - 1 - i;
     let nFree = depth;
@@ -183,9 +184,13 @@ export class LibaioEngine implements JobEngine {
           iocb.setUint32(at + IOCB.offset + 4, Math.floor(where / 4294967296), true);
           prepAt[slot] = now;
         }
+        // io_submit itself can block (buffered I/O, a FUSE mount): the watchdog sees it.
+        rt.busy(prepAt[slot]!, isRead[slot] === 1, fileOfSlot[slot]!, offsets[slot]!);
         const rc = aio.io_submit(ctx, ONE, slotPtrs[slot]!);
+        rt.idle();
         if (rc === 1) {
           submitAt[slot] = monoNow();
+          inKernel[slot] = 1;
           inFlight++;
           continue;
         }
@@ -203,6 +208,18 @@ export class LibaioEngine implements JobEngine {
         if (n === -EINTR) continue;
         throw new SyscallFailure("io_getevents", -n, files.paths[0]!);
       }
+      if (n === 0) {
+        // Nothing completed within REAP_TIMEOUT_NS: show the watchdog the oldest I/O in flight.
+        let oldest = -1;
+        for (let s = 0; s < depth; s++) {
+          if (inKernel[s] === 1 && (oldest < 0 || submitAt[s]! < submitAt[oldest]!)) oldest = s;
+        }
+        if (oldest >= 0) {
+          rt.busy(submitAt[oldest]!, isRead[oldest] === 1, fileOfSlot[oldest]!, offsets[oldest]!);
+        }
+        continue;
+      }
+      rt.idle();
       for (let e = 0; e < n; e++) {
         const at = e * IO_EVENT_SIZE;
         const slot = ev.getUint32(at + IO_EVENT.data, true);
@@ -218,11 +235,16 @@ export class LibaioEngine implements JobEngine {
           );
         }
         rt.complete(read, t, (t - prepAt[slot]!) * 1e6, (submitAt[slot]! - prepAt[slot]!) * 1e6);
+        inKernel[slot] = 0;
         free[nFree++] = slot;
       }
       inFlight -= n;
     }
-    if (plan.endFsync) rt.recordFsync(files.fsyncAll());
+    if (plan.endFsync) {
+      rt.busy(monoNow(), false, -1, -1);
+      rt.recordFsync(files.fsyncAll());
+      rt.idle();
+    }
   }
 
   close(): void {

@@ -69,7 +69,9 @@ export class PsyncEngine implements JobEngine {
       const fd = single ? fd0 : files.fds[files.fileOf(offset)]!;
       const at = single ? offset + region : files.offsetIn(offset);
       const pos = BigInt(at);
+      rt.busy(t0, isRead, single ? 0 : files.fileOf(offset), at);
       const n = isRead ? pread(fd, ptr, count, pos) : pwrite(fd, ptr, count, pos);
+      rt.idle();
       const t1 = monoNow();
       if (n !== bs) {
         const errno = n < 0 ? lastErrno() : 0;
@@ -79,7 +81,11 @@ export class PsyncEngine implements JobEngine {
       }
       rt.complete(isRead, t1, (t1 - t0) * 1e6, -1);
     }
-    if (this.#plan.endFsync) rt.recordFsync(files.fsyncAll());
+    if (this.#plan.endFsync) {
+      rt.busy(monoNow(), false, -1, -1);
+      rt.recordFsync(files.fsyncAll());
+      rt.idle();
+    }
   }
 
   close(): void {

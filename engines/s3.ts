@@ -27,6 +27,7 @@ import {
   UploadPartCommand,
 } from "@aws-sdk/client-s3";
 import type { JobPlan, S3Target } from "../bench/_protocol.ts";
+import { DEFAULT_TIMEOUT_MS } from "../bench/config.ts";
 import { S3Error } from "../bench/errors.ts";
 import {
   attemptsOf,
@@ -239,7 +240,7 @@ export class S3Engine implements JobEngine {
     send: () => Promise<T>,
   ): Promise<T> {
     try {
-      const r = await this.#slot(send);
+      const r = await this.#slot(() => this.#deadline(send(), operation, key));
       retry(attemptsOf(r) - 1);
       return r;
     } catch (e) {
@@ -273,12 +274,19 @@ export class S3Engine implements JobEngine {
       try {
         const body = r.Body as AsyncIterable<Uint8Array> | undefined;
         if (body !== undefined) {
-          for await (const chunk of body) {
-            if (first < 0) first = monoNow();
-            got += chunk.byteLength;
-          }
+          await this.#deadline(
+            (async () => {
+              for await (const chunk of body) {
+                if (first < 0) first = monoNow();
+                got += chunk.byteLength;
+              }
+            })(),
+            "GetObject (body)",
+            key,
+          );
         }
       } catch (e) {
+        if (e instanceof S3Error) throw e; // timed out
         if (attempt < MAX_ATTEMPTS && isTransient(e)) {
           retry(1);
           await backoff(attempt);
@@ -380,11 +388,39 @@ export class S3Engine implements JobEngine {
       );
     } catch (e) {
       // Best effort: the tier aborts whatever is left under its prefix anyway.
-      await this.#client.send(
-        new AbortMultipartUploadCommand({ Bucket: bucket, Key: key, UploadId: uploadId }),
+      await this.#deadline(
+        this.#client.send(
+          new AbortMultipartUploadCommand({ Bucket: bucket, Key: key, UploadId: uploadId }),
+        ),
+        "AbortMultipartUpload",
+        key,
       ).catch(() => {});
       throw e;
     }
+  }
+
+  /**
+   * `request`, or an {@linkcode S3Error} "timed out" once it has taken longer
+   * than the job's --timeout (the SDK's retries included). The abandoned
+   * request's socket goes when the client is destroyed.
+   */
+  #deadline<T>(request: Promise<T>, operation: string, key: string): Promise<T> {
+    const ms = this.#plan.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() =>
+        reject(
+          new S3Error({
+            operation,
+            bucket: this.#t.bucket,
+            key,
+            code: "timed out",
+            endpoint: endpointLabel(this.#loc),
+            detail: `after ${ms / 1000} s (--timeout)`,
+          }),
+        ), ms);
+    });
+    return Promise.race([request, late]).finally(() => clearTimeout(timer));
   }
 
   close(): void {

@@ -39,6 +39,7 @@ export abstract class FileBackedTier implements Tier {
   #prefilled = new Set<string>();
   #writeRuns = 0;
   #directProbed = false;
+  #abandoned: string | undefined;
 
   constructor(spec: TierSpec, runId: string = newRunId()) {
     this.spec = spec;
@@ -185,6 +186,7 @@ export abstract class FileBackedTier implements Tier {
   }
 
   async release(targets: readonly JobTarget[]): Promise<void> {
+    if (this.#abandoned !== undefined) return;
     for (const t of targets) {
       if (t.layout === "none" || this.#prefilled.has(key(t.paths, t.regionOffset))) continue;
       for (const path of t.paths) await Deno.remove(path).catch(() => {});
@@ -230,8 +232,19 @@ export abstract class FileBackedTier implements Tier {
     return out;
   }
 
+  abandon(reason: string): void {
+    this.#abandoned = reason;
+  }
+
   /** Removes the scratch directory (only if its marker names this run). */
   removeScratchSync(): void {
+    if (this.#scratch !== undefined && this.#abandoned !== undefined) {
+      console.error(
+        `tierbench: could not remove ${this.#scratch} (${this.#abandoned}); remove it later ` +
+          `with: deno task tierbench clean --tier ${this.spec.kind}:${this.spec.path}`,
+      );
+      this.#scratch = undefined;
+    }
     if (this.#scratch !== undefined) {
       removeScratchDir(this.#scratch, this.runId);
       this.#scratch = undefined;

@@ -63,4 +63,10 @@ export interface Tier extends AsyncDisposable {
   release(files: readonly JobTarget[]): Promise<void>;
   /** For the results. */
   describe(): TierFacts;
+  /**
+   * Gives the tier up after a request to it timed out: nothing of it is
+   * touched again (that could hang too); disposing names what is left and
+   * the `tierbench clean` command that removes it.
+   */
+  abandon?(reason: string): void;
 }
