@@ -331,6 +331,11 @@ program.command("run")
     "fail the run when one request (an I/O, an S3 request) takes longer than this",
     String(DEFAULT_TIMEOUT_MS / 1000),
   )
+  .option(
+    "--verify",
+    "stamp every block written with a header and checksum, check every block read",
+    false,
+  )
   .option("--name <name>", "label for the table and results")
   .option("--output <file>", "result JSON (default results/<host>-<run id>.json)")
   .option("--quiet", "no progress line", false)
@@ -357,6 +362,7 @@ program.command("run")
       endFsync: o.endFsync,
       filename: o.filename === undefined ? undefined : resolvePath(o.filename),
       allowDevice: o.allowDevice,
+      verify: o.verify,
       endpoint: o.endpoint,
       region: o.region,
       objectSize: o.objectSize,

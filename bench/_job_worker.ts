@@ -17,6 +17,7 @@ import type { JobFailure, JobMessage, JobPlan, JobStart } from "./_protocol.ts";
 import { encodeLatency } from "./recorder.ts";
 import { S3Error } from "./errors.ts";
 import { redactSecrets } from "./secrets.ts";
+import { VerifyError } from "./verify.ts";
 
 function openEngine(plan: JobPlan): JobEngine | Promise<JobEngine> {
   switch (plan.engine) {
@@ -54,6 +55,18 @@ function describe(e: unknown): JobFailure {
       code: e.code,
       ...(e.status === undefined ? {} : { status: e.status }),
       attempts: e.attempts,
+      message: redactSecrets(e.message),
+    };
+  }
+  if (e instanceof VerifyError) {
+    const { tier, key, offset, expected, found } = e;
+    return {
+      kind: "verify",
+      tier,
+      key,
+      offset,
+      expected,
+      found,
       message: redactSecrets(e.message),
     };
   }

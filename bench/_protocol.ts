@@ -11,6 +11,7 @@
 
 import type { Engine, RwMode, TierKind } from "./config.ts";
 import type { EncodedLatency } from "./recorder.ts";
+import type { VerifyPlan } from "./verify.ts";
 
 /** Where the s3 engine of one job puts and gets its objects. */
 export interface S3Target {
@@ -64,6 +65,8 @@ export interface JobPlan {
   readonly endFsync: boolean;
   /** How long one request may take (--timeout); the s3 engine enforces it per request. */
   readonly timeoutMs?: number;
+  /** Verify mode (--verify): stamp blocks written, check blocks read. */
+  readonly verify?: VerifyPlan;
 }
 
 /** Indices in the Int32 control array. */
@@ -164,6 +167,15 @@ export type JobFailure =
     readonly status?: number;
     readonly attempts: number;
     /** The whole one-line message, credentials removed. */
+    readonly message: string;
+  }
+  | {
+    readonly kind: "verify";
+    readonly tier: string;
+    readonly key: string;
+    readonly offset: number;
+    readonly expected: string;
+    readonly found: string;
     readonly message: string;
   }
   | { readonly kind: "other"; readonly name: string; readonly message: string };

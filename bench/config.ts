@@ -15,13 +15,7 @@ import { MIN_VERIFY_BS } from "./verify.ts";
 import { parseDuration, parseSize } from "./units.ts";
 
 /** Access patterns, named as fio names them. */
-export const RW_MODES = [
-  "read",
-  "write",
-  "randread",
-  "randwrite",
-  "randrw",
-] as const;
+export const RW_MODES = ["read", "write", "randread", "randwrite", "randrw"] as const;
 /** One of {@linkcode RW_MODES}. */
 export type RwMode = typeof RW_MODES[number];
 
@@ -79,13 +73,7 @@ export function parseTierSpec(text: string): TierSpec {
       return { kind, path: path || DEFAULT_MEMORY_DIR };
     case "file":
     case "pfs":
-      if (!path) {
-        throw new ConfigError(
-          "tier",
-          `"${text}" names no directory`,
-          TIER_FORMS,
-        );
-      }
+      if (!path) throw new ConfigError("tier", `"${text}" names no directory`, TIER_FORMS);
       return { kind, path };
     default:
       throw new ConfigError("tier", `unknown tier "${text}"`, TIER_FORMS);
@@ -249,8 +237,7 @@ const sizeField = (name: string) =>
     if (n === undefined || n <= 0) {
       ctx.addIssue({
         code: "custom",
-        message:
-          `"${s}" is not a size (use a number with an optional k, m, g or t suffix)`,
+        message: `"${s}" is not a size (use a number with an optional k, m, g or t suffix)`,
         path: [name],
       });
       return z.NEVER;
@@ -264,8 +251,7 @@ const durationField = (name: string) =>
     if (n === undefined) {
       ctx.addIssue({
         code: "custom",
-        message:
-          `"${s}" is not a duration (seconds, or a number with ms, s, m or h)`,
+        message: `"${s}" is not a duration (seconds, or a number with ms, s, m or h)`,
         path: [name],
       });
       return z.NEVER;
@@ -312,11 +298,7 @@ function toConfigError(issue: z.core.$ZodIssue): ConfigError {
   const key = String(issue.path[0] ?? "config");
   const field = FLAG[key] ?? key;
   if (issue.code === "invalid_value") {
-    return new ConfigError(
-      field,
-      "unknown value",
-      issue.values.map(String).join(", "),
-    );
+    return new ConfigError(field, "unknown value", issue.values.map(String).join(", "));
   }
   return new ConfigError(field, issue.message);
 }
@@ -362,10 +344,7 @@ export function parseJobOptions(raw: RawJobOptions): JobOptions {
   const o = parsed.data;
 
   if (o.bs > MAX_BS) {
-    throw new ConfigError(
-      "bs",
-      `${raw.bs} is larger than the 256m this tool allows`,
-    );
+    throw new ConfigError("bs", `${raw.bs} is larger than the 256m this tool allows`);
   }
   if (o.size < o.bs) {
     throw new ConfigError("size", `${raw.size} is smaller than --bs ${raw.bs}`);
@@ -376,8 +355,7 @@ export function parseJobOptions(raw: RawJobOptions): JobOptions {
   if (o.timeout !== undefined && o.timeout < 100) {
     throw new ConfigError("timeout", `${raw.timeout} is below 100ms`, "e.g. 5, 30s, 2m");
   }
-  const fileTier = tier.kind === "memory" || tier.kind === "file" ||
-    tier.kind === "pfs";
+  const fileTier = tier.kind === "memory" || tier.kind === "file" || tier.kind === "pfs";
   if (o.iodepth > 1 && o.engine === "psync" && fileTier) {
     throw new ConfigError(
       "iodepth",
@@ -392,10 +370,7 @@ export function parseJobOptions(raw: RawJobOptions): JobOptions {
     );
   }
   if (o.nrfiles > 1 && o.fileLayout === "shared") {
-    throw new ConfigError(
-      "nrfiles",
-      "a shared file layout uses one file: drop --nrfiles",
-    );
+    throw new ConfigError("nrfiles", "a shared file layout uses one file: drop --nrfiles");
   }
   if (!fileTier && (o.nrfiles > 1 || o.fileLayout !== "files")) {
     throw new ConfigError(
@@ -405,10 +380,7 @@ export function parseJobOptions(raw: RawJobOptions): JobOptions {
   }
   if (raw.filename !== undefined) {
     if (!fileTier) {
-      throw new ConfigError(
-        "filename",
-        `applies to file tiers only, not ${tier.kind}`,
-      );
+      throw new ConfigError("filename", `applies to file tiers only, not ${tier.kind}`);
     }
     if (o.rw !== "read" && o.rw !== "randread") {
       throw new ConfigError(
@@ -418,10 +390,7 @@ export function parseJobOptions(raw: RawJobOptions): JobOptions {
       );
     }
     if (o.nrfiles > 1 || o.fileLayout !== "files") {
-      throw new ConfigError(
-        "filename",
-        "names one file: drop --nrfiles and --file-layout",
-      );
+      throw new ConfigError("filename", "names one file: drop --nrfiles and --file-layout");
     }
   }
   if (raw.allowDevice && raw.filename === undefined) {
@@ -440,18 +409,12 @@ export function parseJobOptions(raw: RawJobOptions): JobOptions {
   }
   const objectSize = o.objectSize ?? o.bs;
   if (tier.kind === "s3" && objectSize < o.bs) {
-    throw new ConfigError(
-      "object-size",
-      `${raw.objectSize} is smaller than --bs ${raw.bs}`,
-    );
+    throw new ConfigError("object-size", `${raw.objectSize} is smaller than --bs ${raw.bs}`);
   }
   const size = o.size - (o.size % o.bs);
   const ioSize = o.ioSize ?? size;
   if (ioSize < o.bs) {
-    throw new ConfigError(
-      "io-size",
-      `${raw.ioSize} is smaller than --bs ${raw.bs}`,
-    );
+    throw new ConfigError("io-size", `${raw.ioSize} is smaller than --bs ${raw.bs}`);
   }
   const name = raw.name ??
     `${tier.kind}-${o.rw}-${raw.bs ?? DEFAULTS.bs}-d${o.iodepth}-j${o.numjobs}`;
@@ -459,9 +422,7 @@ export function parseJobOptions(raw: RawJobOptions): JobOptions {
     name,
     tier,
     rw: o.rw,
-    rwmixread: o.rw === "randrw"
-      ? o.rwmixread
-      : (o.rw.endsWith("read") ? 100 : 0),
+    rwmixread: o.rw === "randrw" ? o.rwmixread : (o.rw.endsWith("read") ? 100 : 0),
     bs: o.bs,
     size,
     ioSize: ioSize - (ioSize % o.bs),
@@ -498,11 +459,7 @@ function checkVerify(
   o: { rw: RwMode; bs: number; iodepth: number; engine: Engine },
 ): void {
   if (tier.kind === "null") {
-    throw new ConfigError(
-      "verify",
-      "the null tier moves no data",
-      "memory, file, pfs, s3 tiers",
-    );
+    throw new ConfigError("verify", "the null tier moves no data", "memory, file, pfs, s3 tiers");
   }
   if (o.bs < MIN_VERIFY_BS) {
     throw new ConfigError(

@@ -11,13 +11,14 @@
  */
 
 import process from "node:process";
-import type { Tier } from "../tiers/types.ts";
+import type { JobTarget, Tier } from "../tiers/types.ts";
 import { BUFFER_ALIGNMENT } from "../tiers/_file_backed.ts";
 import { libaio } from "../engines/_libaio.ts";
 import { DEFAULT_TIMEOUT_MS, formatTierSpec, type JobOptions } from "./config.ts";
 import { monoNow } from "../tiers/_libc.ts";
 import { IoError } from "./errors.ts";
 import { redactSecrets } from "./secrets.ts";
+import { type VerifyPlan, verifyPlans } from "./verify.ts";
 import {
   CTL,
   JOB,
@@ -66,6 +67,11 @@ export interface RunHooks {
   readonly onProgress?: (p: RunProgress) => void;
   /** How long to wait for jobs to stop before terminating their Workers. */
   readonly stopGraceMs?: number;
+  /**
+   * Called once every job has laid out its files, before the clock starts
+   * (tests use it to corrupt what a --verify layout wrote).
+   */
+  readonly afterLayout?: (files: readonly JobTarget[]) => void | Promise<void>;
 }
 
 const WORKER_URL = new URL("./_job_worker.ts", import.meta.url);
@@ -108,7 +114,7 @@ function options(job: JobOptions): RunOptions {
 
 function describeFailure(f: JobFailure): string {
   if (f.kind === "other") return redactSecrets(`${f.name}: ${f.message}`);
-  if (f.kind === "s3") return f.message;
+  if (f.kind === "s3" || f.kind === "verify") return f.message;
   return new IoError({
     syscall: f.syscall,
     errno: f.errno,
@@ -168,6 +174,13 @@ export async function runJob(
   hooks: RunHooks = {},
 ): Promise<RunResult> {
   const files = await tier.prepare(job);
+  let verify: VerifyPlan[] | undefined;
+  try {
+    verify = job.verify ? verifyPlans(tier, files, job) : undefined;
+  } catch (e) {
+    await tier.release(files);
+    throw e;
+  }
   const shared = newSharedCounters(job.numjobs);
   const workers: Worker[] = [];
   const ready = new Set<number>();
@@ -208,6 +221,7 @@ export async function runJob(
       alignment: BUFFER_ALIGNMENT,
       endFsync: job.endFsync,
       timeoutMs: job.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+      ...(verify ? { verify: verify[j]! } : {}),
     };
     const w = new Worker(WORKER_URL, { type: "module", name: `${job.name}#${j}` });
     w.onmessage = (e: MessageEvent<JobMessage>) => {
@@ -272,6 +286,7 @@ export async function runJob(
     const all = () => ready.size + [...results.keys()].filter((j) => !ready.has(j)).length;
     await waitFor(() => all() === job.numjobs || interrupted || hung);
     if (failures.length === 0 && !interrupted) tier.markLaidOut(files);
+    if (failures.length === 0 && !interrupted) await hooks.afterLayout?.(files);
 
     const start = nowAbs() + job.rampMs;
     shared.f64[RUN.MEASURE_START] = start;

@@ -12,6 +12,7 @@ import type { JobPlan } from "../bench/_protocol.ts";
 import { XorShift32 } from "../bench/offsets.ts";
 import { allocAligned, cString, freeAligned, lastErrno, libc, monoNow, O } from "../tiers/_libc.ts";
 import { SyscallFailure } from "./_job.ts";
+import { verifierOf } from "../bench/verify.ts";
 
 /** Block size used to lay files out. */
 const LAYOUT_BS = 1024 * 1024;
@@ -87,13 +88,18 @@ export class JobFiles {
   #write(fd: number, path: string, start: number, len: number): void {
     const plan = this.#plan;
     const c = libc();
-    const bs = Math.min(len, Math.max(LAYOUT_BS, plan.bs));
+    const v = verifierOf(plan);
+    // Under --verify a chunk holds whole blocks, each stamped for where it lands.
+    const chunk = v ? Math.max(1, Math.floor(LAYOUT_BS / plan.bs)) * plan.bs : LAYOUT_BS;
+    const bs = Math.min(len, Math.max(chunk, plan.bs));
     const buf = allocAligned(bs, plan.alignment);
     try {
-      fillRandom(buf.bytes, plan.seed + plan.job);
+      if (v) v.fillPattern(buf.bytes);
+      else fillRandom(buf.bytes, plan.seed + plan.job);
       let off = 0;
       while (off < len) {
         const want = Math.min(bs, len - off);
+        v?.prepareLayout(buf.bytes.subarray(0, want), start + off);
         const n = c.pwrite(fd, buf.pointer, BigInt(want), BigInt(start + off));
         if (n < 0) throw new SyscallFailure("pwrite", lastErrno(), path, start + off, "(layout)");
         if (n === 0) {

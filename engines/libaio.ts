@@ -24,6 +24,7 @@ import {
   libaio,
 } from "./_libaio.ts";
 import { fillRandom, JobFiles } from "./_file.ts";
+import { verifierOf } from "../bench/verify.ts";
 import { type JobEngine, type JobRuntime, SyscallFailure } from "./_job.ts";
 
 /** How long io_getevents waits before looking at the stop flag again. */
@@ -101,7 +102,8 @@ export class LibaioEngine implements JobEngine {
     try {
       files.layOut();
       bufs = allocAligned(plan.iodepth * plan.bs, plan.alignment);
-      fillRandom(bufs.bytes, plan.seed ^ 0xa5a5 ^ plan.job);
+      if (plan.verify) verifierOf(plan)!.fillPattern(bufs.bytes);
+      else fillRandom(bufs.bytes, plan.seed ^ 0xa5a5 ^ plan.job);
       const out = new BigUint64Array(1);
       const rc = aio.io_setup(plan.iodepth, new Uint8Array(out.buffer));
       if (rc < 0) {
@@ -138,6 +140,11 @@ export class LibaioEngine implements JobEngine {
     const isRead = new Uint8Array(depth);
     const offsets = new Float64Array(depth); // offset within the slot's file
     const fileOfSlot = new Int32Array(depth);
+    // --verify: each slot's block, and its offset in the job's space (for its generation).
+    const v = verifierOf(plan);
+    const blocks = v &&
+      Array.from({ length: depth }, (_, i) => this.#bufs.bytes.subarray(i * bs, (i + 1) * bs));
+    const jobOffsets = new Float64Array(depth);
     const inKernel = new Uint8Array(depth); // 1 while the slot's I/O is submitted
     const free = new Int32Array(depth);
     for (let i = 0; i < depth; i++) free[i] = depth - 1 - i;
@@ -183,6 +190,8 @@ export class LibaioEngine implements JobEngine {
           iocb.setUint32(at + IOCB.offset, where % 4294967296, true);
           iocb.setUint32(at + IOCB.offset + 4, Math.floor(where / 4294967296), true);
           prepAt[slot] = now;
+          jobOffsets[slot] = off;
+          if (blocks !== undefined && !read) v!.prepareWrite(blocks[slot]!, where, off);
         }
         // io_submit itself can block (buffered I/O, a FUSE mount): the watchdog sees it.
         rt.busy(prepAt[slot]!, isRead[slot] === 1, fileOfSlot[slot]!, offsets[slot]!);
@@ -235,6 +244,14 @@ export class LibaioEngine implements JobEngine {
           );
         }
         rt.complete(read, t, (t - prepAt[slot]!) * 1e6, (submitAt[slot]! - prepAt[slot]!) * 1e6);
+        if (blocks !== undefined && read) {
+          v!.checkRead(
+            blocks[slot]!,
+            files.paths[fileOfSlot[slot]!]!,
+            offsets[slot]!,
+            jobOffsets[slot]!,
+          );
+        }
         inKernel[slot] = 0;
         free[nFree++] = slot;
       }

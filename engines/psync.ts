@@ -15,6 +15,7 @@ import {
   monoNow,
 } from "../tiers/_libc.ts";
 import { fillRandom, JobFiles } from "./_file.ts";
+import { type BlockVerifier, verifierOf } from "../bench/verify.ts";
 import { type JobEngine, type JobRuntime, SyscallFailure } from "./_job.ts";
 
 /**
@@ -30,11 +31,18 @@ export class PsyncEngine implements JobEngine {
   readonly #plan: JobPlan;
   readonly #files: JobFiles;
   readonly #buf: AlignedBuffer;
+  readonly #verifier: BlockVerifier | undefined;
 
-  private constructor(plan: JobPlan, files: JobFiles, buf: AlignedBuffer) {
+  private constructor(
+    plan: JobPlan,
+    files: JobFiles,
+    buf: AlignedBuffer,
+    verifier: BlockVerifier | undefined,
+  ) {
     this.#plan = plan;
     this.#files = files;
     this.#buf = buf;
+    this.#verifier = verifier;
   }
 
   /** Opens the job's files, lays them out and allocates the aligned buffer. */
@@ -43,8 +51,10 @@ export class PsyncEngine implements JobEngine {
     try {
       files.layOut();
       const buf = allocAligned(plan.bs, plan.alignment);
-      fillRandom(buf.bytes, plan.seed ^ 0xa5a5 ^ plan.job);
-      return new PsyncEngine(plan, files, buf);
+      const verifier = verifierOf(plan);
+      if (verifier) verifier.fillPattern(buf.bytes);
+      else fillRandom(buf.bytes, plan.seed ^ 0xa5a5 ^ plan.job);
+      return new PsyncEngine(plan, files, buf, verifier);
     } catch (e) {
       files.close();
       throw e;
@@ -61,6 +71,8 @@ export class PsyncEngine implements JobEngine {
     const bs = this.#plan.bs;
     // 64-bit FFI arguments go as BigInt, or V8 leaves its fast call path (see tiers/_libc.ts).
     const count = BigInt(bs);
+    const v = this.#verifier;
+    const block = this.#buf.bytes;
     for (;;) {
       const t0 = monoNow();
       if (!rt.mayIssue(t0)) break;
@@ -69,6 +81,7 @@ export class PsyncEngine implements JobEngine {
       const fd = single ? fd0 : files.fds[files.fileOf(offset)]!;
       const at = single ? offset + region : files.offsetIn(offset);
       const pos = BigInt(at);
+      if (v !== undefined && !isRead) v.prepareWrite(block, at, offset);
       rt.busy(t0, isRead, single ? 0 : files.fileOf(offset), at);
       const n = isRead ? pread(fd, ptr, count, pos) : pwrite(fd, ptr, count, pos);
       rt.idle();
@@ -78,6 +91,9 @@ export class PsyncEngine implements JobEngine {
         const detail = n < 0 ? undefined : `(short ${isRead ? "read" : "write"}: ${n} of ${bs})`;
         const path = files.paths[files.fileOf(offset)]!;
         throw new SyscallFailure(isRead ? "pread" : "pwrite", errno, path, at, detail);
+      }
+      if (v !== undefined && isRead) {
+        v.checkRead(block, files.paths[files.fileOf(offset)]!, at, offset);
       }
       rt.complete(isRead, t1, (t1 - t0) * 1e6, -1);
     }

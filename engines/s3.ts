@@ -41,6 +41,7 @@ import {
 } from "../tiers/_s3_client.ts";
 import { monoNow } from "../tiers/_libc.ts";
 import type { JobEngine, JobRuntime } from "./_job.ts";
+import { type BlockVerifier, verifierOf } from "../bench/verify.ts";
 
 /** Concurrency of the layout (not measured), at least this many requests. */
 const MIN_LAYOUT_DEPTH = 4;
@@ -100,6 +101,8 @@ export class S3Engine implements JobEngine {
   #slots: Slots;
   #written = 0;
   #failure: unknown;
+  /** --verify: stamps each object's blocks, checks each block read. */
+  #verifier: BlockVerifier | undefined;
 
   private constructor(plan: JobPlan, t: S3Target, client: S3Client, buf: Uint8Array) {
     this.#plan = plan;
@@ -126,6 +129,7 @@ export class S3Engine implements JobEngine {
       const buf = new Uint8Array(Math.max(bodySize(plan.bs), layoutSize, 1));
       fillRandom(buf);
       const engine = new S3Engine(plan, t, client, buf);
+      engine.#verifier = verifierOf(plan);
       if (plan.target.layout === "prefill") await engine.#layOut();
       await engine.#warmUp();
       return engine;
@@ -153,7 +157,9 @@ export class S3Engine implements JobEngine {
     const lane = async () => {
       while (this.#failure === undefined && next < n) {
         const k = next++;
-        await this.#put(`${this.#t.prefix}obj${k}`, this.#objectLength(k), () => {});
+        const length = this.#objectLength(k);
+        const body = this.#verifier?.stampedBuffer(length, k * this.#t.objectSize);
+        await this.#put(`${this.#t.prefix}obj${k}`, length, () => {}, body);
       }
     };
     await this.#lanes(depth, lane);
@@ -178,7 +184,8 @@ export class S3Engine implements JobEngine {
         if (reads && (!writes || i % 2 === 0)) {
           await this.#get((i * bs) % size, monoNow(), none);
         } else if (writes) {
-          await this.#put(`${this.#t.writePrefix}warm${i}`, bs, none);
+          const body = this.#verifier?.stampedBuffer(bs, i * bs);
+          await this.#put(`${this.#t.writePrefix}warm${i}`, bs, none, body);
         } else return;
       }
     };
@@ -212,7 +219,14 @@ export class S3Engine implements JobEngine {
           const t1 = monoNow();
           rt.complete(true, t1, (t1 - t0) * 1e6, -1, ttfb);
         } else {
-          await this.#put(`${this.#t.writePrefix}o${this.#written++}`, this.#plan.bs, retry);
+          const n = this.#written++;
+          const { bs } = this.#plan;
+          await this.#put(
+            `${this.#t.writePrefix}o${n}`,
+            bs,
+            retry,
+            this.#verifier?.stampedBuffer(bs, n * bs),
+          );
           const t1 = monoNow();
           rt.complete(false, t1, (t1 - t0) * 1e6, -1);
         }
@@ -271,6 +285,7 @@ export class S3Engine implements JobEngine {
       );
       let first = -1;
       let got = 0;
+      const block = this.#verifier && new Uint8Array(bs);
       try {
         const body = r.Body as AsyncIterable<Uint8Array> | undefined;
         if (body !== undefined) {
@@ -278,6 +293,7 @@ export class S3Engine implements JobEngine {
             (async () => {
               for await (const chunk of body) {
                 if (first < 0) first = monoNow();
+                if (block !== undefined && got + chunk.byteLength <= bs) block.set(chunk, got);
                 got += chunk.byteLength;
               }
             })(),
@@ -311,12 +327,19 @@ export class S3Engine implements JobEngine {
           detail: `(${got} of ${bs} bytes${range ? ` for ${range}` : ""})`,
         });
       }
-      return ((first < 0 ? monoNow() : first) - t0) * 1e6;
+      const ttfb = ((first < 0 ? monoNow() : first) - t0) * 1e6;
+      if (block !== undefined) {
+        this.#verifier!.checkRead(block, `s3://${bucket}/${key}`, offset, offset, at);
+      }
+      return ttfb;
     }
   }
 
-  /** PUTs `length` bytes as `key`: one request, or a multipart upload above the threshold. */
-  async #put(key: string, length: number, retry: RetryCounter): Promise<void> {
+  /**
+   * PUTs `length` bytes as `key`: one request, or a multipart upload above
+   * the threshold. The bytes are `body` (--verify) or the job's buffer.
+   */
+  async #put(key: string, length: number, retry: RetryCounter, body?: Uint8Array): Promise<void> {
     const { bucket, multipartThreshold, partSize } = this.#t;
     if (length <= multipartThreshold) {
       await this.#send(
@@ -325,7 +348,11 @@ export class S3Engine implements JobEngine {
         retry,
         () =>
           this.#client.send(
-            new PutObjectCommand({ Bucket: bucket, Key: key, Body: this.#buf.subarray(0, length) }),
+            new PutObjectCommand({
+              Bucket: bucket,
+              Key: key,
+              Body: body ?? this.#buf.subarray(0, length),
+            }),
           ),
       );
       return;
@@ -361,7 +388,8 @@ export class S3Engine implements JobEngine {
                 Key: key,
                 UploadId: uploadId,
                 PartNumber: i + 1,
-                Body: this.#buf.subarray(0, size),
+                Body: body?.subarray(i * partSize, i * partSize + size) ??
+                  this.#buf.subarray(0, size),
               }),
             ),
         );
