@@ -1,0 +1,76 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { ROOT, withTempDir } from "../tests/_helpers.ts";
+import { checkPages, chromiumTest } from "./_chromium.ts";
+import {
+  cliOk,
+  contentionRun,
+  planRun,
+  randrwRun,
+  readDoc,
+  sweepDoc,
+  workloadRun,
+} from "./_fixtures.ts";
+import { buildReport } from "./report.ts";
+
+/** Where the screenshots go (results/ is gitignored): look at them. */
+const SHOTS = join(ROOT, "results");
+
+chromiumTest(
+  "report and compare pages draw every chart with data in Chromium, offline, without errors",
+  async () => {
+    await withTempDir(async (dir) => {
+      const disk = join(dir, "disk");
+      await Deno.mkdir(disk);
+      const contention = join(dir, "contention.json");
+      const workload = join(dir, "workload.json");
+      const plan = join(dir, "plan.json");
+      const a = join(dir, "a.json");
+      const b = join(dir, "b.json");
+      await contentionRun(disk, contention);
+      await workloadRun(disk, workload);
+      await planRun(plan);
+      await randrwRun("file:/dev/shm", a); // tmpfs against the disk, as compare is used
+      await randrwRun(`file:${disk}`, b, true);
+      const sweep = await sweepDoc(await readDoc(a));
+
+      // every chart family: runs and contention with a plan; a workload; a sweep; a comparison
+      const expected: [string, string[]][] = [];
+      const cOut = join(dir, "report-contention");
+      await cliOk(["report", contention, plan, "--output", cOut]);
+      expected.push([
+        join(cOut, "report.html"),
+        ["bandwidth", "latency", "timeseries", "contention", "placement", "predictions"],
+      ]);
+      const wOut = join(dir, "report-workload");
+      await cliOk(["report", workload, "--output", wOut]);
+      expected.push([join(wOut, "report.html"), ["workload"]]);
+      const sOut = join(dir, "report-sweep");
+      const files = await buildReport(sOut, { doc: sweep, label: "sweep" });
+      // 8 MiB points end before the first time-series interval: no bandwidth-over-time chart
+      expected.push([files.html, ["bandwidth", "latency", "sweep"]]);
+      const cmp = join(dir, "compare.html");
+      await cliOk(["compare", a, b, "--html", cmp]);
+      expected.push([cmp, ["bandwidth", "latency", "timeseries"]]);
+
+      const shots = [
+        "report-screenshot.png",
+        "report-screenshot-workload.png",
+        "report-screenshot-sweep.png",
+        "compare-screenshot.png",
+      ].map((n) => join(SHOTS, n));
+      const checks = await checkPages(expected.map(([html], i) => [html, shots[i]!]));
+      checks.forEach((c, i) => {
+        const [html, ids] = expected[i]!;
+        assert.deepEqual(c.requests, [], `${html} asked for ${c.requests.join(", ")}`);
+        assert.deepEqual(c.errors, [], `${html}: console errors`);
+        assert.deepEqual(c.charts.map((x) => x.id), ids, `${html}: charts`);
+        for (const chart of c.charts) {
+          assert.ok(chart.svg, `${html}: ${chart.id} has no svg`);
+          assert.ok(chart.sized > 0, `${html}: ${chart.id} drew no data marks (${chart.marks})`);
+        }
+      });
+      for (const s of shots) assert.ok((await Deno.stat(s)).size > 10_000, `${s} is empty`);
+    });
+  },
+);
