@@ -240,7 +240,7 @@ export class RankExecutor {
         } finally {
           this.#sync.leave(path.index, write);
         }
-        this.#sync.count(this.program.rank, write, op.bytes);
+        this.#sync.count(this.program.rank, write, op.bytes, path.index);
         return;
       }
     }

@@ -16,6 +16,7 @@
  *   4+ per path  [readers in, writers in, most readers at once, most writers at once]
  * Float64Array (after the ints, 8-aligned)
  *   per rank    [bytes read, bytes written]
+ *   per rank and path  [bytes read, bytes written]  (one writer each: the rank)
  * ```
  *
  * @module
@@ -40,6 +41,7 @@ export class NodeSync {
   readonly ints: Int32Array<SharedArrayBuffer>;
   readonly f64: Float64Array<SharedArrayBuffer>;
   readonly ranks: number;
+  readonly paths: number;
 
   /** Attaches to (or, without buffers, makes) the shared state for `ranks` ranks and `paths` paths. */
   constructor(
@@ -49,7 +51,10 @@ export class NodeSync {
   ) {
     this.ranks = ranks;
     this.ints = new Int32Array(buffers?.ints ?? new SharedArrayBuffer((PATHS + 4 * paths) * 4));
-    this.f64 = new Float64Array(buffers?.f64 ?? new SharedArrayBuffer(2 * ranks * 8));
+    this.paths = paths;
+    this.f64 = new Float64Array(
+      buffers?.f64 ?? new SharedArrayBuffer(2 * ranks * (1 + paths) * 8),
+    );
   }
 
   /** What a Worker needs to attach. */
@@ -133,10 +138,28 @@ export class NodeSync {
     Atomics.notify(this.ints, i);
   }
 
-  /** Adds to a rank's byte counters (read by the progress line). */
-  count(rank: number, write: boolean, bytes: number): void {
+  /** Adds to a rank's byte counters, and to its counters of `path` when given (read by the progress line). */
+  count(rank: number, write: boolean, bytes: number, path?: number): void {
     // one writer per slot: a plain add is enough
     this.f64[2 * rank + (write ? 1 : 0)]! += bytes;
+    if (path !== undefined) {
+      this.f64[2 * this.ranks + 2 * (rank * this.paths + path) + (write ? 1 : 0)]! += bytes;
+    }
+  }
+
+  /** Bytes moved so far on each path by all ranks: [read, written] per path. */
+  pathTotals(): [number, number][] {
+    const out: [number, number][] = [];
+    for (let p = 0; p < this.paths; p++) {
+      let r = 0, w = 0;
+      for (let i = 0; i < this.ranks; i++) {
+        const b = 2 * this.ranks + 2 * (i * this.paths + p);
+        r += this.f64[b]!;
+        w += this.f64[b + 1]!;
+      }
+      out.push([r, w]);
+    }
+    return out;
   }
 
   /** Bytes moved so far by all ranks: [read, written]. */

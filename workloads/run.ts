@@ -41,6 +41,8 @@ export interface WorkloadProgress {
   bytesRead: number;
   bytesWritten: number;
   elapsedMs: number;
+  /** Bytes moved so far on each path (`local`, `remote`, …). */
+  paths?: { name: string; bytesRead: number; bytesWritten: number }[];
 }
 
 /** Options of {@linkcode runWorkload}. */
@@ -224,12 +226,18 @@ export async function runWorkload(
     const timer = opts.onProgress
       ? setInterval(() => {
         const [r, w] = sync.totals();
+        const perPath = sync.pathTotals();
         opts.onProgress!({
           iteration: sync.iteration,
           iterations: program.warmupIterations + program.iterations,
           bytesRead: r,
           bytesWritten: w,
           elapsedMs: performance.now() - t0,
+          paths: runtimes.map((rt, i) => ({
+            name: rt.policy.name,
+            bytesRead: perPath[i]?.[0] ?? 0,
+            bytesWritten: perPath[i]?.[1] ?? 0,
+          })),
         });
       }, 200)
       : undefined;
