@@ -304,17 +304,23 @@ function describe(v: unknown): string {
 // ------------------------------------------------------- hand-written schema
 
 const positive = z.number().positive();
+/**
+ * A rate (bytes/s, parameters/s): at least 1 and at most 1e15, so every time
+ * the model derives from one is finite (5e-324 made it Infinity, and HiGHS
+ * refused the LP).
+ */
+const rate = z.number().min(1).max(1e15);
 const count = z.int().positive();
 const latencySchema = z.strictObject({ p50: positive, p99: positive });
 
 const tierSchema = z.strictObject({
   kind: z.enum(PROFILE_TIER_KINDS),
-  read_bw_bytes: positive,
-  write_bw_bytes: positive,
+  read_bw_bytes: rate,
+  write_bw_bytes: rate,
   bs: count,
   iodepth: count,
-  mixed_read_bw_bytes: positive.optional(),
-  mixed_write_bw_bytes: positive.optional(),
+  mixed_read_bw_bytes: rate.optional(),
+  mixed_write_bw_bytes: rate.optional(),
   capacity_bytes: positive.optional(),
   read_lat_us: latencySchema.optional(),
   write_lat_us: latencySchema.optional(),
@@ -329,12 +335,14 @@ const hostSchema = z.strictObject({
   cpu_model: z.string().optional(),
   gpus_per_node: count.optional(),
   gpu_model: z.string().optional(),
-  pcie_bytes_per_s: positive.optional(),
-  gpu_adam_params_per_s: positive.optional(),
-  cpu_adam_params_per_s: positive.optional(),
+  pcie_bytes_per_s: rate.optional(),
+  gpu_adam_params_per_s: rate.optional(),
+  cpu_adam_params_per_s: rate.optional(),
 });
 
-const factorRows = z.record(z.string(), z.record(z.string(), positive));
+/** A slowdown factor: from 0.001 to 1000 (1.2e15 made the LP's coefficients unreadable to HiGHS). */
+const factor = z.number().min(0.001).max(1000);
+const factorRows = z.record(z.string(), z.record(z.string(), factor));
 
 const contentionSchema = z.strictObject({
   slowdown: z.strictObject({ read: factorRows.optional(), write: factorRows.optional() }),
@@ -380,9 +388,10 @@ function fieldsAt(path: readonly PropertyKey[]): string[] {
   return [];
 }
 
-const BANDWIDTH = "a bandwidth in bytes per second, a number > 0 (e.g. 6.4e9)";
+const BANDWIDTH = "a bandwidth in bytes per second, a number from 1 to 1e15 (e.g. 6.4e9)";
 const MICROSECONDS = "microseconds, a number > 0";
-const FACTOR = "a slowdown factor > 0: bandwidth alone / bandwidth with the others " +
+const FACTOR =
+  "a slowdown factor from 0.001 to 1000: bandwidth alone / bandwidth with the others " +
   "(1: unaffected, 2: half as fast)";
 
 /** What a field accepts, by its name (the last key of its path). */
@@ -412,9 +421,11 @@ const ALLOWED: Record<string, string> = {
   cpu_model: "a string",
   gpu_model: "a string",
   gpus_per_node: "an integer ≥ 1",
-  pcie_bytes_per_s: "host↔GPU bandwidth of one GPU in one direction, bytes/s, a number > 0",
-  gpu_adam_params_per_s: "parameters one GPU updates per second, a number > 0",
-  cpu_adam_params_per_s: "parameters one rank's CPU Adam updates per second, a number > 0",
+  pcie_bytes_per_s:
+    "host↔GPU bandwidth of one GPU in one direction, bytes/s, a number from 1 to 1e15",
+  gpu_adam_params_per_s: "parameters one GPU updates per second, a number from 1 to 1e15",
+  cpu_adam_params_per_s:
+    "parameters one rank's CPU Adam updates per second, a number from 1 to 1e15",
   contention: "an object { slowdown: { read, write } } (see docs/profile.md)",
   slowdown: "an object { read, write } of slowdown rows by tier",
   sources: "an array of { fields, basis, what, citation, url, derivation }",

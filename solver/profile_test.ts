@@ -335,7 +335,7 @@ Deno.test("validation errors name the JSON path and what is allowed", () => {
     [
       "negative",
       (d) => d.tiers.file.read_bw_bytes = -1,
-      "tiers.file.read_bw_bytes: -1 is too small (must be > 0); use a bandwidth in bytes per second",
+      "tiers.file.read_bw_bytes: -1 is too small (must be ≥ 1); use a bandwidth in bytes per second",
     ],
     [
       "zero",
@@ -375,7 +375,7 @@ Deno.test("validation errors name the JSON path and what is allowed", () => {
     [
       "factor",
       (d) => d.contention.slowdown.read.file.pfs = -2,
-      "contention.slowdown.read.file.pfs: -2 is too small (must be > 0); use a slowdown factor > 0",
+      "contention.slowdown.read.file.pfs: -2 is too small (must be ≥ 0.001); use a slowdown factor from 0.001 to 1000",
     ],
     [
       "factor null",
