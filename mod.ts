@@ -186,3 +186,21 @@ export {
   setupOfPlan,
 } from "./solver/replay.ts";
 export { type ActivationPlan, planActivations } from "./solver/activations.ts";
+export {
+  compareDocuments,
+  type CompareFigure,
+  type CompareInput,
+  type CompareOptions,
+  type CompareRow,
+  type Comparison,
+  formatComparison,
+  MATCH_MODES,
+  type MatchMode,
+  NOISE_CRITERION,
+  runCompare,
+  type Verdict,
+  verdict,
+} from "./report/compare.ts";
+export { buildReport, type ReportFiles, writeReport } from "./report/report.ts";
+export { type ChartSource, type ChartSpec, reportCharts } from "./report/_charts.ts";
+export { type ReportTable, reportTables } from "./report/tables.ts";
