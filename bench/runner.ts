@@ -18,7 +18,7 @@ import { DEFAULT_TIMEOUT_MS, formatTierSpec, type JobOptions } from "./config.ts
 import { monoNow } from "../tiers/_libc.ts";
 import { IoError } from "./errors.ts";
 import { redactSecrets } from "./secrets.ts";
-import { type VerifyPlan, verifyPlans } from "./verify.ts";
+import { verifyPlans } from "./verify.ts";
 import {
   CTL,
   JOB,
@@ -173,14 +173,8 @@ export async function runJob(
   job: JobOptions,
   hooks: RunHooks = {},
 ): Promise<RunResult> {
-  const files = await tier.prepare(job);
-  let verify: VerifyPlan[] | undefined;
-  try {
-    verify = job.verify ? verifyPlans(tier, files, job) : undefined;
-  } catch (e) {
-    await tier.release(files);
-    throw e;
-  }
+  // --verify may lay out again a file an earlier run laid out without headers.
+  const { targets: files, plans: verify } = verifyPlans(tier, await tier.prepare(job), job);
   const shared = newSharedCounters(job.numjobs);
   const workers: Worker[] = [];
   const ready = new Set<number>();

@@ -32,7 +32,6 @@
  */
 
 import { crc32 } from "node:zlib";
-import { ConfigError } from "./errors.ts";
 import { XorShift32 } from "./offsets.ts";
 
 /** Bytes of the header at the start of each verified block. */
@@ -409,65 +408,91 @@ export class BlockVerifier {
   }
 }
 
-/** Generation maps per tier, per job target, kept across the runs of a session. */
-const generationMaps = new WeakMap<object, Map<string, SharedArrayBuffer>>();
+/** A job target as the tiers name it (bench/_protocol.ts JobTarget). */
+interface Target {
+  readonly paths: readonly string[];
+  readonly regionOffset: number;
+  readonly layout: "prefill" | "fallocate" | "none";
+  readonly existing?: boolean;
+  readonly s3?: unknown;
+}
 
-/**
- * The generation map of one job target for a run on `tier`: fresh (all 0)
- * when the run lays the target out or gets fresh files, the one kept from an
- * earlier run when it reuses laid-out files, undefined for s3 and for files
- * another run wrote.
- */
-export function generationsFor(
-  tier: object,
-  target: {
-    readonly paths: readonly string[];
-    readonly regionOffset: number;
-    readonly layout: string;
-    readonly existing?: boolean;
-    readonly s3?: unknown;
-  },
-  blocks: number,
-): SharedArrayBuffer | undefined {
-  if (target.s3 !== undefined || target.existing === true) return undefined;
-  let maps = generationMaps.get(tier);
-  if (maps === undefined) generationMaps.set(tier, maps = new Map());
-  const key = `${target.paths.join("|")}@${target.regionOffset}`;
-  const kept = maps.get(key);
-  if (target.layout === "none") {
-    if (kept !== undefined && kept.byteLength === blocks * 4) return kept;
-    throw new ConfigError(
-      "verify",
-      `${target.paths[0]} was laid out by an earlier run without --verify, so it has no ` +
-        "headers to check: verify every run on that tier, or none",
-    );
-  }
-  const fresh = new SharedArrayBuffer(blocks * 4);
-  maps.set(key, fresh);
-  return fresh;
+/** What a laid-out file holds: its blocks' generations, and the bs and seed it was stamped with. */
+interface Kept {
+  readonly generations: SharedArrayBuffer;
+  readonly bs: number;
+  readonly seed: number;
+}
+
+/** Per tier, per job target: what verify knows of its files, kept across the runs of a session. */
+const kept = new WeakMap<object, Map<string, Kept>>();
+
+function keyOf(t: Target): string {
+  return `${t.paths.join("|")}@${t.regionOffset}`;
 }
 
 /**
  * The verify plan of each job of a run on `tier` (whose `runId` goes into
- * every header), keeping generations across the runs of a session.
+ * every header), and the targets to run on. A read run reuses files an
+ * earlier run laid out; when those were not laid out with verify headers of
+ * this bs and seed (or a run without verify has rewritten blocks since), the
+ * target is laid out again so there is something to check. Generations are
+ * kept across the runs of a session. Without --verify, returns no plans and
+ * forgets what verify knew of files the run rewrites.
  *
- * @throws {ConfigError} when a read run would reuse files laid out without verify.
+ * @example
+ * ```ts
+ * import { verifyPlans } from "./verify.ts";
+ * const tier = { runId: "r1" };
+ * import type { JobTarget } from "./_protocol.ts";
+ * const t: JobTarget = { paths: ["/x/read.dat"], regionOffset: 0, layout: "none" };
+ * const { targets, plans } = verifyPlans(tier, [t], { size: 8192, bs: 4096, seed: 1, verify: true, rw: "read" });
+ * console.assert(targets[0]!.layout === "prefill" && plans![0]!.runId === "r1");
+ * ```
  */
-export function verifyPlans(
+export function verifyPlans<T extends Target>(
   tier: object,
-  targets: readonly Parameters<typeof generationsFor>[1][],
-  job: { readonly size: number; readonly bs: number },
-): VerifyPlan[] {
+  targets: readonly T[],
+  job: {
+    readonly size: number;
+    readonly bs: number;
+    readonly seed: number;
+    readonly rw: string;
+    readonly verify?: boolean;
+  },
+): { targets: readonly T[]; plans: VerifyPlan[] | undefined } {
+  let maps = kept.get(tier);
+  if (maps === undefined) kept.set(tier, maps = new Map());
+  if (!job.verify) {
+    // Blocks rewritten without headers: a later verify read must lay the file out again.
+    if (job.rw !== "read" && job.rw !== "randread") {
+      for (const t of targets) maps.delete(keyOf(t));
+    }
+    return { targets, plans: undefined };
+  }
   const runId = String((tier as { runId?: unknown }).runId ?? "");
   const blocks = Math.ceil(job.size / job.bs);
-  return targets.map((t) => {
-    const generations = generationsFor(tier, t, blocks);
-    return {
-      runId,
-      ...(generations === undefined ? {} : { generations }),
-      ...(t.existing === true ? { adopt: true } : {}),
-    };
+  const plans: VerifyPlan[] = [];
+  const out = targets.map((t) => {
+    if (t.s3 !== undefined || t.existing === true) {
+      plans.push({ runId, ...(t.existing === true ? { adopt: true } : {}) });
+      return t;
+    }
+    const key = keyOf(t);
+    const k = maps.get(key);
+    if (
+      t.layout === "none" && k !== undefined && k.bs === job.bs && k.seed === job.seed &&
+      k.generations.byteLength === blocks * 4
+    ) {
+      plans.push({ runId, generations: k.generations });
+      return t;
+    }
+    const generations = new SharedArrayBuffer(blocks * 4);
+    maps.set(key, { generations, bs: job.bs, seed: job.seed });
+    plans.push({ runId, generations });
+    return t.layout === "none" ? { ...t, layout: "prefill" as const } : t;
   });
+  return { targets: out, plans };
 }
 
 /**

@@ -254,3 +254,22 @@ Deno.test("tierbench run --verify: a corrupted file fails the run with one line 
     }
   });
 });
+
+Deno.test("--verify lays a reused read file out again when it has no headers of its bs and seed", async () => {
+  await withTempDir(async (dir) => {
+    await using tier = new FileTier({ kind: "file", path: dir });
+    await tier.setup();
+    const runs: RawJobOptions[] = [
+      { rw: "read", bs: "16k", verify: false }, // laid out without headers
+      { rw: "read", bs: "16k" },
+      { rw: "read", bs: "64k" }, // headers every 16k do not fit 64k blocks
+      { rw: "read", bs: "64k", seed: "2" },
+      { rw: "randrw", bs: "64k", seed: "2", verify: false }, // rewrites blocks without headers
+      { rw: "randread", bs: "64k", seed: "2" },
+    ];
+    for (const raw of runs) {
+      const r = await runJob(tier, job(dir, { size: "1m", ...raw }));
+      assert.equal(r.status, "ok", `${JSON.stringify(raw)}: ${r.error}`);
+    }
+  });
+});
