@@ -960,7 +960,8 @@ export async function main(args: string[]): Promise<void> {
   } catch (e) {
     if (e instanceof CommanderError) {
       if (e.exitCode === 0) return; // --help, --version
-      fail(e.message.replace(/^error: /, ""), EXIT_USAGE);
+      // one line: commander puts its "(Did you mean --tiers?)" on a second
+      fail(e.message.replace(/^error: /, "").replace(/\s*\n\s*/g, " "), EXIT_USAGE);
     }
     if (e instanceof ConfigError) fail(e.message, EXIT_USAGE);
     fail(e instanceof Error ? e.message : String(e), EXIT_FAILED);
