@@ -18,6 +18,7 @@ import { encodeLatency } from "./recorder.ts";
 import { S3Error } from "./errors.ts";
 import { redactSecrets } from "./secrets.ts";
 import { VerifyError } from "./verify.ts";
+import { readBackWritten } from "./_verify_readback.ts";
 
 function openEngine(plan: JobPlan): JobEngine | Promise<JobEngine> {
   switch (plan.engine) {
@@ -83,6 +84,10 @@ self.onmessage = async (event: MessageEvent<JobStart>) => {
     engine = await openEngine(plan);
     self.postMessage({ type: "ready", job: plan.job } satisfies JobMessage);
     if (rt.waitForStart()) await engine.run(rt);
+    if (plan.verify && !rt.stopped) {
+      rt.finish(); // the end of the measured I/O: the read-back is not measured
+      readBackWritten(plan, () => rt.stopped);
+    }
   } catch (e) {
     failure = describe(e);
   } finally {

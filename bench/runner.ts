@@ -19,6 +19,7 @@ import { monoNow } from "../tiers/_libc.ts";
 import { IoError } from "./errors.ts";
 import { redactSecrets } from "./secrets.ts";
 import { verifyPlans } from "./verify.ts";
+import { holdReadBack, newReadBackGate } from "./_verify_readback.ts";
 import {
   CTL,
   JOB,
@@ -72,6 +73,11 @@ export interface RunHooks {
    * (tests use it to corrupt what a --verify layout wrote).
    */
   readonly afterLayout?: (files: readonly JobTarget[]) => void | Promise<void>;
+  /**
+   * Under --verify, called once every job has done its writes, before they
+   * are read back and checked (tests use it to corrupt a written file).
+   */
+  readonly beforeReadBack?: (files: readonly JobTarget[]) => void | Promise<void>;
 }
 
 const WORKER_URL = new URL("./_job_worker.ts", import.meta.url);
@@ -175,6 +181,7 @@ export async function runJob(
 ): Promise<RunResult> {
   // --verify may lay out again a file an earlier run laid out without headers.
   const { targets: files, plans: verify } = verifyPlans(tier, await tier.prepare(job), job);
+  const gate = verify && hooks.beforeReadBack ? newReadBackGate(job.numjobs) : undefined;
   const shared = newSharedCounters(job.numjobs);
   const workers: Worker[] = [];
   const ready = new Set<number>();
@@ -215,7 +222,7 @@ export async function runJob(
       alignment: BUFFER_ALIGNMENT,
       endFsync: job.endFsync,
       timeoutMs: job.timeoutMs ?? DEFAULT_TIMEOUT_MS,
-      ...(verify ? { verify: verify[j]! } : {}),
+      ...(verify ? { verify: { ...verify[j]!, ...(gate ? { readBackGate: gate } : {}) } } : {}),
     };
     const w = new Worker(WORKER_URL, { type: "module", name: `${job.name}#${j}` });
     w.onmessage = (e: MessageEvent<JobMessage>) => {
@@ -290,6 +297,10 @@ export async function runJob(
     sampler.startMeasuring(start);
     Atomics.store(shared.ctl, CTL.GO, 1);
     Atomics.notify(shared.ctl, CTL.GO);
+    if (gate) {
+      const stopping = () => Atomics.load(shared.ctl, CTL.STOP) !== 0 || results.size > 0;
+      void holdReadBack(gate, job.numjobs, () => hooks.beforeReadBack!(files), stopping);
+    }
 
     await waitFor(() => results.size === job.numjobs || hung);
   } finally {

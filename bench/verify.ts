@@ -132,6 +132,11 @@ export interface VerifyPlan {
    * generation are taken from the first block whose checksum holds.
    */
   readonly adopt?: boolean;
+  /**
+   * Where the job says its writes are done and waits before reading them
+   * back (bench/_verify_readback.ts); only when a caller acts in between.
+   */
+  readonly readBackGate?: SharedArrayBuffer;
 }
 
 /** 64-bit FNV-1a of a string, as two 32-bit halves [lo, hi]. */

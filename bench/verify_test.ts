@@ -273,3 +273,38 @@ Deno.test("--verify lays a reused read file out again when it has no headers of 
     }
   });
 });
+
+for (
+  const [label, extra] of [
+    ["psync, write", { rw: "write" }],
+    ["libaio direct, randwrite", { rw: "randwrite", engine: "libaio", iodepth: "8", direct: true }],
+  ] as const
+) {
+  Deno.test(`--verify reads back what a write run wrote and reports each corrupted byte at its offset (${label})`, async () => {
+    await withTempDir(async (dir) => {
+      const bs = 16 * KiB, blocks = 16;
+      for (const at of [-1, ...offsetsToCorrupt(bs, blocks)]) {
+        {
+          await using tier = new FileTier({ kind: "file", path: dir });
+          await tier.setup();
+          let path = "";
+          const r = await runJob(tier, job(dir, { bs: "16k", size: "256k", ...extra }), {
+            beforeReadBack: async (files: readonly JobTarget[]) => {
+              path = files[0]!.paths[0]!;
+              if (at >= 0) await corrupt(path, at);
+            },
+          });
+          assert.notEqual(path, "", "the write phase did not reach the read-back");
+          if (at < 0) {
+            assert.equal(r.status, "ok", r.error);
+            assert.equal(r.write.io_bytes, blocks * bs);
+            continue;
+          }
+          assert.equal(r.status, "failed", `corruption at ${at} went unnoticed`);
+          assert.ok(r.error?.includes(`file ${path} at offset ${at}: expected 0x`), r.error);
+        }
+        assert.deepEqual(await scratchLeft(dir), []);
+      }
+    });
+  });
+}
