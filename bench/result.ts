@@ -92,6 +92,8 @@ export interface RunOptions {
   timeout_ms: number;
   /** The existing file read jobs shared (--filename), when one was named. */
   filename?: string;
+  /** Verify mode (--verify): blocks stamped and checked (bench/verify.ts); absent when off. */
+  verify?: boolean;
   /** s3 only: object size, part size and multipart threshold in bytes. */
   s3?: { object_size: number; part_size: number; multipart_threshold: number };
 }

@@ -105,6 +105,7 @@ function options(job: JobOptions): RunOptions {
     file_layout: job.fileLayout,
     end_fsync: job.endFsync,
     timeout_ms: job.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+    ...(job.verify ? { verify: true } : {}),
     ...(job.filename === undefined ? {} : { filename: job.filename }),
     ...(job.s3
       ? {

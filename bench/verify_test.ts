@@ -250,6 +250,7 @@ Deno.test("tierbench run --verify: a corrupted file fails the run with one line 
       const doc = JSON.parse(await Deno.readTextFile(out));
       assert.equal(doc.status, "failed");
       assert.equal(doc.runs.length, 1);
+      assert.equal(doc.runs[0].options.verify, true);
       assert.deepEqual(await scratchLeft(dir), []);
     }
   });
