@@ -99,8 +99,9 @@ const schema = z.object({
   subgroupSize: int(1),
   bytesPerState: num.pipe(z.union([z.literal(2), z.literal(4)])),
   scale: num.pipe(z.number().positive().max(1)),
-  adamRate: num.pipe(z.number().positive()),
-  gpuTflops: num.pipe(z.number().positive()),
+  // bounded so every think time is finite (--adam-rate 4e-282 made the plan's LP unreadable)
+  adamRate: num.pipe(z.number().min(1).max(1e15)),
+  gpuTflops: num.pipe(z.number().min(0.001).max(1e6)),
   iterations: int(1),
   warmup: int(0),
 });
@@ -203,6 +204,8 @@ function explain(field: string, value: unknown, message: string): string {
     scale: "a number in (0, 1], e.g. 0.001",
     ranksPerNode: "an integer from 1 to 64",
     parameters: "a parameter count from 1 to 1e15, e.g. 7e10",
+    adamRate: "parameters per second from 1 to 1e15, e.g. 1e9",
+    gpuTflops: "TFLOP/s from 0.001 to 1e6, e.g. 100",
   };
   const want = allowed[field] ?? (field === "warmup" ? "an integer ≥ 0" : "a positive number");
   return `${JSON.stringify(value)} is not valid (${message}): use ${want}`;
