@@ -248,6 +248,8 @@ Deno.test("resolveSetup() (workload and plan options) gives finite, bounded figu
       // the solver and the workloads hold one entry per subgroup of a rank
       assert.ok(subgroupSizes(s).length <= 100_000, "subgroups per rank");
       assert.ok(s.scale > 0 && s.scale <= 1);
+      // rates the think times divide by: a denormal made them Infinity
+      assert.ok(s.adamParamsPerSec >= 1 && s.gpuTflops >= 0.001, "rates");
     }),
     params,
   );
