@@ -353,16 +353,31 @@ export class BlockVerifier {
   }
 
   /**
-   * A fresh buffer of `length` bytes (a multiple of bs) whose blocks are
-   * stamped as laid out at `offset` onwards: the body of one S3 object.
+   * The bytes of an S3 object whose blocks are stamped as laid out at
+   * `offset` onwards (generation 0): a function of the byte range wanted, so
+   * a multipart upload builds one part at a time, whatever the part size.
    */
-  stampedBuffer(length: number, offset: number): Uint8Array {
+  stamped(offset: number): (from: number, to: number) => Uint8Array {
     const bs = this.#bs;
+    const runId = this.#runId ?? [0, 0];
     if (this.#pattern === undefined) fillPattern(this.#pattern = new Uint8Array(bs), this.#seed);
-    const buf = new Uint8Array(length);
-    for (let at = 0; at + bs <= length; at += bs) buf.set(this.#pattern, at);
-    this.prepareLayout(buf, offset);
-    return buf;
+    const pattern = this.#pattern;
+    return (from, to) => {
+      const out = new Uint8Array(to - from);
+      if (from % bs === 0 && out.byteLength % bs === 0) {
+        for (let at = 0; at < out.byteLength; at += bs) out.set(pattern, at);
+        this.prepareLayout(out, offset + from);
+        return out;
+      }
+      const block = new Uint8Array(bs);
+      for (let b = Math.floor(from / bs) * bs; b < to; b += bs) {
+        block.set(pattern);
+        stampBlock(block, { seed: this.#seed, generation: 0, offset: offset + b, runId });
+        const s = Math.max(from, b), e = Math.min(to, b + bs);
+        out.set(block.subarray(s - b, e - b), s - from);
+      }
+      return out;
+    };
   }
 
   /**

@@ -41,6 +41,21 @@ remoteTest("--verify on s3: clean objects pass, written and read", async (env) =
       assert.equal(r.status, "ok", r.error);
       assert.equal(r[rw === "write" ? "write" : "read"].io_bytes, 512 * KiB);
     }
+    // Objects laid out by multipart upload, parts not aligned to blocks (5 MiB parts of 768k blocks).
+    const multipart = parseJobOptions({
+      tier: `s3://${env.bucket}/${base}`,
+      endpoint: env.endpoint,
+      rw: "randread",
+      bs: "768k",
+      size: "6m",
+      objectSize: "6m",
+      partSize: "5m",
+      multipartThreshold: "5m",
+      verify: true,
+    });
+    const r = await runJob(tier, multipart);
+    assert.equal(r.status, "ok", r.error);
+    assert.equal(r.read.io_bytes, 6 * 1024 * KiB);
   }
   assert.deepEqual(await listKeys(env, base), []);
 });

@@ -309,3 +309,30 @@ for (
     });
   });
 }
+
+Deno.test("BlockVerifier.stamped() builds any byte range of an object, parts joining to the whole", () => {
+  const bs = 768 * KiB, length = 8 * bs, part = 5 * 1024 * KiB;
+  const v = new BlockVerifier("s3", bs, 3, { runId: "r" });
+  const whole = v.stamped(length)(0, length);
+  const parts = [v.stamped(length)(0, part), v.stamped(length)(part, length)];
+  assert.deepEqual(new Uint8Array([...parts[0]!, ...parts[1]!]), whole);
+  for (let at = 0; at < length; at += bs) {
+    v.checkRead(whole.subarray(at, at + bs), "s3://b/k", length + at, length + at, at);
+  }
+});
+
+Deno.test("--verify passes clean data with several jobs: a shared file with a region each, and files striped round-robin", async () => {
+  await withTempDir(async (dir) => {
+    await using tier = new FileTier({ kind: "file", path: dir });
+    await tier.setup();
+    for (const layout of [{ fileLayout: "shared" }, { nrfiles: "3" }]) {
+      for (const rw of ["write", "read", "randread"] as const) {
+        const r = await runJob(
+          tier,
+          job(dir, { rw, bs: "8k", size: "192k", numjobs: "2", ...layout }),
+        );
+        assert.equal(r.status, "ok", `${JSON.stringify(layout)} ${rw}: ${r.error}`);
+      }
+    }
+  });
+});

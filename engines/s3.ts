@@ -158,7 +158,7 @@ export class S3Engine implements JobEngine {
       while (this.#failure === undefined && next < n) {
         const k = next++;
         const length = this.#objectLength(k);
-        const body = this.#verifier?.stampedBuffer(length, k * this.#t.objectSize);
+        const body = this.#verifier?.stamped(k * this.#t.objectSize);
         await this.#put(`${this.#t.prefix}obj${k}`, length, () => {}, body);
       }
     };
@@ -184,7 +184,7 @@ export class S3Engine implements JobEngine {
         if (reads && (!writes || i % 2 === 0)) {
           await this.#get((i * bs) % size, monoNow(), none);
         } else if (writes) {
-          const body = this.#verifier?.stampedBuffer(bs, i * bs);
+          const body = this.#verifier?.stamped(i * bs);
           await this.#put(`${this.#t.writePrefix}warm${i}`, bs, none, body);
         } else return;
       }
@@ -225,7 +225,7 @@ export class S3Engine implements JobEngine {
             `${this.#t.writePrefix}o${n}`,
             bs,
             retry,
-            this.#verifier?.stampedBuffer(bs, n * bs),
+            this.#verifier?.stamped(n * bs),
           );
           const t1 = monoNow();
           rt.complete(false, t1, (t1 - t0) * 1e6, -1);
@@ -337,9 +337,15 @@ export class S3Engine implements JobEngine {
 
   /**
    * PUTs `length` bytes as `key`: one request, or a multipart upload above
-   * the threshold. The bytes are `body` (--verify) or the job's buffer.
+   * the threshold. The bytes are the job's buffer, or under --verify `body`'s
+   * range of the object's stamped bytes.
    */
-  async #put(key: string, length: number, retry: RetryCounter, body?: Uint8Array): Promise<void> {
+  async #put(
+    key: string,
+    length: number,
+    retry: RetryCounter,
+    body?: (from: number, to: number) => Uint8Array,
+  ): Promise<void> {
     const { bucket, multipartThreshold, partSize } = this.#t;
     if (length <= multipartThreshold) {
       await this.#send(
@@ -351,7 +357,7 @@ export class S3Engine implements JobEngine {
             new PutObjectCommand({
               Bucket: bucket,
               Key: key,
-              Body: body ?? this.#buf.subarray(0, length),
+              Body: body ? body(0, length) : this.#buf.subarray(0, length),
             }),
           ),
       );
@@ -388,8 +394,7 @@ export class S3Engine implements JobEngine {
                 Key: key,
                 UploadId: uploadId,
                 PartNumber: i + 1,
-                Body: body?.subarray(i * partSize, i * partSize + size) ??
-                  this.#buf.subarray(0, size),
+                Body: body ? body(i * partSize, i * partSize + size) : this.#buf.subarray(0, size),
               }),
             ),
         );
