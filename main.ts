@@ -51,8 +51,9 @@ import { formatTable } from "./bench/table.ts";
 import { parseSize } from "./bench/units.ts";
 import { newRunId } from "./tiers/_scratch.ts";
 import { DEEPSPEED_VERSIONS, type DeepSpeedVersion } from "./solver/export.ts";
-import { PLAN_SCHEMA, type PlanDocument } from "./solver/plan.ts";
+import type { PlanDocument } from "./solver/plan.ts";
 import { makePlan } from "./solver/planner.ts";
+import { checkPlanDocument } from "./solver/_plan_check.ts";
 import { replayPlan } from "./solver/replay.ts";
 import { readProfile } from "./solver/profile.ts";
 import { formatPlan, formatReplay } from "./solver/table.ts";
@@ -943,14 +944,8 @@ async function readPlan(path: string): Promise<PlanDocument> {
       { cause: e },
     );
   }
-  const doc = json as Partial<PlanDocument> | null;
-  if (doc?.schema !== PLAN_SCHEMA || !doc.placement || !doc.predictions || !doc.setup) {
-    throw new ConfigError(
-      "plan",
-      `${path}: not a ${PLAN_SCHEMA} document: write one with \`tierbench plan\``,
-    );
-  }
-  return doc as PlanDocument;
+  // every field replay reads, so a damaged plan is refused naming the field (exit 2)
+  return checkPlanDocument(json, path);
 }
 
 /** Runs the CLI on `args`. */

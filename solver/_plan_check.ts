@@ -1,0 +1,74 @@
+/**
+ * The parts of a plan document that `tierbench replay` reads, checked before
+ * it runs anything: a hand-edited or damaged plan is refused in one line
+ * naming the field (a {@linkcode ConfigError} on `plan`, exit 2) instead of
+ * failing inside the replay with a TypeError.
+ *
+ * @module
+ */
+
+import { z } from "zod";
+import { ConfigError } from "../bench/errors.ts";
+import { PLAN_SCHEMA, type PlanDocument } from "./plan.ts";
+import { formatPath } from "./profile.ts";
+
+const count = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
+const positiveCount = z.number().int().min(1).max(Number.MAX_SAFE_INTEGER);
+const pathSchema = z.object({
+  name: z.string().min(1),
+  tier: z.string(),
+  subgroups: count,
+  cache_subgroups: count,
+  readers: count.optional(),
+  writers: count.optional(),
+  bs: positiveCount,
+  iodepth: positiveCount,
+});
+const planSchema = z.object({
+  schema: z.literal(PLAN_SCHEMA),
+  profile: z.object({ source: z.string() }),
+  setup: z.record(z.string(), z.union([z.number(), z.string()])),
+  placement: z.object({
+    paths: z.array(pathSchema).min(1).refine((ps) => ps.some((p) => p.name === "local"), {
+      message: 'has no "local" path',
+    }),
+  }),
+  predictions: z.object({
+    plan: z.object({
+      update_s: z.number().nonnegative(),
+      bytes: z.record(z.string(), z.number().nonnegative()),
+      path_s: z.record(z.string(), z.number()).optional(),
+    }),
+  }),
+});
+
+/**
+ * `json` as a plan document, or a ConfigError naming the first field at
+ * fault (`--plan: FILE: placement.paths[0].bs: …`).
+ *
+ * @example
+ * ```ts
+ * import { checkPlanDocument } from "./_plan_check.ts";
+ * try {
+ *   checkPlanDocument({ schema: "tierbench/plan@1", placement: "x" }, "p.json");
+ * } catch (e) {
+ *   console.assert((e as Error).message.startsWith("--plan: p.json: "));
+ * }
+ * ```
+ */
+export function checkPlanDocument(json: unknown, source: string): PlanDocument {
+  const parsed = planSchema.safeParse(json);
+  if (parsed.success) return json as PlanDocument;
+  const issue = parsed.error.issues[0]!;
+  const path = formatPath(issue.path as PropertyKey[]);
+  if (path === "" || path === "schema") {
+    throw new ConfigError(
+      "plan",
+      `${source}: not a ${PLAN_SCHEMA} document: write one with \`tierbench plan\``,
+    );
+  }
+  throw new ConfigError(
+    "plan",
+    `${source}: ${path}: ${issue.message}; write the plan again with \`tierbench plan\``,
+  );
+}
