@@ -4,7 +4,9 @@
  * JSON paths load as a checked profile or fail with a one-line
  * {@linkcode ProfileError} naming the path — never another error, never a
  * profile with a bandwidth that is not a finite positive number; and a plan
- * made from any profile that loads is planned or refused as a ConfigError.
+ * made from any profile that loads is planned or refused as a ConfigError;
+ * a plan document mutated likewise passes replay's check and derives its
+ * setup and options, or is refused naming the field.
  *
  * The seed is printed; rerun a failure with `TIERBENCH_FUZZ_SEED=<seed>`.
  *
@@ -15,8 +17,10 @@ import assert from "node:assert/strict";
 import fc from "fast-check";
 import { ConfigError } from "../bench/errors.ts";
 import { resolveSetup } from "../workloads/setup.ts";
+import { checkPlanDocument } from "./_plan_check.ts";
 import { makePlan } from "./planner.ts";
 import { loadProfile, type Profile, ProfileError } from "./profile.ts";
+import { minScaleOf, optionsOfPlan, replayPaths, setupOfPlan } from "./replay.ts";
 
 const SEED = Number(Deno.env.get("TIERBENCH_FUZZ_SEED") ?? Date.now() % 2 ** 31);
 console.log(`profile_fuzz_test: fast-check seed ${SEED} (TIERBENCH_FUZZ_SEED=${SEED} to rerun)`);
@@ -237,5 +241,39 @@ Deno.test("makePlan() from any mutated profile that loads: a plan or a ConfigErr
       }
     }),
     { seed: SEED, numRuns: 60 },
+  );
+});
+
+Deno.test("replay's plan check on a plan mutated at a random path: what replay reads works, or a ConfigError naming the field", async () => {
+  const profile = loadProfile(REFERENCES["polaris-4gpu-nvme-lustre.json"], "polaris.json");
+  const plan = JSON.parse(JSON.stringify(
+    await makePlan(profile, resolveSetup({ model: "7b" }), { hostCacheBytes: 16 * 2 ** 30 }),
+  ));
+  fc.assert(
+    fc.property(fc.array(mutation, { minLength: 1, maxLength: 2 }), (ms) => {
+      let doc = plan;
+      const wheres: string[] = [];
+      for (const m of ms) {
+        const out = mutate(doc, m);
+        doc = out.doc;
+        wheres.push(out.where);
+      }
+      const where = wheres.join(", ");
+      try {
+        const checked = checkPlanDocument(doc, "plan.json");
+        // what replay derives before any I/O
+        optionsOfPlan(checked);
+        minScaleOf(checked);
+        replayPaths(checked, 0.01, [], undefined);
+        setupOfPlan(checked, 0.01, 1, 0);
+      } catch (e) {
+        if (!(e instanceof ConfigError)) {
+          throw new Error(`${where}: not a ConfigError: ${(e as Error)?.name}: ${e}`, { cause: e });
+        }
+        assert.ok(!e.message.includes("\n"), `${where}: ${e.message}`);
+        assert.match(e.message, /^--(plan|model|[a-z-]+): /, `${where}: ${e.message}`);
+      }
+    }),
+    { seed: SEED, numRuns: 400 },
   );
 });
