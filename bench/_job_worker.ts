@@ -87,6 +87,7 @@ self.onmessage = async (event: MessageEvent<JobStart>) => {
     if (plan.verify && !rt.stopped) {
       rt.finish(); // the end of the measured I/O: the read-back is not measured
       readBackWritten(plan, () => rt.stopped);
+      await engine.readBack?.(() => rt.stopped);
     }
   } catch (e) {
     failure = describe(e);

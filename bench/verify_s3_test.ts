@@ -101,3 +101,40 @@ remoteTest(
     }
   },
 );
+
+remoteTest(
+  "--verify on s3: an object a write run PUT, corrupted before the read-back, is caught at its offset",
+  async (env) => {
+    const base = uniquePrefix("verify");
+    const client = testS3Client(env);
+    try {
+      const bs = 64 * KiB;
+      for (const at of [0, HEADER_SIZE + 777, bs - 1]) {
+        let key = "";
+        {
+          await using tier = new S3Tier({ kind: "s3", path: `${env.bucket}/${base}` }, undefined, {
+            endpoint: env.endpoint,
+          });
+          await tier.setup();
+          const r = await runJob(tier, verifyJob(env, base, "write"), {
+            beforeReadBack: async (files: readonly JobTarget[]) => {
+              key = `${files[0]!.s3!.writePrefix}o2`;
+              const got = await client.send(new GetObjectCommand({ Bucket: env.bucket, Key: key }));
+              const body = await got.Body!.transformToByteArray();
+              body[at] = body[at]! ^ 0xff;
+              await client.send(new PutObjectCommand({ Bucket: env.bucket, Key: key, Body: body }));
+            },
+          });
+          assert.equal(r.status, "failed", `corruption at ${at} went unnoticed`);
+          assert.ok(
+            r.error?.includes(`verify failed on s3 s3://${env.bucket}/${key} at offset ${at}:`),
+            r.error,
+          );
+        }
+        assert.deepEqual(await listKeys(env, base), []);
+      }
+    } finally {
+      client.destroy();
+    }
+  },
+);

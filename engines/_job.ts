@@ -216,4 +216,9 @@ export interface JobEngine {
   run(rt: JobRuntime): void | Promise<void>;
   /** Releases the file, buffers, kernel context or connections. */
   close(): void | Promise<void>;
+  /**
+   * --verify, after the measured I/O: reads back and checks what the job
+   * wrote, where the engine does it itself (s3; files: bench/_verify_readback.ts).
+   */
+  readBack?(stopped: () => boolean): void | Promise<void>;
 }

@@ -456,6 +456,46 @@ export class S3Engine implements JobEngine {
     return Promise.race([request, late]).finally(() => clearTimeout(timer));
   }
 
+  /**
+   * --verify: GETs every object the measured run wrote and checks its
+   * blocks, `iodepth` at a time; not measured.
+   *
+   * @throws {VerifyError} at the first block that is not what was written.
+   */
+  async readBack(stopped: () => boolean): Promise<void> {
+    const v = this.#verifier;
+    const { bucket, writePrefix } = this.#t;
+    const { bs } = this.#plan;
+    if (v === undefined || writePrefix === "") return;
+    let next = 0;
+    const lane = async () => {
+      while (this.#failure === undefined && next < this.#written && !stopped()) {
+        const n = next++;
+        const key = `${writePrefix}o${n}`;
+        const bytes = await this.#send(
+          "GetObject",
+          key,
+          () => {},
+          () =>
+            this.#client.send(new GetObjectCommand({ Bucket: bucket, Key: key }))
+              .then((r) => r.Body!.transformToByteArray()),
+        );
+        if (bytes.byteLength !== bs) {
+          throw new S3Error({
+            operation: "GetObject (verify read-back)",
+            bucket,
+            key,
+            code: "ShortRead",
+            endpoint: endpointLabel(this.#loc),
+            detail: `(${bytes.byteLength} of ${bs} bytes)`,
+          });
+        }
+        v.checkRead(bytes, `s3://${bucket}/${key}`, n * bs, n * bs, 0);
+      }
+    };
+    await this.#lanes(this.#plan.iodepth, lane);
+  }
+
   close(): void {
     this.#client.destroy();
   }
