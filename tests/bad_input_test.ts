@@ -106,6 +106,7 @@ const COMMANDS: Record<string, Command> = {
       "--object-size",
       "--part-size",
       "--multipart-threshold",
+      "--timeout",
     ],
     enums: ["--rw", "--engine", "--file-layout"],
     mayPass: false,
