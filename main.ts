@@ -383,11 +383,12 @@ program.command("clean")
   )
   .option("--endpoint <url>", "s3: endpoint URL (default: $TIERBENCH_S3_ENDPOINT, …)")
   .option("--region <name>", "s3: region (default: $AWS_REGION, else us-east-1)")
+  .option("--run-id <id>", "only the scratch area of this run (its results' run_id)")
   .action(async (o) => {
     const spec = parseTierSpec(o.tier);
     const report = await cleanScratch(
       spec.kind === "s3" ? spec : { ...spec, path: resolvePath(spec.path) },
-      { endpoint: o.endpoint, region: o.region },
+      { endpoint: o.endpoint, region: o.region, runId: o.runId },
     );
     for (const line of formatCleanReport(report)) console.log(line);
     const failed = report.failed[0];

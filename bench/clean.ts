@@ -45,7 +45,12 @@ export interface CleanReport {
 export interface CleanOptions {
   readonly endpoint?: string | undefined;
   readonly region?: string | undefined;
+  /** Only the scratch area whose marker names this run (as results' `run_id` says it). */
+  readonly runId?: string | undefined;
 }
+
+/** Run ids as newRunId() makes them (time, a dash, hex). */
+const RUN_ID = /^[0-9A-Za-z][0-9A-Za-z-]*$/;
 
 /** Why a scratch area must be left alone, or undefined when it may go. */
 function inUse(marker: ScratchMarker): string | undefined {
@@ -81,6 +86,13 @@ export async function cleanScratch(
   spec: TierSpec,
   options: CleanOptions = {},
 ): Promise<CleanReport> {
+  if (options.runId !== undefined && !RUN_ID.test(options.runId)) {
+    throw new ConfigError(
+      "run-id",
+      `"${options.runId}" is not a run id`,
+      "the run_id of a result, e.g. 20261121T194301-a1b2c3",
+    );
+  }
   switch (spec.kind) {
     case "null":
       throw new ConfigError(
@@ -91,11 +103,11 @@ export async function cleanScratch(
     case "s3":
       return await cleanBucket(spec.path, options);
     default:
-      return await cleanDirectory(spec.path);
+      return await cleanDirectory(spec.path, options.runId);
   }
 }
 
-async function cleanDirectory(dir: string): Promise<CleanReport> {
+async function cleanDirectory(dir: string, runId?: string): Promise<CleanReport> {
   const report: CleanReport = { place: dir, removed: [], skipped: [], failed: [] };
   let entries: Deno.DirEntry[];
   try {
@@ -120,6 +132,7 @@ async function cleanDirectory(dir: string): Promise<CleanReport> {
     if (!entry.isDirectory || !entry.name.startsWith(SCRATCH_PREFIX)) continue;
     const path = join(dir, entry.name);
     const marker = readScratchMarkerSync(path);
+    if (runId !== undefined && marker?.run_id !== runId) continue;
     if (marker === undefined) {
       report.skipped.push({ path, reason: `no ${MARKER} marker: not removed` });
       continue;
@@ -171,6 +184,7 @@ async function cleanBucket(path: string, options: CleanOptions): Promise<CleanRe
       const where = `s3://${bucket}/${scratch}`;
       try {
         const marker = await readScratchMarker(client, loc, bucket, scratch);
+        if (options.runId !== undefined && marker?.run_id !== options.runId) continue;
         if (marker === undefined) {
           report.skipped.push({ path: where, reason: `no ${MARKER} marker: not removed` });
           continue;
