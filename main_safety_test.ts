@@ -291,3 +291,36 @@ Deno.test("tierbench clean: never follows a symlink, neither one named as a scra
     await assert.rejects(Deno.lstat(leftover), Deno.errors.NotFound);
   });
 });
+
+Deno.test("tierbench clean --run-id removes only that run's leftovers; a malformed id exits 2 naming --run-id", async () => {
+  await withTempDir(async (dir) => {
+    const child = new Deno.Command("true").spawn();
+    await child.status;
+    const leftovers: Record<string, string> = {};
+    for (const runId of ["20261121T100000-aaaaaa", "20261121T110000-bbbbbb"]) {
+      const path = join(dir, `${SCRATCH_PREFIX}${runId}-file`);
+      await Deno.mkdir(path);
+      await Deno.writeTextFile(
+        join(path, MARKER),
+        JSON.stringify({ run_id: runId, host: Deno.hostname(), pid: child.pid }) + "\n",
+      );
+      leftovers[runId] = path;
+    }
+    const r = await runCli([
+      "clean",
+      "--tier",
+      `file:${dir}`,
+      "--run-id",
+      "20261121T100000-aaaaaa",
+    ]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout.trim(), `removed ${leftovers["20261121T100000-aaaaaa"]}`);
+    await assert.rejects(Deno.stat(leftovers["20261121T100000-aaaaaa"]!), Deno.errors.NotFound);
+    assert.ok((await Deno.stat(leftovers["20261121T110000-bbbbbb"]!)).isDirectory);
+
+    const bad = await runCli(["clean", "--tier", `file:${dir}`, "--run-id", "../etc"]);
+    assert.equal(bad.code, 2, bad.stderr);
+    assertOneLine(bad.stderr, "--run-id");
+    assert.ok((await Deno.stat(leftovers["20261121T110000-bbbbbb"]!)).isDirectory);
+  });
+});
