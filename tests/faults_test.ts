@@ -78,7 +78,8 @@ Deno.test("the per-request timeout is stated in the results: 30 s by default, --
 });
 
 Deno.test({
-  name: "an S3 server that stops answering: the request times out after --timeout, exit 1, nothing left",
+  name:
+    "an S3 server that stops answering: the request times out after --timeout, exit 1, nothing left",
   sanitizeResources: false,
   sanitizeOps: false,
   fn: async () => {
@@ -134,7 +135,10 @@ for (
       await withTempDir(async (b) => {
         const out = join(a, "partial.json");
         const child = spawnCli([...args(a, b), "--quiet", "--output", out]);
-        await waitUntil("the run's scratch directory", async () => (await scratchLeft(a)).length > 0);
+        await waitUntil(
+          "the run's scratch directory",
+          async () => (await scratchLeft(a)).length > 0,
+        );
         // Let it get going before the signal: a moment of I/O, not a timed assertion.
         await new Promise((r) => setTimeout(r, 1500));
         child.kill("SIGTERM");
