@@ -92,9 +92,8 @@ export function prefetchLayers(options: WorkloadOptions, fallback: number): numb
 export function offloadedLayers(options: WorkloadOptions, layers: number): number {
   const k = options.offloadLayers ?? layers - 1;
   if (!Number.isInteger(k) || k < 0 || k > layers - 1) {
-    throw new RangeError(
-      `offloadLayers ${k} is not an integer in [0, ${layers - 1}] (the last layer stays on the GPU)`,
-    );
+    const most = layers - 1; // the last layer stays on the GPU
+    throw new RangeError(`offloadLayers ${k} is not an integer in [0, ${most}] (layers offloaded)`);
   }
   return k;
 }
