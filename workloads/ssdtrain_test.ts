@@ -164,3 +164,28 @@ Deno.test("ssdtrain drives the local path with 4 MiB requests unless bs says oth
 Deno.test("ssdtrain refuses to build without a local path", () => {
   assert.throws(() => ssdtrain.build(setup, { local: [] }), /ssdtrain needs a local path/);
 });
+
+Deno.test("ssdtrain with offloadLayers writes and reads only the first N layers, the rest stay on the GPU", () => {
+  const p = ssdtrain.build(setup, { local: ["local"] }, { offloadLayers: 3 });
+  assert.equal(p.derived.offloaded_layers, 3);
+  const ops = p.ranks[0]!.ops;
+  const objects = (phase: string) =>
+    phaseOps(ops, 0, phase).filter((op) => op.kind !== "compute" && op.kind !== "barrier")
+      .map((op) => op.object);
+  assert.deepEqual(objects("forward"), ["layer0.act", "layer1.act", "layer2.act"]);
+  assert.deepEqual(objects("backward"), ["layer2.act", "layer1.act", "layer0.act"]);
+  // every layer still computes, forward and backward
+  const computes = phaseOps(ops, 0, "forward").filter((op) => op.kind === "compute");
+  assert.equal(computes.length, L);
+  assert.equal(
+    ssdtrain.build(setup, { local: ["local"] }, { offloadLayers: 0 }).ranks[0]!.ops
+      .filter((op) => op.kind === "write" || op.kind === "read").length,
+    0,
+  );
+  for (const bad of [-1, L, 1.5]) {
+    assert.throws(
+      () => ssdtrain.build(setup, { local: ["local"] }, { offloadLayers: bad }),
+      /offloadLayers .* not an integer in \[0, 31\]/,
+    );
+  }
+});
