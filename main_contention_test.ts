@@ -81,6 +81,8 @@ Deno.test("tierbench contention: memory and a disk directory, a table of slowdow
     // The mixed pairs' table: a row per tier reading while another writes.
     assert.match(r.stdout, /│ reads\s+│ writes\s+│\s+reader │\s+writer │\s+overlap │/);
     assert.match(r.stdout, /│ file\s+│ memory\s+│\s+[\d.]+× [\d.]+ [KMG]iB\/s │\s+[\d.]+× /);
+    // …and a row per tier reading and writing at once
+    assert.match(r.stdout, /│ file\s+│ file\s+│\s+[\d.]+× [\d.]+ [KMG]iB\/s │\s+[\d.]+× /);
     assert.match(r.stdout, new RegExp(`results: ${out}`));
     const doc = JSON.parse(await Deno.readTextFile(out));
     assert.equal(doc.schema, "tierbench/result@1");
@@ -96,8 +98,9 @@ Deno.test("tierbench contention: memory and a disk directory, a table of slowdow
     );
     assert.equal(
       doc.runs.length,
-      12,
-      "each tier alone and in the pair, reading and writing, then each reading while the other writes",
+      16,
+      "each tier alone and in the pair, reading and writing, then each reading while the other " +
+        "writes, then each reading and writing at once",
     );
     assert.ok(doc.runs.every((run: Json) => run.status === "ok" && "lat_ns" in run.read));
     assert.deepEqual(await scratchLeft(dir), []);

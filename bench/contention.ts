@@ -163,6 +163,23 @@ export interface ContentionResult {
    * file reading while pfs wrote).
    */
   slowdown: Record<ContentionDirection, Record<string, Record<string, number | null>>>;
+  /**
+   * Each tier reading and writing at once: a read job and a write job on the
+   * tier, the pattern's bs and depth each, sequential, windows aligned — what
+   * an optimizer that reads one subgroup while it writes another asks of a
+   * device (with the mixed pairs; not for s3). The solver's mixed bandwidths.
+   */
+  self?: Record<string, ContentionSelf>;
+}
+
+/** A tier reading and writing at once (bytes/s), against its own directions alone. */
+export interface ContentionSelf {
+  read_bw_bytes: number;
+  write_bw_bytes: number;
+  /** Alone / here, per direction (null when it moved nothing here). */
+  slowdown: { read: number | null; write: number | null };
+  /** Share of the runtime both windows shared. */
+  overlap: number | null;
 }
 
 /** Options of {@linkcode runContention}: option text, validated like `run`'s. */
@@ -668,6 +685,7 @@ interface Matrix {
    * their files laid out).
    */
   readonly layoutMs: number[];
+  readonly self: Record<string, ContentionSelf>;
 }
 
 /** Opens and sets up every tier; makes pfs tiers buffered where the mount refuses O_DIRECT. */
@@ -822,7 +840,48 @@ async function runMatrix(
     const outcome = await record(members);
     if (outcome.status !== "ok") return outcome;
   }
+  for (const i of indices) {
+    if (o.signal?.aborted) return { status: "interrupted", error: "interrupted" };
+    if (m.tiers[i]!.spec.kind === "s3") continue;
+    const outcome = await runSelf(m, i, o);
+    if (outcome.status !== "ok") return outcome;
+  }
   return { status: "ok" };
+}
+
+/** Runs one tier reading and writing at once: a read job and a write job, windows aligned. */
+async function runSelf(
+  m: Matrix,
+  i: number,
+  o: ContentionOptions,
+): Promise<{ status: RunStatus; error?: string }> {
+  const label = m.plan.labels[i]!;
+  const name = `${label} read+write`;
+  const member = (direction: ContentionDirection) => ({
+    tier: m.tiers[i]!,
+    job: { ...m.plan.jobs[i]![direction], name: `${label} ${direction} ${name}` },
+    direction,
+    label,
+  });
+  // the read file was laid out by the read alone; the write job's layout is a reservation
+  const rampMs = Math.max(
+    m.plan.pattern.ramp_ms,
+    Math.ceil(2 * m.layoutMs[i]! + LAYOUT_MARGIN_MS),
+  );
+  const run = await runTogether([member("read"), member("write")], rampMs, name, o);
+  m.runs.push(...run.results);
+  const [r, w] = run.results as [RunResult, RunResult];
+  const alone = m.alone[label]!;
+  m.self[label] = {
+    read_bw_bytes: r.read.bw_bytes,
+    write_bw_bytes: w.write.bw_bytes,
+    slowdown: {
+      read: slowdown(alone.read_bw_bytes, r.read.bw_bytes),
+      write: slowdown(alone.write_bw_bytes, w.write.bw_bytes),
+    },
+    overlap: windowOverlap(run.windows, m.plan.pattern.runtime_ms),
+  };
+  return groupStatus(run.results);
 }
 
 /**
@@ -863,6 +922,7 @@ export async function runContention(
     alone: Object.fromEntries(p.labels.map((l) => [l, { read_bw_bytes: 0, write_bw_bytes: 0 }])),
     groups: [],
     layoutMs: p.labels.map(() => 0),
+    self: {},
   };
   let outcome: { status: RunStatus; error?: string };
   let error: unknown;
@@ -884,6 +944,7 @@ export async function runContention(
     groups: m.groups,
     slowdown: slowdownMatrix(m.alone, m.groups),
   };
+  if (Object.keys(m.self).length > 0) contention.self = m.self;
   if (outcome.error !== undefined && outcome.status !== "ok") contention.error = outcome.error;
   return error === undefined ? { contention, runs: m.runs } : { contention, runs: m.runs, error };
 }
@@ -969,7 +1030,10 @@ function overlapCell(g: ContentionGroup | undefined): string {
  * The mixed pairs: a row per pair, the tier reading and the one writing,
  * each one's slowdown (against its own direction alone) and bandwidth.
  */
-function formatMixedTable(mixed: readonly ContentionGroup[]): string {
+function formatMixedTable(
+  mixed: readonly ContentionGroup[],
+  self: Readonly<Record<string, ContentionSelf>>,
+): string {
   const table = new Table({
     head: ["reads", "writes", "reader", "writer", "overlap"].map((h) => pc.bold(h)),
     style: { head: [], border: [] },
@@ -984,6 +1048,15 @@ function formatMixedTable(mixed: readonly ContentionGroup[]): string {
       cell(g.slowdown[reader], g.bw_bytes[reader]),
       cell(g.slowdown[writer], g.bw_bytes[writer]),
       pc.dim(overlapCell(g)),
+    ]);
+  }
+  for (const [t, x] of Object.entries(self)) {
+    table.push([
+      t,
+      t,
+      cell(x.slowdown.read, x.read_bw_bytes),
+      cell(x.slowdown.write, x.write_bw_bytes),
+      pc.dim(x.overlap === null ? "?" : `${Math.round(x.overlap * 100)}%`),
     ]);
   }
   return table.toString();
@@ -1028,7 +1101,7 @@ export function formatContentionTable(c: ContentionResult): string {
     ]);
   }
   const parts = keys.length > 0 ? [table.toString()] : [];
-  if (mixed.length > 0) parts.push(formatMixedTable(mixed));
+  if (mixed.length > 0) parts.push(formatMixedTable(mixed, c.self ?? {}));
   const note = "slowdown = bandwidth alone / bandwidth in the group (>1: slower)";
   return [...parts, mixed.length > 0 ? `${note}; mixed: against its own direction alone` : note]
     .join("\n");

@@ -283,7 +283,22 @@ Deno.test("runContention() on memory and a disk directory: alone, together readi
       "file write memory:read+file:write",
       "memory write memory:write+file:read",
       "file read memory:write+file:read",
+      "memory read memory read+write",
+      "memory write memory read+write",
+      "file read file read+write",
+      "file write file read+write",
     ]);
+    // each tier reading and writing at once: its two jobs' figures, against its own alone
+    assert.deepEqual(Object.keys(c.self!), ["memory", "file"]);
+    for (const t of c.tiers) {
+      const x = c.self![t]!;
+      const [r, w] = runs.filter((run) => run.name.endsWith(`${t} read+write`));
+      assert.equal(x.read_bw_bytes, r!.read.bw_bytes);
+      assert.equal(x.write_bw_bytes, w!.write.bw_bytes);
+      assert.ok(x.read_bw_bytes > 0 && x.write_bw_bytes > 0);
+      assert.equal(x.slowdown.read, slowdown(c.alone[t]!.read_bw_bytes, x.read_bw_bytes));
+      assert.ok(x.overlap! >= 0.95, `${t} read+write windows overlap ${x.overlap}`);
+    }
     assert.ok(runs.every((r) => r.status === "ok" && r.options.iodepth === 8));
     assert.deepEqual(await scratchOf(dir, runId), []);
     assert.deepEqual(await scratchOf("/dev/shm", runId), []);
@@ -305,6 +320,7 @@ Deno.test("runContention(): two tiers of one kind in one directory get their own
     assert.deepEqual(c.tiers, ["file1", "file2"]);
     assert.equal(c.pattern.mixed, false);
     assert.deepEqual(c.groups.map((g) => g.direction), ["read", "write"], "no mixed pairs");
+    assert.equal(c.self, undefined);
     assert.deepEqual(Object.keys(c.slowdown.read.file1!), ["file2"]);
     assert.deepEqual(await scratchOf(dir, runId), []);
   });

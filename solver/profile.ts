@@ -563,6 +563,10 @@ const resultContentionSchema = z.object({
     z.object({ read_bw_bytes: z.number().nonnegative(), write_bw_bytes: z.number().nonnegative() }),
   ),
   slowdown: z.object({ read: nullableRows, write: nullableRows }),
+  self: z.record(
+    z.string(),
+    z.object({ read_bw_bytes: z.number().nonnegative(), write_bw_bytes: z.number().nonnegative() }),
+  ).optional(),
 });
 
 const resultDocSchema = z.object({
@@ -905,8 +909,36 @@ function tierFrom(
   });
 }
 
-/** A tier's figures from a result, or why there are none. */
+/**
+ * A tier's figures from a result, or why there are none. Its mixed
+ * bandwidths come from the contention matrix's read and write jobs at once
+ * (`contention.self`) where measured — the workloads' pattern: a read stream
+ * and a write stream — else from the bench's randrw point.
+ */
 function resultTier(doc: ResultDoc, t: ResultTier): ProfileTier | string {
+  const tier = resultTierAlone(doc, t);
+  const self = doc.contention?.self?.[t.label];
+  if (typeof tier === "string" || !self || !(self.read_bw_bytes > 0 && self.write_bw_bytes > 0)) {
+    return tier;
+  }
+  tier.mixed_read_bw_bytes = self.read_bw_bytes;
+  tier.mixed_write_bw_bytes = self.write_bw_bytes;
+  const name = `${t.label} read+write`;
+  tier.runs = [
+    ...(tier.runs ?? []).filter((r) => !isMixedRunName(doc, r)),
+    `${t.label} read ${name}`,
+    `${t.label} write ${name}`,
+  ];
+  return tier;
+}
+
+/** Whether `name` is a randrw run of `doc` (the bench's mixed point, replaced by the matrix's). */
+function isMixedRunName(doc: ResultDoc, name: string): boolean {
+  return doc.runs.some((r) => r.name === name && r.options.rw === "randrw");
+}
+
+/** A tier's read and write figures (and the randrw mixed point) from a result. */
+function resultTierAlone(doc: ResultDoc, t: ResultTier): ProfileTier | string {
   const points = pointRuns(doc);
   const read = points.find((r) => isPoint(r, t, "read"));
   const write = points.find((r) => isPoint(r, t, "write"));

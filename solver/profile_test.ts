@@ -170,11 +170,21 @@ Deno.test("a contention result measured here loads: tiers from the alone runs, t
       assert.equal(t.write_bw_bytes, doc.contention.alone[label].write_bw_bytes);
       assert.equal(t.bs, MiB);
       assert.equal(t.iodepth, 8);
-      assert.deepEqual(t.runs, [`${label} read alone`, `${label} write alone`]);
+      assert.deepEqual(t.runs, [
+        `${label} read alone`,
+        `${label} write alone`,
+        `${label} read ${label} read+write`,
+        `${label} write ${label} read+write`,
+      ]);
       assert.ok(t.read_lat_us && t.read_lat_us.p99 >= t.read_lat_us.p50 && t.read_lat_us.p50 > 0);
       assert.ok(t.write_lat_us);
     }
     assert.equal(p.tiers.file!.path, dir);
+    // the mixed bandwidths: the matrix's read and write jobs at once on each tier
+    for (const label of ["memory", "file"]) {
+      assert.equal(p.tiers[label]!.mixed_read_bw_bytes, doc.contention.self[label].read_bw_bytes);
+      assert.equal(p.tiers[label]!.mixed_write_bw_bytes, doc.contention.self[label].write_bw_bytes);
+    }
     assert.equal(p.tiers.memory!.path, "/dev/shm");
     assert.equal(p.contention?.basis, "measured");
     assert.equal(p.contention?.runtime_ms, 300);
