@@ -1,7 +1,7 @@
 /**
  * Reading the documents a report draws: result documents
  * (`tierbench/result@1`, bench/result.ts) and plan documents
- * (`tierbench/plan@1`, solver/plan.ts), and the sweep section's contract.
+ * (`tierbench/plan@1`, solver/plan.ts).
  *
  * @module
  */
@@ -10,38 +10,12 @@ import { ConfigError } from "../bench/errors.ts";
 import { RESULT_SCHEMA, type ResultDocument } from "../bench/result.ts";
 import { PLAN_SCHEMA, type PlanDocument } from "../solver/plan.ts";
 
-/** One point of a sweep (`doc.kind === "sweep"`, `doc.sweep`). */
-export interface SweepPoint {
-  bs: number;
-  iodepth: number;
-  numjobs: number;
-  bw_bytes: number;
-  iops: number;
-  lat_p50_ns: number;
-  lat_p99_ns: number;
-  runtime_ms: number;
-  steady: boolean;
-  /** Index into `doc.runs`. */
-  run: number;
-}
+import type { SweepResult } from "../bench/sweep.ts";
 
-/** One tier's grid of a sweep. */
-export interface SweepTier {
-  tier: string;
-  rw: string;
-  points: SweepPoint[];
-  best: SweepPoint;
-  aio: Record<string, unknown>;
-}
+export type { SweepPoint, SweepResult, SweepTier } from "../bench/sweep.ts";
 
-/** The `sweep` section of a result document. */
-export interface SweepResult {
-  criterion: string;
-  tiers: SweepTier[];
-}
-
-/** A result document as a report reads it: a sweep may carry a `sweep` section. */
-export type ReportDocument = ResultDocument & { sweep?: SweepResult };
+/** A result document as a report reads it (a sweep carries its `sweep` section). */
+export type ReportDocument = ResultDocument;
 
 /** A document read from a file: a result or a plan. */
 export type LoadedDocument =
@@ -92,7 +66,7 @@ export async function loadDocument(path: string, field: string): Promise<LoadedD
 
 /** The sweep section when the document is a sweep and the section has the contract's shape. */
 export function sweepOf(doc: ReportDocument): SweepResult | undefined {
-  const s = doc.kind === ("sweep" as string) ? doc.sweep : undefined;
+  const s = doc.kind === "sweep" ? doc.sweep : undefined;
   if (!s || !Array.isArray(s.tiers)) return undefined;
   const tiers = s.tiers.filter((t) =>
     t && typeof t.tier === "string" && Array.isArray(t.points) && t.points.length > 0
