@@ -200,7 +200,10 @@ Deno.test("loadProfile() on a reference profile mutated at a random path: a usab
 });
 
 Deno.test("loadProfile() on a measured contention result mutated at a random path: a usable profile or a ProfileError", () => {
-  const result = JSON.parse(Deno.readTextFileSync(new URL("readme-contention.json", ROOT)));
+  // a `tierbench contention` result measured on memory, file and CephFS (histograms stripped)
+  const result = JSON.parse(
+    Deno.readTextFileSync(new URL("./testdata/contention_memory_file_pfs.json", import.meta.url)),
+  );
   // the figures the loader reads, not the time series and histograms it skips
   for (const r of result.runs ?? []) {
     for (const d of ["read", "write"]) {
