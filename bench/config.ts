@@ -12,7 +12,7 @@
 import { z } from "zod";
 import { ConfigError } from "./errors.ts";
 import { MIN_VERIFY_BS } from "./verify.ts";
-import { parseDuration, parseSize } from "./units.ts";
+import { formatSize, parseDuration, parseSize } from "./units.ts";
 
 /** Access patterns, named as fio names them. */
 export const RW_MODES = ["read", "write", "randread", "randwrite", "randrw"] as const;
@@ -410,6 +410,18 @@ export function parseJobOptions(raw: RawJobOptions): JobOptions {
   const objectSize = o.objectSize ?? o.bs;
   if (tier.kind === "s3" && objectSize < o.bs) {
     throw new ConfigError("object-size", `${raw.objectSize} is smaller than --bs ${raw.bs}`);
+  }
+  // Every job holds iodepth buffers of bs: a grid point or a run beyond half of this machine's
+  // memory would be killed by the kernel halfway instead of refused here.
+  const buffers = o.bs * o.iodepth * o.numjobs;
+  const memory = Deno.systemMemoryInfo().total;
+  if (buffers > memory / 2) {
+    throw new ConfigError(
+      "iodepth",
+      `bs × iodepth × numjobs = ${formatSize(buffers)} of I/O buffers, more than half of this ` +
+        `machine's ${formatSize(memory)} of memory`,
+      "a smaller --bs, --iodepth or --numjobs",
+    );
   }
   const size = o.size - (o.size % o.bs);
   const ioSize = o.ioSize ?? size;

@@ -108,3 +108,28 @@ Deno.test("parseJobOptions() rejects out-of-range integers", () => {
 Deno.test("parseJobOptions() rounds size down to a multiple of bs", () => {
   assert.deepEqual(parseJobOptions({ tier: "null:", bs: "4k", size: "10k" }).size, 8192);
 });
+
+Deno.test("parseJobOptions() refuses I/O buffers beyond half of the machine's memory, naming the three knobs", () => {
+  const memory = Deno.systemMemoryInfo().total;
+  // 256 MiB requests (the largest bs), as many in flight as make more than half of memory
+  const depth = Math.floor(memory / 2 / 2 ** 28) + 1;
+  assert.throws(
+    () => parseJobOptions({ tier: "null:", rw: "read", bs: "256m", iodepth: String(depth) }),
+    (e: unknown) =>
+      e instanceof ConfigError && e.field === "iodepth" &&
+      /bs × iodepth × numjobs = .* of I\/O buffers, more than half of this machine's/.test(
+        e.message,
+      ) && /a smaller --bs, --iodepth or --numjobs/.test(e.message),
+  );
+  // one less request in flight, split over two jobs, fits
+  const half = Math.max(1, Math.floor((depth - 1) / 2));
+  const ok = parseJobOptions({
+    tier: "null:",
+    rw: "read",
+    bs: "256m",
+    iodepth: String(half),
+    numjobs: "2",
+    size: "256m",
+  });
+  assert.equal(ok.iodepth, half);
+});
