@@ -494,6 +494,84 @@ export function predictionsChart(sources: readonly ChartSource[]): ChartSpec | u
   };
 }
 
+/** A replay: the plan's prediction × scale beside what its run measured, phase and path. */
+export function replayChart(sources: readonly ChartSource[]): ChartSpec | undefined {
+  const multi = sources.length > 1;
+  const rows: Record<string, unknown>[] = [];
+  const add = (source: string, part: string, predicted: number | null, measured: number | null) => {
+    const item = multi ? `${source}: ${part}` : part;
+    const error = predicted && measured !== null ? measured / predicted - 1 : null;
+    if (predicted !== null) {
+      rows.push({ item, kind: "predicted", s: round(predicted, 4), label: "" });
+    }
+    if (measured !== null) {
+      const pct = error === null ? "" : ` (${error >= 0 ? "+" : ""}${Math.round(error * 100)} %)`;
+      rows.push({
+        item,
+        kind: "measured",
+        s: round(measured, 4),
+        label: `${round(measured, 3)} s${pct}`,
+      });
+    }
+  };
+  for (const src of sources) {
+    const r = src.doc?.replay;
+    if (!r) continue;
+    add(src.label, "update phase", r.predicted.update_s_scaled, r.measured.update_s);
+    for (const p of r.paths ?? []) {
+      add(src.label, `${p.path} busy`, p.predicted.busy_s, p.measured.busy_s);
+    }
+    const a = r.activations;
+    if (a) {
+      for (const [name, run] of [["planned", a.plan], ["all out", a.all]] as const) {
+        for (const phase of ["forward", "backward"] as const) {
+          add(
+            src.label,
+            `activations (${name}) ${phase}`,
+            run.predicted[`${phase}_s`],
+            run.measured[`${phase}_s`],
+          );
+        }
+      }
+    }
+  }
+  if (rows.length === 0) return undefined;
+  return {
+    id: "replay",
+    title: "Replay: predicted × scale vs measured",
+    caption: "The plan's predicted update phase (and each path's busy time, and the activation " +
+      "phases when replayed with --activations), scaled as the replay ran it, beside the median " +
+      "the run measured; the label gives measured / predicted − 1.",
+    spec: base({
+      data: { values: rows },
+      width: 480,
+      height: { step: 16 },
+      encoding: {
+        y: { field: "item", type: "nominal", title: null, sort: null, axis: { labelLimit: 320 } },
+        yOffset: { field: "kind", sort: ["predicted", "measured"] },
+        x: { field: "s", type: "quantitative", title: "seconds" },
+      },
+      layer: [
+        {
+          mark: { type: "bar", tooltip: true },
+          encoding: {
+            color: {
+              field: "kind",
+              type: "nominal",
+              title: null,
+              scale: { domain: ["predicted", "measured"], range: ["#bab0ac", "#4c78a8"] },
+            },
+          },
+        },
+        {
+          mark: { type: "text", align: "left", dx: 4, fontSize: 10 },
+          encoding: { text: { field: "label" } },
+        },
+      ],
+    }),
+  };
+}
+
 /** A sweep's grid: bandwidth per bs × iodepth, one heatmap per tier and numjobs. */
 export function sweepChart(sources: readonly ChartSource[]): ChartSpec | undefined {
   const multi = sources.length > 1;
@@ -584,5 +662,6 @@ export function reportCharts(sources: readonly ChartSource[]): ChartSpec[] {
     workloadChart(sources),
     placementChart(sources),
     predictionsChart(sources),
+    replayChart(sources),
   ].filter((c): c is ChartSpec => c !== undefined);
 }

@@ -115,6 +115,17 @@ export async function planRun(output: string): Promise<void> {
   ]);
 }
 
+/** The plan of {@linkcode planRun} replayed on two directories of `dir`, with its activations. */
+export async function replayRun(dir: string, plan: string, output: string): Promise<void> {
+  const [local, remote] = [join(dir, "replay-nvme"), join(dir, "replay-lustre")];
+  await Deno.mkdir(local, { recursive: true });
+  await Deno.mkdir(remote, { recursive: true });
+  await cliOk([
+    ...["replay", plan, "--tiers", `file:${local},pfs:${remote}`, "--scale", "0.0001"],
+    ...["--iterations", "1", "--warmup", "0", "--activations", "--quiet", "--output", output],
+  ]);
+}
+
 /**
  * A sweep document by the contract of `doc.sweep`, its points measured
  * here: memory-tier reads at 2 block sizes × 2 depths, 8 MiB each (the

@@ -8,6 +8,7 @@ import {
   planRun,
   randrwRun,
   readDoc,
+  replayRun,
   sweepDoc,
   workloadRun,
 } from "./_fixtures.ts";
@@ -30,11 +31,14 @@ chromiumTest(
       await contentionRun(disk, contention);
       await workloadRun(disk, workload);
       await planRun(plan);
+      const replay = join(dir, "replay.json");
+      await replayRun(dir, plan, replay);
       await randrwRun("file:/dev/shm", a); // tmpfs against the disk, as compare is used
       await randrwRun(`file:${disk}`, b, true);
       const sweep = await sweepDoc(await readDoc(a));
 
-      // every chart family: runs and contention with a plan; a workload; a sweep; a comparison
+      // every chart family: runs and contention with a plan; a workload; a replay; a sweep; a
+      // comparison
       const expected: [string, string[]][] = [];
       const cOut = join(dir, "report-contention");
       await cliOk(["report", contention, plan, "--output", cOut]);
@@ -45,6 +49,9 @@ chromiumTest(
       const wOut = join(dir, "report-workload");
       await cliOk(["report", workload, "--output", wOut]);
       expected.push([join(wOut, "report.html"), ["workload"]]);
+      const rOut = join(dir, "report-replay");
+      await cliOk(["report", replay, "--output", rOut]);
+      expected.push([join(rOut, "report.html"), ["workload", "replay"]]);
       const sOut = join(dir, "report-sweep");
       const files = await buildReport(sOut, { doc: sweep, label: "sweep" });
       // 8 MiB points end before the first time-series interval: no bandwidth-over-time chart
@@ -56,6 +63,7 @@ chromiumTest(
       const shots = [
         "report-screenshot.png",
         "report-screenshot-workload.png",
+        "report-screenshot-replay.png",
         "report-screenshot-sweep.png",
         "compare-screenshot.png",
       ].map((n) => join(SHOTS, n));
