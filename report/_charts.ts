@@ -442,6 +442,29 @@ export function placementChart(sources: readonly ChartSource[]): ChartSpec | und
   };
 }
 
+/**
+ * Horizontal bars coloured by `field` (its values and their colours in
+ * `colours`, legend without a title), each labelled at its end with the
+ * row's `label`.
+ */
+function labelledBars(
+  field: string,
+  colours: Record<string, string>,
+  fontSize: number,
+): Record<string, unknown>[] {
+  const scale = { domain: Object.keys(colours), range: Object.values(colours) };
+  return [
+    {
+      mark: { type: "bar", tooltip: true },
+      encoding: { color: { field, type: "nominal", title: null, scale } },
+    },
+    {
+      mark: { type: "text", align: "left", dx: 4, fontSize },
+      encoding: { text: { field: "label" } },
+    },
+  ];
+}
+
 /** Predicted update phase of the plan beside the baselines. */
 export function predictionsChart(sources: readonly ChartSource[]): ChartSpec | undefined {
   const rows: Record<string, unknown>[] = [];
@@ -473,23 +496,7 @@ export function predictionsChart(sources: readonly ChartSource[]): ChartSpec | u
         y: { field: "update", type: "nominal", title: null, sort: null },
         x: { field: "update_s", type: "quantitative", title: "predicted update phase, s" },
       },
-      layer: [
-        {
-          mark: { type: "bar", tooltip: true },
-          encoding: {
-            color: {
-              field: "fits",
-              type: "nominal",
-              title: null,
-              scale: { domain: ["fits", "does not fit"], range: ["#4c78a8", "#bab0ac"] },
-            },
-          },
-        },
-        {
-          mark: { type: "text", align: "left", dx: 4, fontSize: 11 },
-          encoding: { text: { field: "label" } },
-        },
-      ],
+      layer: labelledBars("fits", { "fits": "#4c78a8", "does not fit": "#bab0ac" }, 11),
     }),
   };
 }
@@ -551,23 +558,7 @@ export function replayChart(sources: readonly ChartSource[]): ChartSpec | undefi
         yOffset: { field: "kind", sort: ["predicted", "measured"] },
         x: { field: "s", type: "quantitative", title: "seconds" },
       },
-      layer: [
-        {
-          mark: { type: "bar", tooltip: true },
-          encoding: {
-            color: {
-              field: "kind",
-              type: "nominal",
-              title: null,
-              scale: { domain: ["predicted", "measured"], range: ["#bab0ac", "#4c78a8"] },
-            },
-          },
-        },
-        {
-          mark: { type: "text", align: "left", dx: 4, fontSize: 10 },
-          encoding: { text: { field: "label" } },
-        },
-      ],
+      layer: labelledBars("kind", { predicted: "#bab0ac", measured: "#4c78a8" }, 10),
     }),
   };
 }
