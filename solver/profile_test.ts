@@ -232,6 +232,31 @@ Deno.test("a contention result measured here loads: tiers from the alone runs, t
     assert.ok(m16.runs?.includes("file randrw 16"));
     assert.equal(withMixed(8).mixed_read_bw_bytes, undefined);
 
+    // points in another I/O mode than the matrix's (bench's buffered pfs points beside the
+    // matrix's O_DIRECT runs) are passed over for the matrix's figures of the tier alone
+    assert.equal(doc.contention.pattern.tiers.file.direct, true);
+    const buffered = alone.map((run: { name: string; options: object }) => ({
+      ...structuredClone(run),
+      options: { ...run.options, direct: false },
+      read: { bw_bytes: 9e9 },
+      write: { bw_bytes: 9e9 },
+    }));
+    const mixedModes = { ...doc, kind: "profile", runs: buffered };
+    const f = loadProfile(JSON.parse(JSON.stringify(mixedModes)), "modes.json").tiers.file!;
+    assert.equal(f.measured_with, "contention-alone");
+    assert.equal(f.read_bw_bytes, doc.contention.alone.file.read_bw_bytes);
+    // the same points in the matrix's mode are taken
+    const direct = buffered.map((run: { options: object }) => ({
+      ...run,
+      options: { ...run.options, direct: true },
+    }));
+    const sameMode = loadProfile(
+      JSON.parse(JSON.stringify({ ...mixedModes, runs: direct })),
+      "same.json",
+    ).tiers.file!;
+    assert.equal(sameMode.measured_with, "libaio-runs");
+    assert.equal(sameMode.read_bw_bytes, 9e9);
+
     // a starved tier: at least its alone bandwidth × window / request size
     const starved = structuredClone(doc);
     starved.contention.slowdown.read.file.memory = null;
