@@ -160,6 +160,7 @@ export {
   readProfile,
   slowdownLookup,
   slowdownOf,
+  togetherOf,
 } from "./solver/profile.ts";
 export {
   PLAN_SCHEMA,

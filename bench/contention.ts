@@ -170,6 +170,25 @@ export interface ContentionResult {
    * device (with the mixed pairs; not for s3). The solver's mixed bandwidths.
    */
   self?: Record<string, ContentionSelf>;
+  /**
+   * Each pair of tiers with every member reading and writing at once (a read
+   * job and a write job on each, windows aligned): what an optimizer that
+   * splits its subgroups over two paths asks of them (MLP-Offload). Not for
+   * s3; with the mixed pairs. The solver's bandwidths of a path while the
+   * other path is in use.
+   */
+  together?: ContentionTogether[];
+}
+
+/** A pair of tiers, each reading and writing at once. */
+export interface ContentionTogether {
+  tiers: string[];
+  /** The labels joined with `+`, as a same-direction group's. */
+  key: string;
+  /** Each member's bandwidths here, and slowdowns against its `self` figures. */
+  members: Record<string, ContentionSelf>;
+  /** Share of the runtime all four windows shared. */
+  overlap: number | null;
 }
 
 /** A tier reading and writing at once (bytes/s), against its own directions alone. */
@@ -686,6 +705,7 @@ interface Matrix {
    */
   readonly layoutMs: number[];
   readonly self: Record<string, ContentionSelf>;
+  readonly together: ContentionTogether[];
 }
 
 /** Opens and sets up every tier; makes pfs tiers buffered where the mount refuses O_DIRECT. */
@@ -846,7 +866,58 @@ async function runMatrix(
     const outcome = await runSelf(m, i, o);
     if (outcome.status !== "ok") return outcome;
   }
+  const files = indices.filter((i) => m.tiers[i]!.spec.kind !== "s3");
+  for (const pair of contentionGroups(files).filter((g) => g.length === 2)) {
+    if (o.signal?.aborted) return { status: "interrupted", error: "interrupted" };
+    const outcome = await runBoth(m, pair, o);
+    if (outcome.status !== "ok") return outcome;
+  }
   return { status: "ok" };
+}
+
+/** Runs tiers each reading and writing at once: a read job and a write job on each. */
+async function runBoth(
+  m: Matrix,
+  indices: readonly number[],
+  o: ContentionOptions,
+): Promise<{ status: RunStatus; error?: string }> {
+  const labels = indices.map((i) => m.plan.labels[i]!);
+  const key = labels.join("+");
+  const name = `${key} read+write`;
+  const members = indices.flatMap((i, k) =>
+    CONTENTION_DIRECTIONS.map((direction) => ({
+      tier: m.tiers[i]!,
+      job: { ...m.plan.jobs[i]![direction], name: `${labels[k]} ${direction} ${name}` },
+      direction,
+      label: labels[k]!,
+    }))
+  );
+  // as in runSelf: the write jobs' layouts are reservations
+  const layout = Math.max(...indices.map((i) => m.layoutMs[i]!));
+  const rampMs = Math.max(m.plan.pattern.ramp_ms, Math.ceil(2 * layout + LAYOUT_MARGIN_MS));
+  const run = await runTogether(members, rampMs, name, o);
+  m.runs.push(...run.results);
+  const out: ContentionTogether = {
+    tiers: labels,
+    key,
+    members: {},
+    overlap: windowOverlap(run.windows, m.plan.pattern.runtime_ms),
+  };
+  for (const [k, label] of labels.entries()) {
+    const r = run.results[2 * k]!, w = run.results[2 * k + 1]!;
+    const self = m.self[label];
+    out.members[label] = {
+      read_bw_bytes: r.read.bw_bytes,
+      write_bw_bytes: w.write.bw_bytes,
+      slowdown: {
+        read: self ? slowdown(self.read_bw_bytes, r.read.bw_bytes) : null,
+        write: self ? slowdown(self.write_bw_bytes, w.write.bw_bytes) : null,
+      },
+      overlap: null,
+    };
+  }
+  m.together.push(out);
+  return groupStatus(run.results);
 }
 
 /** Runs one tier reading and writing at once: a read job and a write job, windows aligned. */
@@ -923,6 +994,7 @@ export async function runContention(
     groups: [],
     layoutMs: p.labels.map(() => 0),
     self: {},
+    together: [],
   };
   let outcome: { status: RunStatus; error?: string };
   let error: unknown;
@@ -945,6 +1017,7 @@ export async function runContention(
     slowdown: slowdownMatrix(m.alone, m.groups),
   };
   if (Object.keys(m.self).length > 0) contention.self = m.self;
+  if (m.together.length > 0) contention.together = m.together;
   if (outcome.error !== undefined && outcome.status !== "ok") contention.error = outcome.error;
   return error === undefined ? { contention, runs: m.runs } : { contention, runs: m.runs, error };
 }
@@ -1033,6 +1106,7 @@ function overlapCell(g: ContentionGroup | undefined): string {
 function formatMixedTable(
   mixed: readonly ContentionGroup[],
   self: Readonly<Record<string, ContentionSelf>>,
+  together: readonly ContentionTogether[],
 ): string {
   const table = new Table({
     head: ["reads", "writes", "reader", "writer", "overlap"].map((h) => pc.bold(h)),
@@ -1058,6 +1132,20 @@ function formatMixedTable(
       cell(x.slowdown.write, x.write_bw_bytes),
       pc.dim(x.overlap === null ? "?" : `${Math.round(x.overlap * 100)}%`),
     ]);
+  }
+  // both tiers of a pair reading and writing: each one's slowdown against its row above
+  for (const g of together) {
+    for (const t of g.tiers) {
+      const x = g.members[t]!;
+      const both = `${t} (${g.key})`;
+      table.push([
+        both,
+        both,
+        cell(x.slowdown.read, x.read_bw_bytes),
+        cell(x.slowdown.write, x.write_bw_bytes),
+        pc.dim(g.overlap === null ? "?" : `${Math.round(g.overlap * 100)}%`),
+      ]);
+    }
   }
   return table.toString();
 }
@@ -1101,7 +1189,7 @@ export function formatContentionTable(c: ContentionResult): string {
     ]);
   }
   const parts = keys.length > 0 ? [table.toString()] : [];
-  if (mixed.length > 0) parts.push(formatMixedTable(mixed, c.self ?? {}));
+  if (mixed.length > 0) parts.push(formatMixedTable(mixed, c.self ?? {}, c.together ?? []));
   const note = "slowdown = bandwidth alone / bandwidth in the group (>1: slower)";
   return [...parts, mixed.length > 0 ? `${note}; mixed: against its own direction alone` : note]
     .join("\n");

@@ -287,6 +287,10 @@ Deno.test("runContention() on memory and a disk directory: alone, together readi
       "memory write memory read+write",
       "file read file read+write",
       "file write file read+write",
+      "memory read memory+file read+write",
+      "memory write memory+file read+write",
+      "file read memory+file read+write",
+      "file write memory+file read+write",
     ]);
     // each tier reading and writing at once: its two jobs' figures, against its own alone
     assert.deepEqual(Object.keys(c.self!), ["memory", "file"]);
@@ -298,6 +302,21 @@ Deno.test("runContention() on memory and a disk directory: alone, together readi
       assert.ok(x.read_bw_bytes > 0 && x.write_bw_bytes > 0);
       assert.equal(x.slowdown.read, slowdown(c.alone[t]!.read_bw_bytes, x.read_bw_bytes));
       assert.ok(x.overlap! >= 0.95, `${t} read+write windows overlap ${x.overlap}`);
+    }
+    // both tiers reading and writing at once: each one's figures, against its own read+write
+    assert.equal(c.together?.length, 1);
+    const both = c.together![0]!;
+    assert.deepEqual([both.key, both.tiers], ["memory+file", ["memory", "file"]]);
+    assert.ok(both.overlap! >= 0.95, `memory+file read+write windows overlap ${both.overlap}`);
+    for (const t of c.tiers) {
+      const x = both.members[t]!;
+      const [r, w] = runs.filter((run) =>
+        run.name.startsWith(`${t} `) && run.name.endsWith(`memory+file read+write`)
+      );
+      assert.equal(x.read_bw_bytes, r!.read.bw_bytes);
+      assert.equal(x.write_bw_bytes, w!.write.bw_bytes);
+      assert.ok(x.read_bw_bytes > 0 && x.write_bw_bytes > 0);
+      assert.equal(x.slowdown.write, slowdown(c.self![t]!.write_bw_bytes, x.write_bw_bytes));
     }
     assert.ok(runs.every((r) => r.status === "ok" && r.options.iodepth === 8));
     assert.deepEqual(await scratchOf(dir, runId), []);
@@ -321,6 +340,7 @@ Deno.test("runContention(): two tiers of one kind in one directory get their own
     assert.equal(c.pattern.mixed, false);
     assert.deepEqual(c.groups.map((g) => g.direction), ["read", "write"], "no mixed pairs");
     assert.equal(c.self, undefined);
+    assert.equal(c.together, undefined);
     assert.deepEqual(Object.keys(c.slowdown.read.file1!), ["file2"]);
     assert.deepEqual(await scratchOf(dir, runId), []);
   });

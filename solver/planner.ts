@@ -16,7 +16,7 @@ import {
 } from "./export.ts";
 import { planActivations } from "./activations.ts";
 import { PLAN_SCHEMA, type PlanDocument } from "./plan.ts";
-import { type Profile, type ProfileTier, slowdownLookup } from "./profile.ts";
+import { type Profile, type ProfileTier, slowdownLookup, togetherOf } from "./profile.ts";
 import { solve, type SolverTier } from "./solve.ts";
 
 /** Options of {@linkcode makePlan}. */
@@ -86,6 +86,10 @@ export async function makePlan(
     hostCacheBytes: opts.hostCacheBytes,
     hostMemoryBytes: profile.host.memory_bytes,
     slowdown: slowdownLookup(profile),
+    together: (tier, other) => {
+      const x = togetherOf(profile, tier, other);
+      return x && { readBw: x.read_bw_bytes, writeBw: x.write_bw_bytes };
+    },
     ...(profile.host.pcie_bytes_per_s !== undefined &&
         profile.host.gpu_adam_params_per_s !== undefined
       ? {

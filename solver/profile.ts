@@ -151,6 +151,11 @@ export interface ProfileContention {
   runtime_ms?: number;
   /** How the matrix ended (measured matrices). */
   status?: string;
+  /**
+   * Pairs of tiers each reading and writing at once (measured matrices):
+   * by the pair's key (`file+pfs`), each member's bandwidths there, bytes/s.
+   */
+  together?: Record<string, Record<string, { read_bw_bytes: number; write_bw_bytes: number }>>;
   note?: string;
 }
 
@@ -568,6 +573,16 @@ const resultContentionSchema = z.object({
     z.string(),
     z.object({ read_bw_bytes: z.number().nonnegative(), write_bw_bytes: z.number().nonnegative() }),
   ).optional(),
+  together: z.array(z.object({
+    key: z.string(),
+    members: z.record(
+      z.string(),
+      z.object({
+        read_bw_bytes: z.number().nonnegative(),
+        write_bw_bytes: z.number().nonnegative(),
+      }),
+    ),
+  })).optional(),
 });
 
 const resultDocSchema = z.object({
@@ -996,6 +1011,19 @@ function resultContention(c: ResultContention, source: string): ProfileContentio
   };
   if (c.pattern.bs > 0) out.bs = c.pattern.bs;
   if (c.pattern.runtime_ms > 0) out.runtime_ms = c.pattern.runtime_ms;
+  const together = (c.together ?? []).filter((g) =>
+    Object.values(g.members).every((x) => x.read_bw_bytes > 0 && x.write_bw_bytes > 0)
+  );
+  if (together.length > 0) {
+    out.together = Object.fromEntries(together.map((g) => [
+      g.key,
+      Object.fromEntries(
+        Object.entries(g.members).map((
+          [t, x],
+        ) => [t, { read_bw_bytes: x.read_bw_bytes, write_bw_bytes: x.write_bw_bytes }]),
+      ),
+    ]));
+  }
   return out;
 }
 
@@ -1237,6 +1265,38 @@ export function slowdownOf(
   others: readonly OtherTier[],
 ): number {
   return lookupSlowdown(profile, tier, direction, others).slowdown;
+}
+
+/**
+ * `tier`'s bandwidths while it reads and writes at once and `other` does
+ * too (the matrix's `together` pairs), or undefined where not measured.
+ *
+ * @example
+ * ```ts
+ * import { loadProfile, togetherOf } from "./profile.ts";
+ * const p = loadProfile({
+ *   schema: "tierbench/profile@1",
+ *   created: "2026-01-01",
+ *   host: { name: "n" },
+ *   tiers: { file: { kind: "file", read_bw_bytes: 1e9, write_bw_bytes: 1e9 } },
+ * }, "n.json");
+ * p.contention = {
+ *   basis: "measured",
+ *   tiers: ["file", "pfs"],
+ *   slowdown: { read: {}, write: {} },
+ *   together: { "file+pfs": { file: { read_bw_bytes: 4e8, write_bw_bytes: 3e8 } } },
+ * };
+ * console.assert(togetherOf(p, "file", "pfs")?.write_bw_bytes === 3e8);
+ * console.assert(togetherOf(p, "pfs", "file") === undefined);
+ * ```
+ */
+export function togetherOf(
+  profile: Profile,
+  tier: string,
+  other: string,
+): { read_bw_bytes: number; write_bw_bytes: number } | undefined {
+  const t = profile.contention?.together;
+  return t?.[`${tier}+${other}`]?.[tier] ?? t?.[`${other}+${tier}`]?.[tier];
 }
 
 /**

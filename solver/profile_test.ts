@@ -14,6 +14,7 @@ import {
   slowdownKeyOf,
   slowdownLookup,
   slowdownOf,
+  togetherOf,
 } from "./profile.ts";
 
 const REFERENCE = join(ROOT, "results", "reference");
@@ -188,6 +189,15 @@ Deno.test("a contention result measured here loads: tiers from the alone runs, t
     assert.equal(p.tiers.memory!.path, "/dev/shm");
     assert.equal(p.contention?.basis, "measured");
     assert.equal(p.contention?.runtime_ms, 300);
+    // both tiers reading and writing at once, looked up in either order
+    const both = doc.contention.together[0].members;
+    for (const [t, other] of [["memory", "file"], ["file", "memory"]]) {
+      assert.deepEqual(togetherOf(p, t!, other!), {
+        read_bw_bytes: both[t!].read_bw_bytes,
+        write_bw_bytes: both[t!].write_bw_bytes,
+      });
+    }
+    assert.equal(togetherOf(p, "file", "pfs"), undefined);
     const s = doc.contention.slowdown;
     const same = lookupSlowdown(p, "file", "read", [{ tier: "memory", direction: "read" }]);
     assert.equal(same.key, "memory");

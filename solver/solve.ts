@@ -68,6 +68,17 @@ export interface SolveInput {
   /** All host memory of the node, bytes (for the ZeRO-Offload baseline); undefined: not checked. */
   readonly hostMemoryBytes?: number;
   readonly slowdown?: SlowdownLookup;
+  /**
+   * `tier`'s bandwidths, bytes/s, while it reads and writes at once and
+   * `other` does too (measured as such: a pair of tiers, a read job and a
+   * write job on each); undefined where not measured. Where given, it sets a
+   * path's rate while both paths are in use, in place of `slowdown` on its
+   * own mixed bandwidths.
+   */
+  readonly together?: (
+    tier: string,
+    other: string,
+  ) => { readonly readBw: number; readonly writeBw: number } | undefined;
   /** Host↔GPU copy bandwidth of one GPU, bytes/s, and its Adam rate, parameters/s: with both, the
    * solver weighs Deep Optimizer States (every K-th subgroup updated on the GPU). */
   readonly gpu?: { readonly pcieBytesPerS: number; readonly adamParamsPerS: number };
@@ -144,7 +155,19 @@ export async function solve(input: SolveInput): Promise<Solution> {
       ),
     };
   });
-  const k = tiers.map((t, i) =>
+  // both paths in use: the pair's measured rates, reading and writing at once, where there are
+  // some (the slowdowns then apply only to what one direction moves after the other is done)
+  const contended = tiers.map((t, i) => {
+    const other = tiers[1 - i];
+    const both = other && input.together?.(t.label, other.label);
+    if (!both) return t;
+    return {
+      ...t,
+      mixedReadBw: both.readBw * slow[i]!.read,
+      mixedWriteBw: both.writeBw * slow[i]!.write,
+    };
+  });
+  const k = contended.map((t, i) =>
     pathSeconds({
       rates: ratesOf(t, "", slow[i]!.read, slow[i]!.write),
       readBytes: subgroupNode,
@@ -194,7 +217,9 @@ export async function solve(input: SolveInput): Promise<Solution> {
     const moved = stateBytes(setup, avg) * (p.subgroups - p.cache_subgroups) * R;
     const both = used.length > 1;
     return {
-      rates: ratesOf(t, p.name, both ? slow[i]!.read : 1, both ? slow[i]!.write : 1),
+      rates: both
+        ? ratesOf(contended[i]!, p.name, slow[i]!.read, slow[i]!.write)
+        : ratesOf(t, p.name, 1, 1),
       readBytes: moved,
       writeBytes: moved,
     };
@@ -204,7 +229,12 @@ export async function solve(input: SolveInput): Promise<Solution> {
   const exposed = stateBytes(setup, largest) * (1 / first.readBw + 1 / first.writeBw);
   let plan = predictPhase({ paths: loads, computeS, exposedS: exposed });
   const busyOf = Object.fromEntries(loads.map((l) => [l.rates.name, pathSeconds(l)]));
-  const why = explain(input, paths, tiers, k, computeS, busyOf, maxCached);
+  // what each path moves while both run, reading and writing at once, for the why
+  const rates = contended.map((t, i) => ({
+    read: (t.mixedReadBw ?? t.readBw) / slow[i]!.read,
+    write: (t.mixedWriteBw ?? t.writeBw) / slow[i]!.write,
+  }));
+  const why = explain(input, paths, tiers, k, rates, computeS, busyOf, maxCached);
   let dosStride: number | undefined;
   if (input.gpu) {
     const dos = bestStride(setup, S, avg, input.gpu);
@@ -380,6 +410,7 @@ function explain(
   paths: PlannedPath[],
   tiers: SolverTier[],
   k: number[],
+  rates: { read: number; write: number }[],
   computeS: number,
   busyOf: Record<string, number>,
   maxCached: number,
@@ -403,9 +434,9 @@ function explain(
     );
   }
   const cost = (i: number) =>
-    `${k[i]!.toFixed(3)} s a subgroup on ${tiers[i]!.label} (read ${
-      gbps(tiers[i]!.readBw)
-    }, write ${gbps(tiers[i]!.writeBw)}, contention included)`;
+    `${k[i]!.toFixed(3)} s a subgroup on ${tiers[i]!.label} (read ${gbps(rates[i]!.read)}, write ${
+      gbps(rates[i]!.write)
+    }, contention included)`;
   if (paths.length > 1 && used.length > 1) {
     const [a, b] = paths as [PlannedPath, PlannedPath];
     out.push(

@@ -106,6 +106,31 @@ Deno.test("solve(): contention that slows the remote path moves subgroups to the
   assert.ok(remote(contended) < remote(calm));
 });
 
+Deno.test("solve(): a pair measured reading and writing together sets each path's rate while both run", async () => {
+  const mixed = { mixedReadBw: 4e9, mixedWriteBw: 2e9 };
+  const input = { ...base, local: tier("file", 6e9, 3e9, mixed), remote: tier("pfs", 3e9, 2e9) };
+  const calm = await solve(input);
+  // the file tier at half its mixed rates while pfs reads and writes too
+  const half = await solve({
+    ...input,
+    together: (t) => t === "file" ? { readBw: 2e9, writeBw: 1e9 } : undefined,
+  });
+  const path = (s: typeof calm, name: string) => s.paths.find((p) => p.name === name)!;
+  assert.ok(path(half, "remote").subgroups > path(calm, "remote").subgroups);
+  assert.ok(half.predictions.plan.update_s > calm.predictions.plan.update_s);
+  // the file path's busy time: both directions at the pair's rates until the reads are done,
+  // then the rest of the writes at the tier's own write rate
+  assert.ok(path(half, "local").subgroups > 0);
+  const bytes = half.predictions.plan.bytes["local:read"]!;
+  assert.equal(bytes, half.predictions.plan.bytes["local:write"]);
+  const expected = bytes / 2e9 + (bytes - bytes / 2) / 3e9;
+  assert.ok(Math.abs(half.predictions.plan.path_s!.local! - expected) < 1e-9 * expected);
+  // a plan on one path never uses them
+  const { remote: _, ...single } = input;
+  const alone = await solve({ ...single, together: () => ({ readBw: 1, writeBw: 1 }) });
+  assert.deepEqual(alone.predictions.plan, (await solve(single)).predictions.plan);
+});
+
 Deno.test("solve() without a remote tier keeps everything local, cached where host memory allows", async () => {
   const { remote: _, ...localOnly } = base;
   const s = await solve(localOnly);
