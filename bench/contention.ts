@@ -875,14 +875,24 @@ async function runMatrix(
   return { status: "ok" };
 }
 
-/** Runs tiers each reading and writing at once: a read job and a write job on each. */
-async function runBoth(
+/**
+ * Runs the tiers `indices` each reading and writing at once — a read job and
+ * a write job on each, windows aligned — as the group `key` (a label for one
+ * tier, the pair's key for two). Gives each tier's figures against
+ * `baseline` (its own directions alone, or its reading and writing alone).
+ */
+async function runReadWrite(
   m: Matrix,
   indices: readonly number[],
+  key: string,
+  baseline: (label: string) => { read_bw_bytes: number; write_bw_bytes: number } | undefined,
   o: ContentionOptions,
-): Promise<{ status: RunStatus; error?: string }> {
+): Promise<{
+  figures: Record<string, ContentionSelf>;
+  overlap: number | null;
+  outcome: { status: RunStatus; error?: string };
+}> {
   const labels = indices.map((i) => m.plan.labels[i]!);
-  const key = labels.join("+");
   const name = `${key} read+write`;
   const members = indices.flatMap((i, k) =>
     CONTENTION_DIRECTIONS.map((direction) => ({
@@ -892,67 +902,53 @@ async function runBoth(
       label: labels[k]!,
     }))
   );
-  // as in runSelf: the write jobs' layouts are reservations
+  // the read files were laid out by the reads alone; the write jobs' layouts are reservations
   const layout = Math.max(...indices.map((i) => m.layoutMs[i]!));
   const rampMs = Math.max(m.plan.pattern.ramp_ms, Math.ceil(2 * layout + LAYOUT_MARGIN_MS));
   const run = await runTogether(members, rampMs, name, o);
   m.runs.push(...run.results);
-  const out: ContentionTogether = {
-    tiers: labels,
-    key,
-    members: {},
-    overlap: windowOverlap(run.windows, m.plan.pattern.runtime_ms),
-  };
+  const overlap = windowOverlap(run.windows, m.plan.pattern.runtime_ms);
+  const figures: Record<string, ContentionSelf> = {};
   for (const [k, label] of labels.entries()) {
     const r = run.results[2 * k]!, w = run.results[2 * k + 1]!;
-    const self = m.self[label];
-    out.members[label] = {
+    const base = baseline(label);
+    figures[label] = {
       read_bw_bytes: r.read.bw_bytes,
       write_bw_bytes: w.write.bw_bytes,
       slowdown: {
-        read: self ? slowdown(self.read_bw_bytes, r.read.bw_bytes) : null,
-        write: self ? slowdown(self.write_bw_bytes, w.write.bw_bytes) : null,
+        read: base ? slowdown(base.read_bw_bytes, r.read.bw_bytes) : null,
+        write: base ? slowdown(base.write_bw_bytes, w.write.bw_bytes) : null,
       },
-      overlap: null,
+      // a pair's overlap is the group's
+      overlap: indices.length === 1 ? overlap : null,
     };
   }
-  m.together.push(out);
-  return groupStatus(run.results);
+  return { figures, overlap, outcome: groupStatus(run.results) };
 }
 
-/** Runs one tier reading and writing at once: a read job and a write job, windows aligned. */
+/** Runs one tier reading and writing at once, against its own directions alone. */
 async function runSelf(
   m: Matrix,
   i: number,
   o: ContentionOptions,
 ): Promise<{ status: RunStatus; error?: string }> {
   const label = m.plan.labels[i]!;
-  const name = `${label} read+write`;
-  const member = (direction: ContentionDirection) => ({
-    tier: m.tiers[i]!,
-    job: { ...m.plan.jobs[i]![direction], name: `${label} ${direction} ${name}` },
-    direction,
-    label,
-  });
-  // the read file was laid out by the read alone; the write job's layout is a reservation
-  const rampMs = Math.max(
-    m.plan.pattern.ramp_ms,
-    Math.ceil(2 * m.layoutMs[i]! + LAYOUT_MARGIN_MS),
-  );
-  const run = await runTogether([member("read"), member("write")], rampMs, name, o);
-  m.runs.push(...run.results);
-  const [r, w] = run.results as [RunResult, RunResult];
-  const alone = m.alone[label]!;
-  m.self[label] = {
-    read_bw_bytes: r.read.bw_bytes,
-    write_bw_bytes: w.write.bw_bytes,
-    slowdown: {
-      read: slowdown(alone.read_bw_bytes, r.read.bw_bytes),
-      write: slowdown(alone.write_bw_bytes, w.write.bw_bytes),
-    },
-    overlap: windowOverlap(run.windows, m.plan.pattern.runtime_ms),
-  };
-  return groupStatus(run.results);
+  const out = await runReadWrite(m, [i], label, (t) => m.alone[t], o);
+  m.self[label] = out.figures[label]!;
+  return out.outcome;
+}
+
+/** Runs a pair of tiers each reading and writing at once, against each one's `self` figures. */
+async function runBoth(
+  m: Matrix,
+  indices: readonly number[],
+  o: ContentionOptions,
+): Promise<{ status: RunStatus; error?: string }> {
+  const key = indices.map((i) => m.plan.labels[i]!).join("+");
+  const out = await runReadWrite(m, indices, key, (t) => m.self[t], o);
+  const tiers = Object.keys(out.figures);
+  m.together.push({ tiers, key, members: out.figures, overlap: out.overlap });
+  return out.outcome;
 }
 
 /**
