@@ -19,7 +19,9 @@
  * ```
  *
  * k_p is read + write of a subgroup's params, m and v at the path's
- * bandwidths, each times the contention slowdown while the other path runs.
+ * bandwidths (reading and writing at once where measured so), each times the
+ * contention slowdown while the other path runs — or, where the pair was
+ * measured with both paths reading and writing (`together`), at those rates.
  * The plan is then predicted with solver/model.ts as the baselines are, so
  * all three are on the same footing.
  *
