@@ -34,10 +34,10 @@ import type { Tier } from "../tiers/types.ts";
 import { newRunId } from "../tiers/_scratch.ts";
 import { formatTierSpec, type JobOptions, parseJobOptions, type TierSpec } from "./config.ts";
 import { ConfigError, DirectIoUnsupportedError } from "./errors.ts";
-import { hostFacts, peakRssBytes } from "./host.ts";
-import { RESULT_SCHEMA, type ResultDocument, type RunResult, type RunStatus } from "./result.ts";
+import { peakRssBytes } from "./host.ts";
+import type { ResultDocument, RunResult, RunStatus } from "./result.ts";
 import { runJob, type RunProgress } from "./runner.ts";
-import { type SessionOutcome, VERSION } from "./session.ts";
+import { newResultDocument, type SessionOutcome } from "./session.ts";
 import { formatRate } from "./units.ts";
 
 /** The schema id of the `contention` section. */
@@ -1067,15 +1067,9 @@ export async function runContentionSession(
   const started = new Date().toISOString();
   const out = await runContention(specs, { ...o, runId });
   const doc: ResultDocument = {
-    schema: RESULT_SCHEMA,
-    tool: { name: "tierbench", version: VERSION, deno: Deno.version.deno, peak_rss_bytes: 0 },
-    run_id: runId,
-    kind: "contention",
-    started,
+    ...newResultDocument("contention", runId, config, started),
     finished: new Date().toISOString(),
     status: out.contention.status,
-    host: hostFacts(),
-    config,
     runs: out.runs,
     contention: out.contention,
   };

@@ -17,6 +17,38 @@ import { runJob, type RunProgress } from "./runner.ts";
 /** The version written into results. */
 export const VERSION = "0.1.0";
 
+/**
+ * A result document as every command opens it: schema, tool, run id, kind,
+ * start (also `finished` until the end), host facts and configuration,
+ * status "ok" and no runs yet.
+ *
+ * @example
+ * ```ts
+ * import { newResultDocument } from "./session.ts";
+ * const doc = newResultDocument("run", "r1", { command: "run" });
+ * console.assert(doc.status === "ok" && doc.finished === doc.started && doc.runs.length === 0);
+ * ```
+ */
+export function newResultDocument(
+  kind: ResultDocument["kind"],
+  runId: string,
+  config: Record<string, unknown>,
+  started: string = new Date().toISOString(),
+): ResultDocument {
+  return {
+    schema: RESULT_SCHEMA,
+    tool: { name: "tierbench", version: VERSION, deno: Deno.version.deno, peak_rss_bytes: 0 },
+    run_id: runId,
+    kind,
+    started,
+    finished: started,
+    status: "ok",
+    host: hostFacts(),
+    config,
+    runs: [],
+  };
+}
+
 /** Options of {@linkcode runSession}. */
 export interface SessionOptions {
   readonly kind: ResultDocument["kind"];
@@ -55,19 +87,7 @@ export async function runSession(
   opts: SessionOptions,
 ): Promise<SessionOutcome> {
   const runId = opts.runId ?? newRunId();
-  const started = new Date().toISOString();
-  const doc: ResultDocument = {
-    schema: RESULT_SCHEMA,
-    tool: { name: "tierbench", version: VERSION, deno: Deno.version.deno, peak_rss_bytes: 0 },
-    run_id: runId,
-    kind: opts.kind,
-    started,
-    finished: started,
-    status: "ok",
-    host: hostFacts(),
-    config: opts.config,
-    runs: [],
-  };
+  const doc = newResultDocument(opts.kind, runId, opts.config);
   if (opts.remote) doc.remote = opts.remote;
   const tiers = new Map<string, Tier>();
   let error: unknown;

@@ -47,11 +47,11 @@ import {
   type TierSpec,
 } from "./config.ts";
 import { ConfigError } from "./errors.ts";
-import { hostFacts, peakRssBytes } from "./host.ts";
+import { peakRssBytes } from "./host.ts";
 import type { StepProgress } from "./progress.ts";
-import { RESULT_SCHEMA, type ResultDocument, type RunResult, type RunStatus } from "./result.ts";
+import type { RunResult, RunStatus } from "./result.ts";
 import { runJob, type RunProgress } from "./runner.ts";
-import { type SessionOutcome, VERSION } from "./session.ts";
+import { newResultDocument, type SessionOutcome } from "./session.ts";
 import { formatRate, formatSize, parseDuration, parseSize } from "./units.ts";
 
 /** One grid point: its setting, its figures, and its run in `doc.runs`. */
@@ -503,21 +503,8 @@ export interface SweepHooks {
  */
 export async function runSweep(plan: SweepPlan, hooks: SweepHooks = {}): Promise<SessionOutcome> {
   const runId = hooks.runId ?? newRunId();
-  const started = new Date().toISOString();
   const sweep: SweepResult = { criterion: plan.criterion, tiers: [] };
-  const doc: ResultDocument = {
-    schema: RESULT_SCHEMA,
-    tool: { name: "tierbench", version: VERSION, deno: Deno.version.deno, peak_rss_bytes: 0 },
-    run_id: runId,
-    kind: "sweep",
-    started,
-    finished: started,
-    status: "ok",
-    host: hostFacts(),
-    config: hooks.config ?? {},
-    runs: [],
-    sweep,
-  };
+  const doc = { ...newResultDocument("sweep", runId, hooks.config ?? {}), sweep };
   const count = plan.groups.reduce((n, g) => n + g.jobs.length, 0);
   const walls: number[] = [];
   const tiers = new Map<string, Tier>();

@@ -14,9 +14,9 @@
 import { join } from "node:path";
 import { formatTierSpec, type TierSpec } from "../bench/config.ts";
 import { ConfigError } from "../bench/errors.ts";
-import { hostFacts, peakRssBytes } from "../bench/host.ts";
-import { RESULT_SCHEMA, type ResultDocument, type RunStatus } from "../bench/result.ts";
-import { VERSION } from "../bench/session.ts";
+import { peakRssBytes } from "../bench/host.ts";
+import type { ResultDocument, RunStatus } from "../bench/result.ts";
+import { newResultDocument } from "../bench/session.ts";
 import { cString, libc, O } from "../tiers/_libc.ts";
 import { newRunId } from "../tiers/_scratch.ts";
 import { openTier } from "../tiers/mod.ts";
@@ -147,19 +147,7 @@ export async function runWorkload(
     throw e;
   }
   const runId = opts.runId ?? newRunId();
-  const started = new Date().toISOString();
-  const doc: ResultDocument = {
-    schema: RESULT_SCHEMA,
-    tool: { name: "tierbench", version: VERSION, deno: Deno.version.deno, peak_rss_bytes: 0 },
-    run_id: runId,
-    kind: "workload",
-    started,
-    finished: started,
-    status: "ok",
-    host: hostFacts(),
-    config: opts.config ?? {},
-    runs: [],
-  };
+  const doc = newResultDocument("workload", runId, opts.config ?? {});
   const tiers = new Map<string, Tier>();
   let error: unknown;
   let status: RunStatus = "ok";
