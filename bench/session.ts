@@ -49,6 +49,21 @@ export function newResultDocument(
   };
 }
 
+/**
+ * Closes a result document: its status, the end time and the process's peak
+ * memory; the outcome carries `error` when there was one.
+ */
+export function endResultDocument(
+  doc: ResultDocument,
+  status: RunStatus,
+  error: unknown,
+): SessionOutcome {
+  doc.status = status;
+  doc.finished = new Date().toISOString();
+  doc.tool.peak_rss_bytes = peakRssBytes();
+  return error === undefined ? { doc } : { doc, error };
+}
+
 /** Options of {@linkcode runSession}. */
 export interface SessionOptions {
   readonly kind: ResultDocument["kind"];
@@ -125,8 +140,5 @@ export async function runSession(
   } finally {
     for (const tier of tiers.values()) await tier[Symbol.asyncDispose]();
   }
-  doc.status = status;
-  doc.finished = new Date().toISOString();
-  doc.tool.peak_rss_bytes = peakRssBytes();
-  return error === undefined ? { doc } : { doc, error };
+  return endResultDocument(doc, status, error);
 }

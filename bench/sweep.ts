@@ -47,11 +47,10 @@ import {
   type TierSpec,
 } from "./config.ts";
 import { ConfigError } from "./errors.ts";
-import { peakRssBytes } from "./host.ts";
 import type { StepProgress } from "./progress.ts";
 import type { RunResult, RunStatus } from "./result.ts";
 import { runJob, type RunProgress } from "./runner.ts";
-import { newResultDocument, type SessionOutcome } from "./session.ts";
+import { endResultDocument, newResultDocument, type SessionOutcome } from "./session.ts";
 import { formatRate, formatSize, parseDuration, parseSize } from "./units.ts";
 
 /** One grid point: its setting, its figures, and its run in `doc.runs`. */
@@ -571,10 +570,7 @@ export async function runSweep(plan: SweepPlan, hooks: SweepHooks = {}): Promise
   } finally {
     for (const tier of tiers.values()) await tier[Symbol.asyncDispose]();
   }
-  doc.status = status;
-  doc.finished = new Date().toISOString();
-  doc.tool.peak_rss_bytes = peakRssBytes();
-  return error === undefined ? { doc } : { doc, error };
+  return endResultDocument(doc, status, error);
 }
 
 /**

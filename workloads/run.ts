@@ -14,9 +14,8 @@
 import { join } from "node:path";
 import { formatTierSpec, type TierSpec } from "../bench/config.ts";
 import { ConfigError } from "../bench/errors.ts";
-import { peakRssBytes } from "../bench/host.ts";
 import type { ResultDocument, RunStatus } from "../bench/result.ts";
-import { newResultDocument } from "../bench/session.ts";
+import { endResultDocument, newResultDocument } from "../bench/session.ts";
 import { cString, libc, O } from "../tiers/_libc.ts";
 import { newRunId } from "../tiers/_scratch.ts";
 import { openTier } from "../tiers/mod.ts";
@@ -289,8 +288,5 @@ export async function runWorkload(
       }
     }
   }
-  doc.status = status;
-  doc.finished = new Date().toISOString();
-  doc.tool.peak_rss_bytes = peakRssBytes();
-  return error === undefined ? { doc } : { doc, error };
+  return endResultDocument(doc, status, error);
 }
