@@ -34,10 +34,9 @@ import type { Tier } from "../tiers/types.ts";
 import { newRunId } from "../tiers/_scratch.ts";
 import { formatTierSpec, type JobOptions, parseJobOptions, type TierSpec } from "./config.ts";
 import { ConfigError, DirectIoUnsupportedError } from "./errors.ts";
-import { peakRssBytes } from "./host.ts";
 import type { ResultDocument, RunResult, RunStatus } from "./result.ts";
 import { runJob, type RunProgress } from "./runner.ts";
-import { newResultDocument, type SessionOutcome } from "./session.ts";
+import { endResultDocument, newResultDocument, type SessionOutcome } from "./session.ts";
 import { formatRate } from "./units.ts";
 
 /** The schema id of the `contention` section. */
@@ -778,52 +777,69 @@ async function runGroup(
   const directions = new Set(members.map((x) => x.direction));
   const direction: ContentionGroupDirection = directions.size > 1 ? "mixed" : members[0]!.direction;
   const runtimeMs = m.plan.pattern.runtime_ms;
-  const slowest = Math.max(...members.map(({ i }) => m.layoutMs[i]!));
+  const jobs = members.map(({ i, direction: d }) => ({
+    tier: m.tiers[i]!,
+    job: { ...m.plan.jobs[i]![d], name: `${m.plan.labels[i]} ${d} ${key}` },
+    direction: d,
+    label: m.plan.labels[i]!,
+  }));
+  const run = await runAligned(m, members.map(({ i }) => i), jobs, `${direction} ${key}`, o);
+  const { status, error } = groupStatus(run.results);
+  m.runs.push(...run.results);
+  const bw: Record<string, number> = {};
+  const windows: Record<string, ContentionWindow | null> = {};
+  for (const [k, label] of labels.entries()) {
+    bw[label] = run.results[k]![rw[label]!].bw_bytes;
+    windows[label] = run.windows[k]!;
+  }
+  const slow: Record<string, number | null> = {};
+  for (const label of labels) {
+    slow[label] = slowdown(m.alone[label]![`${rw[label]!}_bw_bytes`], bw[label]!);
+  }
+  const group: ContentionGroup = {
+    tiers: labels,
+    key,
+    direction,
+    rw,
+    status,
+    bw_bytes: bw,
+    slowdown: slow,
+    ramp_ms: run.rampMs,
+    attempts: run.attempts,
+    windows_ms: windows,
+    overlap: windowOverlap(run.windows, runtimeMs),
+    layout_clear: run.clear,
+  };
+  if (error !== undefined) group.error = error;
+  return group;
+}
+
+/**
+ * Runs the jobs of the tiers `indices` together, ramping at least twice the
+ * slowest tier's layout; when one was still laying out as another's window
+ * began, runs them once more, ramping twice as long as the members' spread
+ * in readiness (at most {@linkcode MAX_ATTEMPTS} runs).
+ */
+async function runAligned(
+  m: Matrix,
+  indices: readonly number[],
+  jobs: Parameters<typeof runTogether>[0],
+  label: string,
+  o: ContentionOptions,
+): Promise<GroupRun & { rampMs: number; attempts: number; clear: boolean | null }> {
+  const slowest = Math.max(...indices.map((i) => m.layoutMs[i]!));
   let rampMs = Math.max(m.plan.pattern.ramp_ms, Math.ceil(2 * slowest + LAYOUT_MARGIN_MS));
   for (let attempt = 1;; attempt++) {
-    const jobs = members.map(({ i, direction: d }) => ({
-      tier: m.tiers[i]!,
-      job: { ...m.plan.jobs[i]![d], name: `${m.plan.labels[i]} ${d} ${key}` },
-      direction: d,
-      label: m.plan.labels[i]!,
-    }));
-    const run = await runTogether(jobs, rampMs, `${direction} ${key}`, o);
+    const run = await runTogether(jobs, rampMs, label, o);
     const clear = layoutClear(run.windows);
-    const { status, error } = groupStatus(run.results);
-    if (status === "ok" && clear === false && attempt < MAX_ATTEMPTS) {
+    if (groupStatus(run.results).status === "ok" && clear === false && attempt < MAX_ATTEMPTS) {
       // The members were ready this far apart: ramp for twice that.
       const ready = (run.windows as ContentionWindow[]).map((w) => w.ramp_start);
       const spread = Math.max(...ready) - Math.min(...ready);
       rampMs = Math.max(2 * rampMs, Math.ceil(2 * spread + LAYOUT_MARGIN_MS));
       continue;
     }
-    m.runs.push(...run.results);
-    const bw: Record<string, number> = {};
-    const windows: Record<string, ContentionWindow | null> = {};
-    for (const [k, label] of labels.entries()) {
-      bw[label] = run.results[k]![rw[label]!].bw_bytes;
-      windows[label] = run.windows[k]!;
-    }
-    const slow: Record<string, number | null> = {};
-    for (const label of labels) {
-      slow[label] = slowdown(m.alone[label]![`${rw[label]!}_bw_bytes`], bw[label]!);
-    }
-    const group: ContentionGroup = {
-      tiers: labels,
-      key,
-      direction,
-      rw,
-      status,
-      bw_bytes: bw,
-      slowdown: slow,
-      ramp_ms: rampMs,
-      attempts: attempt,
-      windows_ms: windows,
-      overlap: windowOverlap(run.windows, runtimeMs),
-      layout_clear: clear,
-    };
-    if (error !== undefined) group.error = error;
-    return group;
+    return { ...run, rampMs, attempts: attempt, clear };
   }
 }
 
@@ -903,9 +919,7 @@ async function runReadWrite(
     }))
   );
   // the read files were laid out by the reads alone; the write jobs' layouts are reservations
-  const layout = Math.max(...indices.map((i) => m.layoutMs[i]!));
-  const rampMs = Math.max(m.plan.pattern.ramp_ms, Math.ceil(2 * layout + LAYOUT_MARGIN_MS));
-  const run = await runTogether(members, rampMs, name, o);
+  const run = await runAligned(m, indices, members, name, o);
   m.runs.push(...run.results);
   const overlap = windowOverlap(run.windows, m.plan.pattern.runtime_ms);
   const figures: Record<string, ContentionSelf> = {};
@@ -1068,14 +1082,11 @@ export async function runContentionSession(
   const out = await runContention(specs, { ...o, runId });
   const doc: ResultDocument = {
     ...newResultDocument("contention", runId, config, started),
-    finished: new Date().toISOString(),
-    status: out.contention.status,
     runs: out.runs,
     contention: out.contention,
   };
   if (out.contention.error !== undefined) doc.error = out.contention.error;
-  doc.tool.peak_rss_bytes = peakRssBytes();
-  return out.error === undefined ? { doc } : { doc, error: out.error };
+  return endResultDocument(doc, out.contention.status, out.error);
 }
 
 function cell(s: number | null | undefined, bw: number | undefined): string {
