@@ -35,6 +35,12 @@ export interface Prediction {
    * sets the phase. Absent in plans written before it was added.
    */
   path_s?: Record<string, number>;
+  /**
+   * How `update_s` and `path_s` were found: `simulated`, the workload's
+   * program stepped through at the profile's rates (solver/simulate.ts), or
+   * absent, the closed form of solver/model.ts (plans written before).
+   */
+  method?: "simulated";
   /** False when the placement does not fit the capacities; `note` says which. */
   feasible: boolean;
   note?: string;

@@ -32,6 +32,7 @@ import * as highsModule from "highs";
 import type { Highs } from "highs";
 import { shardParameters, subgroupSizes, type TrainingSetup } from "../workloads/setup.ts";
 import { type PathRates, pathSeconds, predictPhase } from "./model.ts";
+import { simulateInfinity, simulatePlacement } from "./_pipeline.ts";
 import type { PlannedPath, Prediction } from "./plan.ts";
 
 /** A tier the solver may place state on. */
@@ -136,7 +137,7 @@ export async function solve(input: SolveInput): Promise<Solution> {
   const look = input.slowdown ?? (() => 1);
 
   const zeroOffload = baselineOffload(input, computeS);
-  const zeroInfinity = baselineInfinity(input, computeS, largest);
+  const zeroInfinity = baselineInfinity(input, computeS);
 
   // busy seconds per uncached subgroup on each path, with contention when both are in use
   const tiers = input.remote ? [input.local, input.remote] : [input.local];
@@ -226,26 +227,45 @@ export async function solve(input: SolveInput): Promise<Solution> {
       writeBytes: moved,
     };
   });
-  const first = used[0] ? tiers[names.indexOf(used[0].name)]! : input.local;
-  // one rank at a time per path: a subgroup's read before the first compute, its write after the last
-  const exposed = stateBytes(setup, largest) * (1 / first.readBw + 1 / first.writeBw);
-  let plan = predictPhase({ paths: loads, computeS, exposedS: exposed });
-  const busyOf = Object.fromEntries(loads.map((l) => [l.rates.name, pathSeconds(l)]));
+  // the breakdown (read, write, compute) from the closed form; the phase time and the paths'
+  // busy times from the pipeline itself, simulated
+  const pipeline = {
+    local: input.local,
+    ...(input.remote ? { remote: input.remote } : {}),
+    ...(input.slowdown ? { slowdown: input.slowdown } : {}),
+    ...(input.together ? { together: input.together } : {}),
+  };
+  const simulated = (p: Prediction, adamRate: number): Prediction => {
+    const sim = simulatePlacement({ ...setup, adamParamsPerSec: adamRate }, paths, pipeline);
+    return {
+      ...p,
+      update_s: sim.update_s,
+      overlap_s: Math.max(0, p.read_s + p.write_s + p.compute_s - sim.update_s),
+      path_s: sim.path_s,
+      method: "simulated",
+    };
+  };
+  const closed = predictPhase({ paths: loads, computeS, exposedS: 0 });
+  // Deep Optimizer States pays off when the closed form says the phase waits for compute
+  const dos = input.gpu ? bestStride(setup, S, avg, input.gpu) : undefined;
+  const closedDos = dos && predictPhase({ paths: loads, computeS: dos.computeS, exposedS: 0 });
+  const dosStride = dos?.stride !== undefined && closedDos!.update_s < closed.update_s
+    ? dos.stride
+    : undefined;
+  const plan = dosStride === undefined
+    ? simulated(closed, setup.adamParamsPerSec)
+    : simulated(closedDos!, setup.adamParamsPerSec * computeS / dos!.computeS);
+  const busyOf = plan.path_s ?? {};
   // what each path moves while both run, reading and writing at once, for the why
   const rates = contended.map((t, i) => ({
     read: (t.mixedReadBw ?? t.readBw) / slow[i]!.read,
     write: (t.mixedWriteBw ?? t.writeBw) / slow[i]!.write,
   }));
   const why = explain(input, paths, tiers, k, rates, computeS, busyOf, maxCached);
-  let dosStride: number | undefined;
-  if (input.gpu) {
-    const dos = bestStride(setup, S, avg, input.gpu);
-    const withDos = predictPhase({ paths: loads, computeS: dos.computeS, exposedS: exposed });
-    if (dos.stride !== undefined && withDos.update_s < plan.update_s) {
-      plan = withDos;
-      dosStride = dos.stride;
+  if (dos) {
+    if (dosStride !== undefined) {
       why.push(
-        `Deep Optimizer States, one subgroup in ${dos.stride} on the GPU: compute ${
+        `Deep Optimizer States, one subgroup in ${dosStride} on the GPU: compute ${
           computeS.toFixed(2)
         } s → ${dos.computeS.toFixed(2)} s (CPU and GPU in parallel)`,
       );
@@ -374,21 +394,28 @@ function baselineOffload(input: SolveInput, computeS: number): Prediction {
 }
 
 /** ZeRO-Infinity: every subgroup on the node-local path, gradients too, all ranks at once. */
-function baselineInfinity(input: SolveInput, computeS: number, largest: number): Prediction {
+function baselineInfinity(input: SolveInput, computeS: number): Prediction {
   const s = input.setup;
   const P = shardParameters(s);
   const R = s.ranksPerNode;
   const t = input.local;
-  const exposed = R * s.bytesPerState * largest * (4 / t.readBw + 3 / t.writeBw);
-  const p = predictPhase({
+  const closed = predictPhase({
     paths: [{
       rates: ratesOf(t, "local", 1, 1),
       readBytes: 4 * s.bytesPerState * P * R,
       writeBytes: 3 * s.bytesPerState * P * R,
     }],
     computeS,
-    exposedS: exposed,
+    exposedS: 0,
   });
+  const sim = simulateInfinity(s, { local: t });
+  const p: Prediction = {
+    ...closed,
+    update_s: sim.update_s,
+    overlap_s: Math.max(0, closed.read_s + closed.write_s + closed.compute_s - sim.update_s),
+    path_s: sim.path_s,
+    method: "simulated",
+  };
   const need = 4 * s.bytesPerState * P * R;
   if (t.capacityBytes !== undefined && need > t.capacityBytes) {
     return {

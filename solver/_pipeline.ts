@@ -1,0 +1,133 @@
+/**
+ * Predictions by simulation: the program the workload would run for a
+ * placement (mlp-offload for a plan, zero-infinity for its baseline), stepped
+ * through solver/simulate.ts at the rates the profile gives the tiers.
+ *
+ * A path direction moves at:
+ * - the pair's `together` rate, while its own other direction and both
+ *   directions of the other path move too and the pair was measured so;
+ * - otherwise, while its own other direction moves, its mixed rate where
+ *   measured, else half its rate alone (the two take turns: reads and writes
+ *   add, as in solver/model.ts); alone, its own rate; either divided by the
+ *   largest contention slowdown among the other path's moving directions.
+ *
+ * @module
+ */
+
+import { mlpOffload } from "../workloads/mlp_offload.ts";
+import type { WorkloadProgram } from "../workloads/ops.ts";
+import type { TrainingSetup } from "../workloads/setup.ts";
+import { zeroInfinity } from "../workloads/zero_infinity.ts";
+import type { PlannedPath } from "./plan.ts";
+import { type Direction, type RateOf, simulate } from "./simulate.ts";
+import type { SlowdownLookup, SolverTier } from "./solve.ts";
+
+/** What the rates come from. */
+export interface PipelineTiers {
+  readonly local: SolverTier;
+  readonly remote?: SolverTier;
+  readonly slowdown?: SlowdownLookup;
+  readonly together?: (
+    tier: string,
+    other: string,
+  ) => { readonly readBw: number; readonly writeBw: number } | undefined;
+}
+
+/** A simulated update phase: the mean over steady iterations (one pass each way). */
+export interface SimulatedUpdate {
+  readonly update_s: number;
+  /** Per path, busy seconds (an op started and not done). */
+  readonly path_s: Record<string, number>;
+}
+
+/** The rates of the paths `local` and `remote` on `tiers`. */
+export function pipelineRates(tiers: PipelineTiers): RateOf {
+  const look = tiers.slowdown ?? (() => 1);
+  const flip = (d: Direction): Direction => (d === "read" ? "write" : "read");
+  return (path, direction, active) => {
+    const t = path === "remote" ? tiers.remote : tiers.local;
+    if (!t) throw new TypeError(`no tier for path "${path}"`);
+    const otherName = path === "remote" ? "local" : "remote";
+    const o = path === "remote" ? tiers.local : tiers.remote;
+    const own = active.has(`${path}:${flip(direction)}`);
+    const others = o
+      ? (["read", "write"] as const).filter((d) => active.has(`${otherName}:${d}`))
+      : [];
+    if (own && others.length === 2) {
+      const both = tiers.together?.(t.label, o!.label);
+      if (both) return direction === "read" ? both.readBw : both.writeBw;
+    }
+    const alone = direction === "read" ? t.readBw : t.writeBw;
+    let base = alone;
+    if (own) {
+      // both directions at once: as measured, or else taking turns (reads and writes add)
+      const mixed = direction === "read" ? t.mixedReadBw : t.mixedWriteBw;
+      base = t.mixedReadBw !== undefined && t.mixedWriteBw !== undefined ? mixed! : alone / 2;
+    }
+    const slow = Math.max(1, ...others.map((d) => look(t.label, direction, o!.label, d)));
+    return base / slow;
+  };
+}
+
+/**
+ * The setup simulated: one pass each way (ascending, then descending), after
+ * a warm-up pass only when a host cache makes the first pass differ.
+ */
+function steady(setup: TrainingSetup, cached: boolean): TrainingSetup {
+  return { ...setup, warmupIterations: cached ? 1 : 0, iterations: 2 };
+}
+
+function summarise(program: WorkloadProgram, rates: RateOf): SimulatedUpdate {
+  const sim = simulate(program, rates);
+  const updates = sim.phases.filter((p) =>
+    p.phase === "update" && p.iteration >= program.warmupIterations
+  );
+  const path_s: Record<string, number> = {};
+  for (const u of updates) {
+    for (const [k, v] of Object.entries(u.busy_s)) {
+      path_s[k] = (path_s[k] ?? 0) + v / updates.length;
+    }
+  }
+  return { update_s: updates.reduce((t, u) => t + u.time_s, 0) / updates.length, path_s };
+}
+
+/**
+ * The update phase of a plan's placement as mlp-offload runs it (what
+ * `tierbench replay` runs), simulated.
+ */
+export function simulatePlacement(
+  setup: TrainingSetup,
+  paths: readonly PlannedPath[],
+  tiers: PipelineTiers,
+): SimulatedUpdate {
+  const local = paths.find((p) => p.name === "local")!;
+  const remote = paths.find((p) => p.name === "remote");
+  const total = paths.reduce((t, p) => t + p.subgroups, 0);
+  const ratio = remote && total > 0 ? remote.subgroups / total : 0;
+  const cached = paths.some((p) => p.cache_subgroups > 0);
+  const program = mlpOffload.build(
+    steady(setup, cached),
+    { local: ["local"], ...(ratio > 0 ? { remote: "remote" } : {}) },
+    {
+      remoteRatio: ratio,
+      cacheSubgroups: local.cache_subgroups,
+      remoteCacheSubgroups: remote?.cache_subgroups ?? 0,
+      readers: local.readers ?? 0,
+      writers: local.writers ?? 0,
+      bs: local.bs,
+      iodepth: local.iodepth,
+    },
+  );
+  return summarise(program, pipelineRates(tiers));
+}
+
+/** The update phase of ZeRO-Infinity (every subgroup on the local path), simulated. */
+export function simulateInfinity(setup: TrainingSetup, tiers: PipelineTiers): SimulatedUpdate {
+  // every pass ascending, nothing cached: one pass is the steady state
+  const once = { ...setup, warmupIterations: 0, iterations: 1 };
+  const program = zeroInfinity.build(once, { local: ["local"] }, {
+    bs: tiers.local.bs,
+    iodepth: tiers.local.iodepth,
+  });
+  return summarise(program, pipelineRates({ local: tiers.local }));
+}
