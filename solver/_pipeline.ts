@@ -19,7 +19,7 @@ import type { WorkloadProgram } from "../workloads/ops.ts";
 import type { TrainingSetup } from "../workloads/setup.ts";
 import { zeroInfinity } from "../workloads/zero_infinity.ts";
 import type { PlannedPath } from "./plan.ts";
-import { type Direction, type RateOf, simulate } from "./simulate.ts";
+import { type Direction, type RateOf, simulate, type SimulatedPhase } from "./simulate.ts";
 import type { SlowdownLookup, SolverTier } from "./solve.ts";
 
 /** What the rates come from. */
@@ -38,6 +38,8 @@ export interface SimulatedUpdate {
   readonly update_s: number;
   /** Per path, busy seconds (an op started and not done). */
   readonly path_s: Record<string, number>;
+  /** Bytes moved per iteration, all ranks, by `path:read` / `path:write`. */
+  readonly bytes: Record<string, number>;
 }
 
 /** The rates of the paths `local` and `remote` on `tiers`. */
@@ -82,13 +84,18 @@ function summarise(program: WorkloadProgram, rates: RateOf): SimulatedUpdate {
   const updates = sim.phases.filter((p) =>
     p.phase === "update" && p.iteration >= program.warmupIterations
   );
-  const path_s: Record<string, number> = {};
-  for (const u of updates) {
-    for (const [k, v] of Object.entries(u.busy_s)) {
-      path_s[k] = (path_s[k] ?? 0) + v / updates.length;
+  const mean = (of: (u: SimulatedPhase) => Readonly<Record<string, number>>) => {
+    const out: Record<string, number> = {};
+    for (const u of updates) {
+      for (const [k, v] of Object.entries(of(u))) out[k] = (out[k] ?? 0) + v / updates.length;
     }
-  }
-  return { update_s: updates.reduce((t, u) => t + u.time_s, 0) / updates.length, path_s };
+    return out;
+  };
+  return {
+    update_s: updates.reduce((t, u) => t + u.time_s, 0) / updates.length,
+    path_s: mean((u) => u.busy_s),
+    bytes: mean((u) => u.bytes),
+  };
 }
 
 /**

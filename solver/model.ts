@@ -1,7 +1,11 @@
 /**
- * The prediction model: how long the update phase of one iteration takes
+ * The closed-form model: how long the update phase of one iteration takes
  * for a placement of the optimizer state, from bandwidths alone — the same
- * pipeline the workloads run (workloads/zero_infinity.ts, mlp_offload.ts).
+ * pipeline the workloads run (workloads/zero_infinity.ts, mlp_offload.ts),
+ * summed up. The solver chooses its split on it and reports its breakdown
+ * (read, write, compute); the phase time a plan predicts comes from
+ * stepping through the pipeline itself (solver/simulate.ts), which this
+ * bounds from below.
  *
  * Per node and iteration, with R ranks each owning P parameters in
  * subgroups, s bytes per state:

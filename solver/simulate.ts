@@ -44,6 +44,8 @@ export interface SimulatedPhase {
   readonly time_s: number;
   /** Per path: time with an op of the path started and not done (slot waits included), s. */
   readonly busy_s: Readonly<Record<string, number>>;
+  /** Bytes moved, all ranks, by `path:read` / `path:write`. */
+  readonly bytes: Readonly<Record<string, number>>;
 }
 
 /** What the simulation found. */
@@ -275,6 +277,7 @@ function phasesOf(
     phase: string;
     ranks: Map<number, { start: number; end: number }>;
     spans: Map<string, [number, number][]>;
+    bytes: Record<string, number>;
   }
   // by iteration, then phase name: no string built per op
   const acc = new Map<number, Map<string, Acc>>();
@@ -285,7 +288,13 @@ function phasesOf(
     if (!a) {
       byPhase.set(
         op.phase,
-        a = { iteration: op.iteration, phase: op.phase, ranks: new Map(), spans: new Map() },
+        a = {
+          iteration: op.iteration,
+          phase: op.phase,
+          ranks: new Map(),
+          spans: new Map(),
+          bytes: {},
+        },
       );
     }
     let r = a.ranks.get(rankOf[g]!);
@@ -296,6 +305,8 @@ function phasesOf(
       let list = a.spans.get(op.path);
       if (!list) a.spans.set(op.path, list = []);
       list.push([start[g]!, end[g]!]);
+      const key = `${op.path}:${op.kind}`;
+      a.bytes[key] = (a.bytes[key] ?? 0) + op.bytes;
     }
   });
   return [...acc.values()].flatMap((m) => [...m.values()]).map((a) => {
@@ -305,7 +316,7 @@ function phasesOf(
       : Math.max(...rs.map((r) => r.end)) - Math.min(...rs.map((r) => r.start));
     const busy: Record<string, number> = {};
     for (const [path, spans] of a.spans) busy[path] = unionLength(spans);
-    return { iteration: a.iteration, phase: a.phase, time_s: time, busy_s: busy };
+    return { iteration: a.iteration, phase: a.phase, time_s: time, busy_s: busy, bytes: a.bytes };
   });
 }
 

@@ -22,8 +22,17 @@
  * bandwidths (reading and writing at once where measured so), each times the
  * contention slowdown while the other path runs — or, where the pair was
  * measured with both paths reading and writing (`together`), at those rates.
- * The plan is then predicted with solver/model.ts as the baselines are, so
- * all three are on the same footing.
+ *
+ * That closed form (solver/model.ts) gives each prediction's breakdown
+ * (read, write, compute). The phase time and each path's busy time come from
+ * simulating the program the workload runs for the placement
+ * (solver/simulate.ts: mlp-offload for the plan, zero-infinity for its
+ * baseline) at the same rates, moment by moment: the closed form misses the
+ * pipeline's fill and drain and how one rank's order over both paths lets a
+ * slow remote subgroup hold the local path back. So the program is solved
+ * twice: on k_p, then on k_p scaled by how much longer the simulation found
+ * each path busy than the closed form did; the faster placement, as
+ * simulated, is the plan.
  *
  * @module
  */
@@ -179,54 +188,6 @@ export async function solve(input: SolveInput): Promise<Solution> {
   );
   const maxCached = Math.floor(input.hostCacheBytes / (stateBytes(setup, largest) * R));
 
-  const lp = buildLp({
-    S,
-    computeS,
-    k,
-    maxCached,
-    capacity: tiers.map((t) => t.capacityBytes),
-    subgroupNode,
-  });
-  highs ??= highsLoader();
-  const solver = await highs;
-  const res = solver.solve(lp, {});
-  if (res.Status !== "Optimal") {
-    throw new RangeError(
-      `no placement fits: the solver says ${res.Status} (check the tiers' capacities against ${
-        (S * subgroupNode / 2 ** 30).toFixed(1)
-      } GiB of optimizer state)`,
-    );
-  }
-  const col = (name: string) =>
-    Math.round((res.Columns as Record<string, { Primal: number }>)[name]?.Primal ?? 0);
-  const n = tiers.map((_, i) => col(`n${i}`));
-  const h = tiers.map((_, i) => col(`h${i}`));
-
-  const paths: PlannedPath[] = tiers.map((t, i) => ({
-    name: names[i]!,
-    tier: t.label,
-    subgroups: n[i]!,
-    ratio: n[i]! / S,
-    cache_subgroups: h[i]!,
-    readers: 1,
-    writers: 1,
-    bs: t.bs,
-    iodepth: t.iodepth,
-  }));
-  const used = paths.filter((p) => p.subgroups > 0);
-  const loads = used.map((p) => {
-    const i = names.indexOf(p.name);
-    const t = tiers[i]!;
-    const moved = stateBytes(setup, avg) * (p.subgroups - p.cache_subgroups) * R;
-    const both = used.length > 1;
-    return {
-      rates: both
-        ? ratesOf(contended[i]!, p.name, slow[i]!.read, slow[i]!.write)
-        : ratesOf(t, p.name, 1, 1),
-      readBytes: moved,
-      writeBytes: moved,
-    };
-  });
   // the breakdown (read, write, compute) from the closed form; the phase time and the paths'
   // busy times from the pipeline itself, simulated
   const pipeline = {
@@ -235,26 +196,103 @@ export async function solve(input: SolveInput): Promise<Solution> {
     ...(input.slowdown ? { slowdown: input.slowdown } : {}),
     ...(input.together ? { together: input.together } : {}),
   };
-  const simulated = (p: Prediction, adamRate: number): Prediction => {
+  const simulated = (paths: PlannedPath[], p: Prediction, adamRate: number): Prediction => {
     const sim = simulatePlacement({ ...setup, adamParamsPerSec: adamRate }, paths, pipeline);
     return {
       ...p,
       update_s: sim.update_s,
       overlap_s: Math.max(0, p.read_s + p.write_s + p.compute_s - sim.update_s),
       path_s: sim.path_s,
+      bytes: sim.bytes,
       method: "simulated",
     };
   };
-  const closed = predictPhase({ paths: loads, computeS, exposedS: 0 });
-  // Deep Optimizer States pays off when the closed form says the phase waits for compute
-  const dos = input.gpu ? bestStride(setup, S, avg, input.gpu) : undefined;
-  const closedDos = dos && predictPhase({ paths: loads, computeS: dos.computeS, exposedS: 0 });
-  const dosStride = dos?.stride !== undefined && closedDos!.update_s < closed.update_s
-    ? dos.stride
-    : undefined;
-  const plan = dosStride === undefined
-    ? simulated(closed, setup.adamParamsPerSec)
-    : simulated(closedDos!, setup.adamParamsPerSec * computeS / dos!.computeS);
+  highs ??= highsLoader();
+  const solver = await highs;
+  // one placement for per-subgroup costs `cost`, its closed form, and its simulation
+  const place = (cost: number[]) => {
+    const lp = buildLp({
+      S,
+      computeS,
+      k: cost,
+      maxCached,
+      capacity: tiers.map((t) => t.capacityBytes),
+      subgroupNode,
+    });
+    const res = solver.solve(lp, {});
+    if (res.Status !== "Optimal") {
+      throw new RangeError(
+        `no placement fits: the solver says ${res.Status} (check the tiers' capacities against ${
+          (S * subgroupNode / 2 ** 30).toFixed(1)
+        } GiB of optimizer state)`,
+      );
+    }
+    const col = (name: string) =>
+      Math.round((res.Columns as Record<string, { Primal: number }>)[name]?.Primal ?? 0);
+    const n = tiers.map((_, i) => col(`n${i}`));
+    const h = tiers.map((_, i) => col(`h${i}`));
+
+    const paths: PlannedPath[] = tiers.map((t, i) => ({
+      name: names[i]!,
+      tier: t.label,
+      subgroups: n[i]!,
+      ratio: n[i]! / S,
+      cache_subgroups: h[i]!,
+      readers: 1,
+      writers: 1,
+      bs: t.bs,
+      iodepth: t.iodepth,
+    }));
+    const used = paths.filter((p) => p.subgroups > 0);
+    const loads = used.map((p) => {
+      const i = names.indexOf(p.name);
+      const t = tiers[i]!;
+      const moved = stateBytes(setup, avg) * (p.subgroups - p.cache_subgroups) * R;
+      const both = used.length > 1;
+      return {
+        rates: both
+          ? ratesOf(contended[i]!, p.name, slow[i]!.read, slow[i]!.write)
+          : ratesOf(t, p.name, 1, 1),
+        readBytes: moved,
+        writeBytes: moved,
+      };
+    });
+    const closed = predictPhase({ paths: loads, computeS, exposedS: 0 });
+    // Deep Optimizer States pays off when the closed form says the phase waits for compute
+    const dos = input.gpu ? bestStride(setup, S, avg, input.gpu) : undefined;
+    const closedDos = dos && predictPhase({ paths: loads, computeS: dos.computeS, exposedS: 0 });
+    const dosStride = dos?.stride !== undefined && closedDos!.update_s < closed.update_s
+      ? dos.stride
+      : undefined;
+    const plan = dosStride === undefined
+      ? simulated(paths, closed, setup.adamParamsPerSec)
+      : simulated(paths, closedDos!, setup.adamParamsPerSec * computeS / dos!.computeS);
+    return { res, paths, closed, dos, dosStride, plan };
+  };
+  let best = place(k);
+  // the closed form misses the pipeline: cost each path as the simulation found it and ask the
+  // solver again, keeping the faster of the two
+  let refined: string | undefined;
+  if (best.paths.length > 1 && best.paths.every((p) => p.subgroups > 0)) {
+    const first = best;
+    const found = (name: string) =>
+      (first.plan.path_s?.[name] ?? 0) / (first.closed.path_s?.[name] ?? 0);
+    const again = place(k.map((c, i) => {
+      const f = found(names[i]!);
+      return Number.isFinite(f) && f > 0 ? c * f : c;
+    }));
+    if (again.plan.update_s < first.plan.update_s) {
+      best = again;
+      refined = `the simulated pipeline moved the split from ${
+        first.paths.map((p) => p.subgroups).join(":")
+      } to ${again.paths.map((p) => p.subgroups).join(":")}: ${
+        first.plan.update_s.toFixed(2)
+      } s → ${
+        again.plan.update_s.toFixed(2)
+      } s (a path's busy time per subgroup as simulated, not as the closed form has it)`;
+    }
+  }
+  const { res, paths, dos, dosStride, plan } = best;
   const busyOf = plan.path_s ?? {};
   // what each path moves while both run, reading and writing at once, for the why
   const rates = contended.map((t, i) => ({
@@ -262,6 +300,7 @@ export async function solve(input: SolveInput): Promise<Solution> {
     write: (t.mixedWriteBw ?? t.writeBw) / slow[i]!.write,
   }));
   const why = explain(input, paths, tiers, k, rates, computeS, busyOf, maxCached);
+  if (refined) why.push(refined);
   if (dos) {
     if (dosStride !== undefined) {
       why.push(
@@ -414,6 +453,7 @@ function baselineInfinity(input: SolveInput, computeS: number): Prediction {
     update_s: sim.update_s,
     overlap_s: Math.max(0, closed.read_s + closed.write_s + closed.compute_s - sim.update_s),
     path_s: sim.path_s,
+    bytes: sim.bytes,
     method: "simulated",
   };
   const need = 4 * s.bytesPerState * P * R;
