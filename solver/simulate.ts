@@ -93,8 +93,10 @@ export function simulate(program: WorkloadProgram, rateOf: RateOf): Simulation {
   const ops: Op[] = new Array(n);
   const rankOf = new Int32Array(n);
   const pending = new Int32Array(n);
-  const dependents: number[][] = Array.from({ length: n }, () => []);
   const barrierIndex = new Int32Array(n).fill(-1);
+  // who waits for whom, as one flat list (dependents of g: depOf[depStart[g] .. depStart[g + 1]))
+  const prevOnStream = new Int32Array(n).fill(-1);
+  const depCount = new Int32Array(n + 1);
   ranks.forEach((r, ri) => {
     const last = new Map<string, number>();
     let barriers = 0;
@@ -102,19 +104,27 @@ export function simulate(program: WorkloadProgram, rateOf: RateOf): Simulation {
       const g = offset[ri]! + op.id;
       ops[g] = op;
       rankOf[g] = ri;
-      for (const a of op.after) {
-        dependents[offset[ri]! + a]!.push(g);
-        pending[g]!++;
-      }
+      for (const a of op.after) depCount[offset[ri]! + a]!++;
+      pending[g] = op.after.length;
       const before = last.get(op.stream);
       if (before !== undefined) {
-        dependents[before]!.push(g);
+        prevOnStream[g] = before;
+        depCount[before]!++;
         pending[g]!++;
       }
       last.set(op.stream, g);
       if (op.kind === "barrier") barrierIndex[g] = barriers++;
     }
   });
+  const depStart = new Int32Array(n + 1);
+  for (let g = 0; g < n; g++) depStart[g + 1] = depStart[g]! + depCount[g]!;
+  const depOf = new Int32Array(depStart[n]!);
+  const fill = depStart.slice(0, n);
+  for (let g = 0; g < n; g++) {
+    const base = offset[rankOf[g]!]!;
+    for (const a of ops[g]!.after) depOf[fill[base + a]!++] = g;
+    if (prevOnStream[g]! >= 0) depOf[fill[prevOnStream[g]!]!++] = g;
+  }
   // path directions by index: 2p reads, 2p + 1 writes of program.paths[p]
   const keys: string[] = [];
   const limit: number[] = [];
@@ -171,7 +181,10 @@ export function simulate(program: WorkloadProgram, rateOf: RateOf): Simulation {
   const complete = (g: number) => {
     end[g] = now;
     done++;
-    for (const d of dependents[g]!) if (--pending[d]! === 0) ready.push(d);
+    for (let i = depStart[g]!; i < depStart[g + 1]!; i++) {
+      const d = depOf[i]!;
+      if (--pending[d]! === 0) ready.push(d);
+    }
   };
   const activate = (g: number, key: number) => {
     inflight[key]!++;
@@ -276,8 +289,8 @@ function phasesOf(
     iteration: number;
     phase: string;
     ranks: Map<number, { start: number; end: number }>;
-    spans: Map<string, [number, number][]>;
-    bytes: Record<string, number>;
+    /** Per path: its read and write ops, and the bytes each direction moved. */
+    paths: Map<string, { ops: number[]; read: number; write: number }>;
   }
   // by iteration, then phase name: no string built per op
   const acc = new Map<number, Map<string, Acc>>();
@@ -288,13 +301,7 @@ function phasesOf(
     if (!a) {
       byPhase.set(
         op.phase,
-        a = {
-          iteration: op.iteration,
-          phase: op.phase,
-          ranks: new Map(),
-          spans: new Map(),
-          bytes: {},
-        },
+        a = { iteration: op.iteration, phase: op.phase, ranks: new Map(), paths: new Map() },
       );
     }
     let r = a.ranks.get(rankOf[g]!);
@@ -302,31 +309,45 @@ function phasesOf(
     r.start = Math.min(r.start, op.kind === "barrier" ? end[g]! : start[g]!);
     if (!op.background) r.end = Math.max(r.end, end[g]!);
     if ((op.kind === "read" || op.kind === "write") && op.path !== undefined) {
-      let list = a.spans.get(op.path);
-      if (!list) a.spans.set(op.path, list = []);
-      list.push([start[g]!, end[g]!]);
-      const key = `${op.path}:${op.kind}`;
-      a.bytes[key] = (a.bytes[key] ?? 0) + op.bytes;
+      let p = a.paths.get(op.path);
+      if (!p) a.paths.set(op.path, p = { ops: [], read: 0, write: 0 });
+      p.ops.push(g);
+      p[op.kind] += op.bytes;
     }
   });
   return [...acc.values()].flatMap((m) => [...m.values()]).map((a) => {
-    const rs = [...a.ranks.values()].filter((r) => r.end > -Infinity);
-    const time = rs.length === 0
-      ? 0
-      : Math.max(...rs.map((r) => r.end)) - Math.min(...rs.map((r) => r.start));
+    let first = Infinity, last = -Infinity;
+    for (const r of a.ranks.values()) {
+      if (r.end === -Infinity) continue;
+      first = Math.min(first, r.start);
+      last = Math.max(last, r.end);
+    }
     const busy: Record<string, number> = {};
-    for (const [path, spans] of a.spans) busy[path] = unionLength(spans);
-    return { iteration: a.iteration, phase: a.phase, time_s: time, busy_s: busy, bytes: a.bytes };
+    const bytes: Record<string, number> = {};
+    for (const [path, p] of a.paths) {
+      busy[path] = unionLength(p.ops, start, end);
+      if (p.read > 0) bytes[`${path}:read`] = p.read;
+      if (p.write > 0) bytes[`${path}:write`] = p.write;
+    }
+    return {
+      iteration: a.iteration,
+      phase: a.phase,
+      time_s: last === -Infinity ? 0 : last - first,
+      busy_s: busy,
+      bytes,
+    };
   });
 }
 
-function unionLength(intervals: [number, number][]): number {
-  intervals.sort((a, b) => a[0] - b[0]);
-  let total = 0, end = -Infinity;
-  for (const [s, e] of intervals) {
-    if (e <= end) continue;
-    total += e - Math.max(s, end);
-    end = e;
+/** Length of the union of the ops' [start, end] intervals. */
+function unionLength(list: number[], start: Float64Array, end: Float64Array): number {
+  list.sort((a, b) => start[a]! - start[b]!);
+  let total = 0, reach = -Infinity;
+  for (const g of list) {
+    const e = end[g]!;
+    if (e <= reach) continue;
+    total += e - Math.max(start[g]!, reach);
+    reach = e;
   }
   return total;
 }

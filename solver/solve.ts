@@ -209,8 +209,9 @@ export async function solve(input: SolveInput): Promise<Solution> {
   };
   highs ??= highsLoader();
   const solver = await highs;
-  // one placement for per-subgroup costs `cost`, its closed form, and its simulation
-  const place = (cost: number[]) => {
+  // one placement for per-subgroup costs `cost`, its closed form, and its simulation (none when
+  // it is `same`'s placement)
+  const place = (cost: number[], same?: { paths: PlannedPath[] }) => {
     const lp = buildLp({
       S,
       computeS,
@@ -257,6 +258,13 @@ export async function solve(input: SolveInput): Promise<Solution> {
         writeBytes: moved,
       };
     });
+    if (
+      same?.paths.every((p, i) =>
+        p.subgroups === paths[i]!.subgroups && p.cache_subgroups === paths[i]!.cache_subgroups
+      )
+    ) {
+      return undefined;
+    }
     const closed = predictPhase({ paths: loads, computeS, exposedS: 0 });
     // Deep Optimizer States pays off when the closed form says the phase waits for compute
     const dos = input.gpu ? bestStride(setup, S, avg, input.gpu) : undefined;
@@ -269,7 +277,7 @@ export async function solve(input: SolveInput): Promise<Solution> {
       : simulated(paths, closedDos!, setup.adamParamsPerSec * computeS / dos!.computeS);
     return { res, paths, closed, dos, dosStride, plan };
   };
-  let best = place(k);
+  let best = place(k)!;
   // the closed form misses the pipeline: cost each path as the simulation found it and ask the
   // solver again, keeping the faster of the two
   let refined: string | undefined;
@@ -277,11 +285,14 @@ export async function solve(input: SolveInput): Promise<Solution> {
     const first = best;
     const found = (name: string) =>
       (first.plan.path_s?.[name] ?? 0) / (first.closed.path_s?.[name] ?? 0);
-    const again = place(k.map((c, i) => {
-      const f = found(names[i]!);
-      return Number.isFinite(f) && f > 0 ? c * f : c;
-    }));
-    if (again.plan.update_s < first.plan.update_s) {
+    const again = place(
+      k.map((c, i) => {
+        const f = found(names[i]!);
+        return Number.isFinite(f) && f > 0 ? c * f : c;
+      }),
+      first,
+    );
+    if (again && again.plan.update_s < first.plan.update_s) {
       best = again;
       refined = `the simulated pipeline moved the split from ${
         first.paths.map((p) => p.subgroups).join(":")
