@@ -163,12 +163,19 @@ export {
   togetherOf,
 } from "./solver/profile.ts";
 export {
+  placementOptions,
   PLAN_SCHEMA,
   type PlanDocument,
   type PlannedPath,
   type Prediction,
 } from "./solver/plan.ts";
 export { predictPhase } from "./solver/model.ts";
+export {
+  type RateOf,
+  simulate,
+  type SimulatedPhase,
+  type Simulation,
+} from "./solver/simulate.ts";
 export { type Solution, solve, type SolveInput, type SolverTier } from "./solver/solve.ts";
 export { makePlan, type PlanOptions } from "./solver/planner.ts";
 export {

@@ -18,7 +18,7 @@ import { mlpOffload } from "../workloads/mlp_offload.ts";
 import type { WorkloadProgram } from "../workloads/ops.ts";
 import type { TrainingSetup } from "../workloads/setup.ts";
 import { zeroInfinity } from "../workloads/zero_infinity.ts";
-import type { PlannedPath } from "./plan.ts";
+import { placementOptions, type PlannedPath } from "./plan.ts";
 import { type Direction, type RateOf, simulate, type SimulatedPhase } from "./simulate.ts";
 import type { SlowdownLookup, SolverTier } from "./solve.ts";
 
@@ -107,23 +107,12 @@ export function simulatePlacement(
   paths: readonly PlannedPath[],
   tiers: PipelineTiers,
 ): SimulatedUpdate {
-  const local = paths.find((p) => p.name === "local")!;
-  const remote = paths.find((p) => p.name === "remote");
-  const total = paths.reduce((t, p) => t + p.subgroups, 0);
-  const ratio = remote && total > 0 ? remote.subgroups / total : 0;
+  const options = placementOptions(paths);
   const cached = paths.some((p) => p.cache_subgroups > 0);
   const program = mlpOffload.build(
     steady(setup, cached),
-    { local: ["local"], ...(ratio > 0 ? { remote: "remote" } : {}) },
-    {
-      remoteRatio: ratio,
-      cacheSubgroups: local.cache_subgroups,
-      remoteCacheSubgroups: remote?.cache_subgroups ?? 0,
-      readers: local.readers ?? 0,
-      writers: local.writers ?? 0,
-      bs: local.bs,
-      iodepth: local.iodepth,
-    },
+    { local: ["local"], ...(options.remoteRatio! > 0 ? { remote: "remote" } : {}) },
+    options,
   );
   return summarise(program, pipelineRates(tiers));
 }

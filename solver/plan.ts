@@ -10,6 +10,7 @@
  * @module
  */
 
+import type { WorkloadOptions } from "../workloads/_common.ts";
 import type { ActivationPlan } from "./activations.ts";
 
 /** The schema id of plan documents. */
@@ -99,5 +100,38 @@ export interface PlanDocument {
   exports: {
     deepspeed: Record<string, unknown>;
     mlp_offload: Record<string, unknown>;
+  };
+}
+
+/**
+ * The mlp-offload options that run a placement: the remote path's share,
+ * each path's cache, the node-wide limits, request size and depth.
+ *
+ * @throws {TypeError} when there is no local path.
+ *
+ * @example
+ * ```ts
+ * import { placementOptions } from "./plan.ts";
+ * const path = { tier: "file", ratio: 0, readers: 1, writers: 1, bs: 1 << 20, iodepth: 8 };
+ * const o = placementOptions([
+ *   { ...path, name: "local", subgroups: 15, cache_subgroups: 1 },
+ *   { ...path, name: "remote", tier: "pfs", subgroups: 5, cache_subgroups: 0 },
+ * ]);
+ * console.assert(o.remoteRatio === 0.25 && o.cacheSubgroups === 1);
+ * ```
+ */
+export function placementOptions(paths: readonly PlannedPath[]): WorkloadOptions {
+  const local = paths.find((p) => p.name === "local");
+  const remote = paths.find((p) => p.name === "remote");
+  if (!local) throw new TypeError("the plan has no local path");
+  const total = paths.reduce((t, p) => t + p.subgroups, 0);
+  return {
+    remoteRatio: remote && total > 0 ? remote.subgroups / total : 0,
+    cacheSubgroups: local.cache_subgroups,
+    remoteCacheSubgroups: remote?.cache_subgroups ?? 0,
+    readers: local.readers ?? 0,
+    writers: local.writers ?? 0,
+    bs: local.bs,
+    iodepth: local.iodepth,
   };
 }

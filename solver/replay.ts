@@ -22,7 +22,7 @@ import { median } from "../workloads/result.ts";
 import { runWorkload, type RunWorkloadOptions } from "../workloads/run.ts";
 import { resolveSetup, type TrainingSetup } from "../workloads/setup.ts";
 import type { WorkloadOptions } from "../workloads/_common.ts";
-import type { PlanDocument } from "./plan.ts";
+import { placementOptions, type PlanDocument } from "./plan.ts";
 import type { RunStatus } from "../bench/result.ts";
 import { ssdtrain } from "../workloads/ssdtrain.ts";
 
@@ -179,20 +179,7 @@ export function setupOfPlan(
 
 /** The mlp-offload options that run the plan's placement. */
 export function optionsOfPlan(plan: PlanDocument): WorkloadOptions {
-  const paths = plan.placement.paths;
-  const local = paths.find((p) => p.name === "local");
-  const remote = paths.find((p) => p.name === "remote");
-  if (!local) throw new TypeError("the plan has no local path");
-  const total = paths.reduce((t, p) => t + p.subgroups, 0);
-  return {
-    remoteRatio: remote && total > 0 ? remote.subgroups / total : 0,
-    cacheSubgroups: local.cache_subgroups,
-    remoteCacheSubgroups: remote?.cache_subgroups ?? 0,
-    readers: local.readers ?? 0,
-    writers: local.writers ?? 0,
-    bs: local.bs,
-    iodepth: local.iodepth,
-  };
+  return placementOptions(plan.placement.paths);
 }
 
 /** The smallest scale at which one subgroup's state object is at least bs × iodepth. */
