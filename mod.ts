@@ -170,12 +170,7 @@ export {
   type Prediction,
 } from "./solver/plan.ts";
 export { predictPhase } from "./solver/model.ts";
-export {
-  type RateOf,
-  simulate,
-  type SimulatedPhase,
-  type Simulation,
-} from "./solver/simulate.ts";
+export { type RateOf, simulate, type SimulatedPhase, type Simulation } from "./solver/simulate.ts";
 export { type Solution, solve, type SolveInput, type SolverTier } from "./solver/solve.ts";
 export { makePlan, type PlanOptions } from "./solver/planner.ts";
 export {
