@@ -19,9 +19,8 @@
  *   those rates until the shorter is done, the rest at its own rate alone;
  *   where it did not, reads and writes add: t_p = R / read bw + W / write bw.
  * - paths and compute run at once (prefetch and write-behind), so the phase
- *   takes the longest of them, plus what the pipeline cannot hide: the
- *   first subgroup's read before any compute, and the last subgroup's write
- *   after it.
+ *   takes the longest of them. What the pipeline cannot hide (its fill and
+ *   drain, one path waiting on the other) is the simulation's to find.
  *
  * The model ignores per-request latency (the bandwidths were measured at the
  * block size and depth the plan uses) and assumes the node-wide bandwidth of a
@@ -59,8 +58,6 @@ export interface PhaseInput {
   readonly paths: readonly PathLoad[];
   /** CPU (or GPU) compute of one rank for the whole phase, s. */
   readonly computeS: number;
-  /** The pipeline's fill and drain that nothing hides, s. */
-  readonly exposedS: number;
 }
 
 /**
@@ -93,7 +90,7 @@ export function pathSeconds(load: PathLoad): number {
 
 /**
  * The predicted update phase: the longest of compute and each path's busy
- * time, plus the exposed fill and drain.
+ * time.
  *
  * @example
  * ```ts
@@ -101,9 +98,8 @@ export function pathSeconds(load: PathLoad): number {
  * const p = predictPhase({
  *   paths: [{ rates: { name: "local", readBw: 1e9, writeBw: 1e9 }, readBytes: 2e9, writeBytes: 1e9 }],
  *   computeS: 1,
- *   exposedS: 0.1,
  * });
- * console.assert(Math.abs(p.update_s - 3.1) < 1e-9);
+ * console.assert(Math.abs(p.update_s - 3) < 1e-9);
  * ```
  */
 export function predictPhase(input: PhaseInput): Prediction {
@@ -124,7 +120,7 @@ export function predictPhase(input: PhaseInput): Prediction {
       bytes[`${r.name}:write`] = (bytes[`${r.name}:write`] ?? 0) + load.writeBytes;
     }
   }
-  const update = Math.max(input.computeS, longest) + input.exposedS;
+  const update = Math.max(input.computeS, longest);
   return {
     update_s: update,
     read_s: read,

@@ -189,15 +189,9 @@ export async function solve(input: SolveInput): Promise<Solution> {
   const maxCached = Math.floor(input.hostCacheBytes / (stateBytes(setup, largest) * R));
 
   // the breakdown (read, write, compute) from the closed form; the phase time and the paths'
-  // busy times from the pipeline itself, simulated
-  const pipeline = {
-    local: input.local,
-    ...(input.remote ? { remote: input.remote } : {}),
-    ...(input.slowdown ? { slowdown: input.slowdown } : {}),
-    ...(input.together ? { together: input.together } : {}),
-  };
+  // busy times from the pipeline itself, simulated at the input's rates
   const simulated = (paths: PlannedPath[], p: Prediction, adamRate: number): Prediction => {
-    const sim = simulatePlacement({ ...setup, adamParamsPerSec: adamRate }, paths, pipeline);
+    const sim = simulatePlacement({ ...setup, adamParamsPerSec: adamRate }, paths, input);
     return {
       ...p,
       update_s: sim.update_s,
@@ -244,6 +238,13 @@ export async function solve(input: SolveInput): Promise<Solution> {
       bs: t.bs,
       iodepth: t.iodepth,
     }));
+    if (
+      same?.paths.every((p, i) =>
+        p.subgroups === paths[i]!.subgroups && p.cache_subgroups === paths[i]!.cache_subgroups
+      )
+    ) {
+      return undefined;
+    }
     const used = paths.filter((p) => p.subgroups > 0);
     const loads = used.map((p) => {
       const i = names.indexOf(p.name);
@@ -258,17 +259,10 @@ export async function solve(input: SolveInput): Promise<Solution> {
         writeBytes: moved,
       };
     });
-    if (
-      same?.paths.every((p, i) =>
-        p.subgroups === paths[i]!.subgroups && p.cache_subgroups === paths[i]!.cache_subgroups
-      )
-    ) {
-      return undefined;
-    }
-    const closed = predictPhase({ paths: loads, computeS, exposedS: 0 });
+    const closed = predictPhase({ paths: loads, computeS });
     // Deep Optimizer States pays off when the closed form says the phase waits for compute
     const dos = input.gpu ? bestStride(setup, S, avg, input.gpu) : undefined;
-    const closedDos = dos && predictPhase({ paths: loads, computeS: dos.computeS, exposedS: 0 });
+    const closedDos = dos && predictPhase({ paths: loads, computeS: dos.computeS });
     const dosStride = dos?.stride !== undefined && closedDos!.update_s < closed.update_s
       ? dos.stride
       : undefined;
@@ -428,7 +422,7 @@ function baselineOffload(input: SolveInput, computeS: number): Prediction {
   const s = input.setup;
   // fp32 params, m, v and gradients of every rank
   const need = 4 * s.bytesPerState * shardParameters(s) * s.ranksPerNode;
-  const p = predictPhase({ paths: [], computeS, exposedS: 0 });
+  const p = predictPhase({ paths: [], computeS });
   if (input.hostMemoryBytes !== undefined && need > input.hostMemoryBytes) {
     return {
       ...p,
@@ -456,7 +450,6 @@ function baselineInfinity(input: SolveInput, computeS: number): Prediction {
       writeBytes: 3 * s.bytesPerState * P * R,
     }],
     computeS,
-    exposedS: 0,
   });
   const sim = simulateInfinity(s, { local: t });
   const p: Prediction = {

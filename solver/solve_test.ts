@@ -36,12 +36,11 @@ Deno.test("predictPhase() takes the longest of compute and each path, reads and 
       },
     ],
     computeS: 1.5,
-    exposedS: 0.25,
   });
-  assert.equal(p.update_s, 2.25);
+  assert.equal(p.update_s, 2);
   assert.equal(p.read_s, 3);
   assert.equal(p.write_s, 1);
-  assert.equal(p.overlap_s, 3 + 1 + 1.5 - 2.25);
+  assert.equal(p.overlap_s, 3 + 1 + 1.5 - 2);
   assert.deepEqual(p.bytes, { "a:read": 1e9, "a:write": 1e9, "b:read": 1e9 });
 });
 
