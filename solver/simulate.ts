@@ -135,6 +135,11 @@ export function simulate(program: WorkloadProgram, rateOf: RateOf): Simulation {
     limit.push(p.readers && p.readers > 0 ? p.readers : Infinity);
     limit.push(p.writers && p.writers > 0 ? p.writers : Infinity);
   });
+  if (keys.length > 30) {
+    throw new RangeError(
+      `simulate() takes at most 15 paths, the program has ${program.paths.length}`,
+    );
+  }
   const keyOf = new Int32Array(n).fill(-1);
   for (let g = 0; g < n; g++) {
     const op = ops[g]!;
