@@ -19,7 +19,8 @@ import type { WorkloadProgram } from "../workloads/ops.ts";
 import type { TrainingSetup } from "../workloads/setup.ts";
 import { zeroInfinity } from "../workloads/zero_infinity.ts";
 import { placementOptions, type PlannedPath } from "./plan.ts";
-import { type Direction, type RateOf, simulate, type SimulatedPhase } from "./simulate.ts";
+import type { Direction } from "./profile.ts";
+import { type RateOf, simulate, type SimulatedPhase } from "./simulate.ts";
 import type { SlowdownLookup, SolverTier } from "./solve.ts";
 
 /** What the rates come from. */

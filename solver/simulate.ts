@@ -25,9 +25,7 @@
  */
 
 import type { Op, WorkloadProgram } from "../workloads/ops.ts";
-
-/** A direction of a path: `read` or `write`. */
-export type Direction = "read" | "write";
+import type { Direction } from "./profile.ts";
 
 /**
  * Node-wide bandwidth, bytes/s, of `path` in `direction` while the path

@@ -41,7 +41,7 @@ import * as highsModule from "highs";
 import type { Highs } from "highs";
 import { shardParameters, subgroupSizes, type TrainingSetup } from "../workloads/setup.ts";
 import { type PathRates, pathSeconds, predictPhase } from "./model.ts";
-import { simulateInfinity, simulatePlacement } from "./_pipeline.ts";
+import { type SimulatedUpdate, simulateInfinity, simulatePlacement } from "./_pipeline.ts";
 import type { PlannedPath, Prediction } from "./plan.ts";
 
 /** A tier the solver may place state on. */
@@ -190,17 +190,10 @@ export async function solve(input: SolveInput): Promise<Solution> {
 
   // the breakdown (read, write, compute) from the closed form; the phase time and the paths'
   // busy times from the pipeline itself, simulated at the input's rates
-  const simulated = (paths: PlannedPath[], p: Prediction, adamRate: number): Prediction => {
-    const sim = simulatePlacement({ ...setup, adamParamsPerSec: adamRate }, paths, input);
-    return {
-      ...p,
-      update_s: sim.update_s,
-      overlap_s: Math.max(0, p.read_s + p.write_s + p.compute_s - sim.update_s),
-      path_s: sim.path_s,
-      bytes: sim.bytes,
-      method: "simulated",
-    };
-  };
+  const simulated = (paths: PlannedPath[], p: Prediction, adamRate: number): Prediction =>
+    withSimulation(p, simulatePlacement({ ...setup, adamParamsPerSec: adamRate }, paths, input));
+  // Deep Optimizer States: the stride depends on the setup, not on the placement
+  const dos = input.gpu ? bestStride(setup, S, avg, input.gpu) : undefined;
   highs ??= highsLoader();
   const solver = await highs;
   // one placement for per-subgroup costs `cost`, its closed form, and its simulation (none when
@@ -261,7 +254,6 @@ export async function solve(input: SolveInput): Promise<Solution> {
     });
     const closed = predictPhase({ paths: loads, computeS });
     // Deep Optimizer States pays off when the closed form says the phase waits for compute
-    const dos = input.gpu ? bestStride(setup, S, avg, input.gpu) : undefined;
     const closedDos = dos && predictPhase({ paths: loads, computeS: dos.computeS });
     const dosStride = dos?.stride !== undefined && closedDos!.update_s < closed.update_s
       ? dos.stride
@@ -269,7 +261,7 @@ export async function solve(input: SolveInput): Promise<Solution> {
     const plan = dosStride === undefined
       ? simulated(paths, closed, setup.adamParamsPerSec)
       : simulated(paths, closedDos!, setup.adamParamsPerSec * computeS / dos!.computeS);
-    return { res, paths, closed, dos, dosStride, plan };
+    return { res, paths, closed, dosStride, plan };
   };
   let best = place(k)!;
   // the closed form misses the pipeline: cost each path as the simulation found it and ask the
@@ -297,7 +289,7 @@ export async function solve(input: SolveInput): Promise<Solution> {
       } s (a path's busy time per subgroup as simulated, not as the closed form has it)`;
     }
   }
-  const { res, paths, dos, dosStride, plan } = best;
+  const { res, paths, dosStride, plan } = best;
   const busyOf = plan.path_s ?? {};
   // what each path moves while both run, reading and writing at once, for the why
   const rates = contended.map((t, i) => ({
@@ -417,6 +409,18 @@ function buildLp(
   ].join("\n");
 }
 
+/** A closed-form prediction with the phase, busy times and bytes the simulation found. */
+function withSimulation(closed: Prediction, sim: SimulatedUpdate): Prediction {
+  return {
+    ...closed,
+    update_s: sim.update_s,
+    overlap_s: Math.max(0, closed.read_s + closed.write_s + closed.compute_s - sim.update_s),
+    path_s: sim.path_s,
+    bytes: sim.bytes,
+    method: "simulated",
+  };
+}
+
 /** ZeRO-Offload: every state in host memory, no I/O; feasible when it fits. */
 function baselineOffload(input: SolveInput, computeS: number): Prediction {
   const s = input.setup;
@@ -451,15 +455,7 @@ function baselineInfinity(input: SolveInput, computeS: number): Prediction {
     }],
     computeS,
   });
-  const sim = simulateInfinity(s, { local: t });
-  const p: Prediction = {
-    ...closed,
-    update_s: sim.update_s,
-    overlap_s: Math.max(0, closed.read_s + closed.write_s + closed.compute_s - sim.update_s),
-    path_s: sim.path_s,
-    bytes: sim.bytes,
-    method: "simulated",
-  };
+  const p = withSimulation(closed, simulateInfinity(s, { local: t }));
   const need = 4 * s.bytesPerState * P * R;
   if (t.capacityBytes !== undefined && need > t.capacityBytes) {
     return {
