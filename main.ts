@@ -28,8 +28,8 @@ import {
   parseTierSpec,
   RW_MODES,
   type TierSpec,
-} from "./bench/config.ts";
-import { cleanScratch, formatCleanReport } from "./bench/clean.ts";
+} from "./core/config.ts";
+import { cleanScratch, formatCleanReport } from "./tiers/clean.ts";
 import {
   CONTENTION_DEFAULTS,
   contentionGroups,
@@ -39,33 +39,33 @@ import {
   runContention,
   runContentionSession,
 } from "./bench/contention.ts";
-import { redactSecrets } from "./bench/secrets.ts";
-import { ConfigError } from "./bench/errors.ts";
-import { profileJobs, profileTiers, REMOTE_HELP, remoteFromEnv } from "./bench/profile.ts";
+import { redactSecrets } from "./core/secrets.ts";
+import { ConfigError } from "./core/errors.ts";
+import { profileJobs, profileTiers, REMOTE_HELP, remoteFromEnv } from "./bench/node_profile.ts";
 import { ProgressLine } from "./bench/progress.ts";
-import { type ResultDocument, stringifyResult, writeResult } from "./bench/result.ts";
+import { type ResultDocument, stringifyResult, writeResult } from "./schema/result.ts";
 import type { RunProgress } from "./bench/runner.ts";
 import { runSession, type SessionOutcome, VERSION } from "./bench/session.ts";
 import { formatSweep, planSweep, runSweep, SWEEP_DEFAULTS } from "./bench/sweep.ts";
-import { formatTable } from "./bench/table.ts";
-import { parseSize } from "./bench/units.ts";
-import { newRunId } from "./tiers/_scratch.ts";
+import { formatTable } from "./cli/run_table.ts";
+import { parseSize } from "./core/units.ts";
+import { newRunId } from "./tiers/scratch.ts";
 import { DEEPSPEED_VERSIONS, type DeepSpeedVersion } from "./solver/export.ts";
 import type { PlanDocument } from "./solver/plan.ts";
 import { makePlan } from "./solver/planner.ts";
 import { checkPlanDocument } from "./solver/_plan_check.ts";
-import { replayPlan } from "./solver/replay.ts";
+import { replayPlan } from "./bench/replay.ts";
 import { readProfile } from "./solver/profile.ts";
-import { formatPlan, formatReplay } from "./solver/table.ts";
+import { formatPlan, formatReplay } from "./cli/plan_table.ts";
 import type { WorkloadOptions } from "./workloads/_common.ts";
 import { MODEL_NAMES } from "./workloads/model.ts";
 import { WORKLOAD_NAMES, workloadByName } from "./workloads/registry.ts";
-import { pathsOf, runWorkload } from "./workloads/run.ts";
+import { pathsOf, runWorkload } from "./bench/workload.ts";
 import { MATCH_MODES, runCompare } from "./report/compare.ts";
 import { writeReport } from "./report/report.ts";
 import { resolveSetup, SETUP_DEFAULTS } from "./workloads/setup.ts";
-import { formatWorkloadSummaries, formatWorkloadTable } from "./workloads/table.ts";
-import { WorkloadProgressLine } from "./workloads/progress.ts";
+import { formatWorkloadSummaries, formatWorkloadTable } from "./cli/workload_table.ts";
+import { WorkloadProgressLine } from "./cli/workload_progress.ts";
 
 /** Exit status for usage errors. */
 const EXIT_USAGE = 2;

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { IS_ROOT, ROOT, runCli, scratchLeft, sh, withTempDir } from "./tests/_helpers.ts";
 import { listKeys, type RemoteEnv, remoteTest, uniquePrefix } from "./tests/_remote.ts";
 
-import { MARKER, SCRATCH_PREFIX } from "./tiers/_scratch.ts";
+import { MARKER, SCRATCH_PREFIX } from "./tiers/scratch.ts";
 
 const MiB = 1024 * 1024;
 

@@ -29,22 +29,22 @@ export {
   TIER_KINDS,
   type TierKind,
   type TierSpec,
-} from "./bench/config.ts";
+} from "./core/config.ts";
 export {
   ConfigError,
   DirectIoUnsupportedError,
   InterruptedError,
   IoError,
   S3Error,
-} from "./bench/errors.ts";
+} from "./core/errors.ts";
 export {
   type DeviceFacts,
   type HostFacts,
   hostFacts,
   type PathFacts,
   pathFacts,
-} from "./bench/host.ts";
-export { profileJobs, type ProfileOptions, profileTiers } from "./bench/profile.ts";
+} from "./core/host.ts";
+export { profileJobs, type ProfileOptions, profileTiers } from "./bench/node_profile.ts";
 export {
   CONTENTION_DIRECTIONS,
   CONTENTION_SCHEMA,
@@ -69,7 +69,7 @@ export {
   tierLabels,
   windowOverlap,
 } from "./bench/contention.ts";
-export { type CleanOptions, type CleanReport, cleanScratch } from "./bench/clean.ts";
+export { type CleanOptions, type CleanReport, cleanScratch } from "./tiers/clean.ts";
 export {
   decodeHistogram,
   encodeHistogram,
@@ -77,7 +77,7 @@ export {
   latencyStats,
   newHistogram,
   PERCENTILES,
-} from "./bench/recorder.ts";
+} from "./core/recorder.ts";
 export {
   type DirectionResult,
   RESULT_SCHEMA,
@@ -85,11 +85,11 @@ export {
   type RunResult,
   type RunStatus,
   writeResult,
-} from "./bench/result.ts";
+} from "./schema/result.ts";
 export { type RunHooks, runJob, type RunProgress } from "./bench/runner.ts";
 export { runSession, type SessionOptions, type SessionOutcome } from "./bench/session.ts";
-export { formatTable } from "./bench/table.ts";
-export { formatRate, formatSize, parseDuration, parseSize } from "./bench/units.ts";
+export { formatTable } from "./cli/run_table.ts";
+export { formatRate, formatSize, parseDuration, parseSize } from "./core/units.ts";
 export {
   FileTier,
   MemoryTier,
@@ -137,13 +137,13 @@ export {
   type RunWorkloadOptions,
   type WorkloadOutcome,
   type WorkloadProgress,
-} from "./workloads/run.ts";
+} from "./bench/workload.ts";
 export type {
   IterationResult,
   PhaseResult,
   WorkloadResult,
   WorkloadSummary,
-} from "./workloads/result.ts";
+} from "./schema/workload.ts";
 export { zeroInfinity } from "./workloads/zero_infinity.ts";
 export { mlpOffload } from "./workloads/mlp_offload.ts";
 export { deepOptimizerStates } from "./workloads/deep_optimizer_states.ts";
@@ -180,14 +180,14 @@ export {
   type MlpOffloadExport,
   mlpOffloadSettings,
 } from "./solver/export.ts";
-export { formatPlan } from "./solver/table.ts";
+export { formatPlan } from "./cli/plan_table.ts";
 export {
   minScaleOf,
   optionsOfPlan,
   replayPlan,
   type ReplayResult,
   setupOfPlan,
-} from "./solver/replay.ts";
+} from "./bench/replay.ts";
 export { type ActivationPlan, planActivations } from "./solver/activations.ts";
 export {
   compareDocuments,

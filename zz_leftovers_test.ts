@@ -15,7 +15,7 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { SCRATCH_PREFIX } from "./tiers/_scratch.ts";
+import { SCRATCH_PREFIX } from "./tiers/scratch.ts";
 import { ROOT } from "./tests/_helpers.ts";
 import { CEPH_TEST_DIR, listKeys, remoteEnv, remoteSource } from "./tests/_remote.ts";
 
@@ -61,7 +61,7 @@ async function tierbenchProcesses(): Promise<string[]> {
     }
     const cli = args.some((a) =>
       a === `${root}/main.ts` || (a === "main.ts" && cwd === root) ||
-      a.endsWith("bench/_s3_stub.ts") || a.endsWith("bench/_s3_raw_worker.ts")
+      a.endsWith("tools/s3_stub.ts") || a.endsWith("tools/_s3_raw_worker.ts")
     );
     const fio = args[0]?.endsWith("fio") === true && args.some((a) => a.includes(SCRATCH_PREFIX));
     if (cli || fio) found.push(`${pid}: ${args.join(" ")}`);

@@ -11,14 +11,14 @@ import { LibaioEngine } from "../engines/libaio.ts";
 import { NoopEngine } from "../engines/noop.ts";
 import { PsyncEngine } from "../engines/psync.ts";
 import { S3Engine } from "../engines/s3.ts";
-import { type JobEngine, JobRuntime, SyscallFailure } from "../engines/_job.ts";
-import { errnoName, strerror } from "../tiers/_libc.ts";
-import type { JobFailure, JobMessage, JobPlan, JobStart } from "./_protocol.ts";
-import { encodeLatency } from "./recorder.ts";
-import { S3Error } from "./errors.ts";
-import { redactSecrets } from "./secrets.ts";
-import { VerifyError } from "./verify.ts";
-import { readBackWritten } from "./_verify_readback.ts";
+import { type JobEngine, JobRuntime, SyscallFailure } from "../engines/types.ts";
+import { errnoName, strerror } from "../core/libc.ts";
+import type { JobFailure, JobMessage, JobPlan, JobStart } from "../core/job_protocol.ts";
+import { encodeLatency } from "../core/recorder.ts";
+import { S3Error } from "../core/errors.ts";
+import { redactSecrets } from "../core/secrets.ts";
+import { VerifyError } from "../core/verify.ts";
+import { readBackWritten } from "../engines/verify_readback.ts";
 
 function openEngine(plan: JobPlan): JobEngine | Promise<JobEngine> {
   switch (plan.engine) {

@@ -31,13 +31,13 @@ import pc from "picocolors";
 import { openTier } from "../tiers/mod.ts";
 import type { S3TierOptions } from "../tiers/s3.ts";
 import type { Tier } from "../tiers/types.ts";
-import { newRunId } from "../tiers/_scratch.ts";
-import { formatTierSpec, type JobOptions, parseJobOptions, type TierSpec } from "./config.ts";
-import { ConfigError, DirectIoUnsupportedError } from "./errors.ts";
-import type { ResultDocument, RunResult, RunStatus } from "./result.ts";
+import { newRunId } from "../tiers/scratch.ts";
+import { formatTierSpec, type JobOptions, parseJobOptions, type TierSpec } from "../core/config.ts";
+import { ConfigError, DirectIoUnsupportedError } from "../core/errors.ts";
+import type { ResultDocument, RunResult, RunStatus } from "../schema/result.ts";
 import { runJob, type RunProgress } from "./runner.ts";
 import { endResultDocument, newResultDocument, type SessionOutcome } from "./session.ts";
-import { formatRate } from "./units.ts";
+import { formatRate } from "../core/units.ts";
 
 /** The schema id of the `contention` section. */
 export const CONTENTION_SCHEMA = "tierbench/contention@1";
@@ -978,7 +978,7 @@ async function runBoth(
  * @example
  * ```ts ignore
  * import { runContention } from "./contention.ts";
- * import { parseTierSpec } from "./config.ts";
+ * import { parseTierSpec } from "../core/config.ts";
  * const { contention } = await runContention(
  *   [parseTierSpec("memory:/dev/shm"), parseTierSpec("file:/mnt/nvme")],
  *   { runtime: "1", ramp: "0.5", size: "64m" },
@@ -1062,7 +1062,7 @@ function emptyResult(specs: readonly TierSpec[], error: unknown): ContentionResu
  * @example
  * ```ts ignore
  * import { runContentionSession } from "./contention.ts";
- * import { parseTierSpec } from "./config.ts";
+ * import { parseTierSpec } from "../core/config.ts";
  * const { doc } = await runContentionSession(
  *   [parseTierSpec("memory:"), parseTierSpec("file:/mnt/nvme")],
  *   { runtime: "1", ramp: "0.5", size: "64m" },

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { parseTierSpec } from "./config.ts";
+import { parseTierSpec } from "../core/config.ts";
 import {
   contentionGroups,
   type ContentionOptions,
@@ -14,10 +14,10 @@ import {
   tierLabels,
   windowOverlap,
 } from "./contention.ts";
-import { ConfigError } from "./errors.ts";
-import { profileTiers } from "./profile.ts";
+import { ConfigError } from "../core/errors.ts";
+import { profileTiers } from "./node_profile.ts";
 import { tempDirOnDisk } from "../tests/_helpers.ts";
-import { newRunId } from "../tiers/_scratch.ts";
+import { newRunId } from "../tiers/scratch.ts";
 
 /** Short runs: the tests check the matrix, not the figures. */
 const SHORT: ContentionOptions = { runtime: "0.5", ramp: "0.2", size: "16m" };

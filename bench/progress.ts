@@ -15,7 +15,7 @@
 import cliProgress from "cli-progress";
 import process from "node:process";
 import type { RunProgress } from "./runner.ts";
-import { formatRate } from "./units.ts";
+import { formatRate } from "../core/units.ts";
 
 /** Where a progress line is drawn: a terminal stream, or one that says it is one. */
 export interface ProgressStream {

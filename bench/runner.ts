@@ -12,14 +12,14 @@
 
 import process from "node:process";
 import type { JobTarget, Tier } from "../tiers/types.ts";
-import { BUFFER_ALIGNMENT } from "../tiers/_file_backed.ts";
+import { BUFFER_ALIGNMENT } from "../tiers/file_backed.ts";
 import { libaio } from "../engines/_libaio.ts";
-import { DEFAULT_TIMEOUT_MS, formatTierSpec, type JobOptions } from "./config.ts";
-import { monoNow } from "../tiers/_libc.ts";
-import { IoError } from "./errors.ts";
-import { redactSecrets } from "./secrets.ts";
-import { verifyPlans } from "./verify.ts";
-import { holdReadBack, newReadBackGate } from "./_verify_readback.ts";
+import { DEFAULT_TIMEOUT_MS, formatTierSpec, type JobOptions } from "../core/config.ts";
+import { monoNow } from "../core/libc.ts";
+import { IoError } from "../core/errors.ts";
+import { redactSecrets } from "../core/secrets.ts";
+import { verifyPlans } from "../core/verify.ts";
+import { holdReadBack, newReadBackGate } from "../engines/verify_readback.ts";
 import {
   CTL,
   JOB,
@@ -31,7 +31,7 @@ import {
   newSharedCounters,
   RUN,
   type SharedCounters,
-} from "./_protocol.ts";
+} from "../core/job_protocol.ts";
 import {
   decodeLatency,
   encodeLatency,
@@ -39,8 +39,8 @@ import {
   latencyStats,
   mergeLatency,
   newLatencyHistograms,
-} from "./recorder.ts";
-import type { DirectionResult, RunOptions, RunResult, SpanFigures, TimeSeries } from "./result.ts";
+} from "../core/recorder.ts";
+import type { DirectionResult, RunOptions, RunResult, SpanFigures, TimeSeries } from "../schema/result.ts";
 
 /** What the progress callback sees, about every 100 ms. */
 export interface RunProgress {
@@ -165,7 +165,7 @@ function nowAbs(): number {
  *
  * @example
  * ```ts
- * import { parseJobOptions } from "./config.ts";
+ * import { parseJobOptions } from "../core/config.ts";
  * import { runJob } from "./runner.ts";
  * import { openTier } from "../tiers/mod.ts";
  * const job = parseJobOptions({ tier: "null:", size: "4m", ioSize: "4m" });

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { openTier } from "../tiers/mod.ts";
 import { tempDirOnDisk } from "../tests/_helpers.ts";
-import { parseJobOptions, type RawJobOptions } from "./config.ts";
-import { decodeHistogram } from "./recorder.ts";
+import { parseJobOptions, type RawJobOptions } from "../core/config.ts";
+import { decodeHistogram } from "../core/recorder.ts";
 import { runJob } from "./runner.ts";
 
 const MiB = 1024 * 1024;

@@ -8,10 +8,10 @@
 
 import { openTier } from "../tiers/mod.ts";
 import type { Tier } from "../tiers/types.ts";
-import { newRunId } from "../tiers/_scratch.ts";
-import { formatTierSpec, type JobOptions } from "./config.ts";
-import { hostFacts, peakRssBytes } from "./host.ts";
-import { RESULT_SCHEMA, type ResultDocument, type RunStatus } from "./result.ts";
+import { newRunId } from "../tiers/scratch.ts";
+import { formatTierSpec, type JobOptions } from "../core/config.ts";
+import { hostFacts, peakRssBytes } from "../core/host.ts";
+import { RESULT_SCHEMA, type ResultDocument, type RunStatus } from "../schema/result.ts";
 import { runJob, type RunProgress } from "./runner.ts";
 
 /** The version written into results. */
@@ -90,7 +90,7 @@ export interface SessionOutcome {
  *
  * @example
  * ```ts
- * import { parseJobOptions } from "./config.ts";
+ * import { parseJobOptions } from "../core/config.ts";
  * import { runSession } from "./session.ts";
  * const job = parseJobOptions({ tier: "null:", size: "1m", ioSize: "1m" });
  * const { doc } = await runSession([job], { kind: "run", config: {} });

@@ -29,7 +29,7 @@ import Table from "cli-table3";
 import pc from "picocolors";
 import { openTier } from "../tiers/mod.ts";
 import type { Tier } from "../tiers/types.ts";
-import { newRunId } from "../tiers/_scratch.ts";
+import { newRunId } from "../tiers/scratch.ts";
 import {
   DEEPSPEED_VERSIONS,
   deepspeedConfig,
@@ -45,13 +45,13 @@ import {
   RW_MODES,
   type RwMode,
   type TierSpec,
-} from "./config.ts";
-import { ConfigError } from "./errors.ts";
+} from "../core/config.ts";
+import { ConfigError } from "../core/errors.ts";
 import type { StepProgress } from "./progress.ts";
-import type { RunResult, RunStatus } from "./result.ts";
+import type { RunResult, RunStatus } from "../schema/result.ts";
 import { runJob, type RunProgress } from "./runner.ts";
 import { endResultDocument, newResultDocument, type SessionOutcome } from "./session.ts";
-import { formatRate, formatSize, parseDuration, parseSize } from "./units.ts";
+import { formatRate, formatSize, parseDuration, parseSize } from "../core/units.ts";
 
 /** One grid point: its setting, its figures, and its run in `doc.runs`. */
 export interface SweepPoint {

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { GetObjectCommand, PutObjectCommand } from "@aws-sdk/client-s3";
-import { parseJobOptions } from "./config.ts";
+import { parseJobOptions } from "../core/config.ts";
 import { runJob } from "./runner.ts";
-import { HEADER_SIZE } from "./verify.ts";
+import { HEADER_SIZE } from "../core/verify.ts";
 import { S3Tier } from "../tiers/s3.ts";
 import type { JobTarget } from "../tiers/types.ts";
 import {

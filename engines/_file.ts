@@ -8,11 +8,11 @@
  * @module
  */
 
-import type { JobPlan } from "../bench/_protocol.ts";
-import { XorShift32 } from "../bench/offsets.ts";
-import { allocAligned, cString, freeAligned, lastErrno, libc, monoNow, O } from "../tiers/_libc.ts";
-import { SyscallFailure } from "./_job.ts";
-import { verifierOf } from "../bench/verify.ts";
+import type { JobPlan } from "../core/job_protocol.ts";
+import { XorShift32 } from "../core/offsets.ts";
+import { allocAligned, cString, freeAligned, lastErrno, libc, monoNow, O } from "../core/libc.ts";
+import { SyscallFailure } from "./types.ts";
+import { verifierOf } from "../core/verify.ts";
 
 /** Block size used to lay files out. */
 const LAYOUT_BS = 1024 * 1024;

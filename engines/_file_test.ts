@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import type { JobPlan } from "../bench/_protocol.ts";
+import type { JobPlan } from "../core/job_protocol.ts";
 import { tempDirOnDisk } from "../tests/_helpers.ts";
 import { JobFiles } from "./_file.ts";
 

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { tempDirOnDisk } from "../tests/_helpers.ts";
-import { allocAligned, cString, freeAligned, libc, O } from "../tiers/_libc.ts";
+import { allocAligned, cString, freeAligned, libc, O } from "../core/libc.ts";
 import {
   fromLibaio,
   fromSyscalls,

@@ -12,8 +12,8 @@
  * @module
  */
 
-import type { JobPlan } from "../bench/_protocol.ts";
-import { type AlignedBuffer, allocAligned, freeAligned, monoNow } from "../tiers/_libc.ts";
+import type { JobPlan } from "../core/job_protocol.ts";
+import { type AlignedBuffer, allocAligned, freeAligned, monoNow } from "../core/libc.ts";
 import {
   IO_CMD_PREAD,
   IO_CMD_PWRITE,
@@ -24,8 +24,8 @@ import {
   libaio,
 } from "./_libaio.ts";
 import { fillRandom, JobFiles } from "./_file.ts";
-import { verifierOf } from "../bench/verify.ts";
-import { type JobEngine, type JobRuntime, SyscallFailure } from "./_job.ts";
+import { verifierOf } from "../core/verify.ts";
+import { type JobEngine, type JobRuntime, SyscallFailure } from "./types.ts";
 
 /** How long io_getevents waits before looking at the stop flag again. */
 const REAP_TIMEOUT_NS = 100_000_000;

@@ -6,8 +6,8 @@
  * @module
  */
 
-import { monoNow } from "../tiers/_libc.ts";
-import type { JobEngine, JobRuntime } from "./_job.ts";
+import { monoNow } from "../core/libc.ts";
+import type { JobEngine, JobRuntime } from "./types.ts";
 
 /**
  * The engine that does no I/O.

@@ -5,7 +5,7 @@
  * @module
  */
 
-import type { JobPlan } from "../bench/_protocol.ts";
+import type { JobPlan } from "../core/job_protocol.ts";
 import {
   type AlignedBuffer,
   allocAligned,
@@ -13,10 +13,10 @@ import {
   lastErrno,
   libc,
   monoNow,
-} from "../tiers/_libc.ts";
+} from "../core/libc.ts";
 import { fillRandom, JobFiles } from "./_file.ts";
-import { type BlockVerifier, verifierOf } from "../bench/verify.ts";
-import { type JobEngine, type JobRuntime, SyscallFailure } from "./_job.ts";
+import { type BlockVerifier, verifierOf } from "../core/verify.ts";
+import { type JobEngine, type JobRuntime, SyscallFailure } from "./types.ts";
 
 /**
  * The psync engine of one job.

@@ -26,9 +26,9 @@ import {
   type S3Client,
   UploadPartCommand,
 } from "@aws-sdk/client-s3";
-import type { JobPlan, S3Target } from "../bench/_protocol.ts";
-import { DEFAULT_TIMEOUT_MS } from "../bench/config.ts";
-import { S3Error } from "../bench/errors.ts";
+import type { JobPlan, S3Target } from "../core/job_protocol.ts";
+import { DEFAULT_TIMEOUT_MS } from "../core/config.ts";
+import { S3Error } from "../core/errors.ts";
 import {
   attemptsOf,
   endpointLabel,
@@ -38,10 +38,10 @@ import {
   resolveCredentials,
   s3ErrorFrom,
   type S3Location,
-} from "../tiers/_s3_client.ts";
-import { monoNow } from "../tiers/_libc.ts";
-import type { JobEngine, JobRuntime } from "./_job.ts";
-import { type BlockVerifier, verifierOf } from "../bench/verify.ts";
+} from "../tiers/s3_client.ts";
+import { monoNow } from "../core/libc.ts";
+import type { JobEngine, JobRuntime } from "./types.ts";
+import { type BlockVerifier, verifierOf } from "../core/verify.ts";
 
 /** Concurrency of the layout (not measured), at least this many requests. */
 const MIN_LAYOUT_DEPTH = 4;

@@ -6,8 +6,8 @@
  * @module
  */
 
-import { ConfigError } from "../bench/errors.ts";
-import { RESULT_SCHEMA, type ResultDocument } from "../bench/result.ts";
+import { ConfigError } from "../core/errors.ts";
+import { RESULT_SCHEMA, type ResultDocument } from "../schema/result.ts";
 import { PLAN_SCHEMA, type PlanDocument } from "../solver/plan.ts";
 
 import type { SweepResult } from "../bench/sweep.ts";

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { ROOT, withTempDir } from "../tests/_helpers.ts";
-import { checkPages, chromiumTest } from "./_chromium.ts";
+import { checkPages, chromiumTest } from "../tests/_chromium.ts";
 import {
   cliOk,
   contentionRun,
@@ -11,7 +11,7 @@ import {
   replayRun,
   sweepDoc,
   workloadRun,
-} from "./_fixtures.ts";
+} from "../tests/_report_fixtures.ts";
 import { buildReport } from "./report.ts";
 
 /** Where the screenshots go (results/ is gitignored): look at them. */

@@ -27,9 +27,9 @@
 import Table from "cli-table3";
 import pc from "picocolors";
 import { basename } from "node:path";
-import { ConfigError } from "../bench/errors.ts";
-import type { RunResult } from "../bench/result.ts";
-import { formatRate } from "../bench/units.ts";
+import { ConfigError } from "../core/errors.ts";
+import type { RunResult } from "../schema/result.ts";
+import { formatRate } from "../core/units.ts";
 import { reportCharts } from "./_charts.ts";
 import { loadDocument, type ReportDocument } from "./_doc.ts";
 import { escapeHtml, pageHtml } from "./html.ts";

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { formatRate } from "../bench/units.ts";
+import { formatRate } from "../core/units.ts";
 import { runCli, withTempDir } from "../tests/_helpers.ts";
-import { randrwRun, readDoc } from "./_fixtures.ts";
+import { randrwRun, readDoc } from "../tests/_report_fixtures.ts";
 import { compareDocuments, type CompareFigure, verdict } from "./compare.ts";
 
 Deno.test("compare sets a tmpfs run beside a disk run: figures, ratios and marks from the files", async () => {

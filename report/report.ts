@@ -11,7 +11,7 @@
  */
 
 import { basename, join } from "node:path";
-import { ConfigError } from "../bench/errors.ts";
+import { ConfigError } from "../core/errors.ts";
 import type { PlanDocument } from "../solver/plan.ts";
 import { type ChartSource, reportCharts } from "./_charts.ts";
 import { loadDocument, type ReportDocument } from "./_doc.ts";

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { withTempDir } from "../tests/_helpers.ts";
-import { cliOk, planRun, randrwRun, readDoc } from "./_fixtures.ts";
+import { cliOk, planRun, randrwRun, readDoc } from "../tests/_report_fixtures.ts";
 
 Deno.test("report writes a page with no external reference, a summary and CSVs of a real run and plan", async () => {
   await withTempDir(async (dir) => {

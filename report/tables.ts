@@ -6,10 +6,10 @@
  * @module
  */
 
-import type { DirectionResult, RunResult } from "../bench/result.ts";
-import { formatSize } from "../bench/units.ts";
+import type { DirectionResult, RunResult } from "../schema/result.ts";
+import { formatSize } from "../core/units.ts";
 import type { PlanDocument } from "../solver/plan.ts";
-import type { WorkloadResult } from "../workloads/result.ts";
+import type { WorkloadResult } from "../schema/workload.ts";
 import { type ReportDocument, sweepOf } from "./_doc.ts";
 
 /** A cell: a number in the column's unit, text, or null where there is no figure. */

@@ -8,7 +8,7 @@
  */
 
 import { z } from "zod";
-import { ConfigError } from "../bench/errors.ts";
+import { ConfigError } from "../core/errors.ts";
 import { PLAN_SCHEMA, type PlanDocument } from "./plan.ts";
 import { formatPath } from "./profile.ts";
 

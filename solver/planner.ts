@@ -6,7 +6,7 @@
  * @module
  */
 
-import { ConfigError } from "../bench/errors.ts";
+import { ConfigError } from "../core/errors.ts";
 import { describeSetup, type TrainingSetup } from "../workloads/setup.ts";
 import {
   deepspeedConfig,

@@ -27,8 +27,8 @@
  */
 
 import { z } from "zod";
-import { ConfigError } from "../bench/errors.ts";
-import { RESULT_SCHEMA } from "../bench/result.ts";
+import { ConfigError } from "../core/errors.ts";
+import { RESULT_SCHEMA } from "../schema/result.ts";
 
 /** The schema id of hand-written profiles. */
 export const PROFILE_SCHEMA = "tierbench/profile@1";

@@ -15,12 +15,12 @@
 
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { ConfigError } from "../bench/errors.ts";
+import { ConfigError } from "../core/errors.ts";
 import { resolveSetup } from "../workloads/setup.ts";
 import { checkPlanDocument } from "./_plan_check.ts";
 import { makePlan } from "./planner.ts";
 import { loadProfile, type Profile, ProfileError } from "./profile.ts";
-import { minScaleOf, optionsOfPlan, replayPaths, setupOfPlan } from "./replay.ts";
+import { minScaleOf, optionsOfPlan, replayPaths, setupOfPlan } from "../bench/replay.ts";
 
 const SEED = Number(Deno.env.get("TIERBENCH_FUZZ_SEED") ?? Date.now() % 2 ** 31);
 console.log(`profile_fuzz_test: fast-check seed ${SEED} (TIERBENCH_FUZZ_SEED=${SEED} to rerun)`);

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { slowdownKey } from "../bench/contention.ts";
-import { ConfigError } from "../bench/errors.ts";
+import { ConfigError } from "../core/errors.ts";
 import { ROOT, runCli, withTempDir } from "../tests/_helpers.ts";
 import {
   type Direction,

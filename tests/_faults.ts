@@ -8,7 +8,7 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { s3StubHandler } from "../bench/_s3_stub.ts";
+import { s3StubHandler } from "../tools/s3_stub.ts";
 import { type CliResult, ROOT, sh, tempDirOnDisk } from "./_helpers.ts";
 
 /** Waits for a spawned CLI to end and decodes what it printed. */
@@ -134,7 +134,7 @@ export interface HangingS3 extends AsyncDisposable {
 }
 
 /**
- * The stub S3 server of bench/_s3_stub.ts on a free loopback port, except
+ * The stub S3 server of tools/s3_stub.ts on a free loopback port, except
  * that each PUT of a measured write object (a key ending in `/o<n>`) is read
  * and then never answered, as a stalled server does. Everything else (the
  * bucket check, markers, warm-up objects, listings, deletes) is answered.

@@ -24,8 +24,8 @@
 import { ListObjectsV2Command, type S3Client } from "@aws-sdk/client-s3";
 import { fileURLToPath } from "node:url";
 import { cephUp, INSTALL_COMMAND } from "../scripts/ceph.ts";
-import { newS3Client } from "../tiers/_s3_client.ts";
-import { pidAlive } from "../tiers/_scratch.ts";
+import { newS3Client } from "../tiers/s3_client.ts";
+import { pidAlive } from "../tiers/scratch.ts";
 
 /** The state directory of the tests' cluster (ports are fixed: one per machine). */
 export const CEPH_TEST_DIR = "/tmp/tierbench-ceph-tests";

@@ -6,8 +6,8 @@
  * @module
  */
 
-import type { PathFacts } from "../bench/host.ts";
-import { BUFFER_ALIGNMENT, FileBackedTier } from "./_file_backed.ts";
+import type { PathFacts } from "../core/host.ts";
+import { BUFFER_ALIGNMENT, FileBackedTier } from "./file_backed.ts";
 import type { TierCapabilities } from "./types.ts";
 
 /** File systems that keep data in memory: O_DIRECT does not reach a device there. */

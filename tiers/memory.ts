@@ -6,9 +6,9 @@
  * @module
  */
 
-import { ConfigError } from "../bench/errors.ts";
-import type { PathFacts } from "../bench/host.ts";
-import { BUFFER_ALIGNMENT, FileBackedTier } from "./_file_backed.ts";
+import { ConfigError } from "../core/errors.ts";
+import type { PathFacts } from "../core/host.ts";
+import { BUFFER_ALIGNMENT, FileBackedTier } from "./file_backed.ts";
 import type { TierCapabilities, TierFacts } from "./types.ts";
 
 const MEMORY_FS = ["tmpfs", "ramfs", "hugetlbfs"];

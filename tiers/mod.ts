@@ -4,7 +4,7 @@
  * @module
  */
 
-import type { TierSpec } from "../bench/config.ts";
+import type { TierSpec } from "../core/config.ts";
 import { FileTier } from "./file.ts";
 import { MemoryTier } from "./memory.ts";
 import { NullTier } from "./null.ts";

@@ -5,7 +5,7 @@
  * @module
  */
 
-import type { JobOptions, TierSpec } from "../bench/config.ts";
+import type { JobOptions, TierSpec } from "../core/config.ts";
 import type { JobTarget, Tier, TierCapabilities, TierFacts } from "./types.ts";
 
 /**

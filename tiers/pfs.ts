@@ -9,8 +9,8 @@
  * @module
  */
 
-import type { PathFacts } from "../bench/host.ts";
-import { BUFFER_ALIGNMENT, FileBackedTier } from "./_file_backed.ts";
+import type { PathFacts } from "../core/host.ts";
+import { BUFFER_ALIGNMENT, FileBackedTier } from "./file_backed.ts";
 import type { TierCapabilities, TierFacts } from "./types.ts";
 
 /**

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { parseJobOptions, type RawJobOptions } from "../bench/config.ts";
+import { parseJobOptions, type RawJobOptions } from "../core/config.ts";
 import { runJob } from "../bench/runner.ts";
 import { scratchLeft, tempDirOnDisk } from "../tests/_helpers.ts";
 import { PfsTier } from "./pfs.ts";

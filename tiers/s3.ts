@@ -14,11 +14,11 @@
  */
 
 import { HeadBucketCommand, type S3Client } from "@aws-sdk/client-s3";
-import { type JobOptions, jobReads, type TierSpec } from "../bench/config.ts";
-import { ConfigError, S3Error } from "../bench/errors.ts";
-import { redactSecrets } from "../bench/secrets.ts";
-import { newRunId } from "./_scratch.ts";
-import { MARKER } from "./_scratch.ts";
+import { type JobOptions, jobReads, type TierSpec } from "../core/config.ts";
+import { ConfigError, S3Error } from "../core/errors.ts";
+import { redactSecrets } from "../core/secrets.ts";
+import { newRunId } from "./scratch.ts";
+import { MARKER } from "./scratch.ts";
 import {
   codeOf,
   endpointLabel,
@@ -30,13 +30,13 @@ import {
   type S3Location,
   splitBucketPath,
   statusOf,
-} from "./_s3_client.ts";
+} from "./s3_client.ts";
 import {
   deletePrefix,
   putScratchMarker,
   readScratchMarker,
   scratchPrefixOf,
-} from "./_s3_scratch.ts";
+} from "./s3_scratch.ts";
 import type { JobTarget, Tier, TierCapabilities, TierFacts } from "./types.ts";
 
 /** Where the server is, when not from the environment. */

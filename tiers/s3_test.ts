@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
 import { PutObjectCommand } from "@aws-sdk/client-s3";
-import { ConfigError, S3Error } from "../bench/errors.ts";
+import { ConfigError, S3Error } from "../core/errors.ts";
 import { listKeys, remoteTest, testS3Client, uniquePrefix } from "../tests/_remote.ts";
 import { S3Tier } from "./s3.ts";
-import { MARKER } from "./_scratch.ts";
-import { deletePrefix } from "./_s3_scratch.ts";
+import { MARKER } from "./scratch.ts";
+import { deletePrefix } from "./s3_scratch.ts";
 
 remoteTest("S3Tier.setup() refuses a bucket that does not exist", async (env) => {
   const tier = new S3Tier(

@@ -1,11 +1,11 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { parseJobOptions } from "../bench/config.ts";
+import { parseJobOptions } from "../core/config.ts";
 import { runJob } from "../bench/runner.ts";
-import { ConfigError, DirectIoUnsupportedError } from "../bench/errors.ts";
+import { ConfigError, DirectIoUnsupportedError } from "../core/errors.ts";
 import { IS_ROOT, tempDirOnDisk, tempMount } from "../tests/_helpers.ts";
 import { FileTier, MemoryTier, NullTier } from "./mod.ts";
-import { MARKER } from "./_scratch.ts";
+import { MARKER } from "./scratch.ts";
 
 Deno.test("FileTier.setup() makes a marked scratch directory and dispose removes it", async () => {
   const dir = await tempDirOnDisk();

@@ -10,9 +10,9 @@
  * @module
  */
 
-import type { Engine, JobOptions, TierKind, TierSpec } from "../bench/config.ts";
-import type { PathFacts } from "../bench/host.ts";
-import type { JobTarget } from "../bench/_protocol.ts";
+import type { Engine, JobOptions, TierKind, TierSpec } from "../core/config.ts";
+import type { PathFacts } from "../core/host.ts";
+import type { JobTarget } from "../core/job_protocol.ts";
 
 /** Whether O_DIRECT means anything on a tier. */
 export type DirectSupport =
@@ -34,7 +34,7 @@ export interface TierCapabilities {
   readonly engines: readonly (Engine | "noop" | "s3")[];
 }
 
-export type { JobTarget, S3Target } from "../bench/_protocol.ts";
+export type { JobTarget, S3Target } from "../core/job_protocol.ts";
 
 /** A tier as the results describe it. */
 export interface TierFacts {

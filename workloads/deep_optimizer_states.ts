@@ -29,7 +29,7 @@
  * @module
  */
 
-import { ConfigError } from "../bench/errors.ts";
+import { ConfigError } from "../core/errors.ts";
 import {
   backwardPhase,
   requirePath,

@@ -31,7 +31,7 @@
  * @module
  */
 
-import { ConfigError } from "../bench/errors.ts";
+import { ConfigError } from "../core/errors.ts";
 import {
   backwardPhase,
   requirePath,

@@ -11,7 +11,7 @@
  */
 
 import { z } from "zod";
-import { ConfigError } from "../bench/errors.ts";
+import { ConfigError } from "../core/errors.ts";
 import { MODEL_NAMES, modelPreset, type ModelShape, parameterCount } from "./model.ts";
 
 /** Scaled sizes are rounded up to this (O_DIRECT's alignment). */

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { ConfigError } from "../bench/errors.ts";
+import { ConfigError } from "../core/errors.ts";
 import {
   adamMs,
   resolveSetup,

@@ -1,0 +1,311 @@
+/**
+ * The executor of one rank's program (runs inside that rank's Worker).
+ *
+ * Every stream of the program runs as its own async loop; an op starts when
+ * the op before it on its stream and every op in its `after` list are done.
+ * Storage ops go through one channel per stream and path (libaio for file
+ * paths, the S3 SDK for s3), think times sleep on the blocking pool
+ * (sub-millisecond precise, unlike timers), barriers and per-path limits go
+ * through {@linkcode NodeSync}. The clock is CLOCK_MONOTONIC, the same in
+ * every Worker, so the main thread can line ranks up.
+ *
+ * What is kept per op is two timestamps (the program is bounded by the
+ * model's shape, not by the bytes moved); the rank sends back per-phase
+ * aggregates and the spans of one iteration for the timeline.
+ *
+ * @module
+ */
+
+import { join } from "node:path";
+import { monoNow } from "../core/libc.ts";
+import { AioChannel } from "../engines/libaio_stream.ts";
+import { S3Channel, type S3PathTarget } from "../engines/s3_stream.ts";
+import type { NodeSync } from "./_sync.ts";
+import type { Op, PathPolicy, RankProgram } from "../workloads/ops.ts";
+
+/** How a rank reaches one path. */
+export interface PathRuntime {
+  readonly policy: PathPolicy;
+  /** Index for the node-wide limits. */
+  readonly index: number;
+  /** file-backed tiers: the scratch directory. */
+  readonly dir?: string;
+  /** Open files with O_DIRECT. */
+  readonly direct: boolean;
+  readonly s3?: S3PathTarget;
+}
+
+/** Per-path I/O of a phase of one rank. */
+export interface RankIo {
+  bytes: number;
+  ops: number;
+  /** Sum of op durations, from getting the path to completion, ms. */
+  busy_ms: number;
+  /** Time ops waited for a node-wide slot on the path, ms. */
+  slot_wait_ms: number;
+}
+
+/** One phase of one iteration of one rank. */
+export interface RankPhase {
+  iteration: number;
+  phase: string;
+  /** CLOCK_MONOTONIC ms: when the phase's barrier released (or its first op started). */
+  start: number;
+  /** When its last op that holds the phase open finished. */
+  end: number;
+  /** True when every op of the phase runs in the background. */
+  background: boolean;
+  /** Time the compute stream waited for data or buffers, ms. */
+  stall_ms: number;
+  /** Time spent at barriers (waiting for own I/O to drain and for other ranks), ms. */
+  barrier_ms: number;
+  /** Keyed `path:read`, `path:write`, `path:hit`. */
+  io: Record<string, RankIo>;
+}
+
+/** One op's span, for the timeline. */
+export type TimelineSpan = [
+  stream: string,
+  kind: string,
+  label: string,
+  bytes: number,
+  start: number,
+  end: number,
+];
+
+/** What a rank sends back. */
+export interface RankReport {
+  rank: number;
+  phases: RankPhase[];
+  timeline: TimelineSpan[];
+  /** CLOCK_MONOTONIC ms when the layout finished and the program started. */
+  started: number;
+}
+
+const usleep = Deno.dlopen("libc.so.6", {
+  usleep: { parameters: ["u32"], result: "i32", nonblocking: true },
+}).symbols.usleep;
+
+/** Sleeps `ms` on the blocking pool: precise to a few tens of µs, not the timers' 1 ms. */
+export async function thinkMs(ms: number): Promise<void> {
+  if (ms <= 0) return;
+  await usleep(Math.min(0xffffffff, Math.round(ms * 1000)));
+}
+
+interface Deferred {
+  promise: Promise<void>;
+  resolve: () => void;
+  reject: (e: unknown) => void;
+  settled: boolean;
+}
+
+function deferred(): Deferred {
+  let resolve!: () => void, reject!: (e: unknown) => void;
+  const promise = new Promise<void>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  promise.catch(() => {});
+  return { promise, resolve, reject, settled: false };
+}
+
+/** Runs one rank's program. */
+export class RankExecutor {
+  readonly program: RankProgram;
+  readonly #paths: Map<string, PathRuntime>;
+  readonly #sync: NodeSync;
+  readonly #timelineIteration: number;
+  readonly #channels = new Map<string, AioChannel | S3Channel>();
+
+  constructor(
+    program: RankProgram,
+    paths: readonly PathRuntime[],
+    sync: NodeSync,
+    timelineIteration: number,
+  ) {
+    this.program = program;
+    this.#paths = new Map(paths.map((p) => [p.policy.name, p]));
+    this.#sync = sync;
+    this.#timelineIteration = timelineIteration;
+  }
+
+  #path(name: string | undefined): PathRuntime {
+    const p = name === undefined ? undefined : this.#paths.get(name);
+    if (!p) throw new TypeError(`op names path "${name}", which the run does not have`);
+    return p;
+  }
+
+  #channel(key: string, path: PathRuntime): AioChannel | S3Channel {
+    let ch = this.#channels.get(key);
+    if (!ch) {
+      const { iodepth, bs } = path.policy;
+      ch = path.s3 ? new S3Channel(path.s3, iodepth, bs) : new AioChannel(iodepth, bs, path.direct);
+      this.#channels.set(key, ch);
+    }
+    return ch;
+  }
+
+  async #transfer(key: string, path: PathRuntime, object: string, write: boolean, bytes: number) {
+    const ch = this.#channel(key, path);
+    if (ch instanceof S3Channel) await ch.transfer(this.program.rank, object, write, bytes);
+    else await ch.transfer(join(path.dir!, `r${this.program.rank}`, object), write, bytes);
+  }
+
+  /** Makes the rank's directories and writes the objects the program starts from (unmeasured). */
+  async layout(): Promise<void> {
+    for (const p of this.#paths.values()) {
+      if (p.dir !== undefined) {
+        await Deno.mkdir(join(p.dir, `r${this.program.rank}`), { recursive: true });
+      }
+    }
+    for (const o of this.program.initial) {
+      await this.#transfer(`layout|${o.path}`, this.#path(o.path), o.object, true, o.bytes);
+    }
+  }
+
+  /** Runs every op; resolves with the rank's report, rejects with the first failure. */
+  async run(): Promise<RankReport> {
+    const ops = this.program.ops;
+    const n = ops.length;
+    const start = new Float64Array(n);
+    const ioStart = new Float64Array(n);
+    const end = new Float64Array(n);
+    const done = Array.from({ length: n }, deferred);
+    const streams = new Map<string, Op[]>();
+    for (const op of ops) {
+      let s = streams.get(op.stream);
+      if (!s) streams.set(op.stream, s = []);
+      s.push(op);
+    }
+    let failed = false;
+    const fail = (e: unknown) => {
+      if (failed) return;
+      failed = true;
+      for (const d of done) if (!d.settled) d.reject(e);
+      this.#sync.abort();
+    };
+    const started = monoNow();
+    const loop = async (list: Op[]) => {
+      for (const op of list) {
+        if (op.after.length === 1) await done[op.after[0]!]!.promise;
+        else if (op.after.length > 1) await Promise.all(op.after.map((a) => done[a]!.promise));
+        start[op.id] = monoNow();
+        ioStart[op.id] = start[op.id]!;
+        await this.#exec(op, ioStart);
+        end[op.id] = monoNow();
+        done[op.id]!.settled = true;
+        done[op.id]!.resolve();
+      }
+    };
+    try {
+      await Promise.all([...streams.values()].map((list) =>
+        loop(list).catch((e) => {
+          fail(e);
+          throw e;
+        })
+      ));
+    } finally {
+      for (const ch of this.#channels.values()) ch.close();
+      this.#channels.clear();
+    }
+    return {
+      rank: this.program.rank,
+      phases: this.#aggregate(start, ioStart, end),
+      timeline: this.#timeline(start, end),
+      started,
+    };
+  }
+
+  async #exec(op: Op, ioStart: Float64Array): Promise<void> {
+    switch (op.kind) {
+      case "compute":
+        await thinkMs(op.ms ?? 0);
+        return;
+      case "hit":
+        return;
+      case "barrier":
+        await this.#sync.barrier();
+        if (this.program.rank === 0) this.#sync.iteration = op.iteration;
+        return;
+      case "read":
+      case "write": {
+        const path = this.#path(op.path);
+        const write = op.kind === "write";
+        const limit = write ? path.policy.writers : path.policy.readers;
+        if (limit !== undefined) await this.#sync.enter(path.index, write, limit);
+        else this.#sync.enterUnlimited(path.index, write);
+        try {
+          ioStart[op.id] = monoNow();
+          await this.#transfer(`${op.stream}|${op.path}`, path, op.object!, write, op.bytes);
+        } finally {
+          this.#sync.leave(path.index, write);
+        }
+        this.#sync.count(this.program.rank, write, op.bytes, path.index);
+        return;
+      }
+    }
+  }
+
+  #aggregate(start: Float64Array, ioStart: Float64Array, end: Float64Array): RankPhase[] {
+    const phases = new Map<string, RankPhase>();
+    const prevEnd = new Map<string, number>();
+    for (const op of this.program.ops) {
+      const key = `${op.iteration}|${op.phase}`;
+      let ph = phases.get(key);
+      if (!ph) {
+        ph = {
+          iteration: op.iteration,
+          phase: op.phase,
+          start: Infinity,
+          end: -Infinity,
+          background: true,
+          stall_ms: 0,
+          barrier_ms: 0,
+          io: {},
+        };
+        phases.set(key, ph);
+      }
+      const s = start[op.id]!, e = end[op.id]!;
+      const before = prevEnd.get(op.stream);
+      prevEnd.set(op.stream, e);
+      ph.start = Math.min(ph.start, op.kind === "barrier" ? e : s);
+      if (!op.background) {
+        ph.background = false;
+        ph.end = Math.max(ph.end, e);
+      }
+      if (op.kind === "barrier") {
+        ph.barrier_ms += e - (before ?? s);
+      } else if (op.kind === "compute" && op.stream === "compute" && before !== undefined) {
+        ph.stall_ms += Math.max(0, s - before);
+      }
+      if (op.path !== undefined) {
+        const k = `${op.path}:${op.kind}`;
+        const io = ph.io[k] ??= { bytes: 0, ops: 0, busy_ms: 0, slot_wait_ms: 0 };
+        io.bytes += op.bytes;
+        io.ops++;
+        io.busy_ms += e - ioStart[op.id]!;
+        io.slot_wait_ms += ioStart[op.id]! - s;
+      }
+    }
+    for (const ph of phases.values()) {
+      if (ph.background) {
+        // a background phase spans its own ops
+        for (const op of this.program.ops) {
+          if (op.iteration === ph.iteration && op.phase === ph.phase) {
+            ph.end = Math.max(ph.end, end[op.id]!);
+          }
+        }
+      }
+    }
+    return [...phases.values()];
+  }
+
+  #timeline(start: Float64Array, end: Float64Array): TimelineSpan[] {
+    const out: TimelineSpan[] = [];
+    for (const op of this.program.ops) {
+      if (op.iteration !== this.#timelineIteration || op.kind === "barrier") continue;
+      out.push([op.stream, op.kind, op.label, op.bytes, start[op.id]!, end[op.id]!]);
+    }
+    return out;
+  }
+}

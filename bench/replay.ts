@@ -1,0 +1,284 @@
+/**
+ * Replay: a plan run as a workload on the real tiers, with the measured
+ * update phase set beside the predicted one.
+ *
+ * The plan becomes `mlp-offload` with the plan's split (its remote share),
+ * its cache per path, its node-wide limits and its request size and depth;
+ * the setup is the plan's, shrunk by `--scale`. Every byte count and think
+ * time scales by the same factor, so the prediction to compare with is the
+ * plan's update phase × scale — which holds as long as the tiers move the
+ * scaled requests at the bandwidths the profile measured. Objects smaller
+ * than bs × iodepth are cut into smaller requests (docs/workloads.md), so a
+ * scale that keeps a state object at bs × iodepth or more (`minScale`)
+ * replays what the profile measured.
+ *
+ * @module
+ */
+
+import type { TierSpec } from "../core/config.ts";
+import type { ResultDocument } from "../schema/result.ts";
+import { mlpOffload } from "../workloads/mlp_offload.ts";
+import { median } from "../schema/workload.ts";
+import { runWorkload, type RunWorkloadOptions } from "./workload.ts";
+import { resolveSetup, type TrainingSetup } from "../workloads/setup.ts";
+import type { WorkloadOptions } from "../workloads/_common.ts";
+import { placementOptions, type PlanDocument } from "../solver/plan.ts";
+import type { RunStatus } from "../schema/result.ts";
+import { ssdtrain } from "../workloads/ssdtrain.ts";
+
+/** Measured against predicted, in the result document's `replay` section. */
+export interface ReplayResult {
+  plan: { source: string; created: string };
+  scale: number;
+  /** The workload options the plan became. */
+  options: WorkloadOptions;
+  /** Smallest scale at which a state object still fills bs × iodepth. */
+  min_scale: number;
+  predicted: {
+    /** The plan's update phase at full size, s. */
+    update_s: number;
+    /** × scale: what the replay should measure, s. */
+    update_s_scaled: number;
+  };
+  /** Median over the measured iterations, s; null when the run did not finish. */
+  measured: { update_s: number | null; per_iteration_s: number[] };
+  /** measured / predicted − 1. */
+  error: number | null;
+  /** `--activations`: the activation plan run as ssdtrain, and every layer offloaded beside it. */
+  activations?: ActivationReplay;
+  /**
+   * Where the error comes from, path by path (medians over the measured
+   * iterations): bytes moved against the plan's × scale, and the time the
+   * path was busy against its predicted busy time × scale.
+   */
+  paths: ReplayPath[];
+}
+
+/** One run of the activation part: forward and backward, predicted (× scale) beside measured. */
+export interface ActivationRun {
+  offloaded: number;
+  prefetch: number;
+  status: RunStatus;
+  predicted: { forward_s: number; backward_s: number };
+  /** Medians over the measured iterations; null when the run did not finish. */
+  measured: { forward_s: number | null; backward_s: number | null };
+  /** measured / predicted − 1 per phase. */
+  error: { forward: number | null; backward: number | null };
+}
+
+/** The activation part of a replay (ssdtrain on the plan's local path). */
+export interface ActivationReplay {
+  layers: number;
+  /** The plan's choice of layers and read-ahead. */
+  plan: ActivationRun;
+  /** Every layer but the last offloaded: the stall the plan avoids. */
+  all: ActivationRun;
+}
+
+/** One path of a replay: predicted (× scale) beside measured. */
+export interface ReplayPath {
+  /** `local`, `remote`. */
+  path: string;
+  predicted: { read_bytes: number; write_bytes: number; busy_s: number | null };
+  measured: {
+    /** Medians over the measured iterations. */
+    read_bytes: number;
+    write_bytes: number;
+    /**
+     * Wall time with at least one of the path's requests in flight, in the
+     * iteration the timeline holds (the last), s.
+     */
+    busy_s: number;
+  };
+  /** measured busy / predicted busy − 1; null without a predicted busy time. */
+  error: number | null;
+}
+
+type Span = readonly (string | number)[];
+
+/** Length of the union of `[start, end)` intervals, in their unit. */
+function unionLength(intervals: [number, number][]): number {
+  intervals.sort((a, b) => a[0] - b[0]);
+  let total = 0, end = -Infinity;
+  for (const [s, e] of intervals) {
+    if (e <= end) continue;
+    total += e - Math.max(s, end);
+    end = e;
+  }
+  return total;
+}
+
+/**
+ * The per-path comparison of a replay, from the plan, the workload's update
+ * phases and its timeline.
+ *
+ * @example
+ * ```ts ignore
+ * const paths = replayPaths(plan, 0.02, updates, doc.workload.timeline);
+ * ```
+ */
+export function replayPaths(
+  plan: PlanDocument,
+  scale: number,
+  updates: readonly { io: Record<string, { bytes: number }> }[],
+  timeline: { columns: readonly string[]; spans: readonly Span[] } | undefined,
+): ReplayPath[] {
+  const p = plan.predictions.plan;
+  const med = (xs: number[]) => (xs.length === 0 ? 0 : median(xs));
+  const col = (name: string) => timeline?.columns.indexOf(name) ?? -1;
+  const [stream, start, end] = [col("stream"), col("start_ms"), col("end_ms")];
+  const out: ReplayPath[] = [];
+  for (const { name } of plan.placement.paths) {
+    const readBytes = (p.bytes[`${name}:read`] ?? 0) * scale;
+    const writeBytes = (p.bytes[`${name}:write`] ?? 0) * scale;
+    if (readBytes === 0 && writeBytes === 0) continue;
+    const spans = (timeline?.spans ?? []).filter((x) =>
+      x[stream] === `${name}:read` || x[stream] === `${name}:write`
+    ).map((x): [number, number] => [Number(x[start]), Number(x[end])]);
+    const busy = unionLength(spans) / 1000;
+    const predicted = p.path_s?.[name] === undefined ? null : p.path_s[name]! * scale;
+    out.push({
+      path: name,
+      predicted: { read_bytes: readBytes, write_bytes: writeBytes, busy_s: predicted },
+      measured: {
+        read_bytes: med(updates.map((u) => u.io[`${name}:read`]?.bytes ?? 0)),
+        write_bytes: med(updates.map((u) => u.io[`${name}:write`]?.bytes ?? 0)),
+        busy_s: busy,
+      },
+      error: predicted && busy > 0 ? busy / predicted - 1 : null,
+    });
+  }
+  return out;
+}
+
+/** The setup a plan was made for, at `scale`. */
+export function setupOfPlan(
+  plan: PlanDocument,
+  scale: number,
+  iterations: number,
+  warmup: number,
+): TrainingSetup {
+  const s = plan.setup;
+  const num = (k: string) => (typeof s[k] === "number" ? s[k] as number : undefined);
+  return resolveSetup({
+    model: String(s.model),
+    parameters: num("parameters"),
+    ranksPerNode: num("ranks_per_node"),
+    dataParallel: num("data_parallel"),
+    tensorParallel: num("tensor_parallel"),
+    microBatch: num("micro_batch"),
+    subgroupSize: num("subgroup_elements"),
+    bytesPerState: num("bytes_per_state"),
+    adamRate: num("adam_params_per_s"),
+    gpuTflops: num("gpu_tflops"),
+    scale,
+    iterations,
+    warmup,
+  });
+}
+
+/** The mlp-offload options that run the plan's placement. */
+export function optionsOfPlan(plan: PlanDocument): WorkloadOptions {
+  return placementOptions(plan.placement.paths);
+}
+
+/** The smallest scale at which one subgroup's state object is at least bs × iodepth. */
+export function minScaleOf(plan: PlanDocument): number {
+  const local = plan.placement.paths.find((p) => p.name === "local");
+  const elements = Number(plan.setup.subgroup_elements);
+  const bytes = Number(plan.setup.bytes_per_state) * elements;
+  if (!local || !(bytes > 0)) return 1;
+  return Math.min(1, (local.bs * local.iodepth) / bytes);
+}
+
+/**
+ * Runs `plan` on the tiers `specs` at `scale` and compares.
+ *
+ * @example
+ * ```ts ignore
+ * const { doc } = await replayPlan(plan, [parseTierSpec("file:/mnt/nvme")], { scale: 0.02 });
+ * console.log(doc.replay?.error);
+ * ```
+ */
+export async function replayPlan(
+  plan: PlanDocument,
+  specs: readonly TierSpec[],
+  o: {
+    scale: number;
+    iterations?: number;
+    warmup?: number;
+    /** Also run the activation plan (ssdtrain) and every layer offloaded. */
+    activations?: boolean;
+  } & RunWorkloadOptions,
+): Promise<{ doc: ResultDocument; error?: unknown }> {
+  const setup = setupOfPlan(plan, o.scale, o.iterations ?? 3, o.warmup ?? 1);
+  const options = optionsOfPlan(plan);
+  const out = await runWorkload(mlpOffload, setup, specs, options, o);
+  const w = out.doc.workload;
+  const updates = (w?.iterations ?? []).filter((it) => !it.warmup && it.phases.update)
+    .map((it) => it.phases.update!);
+  const per = updates.map((u) => u.time_s);
+  const measured = out.doc.status === "ok" && per.length > 0 ? median(per) : null;
+  const predicted = plan.predictions.plan.update_s;
+  const replay: ReplayResult = {
+    plan: { source: plan.profile.source, created: plan.created },
+    scale: o.scale,
+    options,
+    min_scale: minScaleOf(plan),
+    predicted: { update_s: predicted, update_s_scaled: predicted * o.scale },
+    measured: { update_s: measured, per_iteration_s: per },
+    error: measured === null ? null : measured / (predicted * o.scale) - 1,
+    paths: replayPaths(plan, o.scale, updates, w?.timeline),
+  };
+  out.doc.replay = replay;
+  if (!o.activations || out.doc.status !== "ok" || o.signal?.aborted) return out;
+  const a = plan.activations;
+  if (!a?.phases) {
+    throw new TypeError("the plan has no activation phases: write it again with `tierbench plan`");
+  }
+  const local = specs.filter((x) => x.kind === "file");
+  const run = async (
+    offloaded: number,
+    prefetch: number,
+    predicted: { forward_s: number; backward_s: number },
+  ): Promise<{ run: ActivationRun; error?: unknown }> => {
+    const r = await runWorkload(ssdtrain, setup, local, { offloadLayers: offloaded, prefetch }, o);
+    if (r.doc.status !== "ok") {
+      out.doc.status = r.doc.status;
+      if (r.doc.error !== undefined) out.doc.error = r.doc.error;
+    }
+    const its = (r.doc.workload?.iterations ?? []).filter((it) => !it.warmup);
+    const phase = (name: string) => {
+      const xs = its.map((it) => it.phases[name]?.time_s).filter((x): x is number =>
+        x !== undefined
+      );
+      return r.doc.status === "ok" && xs.length > 0 ? median(xs) : null;
+    };
+    const scaled = {
+      forward_s: predicted.forward_s * o.scale,
+      backward_s: predicted.backward_s * o.scale,
+    };
+    const fwd = phase("forward"), bwd = phase("backward");
+    const result: ActivationRun = {
+      offloaded,
+      prefetch,
+      status: r.doc.status,
+      predicted: scaled,
+      measured: { forward_s: fwd, backward_s: bwd },
+      error: {
+        forward: fwd === null ? null : fwd / scaled.forward_s - 1,
+        backward: bwd === null ? null : bwd / scaled.backward_s - 1,
+      },
+    };
+    return r.error === undefined ? { run: result } : { run: result, error: r.error };
+  };
+  const first = await run(a.offloaded, a.prefetch, a.phases.plan);
+  const activations: ActivationReplay = { layers: a.layers, plan: first.run, all: first.run };
+  replay.activations = activations;
+  if (first.error !== undefined || out.doc.status !== "ok") {
+    return { doc: out.doc, error: first.error };
+  }
+  const all = await run(a.layers - 1, a.prefetch_all ?? a.prefetch, a.phases.all);
+  activations.all = all.run;
+  return all.error === undefined ? out : { doc: out.doc, error: all.error };
+}

@@ -1,0 +1,292 @@
+/**
+ * Runs a workload on real tiers: sets the tiers up, builds the programs,
+ * starts one Worker per rank (ranks contend with each other, which is the
+ * point), waits, aggregates, and removes every tier's scratch whatever
+ * happened.
+ *
+ * Tiers map to the roles of a workload by kind: `memory:` is host memory
+ * (and the device stand-in without a GPU), each `file:` is a node-local path
+ * (`local`, `local2`, …), one `pfs:` or `s3://` is the remote path.
+ *
+ * @module
+ */
+
+import { join } from "node:path";
+import { formatTierSpec, type TierSpec } from "../core/config.ts";
+import { ConfigError } from "../core/errors.ts";
+import type { ResultDocument, RunStatus } from "../schema/result.ts";
+import { endResultDocument, newResultDocument } from "./session.ts";
+import { cString, libc, O } from "../core/libc.ts";
+import { newRunId } from "../tiers/scratch.ts";
+import { openTier } from "../tiers/mod.ts";
+import type { S3TierOptions } from "../tiers/s3.ts";
+import type { S3Tier } from "../tiers/s3.ts";
+import type { FileBackedTier } from "../tiers/file_backed.ts";
+import type { Tier } from "../tiers/types.ts";
+import type { WorkloadDefinition, WorkloadOptions, WorkloadPaths } from "../workloads/_common.ts";
+import type { PathRuntime } from "./_rank.ts";
+import type { RankMessage, RankStart } from "./_rank_worker.ts";
+import { NodeSync } from "./_sync.ts";
+import { aggregate, type WorkloadPathResult, type WorkloadResult } from "../schema/workload.ts";
+import { describeSetup, type TrainingSetup } from "../workloads/setup.ts";
+
+const WORKER_URL = new URL("./_rank_worker.ts", import.meta.url);
+
+/** Progress of a workload run, for the progress line. */
+export interface WorkloadProgress {
+  /** Iteration rank 0 is in, from 0 (warm-up first). */
+  iteration: number;
+  iterations: number;
+  bytesRead: number;
+  bytesWritten: number;
+  elapsedMs: number;
+  /** Bytes moved so far on each path (`local`, `remote`, …). */
+  paths?: { name: string; bytesRead: number; bytesWritten: number }[];
+}
+
+/** Options of {@linkcode runWorkload}. */
+export interface RunWorkloadOptions {
+  readonly signal?: AbortSignal;
+  readonly onProgress?: (p: WorkloadProgress) => void;
+  readonly s3?: S3TierOptions;
+  readonly runId?: string;
+  /** Recorded as is in the document. */
+  readonly config?: Record<string, unknown>;
+}
+
+/** What a workload run produced; `error` when it ended early (the document says how). */
+export interface WorkloadOutcome {
+  readonly doc: ResultDocument;
+  readonly error?: unknown;
+}
+
+/** Assigns tiers to roles and names the paths. */
+export function pathsOf(
+  specs: readonly TierSpec[],
+): { paths: WorkloadPaths; byName: Map<string, TierSpec> } {
+  const byName = new Map<string, TierSpec>();
+  const local: string[] = [];
+  let host: string | undefined, remote: string | undefined;
+  for (const spec of specs) {
+    switch (spec.kind) {
+      case "memory":
+        if (host !== undefined) {
+          throw new ConfigError("tiers", "name at most one memory: tier (host memory)");
+        }
+        host = "host";
+        byName.set(host, spec);
+        break;
+      case "file": {
+        const name = local.length === 0 ? "local" : `local${local.length + 1}`;
+        local.push(name);
+        byName.set(name, spec);
+        break;
+      }
+      case "pfs":
+      case "s3":
+        if (remote !== undefined) {
+          throw new ConfigError("tiers", "name at most one remote tier (pfs:DIR or s3://BUCKET)");
+        }
+        remote = "remote";
+        byName.set(remote, spec);
+        break;
+      case "null":
+        throw new ConfigError(
+          "tiers",
+          "null: has no place in a workload",
+          "memory:DIR, file:DIR (one or more), pfs:DIR or s3://BUCKET",
+        );
+    }
+  }
+  const paths: WorkloadPaths = {
+    local,
+    ...(host !== undefined ? { host } : {}),
+    ...(remote !== undefined ? { remote } : {}),
+  };
+  return { paths, byName };
+}
+
+/** Whether O_DIRECT opens in `dir` (some network file systems refuse it). */
+function directWorks(dir: string): boolean {
+  const path = join(dir, ".direct-probe");
+  const fd = libc().open(cString(path), O.RDWR | O.CREAT | O.DIRECT | O.CLOEXEC, 0o600);
+  if (fd >= 0) libc().close(fd);
+  try {
+    Deno.removeSync(path);
+  } catch { /* not made */ }
+  return fd >= 0;
+}
+
+/**
+ * Runs `def` with `setup` on the tiers named by `specs`.
+ *
+ * @example
+ * ```ts ignore
+ * import { parseTierSpec } from "../core/config.ts";
+ * import { resolveSetup } from "../workloads/setup.ts";
+ * import { zeroInfinity } from "../workloads/zero_infinity.ts";
+ * const { doc } = await runWorkload(zeroInfinity, resolveSetup({ model: "7b", scale: 1e-4 }),
+ *   [parseTierSpec("file:/mnt/nvme")]);
+ * console.log(doc.workload?.summary?.update_s);
+ * ```
+ */
+export async function runWorkload(
+  def: WorkloadDefinition,
+  setup: TrainingSetup,
+  specs: readonly TierSpec[],
+  workloadOptions: WorkloadOptions = {},
+  opts: RunWorkloadOptions = {},
+): Promise<WorkloadOutcome> {
+  const { paths, byName } = pathsOf(specs);
+  let program;
+  try {
+    program = def.build(setup, paths, workloadOptions);
+  } catch (e) {
+    if (e instanceof RangeError) throw new ConfigError("tiers", e.message, undefined, { cause: e });
+    throw e;
+  }
+  const runId = opts.runId ?? newRunId();
+  const doc = newResultDocument("workload", runId, opts.config ?? {});
+  const tiers = new Map<string, Tier>();
+  let error: unknown;
+  let status: RunStatus = "ok";
+  const timelineIteration = program.warmupIterations + program.iterations - 1;
+  const result: WorkloadResult = {
+    name: def.name,
+    setup: describeSetup(setup),
+    options: Object.fromEntries(
+      Object.entries(workloadOptions).filter(([, v]) => typeof v === "number"),
+    ) as Record<string, number>,
+    derived: { ...program.derived },
+    notes: [...program.notes],
+    paths: [],
+    summary: null,
+    iterations: [],
+    ranks: [],
+    timeline: {
+      iteration: timelineIteration,
+      columns: ["rank", "stream", "kind", "label", "bytes", "start_ms", "end_ms"],
+      spans: [],
+    },
+  };
+  doc.workload = result;
+  const workers: Worker[] = [];
+  try {
+    const runtimes: PathRuntime[] = [];
+    for (const [index, policy] of program.paths.entries()) {
+      const spec = byName.get(policy.name);
+      if (!spec) throw new TypeError(`workload uses path "${policy.name}", which no tier provides`);
+      const key = formatTierSpec(spec);
+      let tier = tiers.get(key);
+      if (!tier) {
+        tier = openTier(spec, runId, opts.s3);
+        tiers.set(key, tier);
+        await tier.setup();
+      }
+      const facts = tier.describe();
+      let direct = false;
+      let runtime: PathRuntime;
+      if (spec.kind === "s3") {
+        const s3 = tier as S3Tier;
+        runtime = {
+          policy,
+          index,
+          direct,
+          s3: { loc: s3.location, bucket: s3.bucket, prefix: s3.scratchPrefix },
+        };
+      } else {
+        const dir = (tier as FileBackedTier).scratchDir;
+        direct = spec.kind !== "memory" && directWorks(dir);
+        if (spec.kind === "pfs" && !direct) {
+          result.notes.push(`${policy.name}: O_DIRECT refused on ${spec.path}; buffered I/O`);
+        }
+        runtime = { policy, index, direct, dir };
+      }
+      runtimes.push(runtime);
+      result.paths.push({ ...policy, direct, tier: facts } satisfies WorkloadPathResult);
+    }
+    const sync = new NodeSync(program.ranks.length, runtimes.length);
+    const onAbort = () => sync.abort();
+    opts.signal?.addEventListener("abort", onAbort);
+    const messages: RankMessage[] = [];
+    const t0 = performance.now();
+    const timer = opts.onProgress
+      ? setInterval(() => {
+        const [r, w] = sync.totals();
+        const perPath = sync.pathTotals();
+        opts.onProgress!({
+          iteration: sync.iteration,
+          iterations: program.warmupIterations + program.iterations,
+          bytesRead: r,
+          bytesWritten: w,
+          elapsedMs: performance.now() - t0,
+          paths: runtimes.map((rt, i) => ({
+            name: rt.policy.name,
+            bytesRead: perPath[i]?.[0] ?? 0,
+            bytesWritten: perPath[i]?.[1] ?? 0,
+          })),
+        });
+      }, 200)
+      : undefined;
+    try {
+      await new Promise<void>((resolve) => {
+        for (const rp of program.ranks) {
+          const w = new Worker(WORKER_URL, { type: "module", name: `rank${rp.rank}` });
+          workers.push(w);
+          const finish = (m: RankMessage) => {
+            messages.push(m);
+            if (m.type !== "done") sync.abort();
+            if (messages.length === program.ranks.length) resolve();
+          };
+          w.onmessage = (e: MessageEvent<RankMessage>) => finish(e.data);
+          w.onerror = (e: ErrorEvent) => {
+            e.preventDefault();
+            finish({ type: "failed", rank: rp.rank, message: e.message });
+          };
+          const start: RankStart = {
+            program: rp,
+            paths: runtimes,
+            ranks: program.ranks.length,
+            sync: sync.buffers,
+            timelineIteration,
+          };
+          w.postMessage(start);
+        }
+      });
+    } finally {
+      if (timer !== undefined) clearInterval(timer);
+      opts.signal?.removeEventListener("abort", onAbort);
+    }
+    for (const [i, path] of result.paths.entries()) {
+      [path.peak_readers, path.peak_writers] = sync.peak(i);
+    }
+    const failure = messages.find((m) => m.type === "failed");
+    if (failure && failure.type === "failed") {
+      status = "failed";
+      doc.error = `rank ${failure.rank}: ${failure.message}`;
+    } else if (messages.some((m) => m.type === "aborted")) {
+      status = "interrupted";
+      doc.error = "interrupted";
+    } else {
+      const reports = messages.flatMap((m) => (m.type === "done" ? [m.report] : []));
+      reports.sort((a, b) => a.rank - b.rank);
+      Object.assign(result, aggregate(program, reports, timelineIteration));
+    }
+  } catch (e) {
+    error = e;
+    status = "failed";
+    doc.error = e instanceof Error ? e.message : String(e);
+  } finally {
+    for (const w of workers) w.terminate();
+    for (const tier of tiers.values()) {
+      try {
+        await tier[Symbol.asyncDispose]();
+      } catch (e) {
+        error ??= e;
+        status = "failed";
+        doc.error ??= e instanceof Error ? e.message : String(e);
+      }
+    }
+  }
+  return endResultDocument(doc, status, error);
+}

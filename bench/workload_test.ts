@@ -1,0 +1,156 @@
+import assert from "node:assert/strict";
+import { parseTierSpec } from "../core/config.ts";
+import { ConfigError } from "../core/errors.ts";
+import { IS_ROOT, scratchLeft, tempMount, withTempDir } from "../tests/_helpers.ts";
+import type { WorkloadDefinition } from "../workloads/_common.ts";
+import { bytesByPath, type Op, ProgramBuilder } from "../workloads/ops.ts";
+import { pathsOf, runWorkload } from "./workload.ts";
+import { resolveSetup } from "../workloads/setup.ts";
+import { zeroInfinity } from "../workloads/zero_infinity.ts";
+
+const setup = resolveSetup({ model: "7b", scale: 2e-4, iterations: 1, warmup: 1, ranksPerNode: 2 });
+
+Deno.test("pathsOf() names memory host, files local, local2, and pfs remote", () => {
+  const { paths, byName } = pathsOf(
+    ["memory:/dev/shm", "file:/a", "file:/b", "pfs:/c"].map(parseTierSpec),
+  );
+  assert.deepEqual(paths, { host: "host", local: ["local", "local2"], remote: "remote" });
+  assert.equal(byName.get("local2")?.path, "/b");
+  assert.throws(() => pathsOf(["pfs:/a", "s3://b"].map(parseTierSpec)), ConfigError);
+  assert.throws(() => pathsOf(["null:"].map(parseTierSpec)), /null: has no place/);
+});
+
+Deno.test("runWorkload() runs zero-infinity on a file tier: bytes as the program says, every dependency kept, nothing left", async () => {
+  await withTempDir(async (dir) => {
+    const { doc, error } = await runWorkload(zeroInfinity, setup, [parseTierSpec(`file:${dir}`)]);
+    assert.equal(error, undefined);
+    assert.equal(doc.status, "ok", doc.error);
+    const w = doc.workload!;
+    assert.equal(w.paths[0]!.direct, true);
+    const program = zeroInfinity.build(setup, { local: ["local"] });
+    // bytes per measured iteration: the program's, summed over ranks
+    const want: Record<string, number> = {};
+    for (const r of program.ranks) {
+      for (const [k, v] of Object.entries(bytesByPath(r.ops, (op) => op.iteration === 1))) {
+        want[k] = (want[k] ?? 0) + v;
+      }
+    }
+    assert.deepEqual(w.summary!.bytes, want);
+    assert.ok(w.summary!.update_s! > 0 && w.summary!.iteration_s >= w.summary!.update_s!);
+    assert.equal(w.iterations.length, 2);
+    assert.equal(w.iterations[0]!.warmup, true);
+    assert.equal(w.ranks.length, 2);
+    // the timeline (last iteration) keeps stream order and every `after`
+    const spans = new Map<string, { start: number; end: number }>();
+    for (const [rank, stream, , label, , start, end] of w.timeline.spans) {
+      spans.set(`${rank}|${stream}|${label}`, { start, end });
+    }
+    const eps = 0.002;
+    let checked = 0;
+    for (const r of program.ranks) {
+      const ops = r.ops.filter((op) => op.iteration === 1 && op.kind !== "barrier");
+      const at = (op: Op) => spans.get(`${r.rank}|${op.stream}|${op.label}`)!;
+      const lastInStream = new Map<string, Op>();
+      for (const op of ops) {
+        const me = at(op);
+        assert.ok(me, `no span for ${op.stream} ${op.label}`);
+        const prev = lastInStream.get(op.stream);
+        if (prev) assert.ok(me.start + eps >= at(prev).end, `${op.label} overlapped ${prev.label}`);
+        lastInStream.set(op.stream, op);
+        for (const a of op.after) {
+          const dep = r.ops[a]!;
+          if (dep.iteration !== 1 || dep.kind === "barrier") continue;
+          assert.ok(me.start + eps >= at(dep).end, `${op.label} started before ${dep.label} ended`);
+          checked++;
+        }
+      }
+    }
+    assert.ok(checked > 100);
+    assert.deepEqual(await scratchLeft(dir), []);
+  });
+});
+
+Deno.test("runWorkload() holds a node-wide limit of one reader per path", async () => {
+  // every rank reads the same-sized objects at once; with readers: 1 no two reads overlap
+  const def: WorkloadDefinition = {
+    name: "one-reader",
+    summary: "",
+    needs: ["host"],
+    build(s, paths) {
+      const ranks = Array.from({ length: s.ranksPerNode }, (_, rank) => {
+        const b = new ProgramBuilder(rank);
+        const open = b.add({
+          kind: "barrier",
+          stream: "compute",
+          iteration: 0,
+          phase: "read",
+          label: "go",
+        });
+        for (let i = 0; i < 4; i++) {
+          b.initial(paths.host!, `o${i}`, 1 << 20);
+          b.add({
+            kind: "read",
+            stream: "host:read",
+            iteration: 0,
+            phase: "read",
+            path: paths.host!,
+            object: `o${i}`,
+            bytes: 1 << 20,
+            label: `o${i}`,
+            after: [open],
+          });
+        }
+        return b.build();
+      });
+      return {
+        workload: "one-reader",
+        paths: [{ name: paths.host!, role: "host", bs: 1 << 18, iodepth: 4, readers: 1 }],
+        ranks,
+        warmupIterations: 0,
+        iterations: 1,
+        derived: {},
+        notes: [],
+      };
+    },
+  };
+  const { doc } = await runWorkload(
+    def,
+    resolveSetup({ ranksPerNode: 4, iterations: 1, warmup: 0 }),
+    [
+      parseTierSpec("memory:/dev/shm"),
+    ],
+  );
+  assert.equal(doc.status, "ok", doc.error);
+  const path = doc.workload!.paths[0]!;
+  assert.equal(path.peak_readers, 1);
+  const phase = doc.workload!.iterations[0]!.phases.read!;
+  assert.equal(phase.io["host:read"]!.ops, 16);
+  // other test processes may work in /dev/shm too: look for this run's directory only
+  assert.deepEqual((await scratchLeft("/dev/shm")).filter((d) => d.includes(doc.run_id)), []);
+});
+
+Deno.test({
+  name:
+    "runWorkload() fails with ENOSPC in one line, names the rank, and leaves nothing on a full tier",
+  ignore: !IS_ROOT,
+  async fn() {
+    await using mnt = await tempMount("tmpfs", "size=4m");
+    const { doc, error } = await runWorkload(
+      zeroInfinity,
+      resolveSetup({ model: "7b", scale: 1e-3, iterations: 1, warmup: 0, ranksPerNode: 2 }),
+      [parseTierSpec(`file:${mnt.path}`)],
+    );
+    assert.equal(error, undefined);
+    assert.equal(doc.status, "failed");
+    assert.match(doc.error!, /^rank \d: .*ENOSPC/);
+    assert.ok(!doc.error!.includes("\n"));
+    assert.deepEqual(await scratchLeft(mnt.path), []);
+  },
+});
+
+Deno.test("runWorkload() refuses a workload whose paths the tiers do not give, before touching them", async () => {
+  await assert.rejects(
+    runWorkload(zeroInfinity, setup, [parseTierSpec("memory:/dev/shm")]),
+    (e: unknown) => e instanceof ConfigError && /needs a local path/.test(e.message),
+  );
+});

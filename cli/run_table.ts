@@ -1,0 +1,81 @@
+/**
+ * The table printed after a run: one row per run and direction.
+ *
+ * @module
+ */
+
+import Table from "cli-table3";
+import pc from "picocolors";
+import type { DirectionResult, RunResult } from "../schema/result.ts";
+import { formatRate, formatSize } from "../core/units.ts";
+
+function us(ns: number): string {
+  const v = ns / 1000;
+  return v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v.toFixed(2);
+}
+
+function row(r: RunResult, dir: "read" | "write", d: DirectionResult): string[] {
+  const o = r.options;
+  const p = d.lat_ns.percentile;
+  return [
+    r.tier.kind === "null" ? "null" : `${r.tier.kind}:${r.tier.path}`,
+    `${o.rw}${o.rw === "randrw" ? ` ${dir}` : ""}`,
+    formatSize(o.bs),
+    `${o.iodepth}×${o.numjobs}`,
+    `${o.engine}${o.direct ? "+direct" : ""}`,
+    formatRate(d.bw_bytes),
+    Math.round(d.iops).toLocaleString("en-US"),
+    us(p["50.000000"] ?? 0),
+    us(p["99.000000"] ?? 0),
+    us(p["99.990000"] ?? 0),
+    `${(r.cpu.usr_pct + r.cpu.sys_pct).toFixed(0)}%`,
+    r.status === "ok" ? "" : r.status,
+  ];
+}
+
+/**
+ * Renders results as a cli-table3 table (colours only on a terminal).
+ *
+ * @example
+ * ```ts ignore
+ * console.log(formatTable(doc.runs));
+ * ```
+ */
+export function formatTable(runs: readonly RunResult[]): string {
+  const table = new Table({
+    head: [
+      "tier",
+      "rw",
+      "bs",
+      "depth×jobs",
+      "engine",
+      "bandwidth",
+      "IOPS",
+      "lat p50 µs",
+      "p99 µs",
+      "p99.99 µs",
+      "cpu",
+      "status",
+    ].map((h) => pc.bold(h)),
+    style: { head: [], border: [] },
+    colAligns: [
+      "left",
+      "left",
+      "right",
+      "right",
+      "left",
+      "right",
+      "right",
+      "right",
+      "right",
+      "right",
+      "right",
+      "left",
+    ],
+  });
+  for (const r of runs) {
+    if (r.read.total_ios > 0 || r.write.total_ios === 0) table.push(row(r, "read", r.read));
+    if (r.write.total_ios > 0) table.push(row(r, "write", r.write));
+  }
+  return table.toString();
+}

@@ -1,0 +1,224 @@
+/**
+ * The state an engine's I/O loop consults and updates for each I/O: what to
+ * do next (offset, direction), whether to go on, and where to record.
+ *
+ * Runs inside a job Worker. Times are {@linkcode monoNow} (CLOCK_MONOTONIC in
+ * milliseconds, nanosecond resolution); engines pass the times they read from
+ * it. The measured window is set by
+ * each job from its own clock when it passes the start barrier (ramp, then
+ * runtime), so no comparison across threads' clocks decides what counts.
+ *
+ * @module
+ */
+
+import { CTL, JOB, jobBase, type JobPlan, RUN, type SharedCounters } from "../core/job_protocol.ts";
+import {
+  type OffsetStream,
+  RandomOffsets,
+  SequentialOffsets,
+  XorShift32,
+} from "../core/offsets.ts";
+import { type LatencyHistograms, newLatencyHistograms } from "../core/recorder.ts";
+import { monoNow } from "../core/libc.ts";
+
+/** Per-job bookkeeping shared by every engine. */
+export class JobRuntime {
+  readonly plan: JobPlan;
+  readonly read: LatencyHistograms = newLatencyHistograms();
+  readonly write: LatencyHistograms = newLatencyHistograms();
+  readonly #offsets: OffsetStream;
+  readonly #mix: XorShift32;
+  readonly #mixThreshold: number;
+  readonly #ctl: Int32Array<SharedArrayBuffer>;
+  readonly #f64: Float64Array<SharedArrayBuffer>;
+  readonly #base: number;
+  #measureStart = 0;
+  #measureEnd = Infinity;
+  #issuedMeasured = 0;
+  #snapshotTaken = false;
+  /** monoNow() of the last measured completion (or of the end-of-job fsync). */
+  #lastCompletion = -1;
+
+  constructor(plan: JobPlan, shared: SharedCounters) {
+    this.plan = plan;
+    this.#offsets = plan.rw.startsWith("rand")
+      ? new RandomOffsets(plan.size, plan.bs, plan.seed + plan.job * 7919)
+      : new SequentialOffsets(plan.size, plan.bs);
+    this.#mix = new XorShift32(plan.seed ^ (plan.job + 1) * 0x51ed27);
+    // Direction by comparing a uniform 32-bit draw with rwmixread % of 2^32.
+    this.#mixThreshold = Math.round((plan.rwmixread / 100) * 2 ** 32);
+    this.#ctl = shared.ctl;
+    this.#f64 = shared.f64;
+    this.#base = jobBase(plan.job);
+  }
+
+  /** Blocks this Worker until the runner opens the start barrier; false if told to stop. */
+  waitForStart(): boolean {
+    Atomics.wait(this.#ctl, CTL.GO, 0);
+    this.#measureStart = monoNow() + this.#f64[RUN.RAMP_MS]!;
+    this.#measureEnd = this.#measureStart + this.#f64[RUN.RUNTIME_MS]!;
+    return Atomics.load(this.#ctl, CTL.STOP) === 0;
+  }
+
+  /** The offset of the next I/O. */
+  nextOffset(): number {
+    return this.#offsets.next();
+  }
+
+  /** Whether the next I/O reads (by rwmixread). */
+  nextIsRead(): boolean {
+    return this.#mixThreshold >= 2 ** 32 ||
+      (this.#mixThreshold > 0 && this.#mix.next() < this.#mixThreshold);
+  }
+
+  /**
+   * Whether an I/O may start at `now`: not stopped, not past the end of a
+   * time-based run, and short of io_size for a size-based one. Counts it.
+   */
+  mayIssue(now: number): boolean {
+    if (Atomics.load(this.#ctl, CTL.STOP) !== 0 || now >= this.#measureEnd) return false;
+    if (now < this.#measureStart) return true; // ramp: does not count toward io_size
+    if (this.plan.ioSize > 0 && this.#issuedMeasured >= this.plan.ioSize) return false;
+    this.#issuedMeasured += this.plan.bs;
+    return true;
+  }
+
+  /** Whether the runner has told jobs to stop (end, error elsewhere, or a signal). */
+  get stopped(): boolean {
+    return Atomics.load(this.#ctl, CTL.STOP) !== 0;
+  }
+
+  /**
+   * Records one completed I/O. Latencies in ns; `slatNs` < 0 when the engine
+   * has no separate submission step (then clat = lat, as fio reports for
+   * synchronous engines, copied once in finish() instead of per I/O); `ttfbNs` ≥ 0 only for requests with a first byte
+   * (S3 GETs). I/Os that complete in the ramp, or after the end of a
+   * time-based run, are not recorded.
+   */
+  complete(isRead: boolean, now: number, latNs: number, slatNs: number, ttfbNs = -1): void {
+    if (now < this.#measureStart || now > this.#measureEnd) return;
+    const h = isRead ? this.read : this.write;
+    const lat = latNs < 1 ? 1 : Math.round(latNs);
+    h.lat.recordValue(lat);
+    if (ttfbNs >= 0) h.ttfb.recordValue(ttfbNs < 1 ? 1 : Math.round(ttfbNs));
+    if (slatNs >= 0) {
+      const slat = slatNs < 1 ? 1 : Math.round(slatNs);
+      h.slat.recordValue(slat);
+      h.clat.recordValue(lat > slat ? lat - slat : 1);
+    }
+    const f = this.#f64;
+    const b = this.#base;
+    if (isRead) {
+      f[b + JOB.READ_BYTES]! += this.plan.bs;
+      f[b + JOB.READ_OPS]! += 1;
+    } else {
+      f[b + JOB.WRITE_BYTES]! += this.plan.bs;
+      f[b + JOB.WRITE_OPS]! += 1;
+    }
+    this.#lastCompletion = now;
+    if (!this.#snapshotTaken && Atomics.load(this.#ctl, CTL.FIRST_DONE) !== 0) {
+      this.#takeFirstDoneSnapshot();
+    }
+  }
+
+  /**
+   * Records how long the end-of-job fsync took, in ms. As fio's end_fsync, it
+   * moves the job's end, so a size-based run's bandwidth includes the flush.
+   */
+  recordFsync(ms: number): void {
+    this.#f64[this.#base + JOB.FSYNC_MS] = ms;
+    if (ms > 0) this.#lastCompletion = monoNow();
+  }
+
+  /**
+   * Says the job is about to block on a request that began at `since`
+   * (monoNow): a read or write at `offset` of file `file` (-1 when it is not
+   * one I/O, e.g. the end-of-job fsync). The runner's watchdog reads it.
+   */
+  busy(since: number, isRead: boolean, file: number, offset: number): void {
+    const f = this.#f64;
+    const b = this.#base;
+    f[b + JOB.BUSY_OFFSET] = offset;
+    f[b + JOB.BUSY_FILE] = file;
+    f[b + JOB.BUSY_READ] = isRead ? 1 : 0;
+    f[b + JOB.BUSY_SINCE] = since;
+  }
+
+  /** Says the job is no longer blocked on a request. */
+  idle(): void {
+    this.#f64[this.#base + JOB.BUSY_SINCE] = 0;
+  }
+
+  /** Counts a request retried after a transient error. */
+  countRetry(): void {
+    this.#f64[this.#base + JOB.RETRIES]! += 1;
+  }
+
+  /** Marks this job finished; the first job to finish fixes the first-done moment. */
+  finish(): void {
+    if (this.#lastCompletion >= 0) {
+      // The runner reads job ends on its own clock: convert through "now".
+      const ago = monoNow() - this.#lastCompletion;
+      this.#f64[this.#base + JOB.END] = performance.timeOrigin + performance.now() - ago;
+    }
+    // Synchronous engines record one latency: their completion time is the total.
+    for (const h of [this.read, this.write]) {
+      if (h.clat.totalCount === 0 && h.slat.totalCount === 0) h.clat.add(h.lat);
+    }
+    Atomics.compareExchange(this.#ctl, CTL.FIRST_DONE, 0, this.plan.job + 1);
+    if (!this.#snapshotTaken) this.#takeFirstDoneSnapshot();
+  }
+
+  #takeFirstDoneSnapshot(): void {
+    const f = this.#f64;
+    const b = this.#base;
+    f[b + JOB.FD_READ_BYTES] = f[b + JOB.READ_BYTES]!;
+    f[b + JOB.FD_WRITE_BYTES] = f[b + JOB.WRITE_BYTES]!;
+    f[b + JOB.FD_READ_OPS] = f[b + JOB.READ_OPS]!;
+    f[b + JOB.FD_WRITE_OPS] = f[b + JOB.WRITE_OPS]!;
+    f[b + JOB.FD_TAKEN] = 1;
+    this.#snapshotTaken = true;
+  }
+}
+
+/** A failed system call inside an engine, with its own errno. */
+export class SyscallFailure extends Error {
+  override name = "SyscallFailure";
+  readonly syscall: string;
+  readonly errno: number;
+  readonly path: string;
+  readonly offset: number | undefined;
+  readonly detail: string | undefined;
+
+  constructor(
+    syscall: string,
+    errno: number,
+    path: string,
+    offset?: number,
+    detail?: string,
+  ) {
+    super(`${syscall} ${path} failed: errno ${errno}`);
+    this.syscall = syscall;
+    this.errno = errno;
+    this.path = path;
+    this.offset = offset;
+    this.detail = detail;
+  }
+}
+
+/**
+ * The I/O loop of one engine. File engines run synchronously (the Worker is
+ * theirs); network engines return a promise and keep `iodepth` requests in
+ * flight on the Worker's event loop.
+ */
+export interface JobEngine {
+  /** Runs I/O until the runtime says stop. */
+  run(rt: JobRuntime): void | Promise<void>;
+  /** Releases the file, buffers, kernel context or connections. */
+  close(): void | Promise<void>;
+  /**
+   * --verify, after the measured I/O: reads back and checks what the job
+   * wrote, where the engine does it itself (s3; files: bench/_verify_readback.ts).
+   */
+  readBack?(stopped: () => boolean): void | Promise<void>;
+}

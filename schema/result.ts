@@ -1,0 +1,220 @@
+/**
+ * The result document (`"schema": "tierbench/result@1"`): one JSON file per
+ * invocation, the only input of everything downstream. Field names follow
+ * fio's JSON output where fio has one.
+ *
+ * @module
+ */
+
+import type { TierFacts } from "../tiers/types.ts";
+import type { WorkloadResult } from "./workload.ts";
+import type { ReplayResult } from "../bench/replay.ts";
+import type { ContentionResult } from "../bench/contention.ts";
+import type { SweepResult } from "../bench/sweep.ts";
+import type { HostFacts } from "../core/host.ts";
+import type { EncodedLatency, LatencyStats } from "../core/recorder.ts";
+
+/** The schema id written into every result. */
+export const RESULT_SCHEMA = "tierbench/result@1";
+
+/** Bandwidth over a span, for first-done and last-done figures. */
+export interface SpanFigures {
+  /** Span in ms, from the start of measurement. */
+  runtime: number;
+  io_bytes: number;
+  bw_bytes: number;
+  iops: number;
+}
+
+/** One direction (read or write) of one run, in fio's terms. */
+export interface DirectionResult {
+  io_bytes: number;
+  /** Bytes per second over `runtime`. */
+  bw_bytes: number;
+  iops: number;
+  /** Measured time in ms (ramp excluded). */
+  runtime: number;
+  total_ios: number;
+  /** Total latency: from preparing an I/O to seeing it complete. */
+  lat_ns: LatencyStats;
+  /** Completion latency: from submission to completion. */
+  clat_ns: LatencyStats;
+  /** Submission latency; all zero (N = 0) for engines without a separate submit. */
+  slat_ns: LatencyStats;
+  /** Up to the moment the first job finished, when every job was still running. */
+  first_done: SpanFigures;
+  /** Up to the moment the last job finished (the usual aggregate figure). */
+  last_done: SpanFigures;
+  /** Time to first byte, for requests that have one (S3 GETs). */
+  ttfb_ns?: LatencyStats;
+  /** HdrHistogram compressed base64 of each latency (ns), merged over jobs. */
+  hist: EncodedLatency;
+}
+
+/** Bandwidth and IOPS sampled at a fixed interval during measurement. */
+export interface TimeSeries {
+  interval_ms: number;
+  /** End of each interval, ms since the start of measurement. */
+  t_ms: number[];
+  read_bw_bytes: number[];
+  write_bw_bytes: number[];
+  read_iops: number[];
+  write_iops: number[];
+}
+
+/** The options a run used, resolved (fio's names where fio has one). */
+export interface RunOptions {
+  tier: string;
+  rw: string;
+  rwmixread: number;
+  bs: number;
+  size: number;
+  io_size: number;
+  time_based: boolean;
+  runtime_ms: number | null;
+  ramp_ms: number;
+  iodepth: number;
+  numjobs: number;
+  direct: boolean;
+  engine: string;
+  /** Where the engine's calls come from (libc, libaio.so.1, or raw system calls). */
+  engine_impl: string;
+  seed: number;
+  log_avg_msec: number;
+  nrfiles: number;
+  file_layout: string;
+  /** fsync of every file at the end of each job, after the measured window (fio's end_fsync). */
+  end_fsync: boolean;
+  /**
+   * How long one request may take (--timeout, default 30 s) before the run
+   * fails as timed out, in ms.
+   */
+  timeout_ms: number;
+  /** The existing file read jobs shared (--filename), when one was named. */
+  filename?: string;
+  /** Verify mode (--verify): blocks stamped and checked (bench/verify.ts); absent when off. */
+  verify?: boolean;
+  /** s3 only: object size, part size and multipart threshold in bytes. */
+  s3?: { object_size: number; part_size: number; multipart_threshold: number };
+}
+
+/** How a run ended. */
+export type RunStatus = "ok" | "interrupted" | "failed";
+
+/** One run: one pattern on one tier. */
+export interface RunResult {
+  name: string;
+  status: RunStatus;
+  /** The one-line cause when status is not ok. */
+  error?: string;
+  tier: TierFacts;
+  options: RunOptions;
+  /** Warm-up before measurement; its I/O is excluded from every figure. */
+  ramp: { ms: number; excluded: true };
+  read: DirectionResult;
+  write: DirectionResult;
+  timeseries: TimeSeries;
+  /** CPU time of the whole tierbench process during measurement, as % of one core. */
+  cpu: { usr_pct: number; sys_pct: number };
+  jobs: {
+    job: number;
+    read_bytes: number;
+    write_bytes: number;
+    end_ms: number;
+    /** Time of the end-of-job fsync, when end_fsync is on. */
+    fsync_ms: number;
+    /** Requests retried after transient errors (network tiers). */
+    retries: number;
+  }[];
+}
+
+/** The whole document. */
+export interface ResultDocument {
+  schema: typeof RESULT_SCHEMA;
+  tool: { name: "tierbench"; version: string; deno: string; peak_rss_bytes: number };
+  run_id: string;
+  kind: "run" | "profile" | "workload" | "contention" | "sweep";
+  started: string;
+  finished: string;
+  status: RunStatus;
+  error?: string;
+  host: HostFacts;
+  /** The full resolved configuration of the invocation. */
+  config: Record<string, unknown>;
+  runs: RunResult[];
+  /** Remote tiers (S3, PFS) and what was said about them. */
+  remote?: { configured: boolean; note: string };
+  /** `tierbench workload`: the training workload's figures (workloads/result.ts). */
+  workload?: WorkloadResult;
+  /** `tierbench replay`: the plan's predicted update phase beside the measured one. */
+  replay?: ReplayResult;
+  /** `tierbench bench`: the short training workloads of the node profile. */
+  workloads?: WorkloadResult[];
+  /**
+   * `tierbench contention`, and `bench` after its points: each tier's
+   * slowdown when other tiers do I/O at the same time (bench/contention.ts).
+   */
+  contention?: ContentionResult;
+  /** `tierbench sweep`: the bs × iodepth × numjobs grid per tier, its best point and aio block (bench/sweep.ts). */
+  sweep?: SweepResult;
+}
+
+/**
+ * Writes a result document as pretty JSON, creating the parent directory.
+ *
+ * @example
+ * ```ts ignore
+ * await writeResult("results/x.json", doc);
+ * ```
+ */
+export async function writeResult(path: string, doc: ResultDocument): Promise<void> {
+  const dir = path.includes("/") ? path.slice(0, path.lastIndexOf("/")) : "";
+  if (dir) await Deno.mkdir(dir, { recursive: true });
+  await Deno.writeTextFile(path, stringifyResult(doc) + "\n");
+}
+
+type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
+
+function isFlat(v: unknown): boolean {
+  return v === null || typeof v !== "object";
+}
+
+function isFlatArray(v: unknown): boolean {
+  return Array.isArray(v) && v.every(isFlat);
+}
+
+/**
+ * JSON as `JSON.stringify(value, null, 2)` reads it, but with each array of
+ * numbers or strings on one line, and each row of an array of such arrays
+ * (a timeline, a time series) on a line of its own: a workload's timeline
+ * takes a line per op instead of nine.
+ *
+ * @example
+ * ```ts
+ * import { stringifyResult } from "./result.ts";
+ * const text = stringifyResult({ t_ms: [1, 2, 3], spans: [[0, "a"], [1, "b"]] });
+ * console.assert(text.includes('"t_ms": [1,2,3]'));
+ * console.assert(JSON.parse(text).spans[1][1] === "b");
+ * ```
+ */
+export function stringifyResult(value: unknown, indent = ""): string {
+  // let JSON decide what a value serializes to (dropping undefined, calling toJSON, …)
+  const v = JSON.parse(JSON.stringify(value) ?? "null") as Json;
+  return format(v, indent);
+}
+
+function format(v: Json, indent: string): string {
+  if (isFlat(v)) return JSON.stringify(v);
+  const inner = indent + "  ";
+  if (Array.isArray(v)) {
+    if (v.length === 0 || isFlatArray(v)) return JSON.stringify(v);
+    if (v.every(isFlatArray)) {
+      return `[\n${v.map((row) => inner + JSON.stringify(row)).join(",\n")}\n${indent}]`;
+    }
+    return `[\n${v.map((x) => inner + format(x, inner)).join(",\n")}\n${indent}]`;
+  }
+  const entries = Object.entries(v as Record<string, Json>);
+  if (entries.length === 0) return "{}";
+  const body = entries.map(([k, x]) => `${inner}${JSON.stringify(k)}: ${format(x, inner)}`);
+  return `{\n${body.join(",\n")}\n${indent}}`;
+}

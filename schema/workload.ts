@@ -1,0 +1,236 @@
+/**
+ * The `workload` section of a result document, built from the ranks'
+ * reports: per iteration, phase, path and rank; and a `summary` with the
+ * medians over the measured iterations of what training feels — iteration
+ * time, update-phase time, stall time, checkpoint flush time — and the bytes
+ * moved per path per iteration.
+ *
+ * Node-level figures take the slowest rank (training waits for it): a
+ * phase's time runs from the earliest rank's start to the latest rank's end;
+ * stall is the largest over ranks.
+ *
+ * @module
+ */
+
+import type { TierFacts } from "../tiers/types.ts";
+import type { RankIo, RankPhase, RankReport } from "../bench/_rank.ts";
+import type { PathPolicy, WorkloadProgram } from "../workloads/ops.ts";
+
+/** A path as the results describe it. */
+export interface WorkloadPathResult extends PathPolicy {
+  direct: boolean;
+  tier: TierFacts;
+  /** Most ranks that were reading / writing the path at the same moment (checks the limits). */
+  peak_readers?: number;
+  peak_writers?: number;
+}
+
+/** A path's I/O in a phase, over all ranks. */
+export interface PathIoResult {
+  bytes: number;
+  ops: number;
+  /** bytes over the phase's time. */
+  bw_bytes: number;
+  /** Sum over ranks of the time ops held the path, s. */
+  busy_s: number;
+  /** Sum over ranks of the time ops waited for a node-wide slot, s. */
+  slot_wait_s: number;
+}
+
+/** One phase of one iteration, node-level. */
+export interface PhaseResult {
+  time_s: number;
+  /** Largest over ranks of the time compute waited for data or buffers. */
+  stall_s: number;
+  background: boolean;
+  /** Keyed `path:read`, `path:write`, `path:hit`. */
+  io: Record<string, PathIoResult>;
+}
+
+/** One iteration, node-level. */
+export interface IterationResult {
+  iteration: number;
+  warmup: boolean;
+  /** From the first rank entering the iteration to the last op that holds it open. */
+  iteration_s: number;
+  /** Largest over ranks of the iteration's total stall. */
+  stall_s: number;
+  phases: Record<string, PhaseResult>;
+}
+
+/** Medians over the measured iterations. */
+export interface WorkloadSummary {
+  iterations: number;
+  iteration_s: number;
+  /** Optimizer workloads: the update phase. */
+  update_s?: number;
+  /** Compute waiting for I/O, per iteration (largest rank). */
+  stall_s: number;
+  /** Checkpoint workloads: the background flush. */
+  flush_s?: number;
+  /** Bytes per iteration over all ranks, keyed `path:read` / `path:write` / `path:hit`. */
+  bytes: Record<string, number>;
+}
+
+/** The workload section of a result document. */
+export interface WorkloadResult {
+  name: string;
+  setup: Record<string, number | string>;
+  options: Record<string, number>;
+  derived: Record<string, number | string | boolean>;
+  notes: string[];
+  paths: WorkloadPathResult[];
+  summary: WorkloadSummary | null;
+  iterations: IterationResult[];
+  /** Per rank, per iteration and phase. */
+  ranks: { rank: number; phases: RankPhaseResult[] }[];
+  /** Every op of one measured iteration (the last), ms from that iteration's start. */
+  timeline: {
+    iteration: number;
+    columns: ["rank", "stream", "kind", "label", "bytes", "start_ms", "end_ms"];
+    spans: [number, string, string, string, number, number, number][];
+  };
+}
+
+/** A rank's phase with times relative to the run's start, s. */
+export interface RankPhaseResult {
+  iteration: number;
+  phase: string;
+  start_s: number;
+  time_s: number;
+  stall_s: number;
+  barrier_s: number;
+  io: Record<string, RankIo>;
+}
+
+/** Median of a non-empty list. */
+export function median(xs: readonly number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+}
+
+/** Builds the node-level figures from the ranks' reports. */
+export function aggregate(
+  program: WorkloadProgram,
+  reports: readonly RankReport[],
+  timelineIteration: number,
+): Pick<WorkloadResult, "summary" | "iterations" | "ranks" | "timeline"> {
+  const origin = Math.min(...reports.map((r) => r.started));
+  const byIteration = new Map<number, RankPhase[]>();
+  for (const r of reports) {
+    for (const ph of r.phases) {
+      let l = byIteration.get(ph.iteration);
+      if (!l) byIteration.set(ph.iteration, l = []);
+      l.push(ph);
+    }
+  }
+  const iterations: IterationResult[] = [];
+  for (const [iteration, list] of [...byIteration.entries()].sort((a, b) => a[0] - b[0])) {
+    const names = [...new Set(list.map((p) => p.phase))];
+    const phases: Record<string, PhaseResult> = {};
+    for (const name of names) {
+      const of = list.filter((p) => p.phase === name);
+      const time = (Math.max(...of.map((p) => p.end)) - Math.min(...of.map((p) => p.start))) / 1000;
+      const io: Record<string, PathIoResult> = {};
+      for (const p of of) {
+        for (const [k, v] of Object.entries(p.io)) {
+          const t = io[k] ??= { bytes: 0, ops: 0, bw_bytes: 0, busy_s: 0, slot_wait_s: 0 };
+          t.bytes += v.bytes;
+          t.ops += v.ops;
+          t.busy_s += v.busy_ms / 1000;
+          t.slot_wait_s += v.slot_wait_ms / 1000;
+        }
+      }
+      for (const t of Object.values(io)) t.bw_bytes = time > 0 ? t.bytes / time : 0;
+      phases[name] = {
+        time_s: time,
+        stall_s: Math.max(...of.map((p) => p.stall_ms)) / 1000,
+        background: of.every((p) => p.background),
+        io,
+      };
+    }
+    // the final drain (waiting for a lazy flush to land) is not part of training's iteration
+    const held = list.filter((p) => !p.background && p.phase !== "drain");
+    const stallPerRank = reports.map((r) =>
+      r.phases.filter((p) => p.iteration === iteration).reduce((t, p) => t + p.stall_ms, 0)
+    );
+    iterations.push({
+      iteration,
+      warmup: iteration < program.warmupIterations,
+      iteration_s: held.length === 0
+        ? 0
+        : (Math.max(...held.map((p) => p.end)) - Math.min(...held.map((p) => p.start))) / 1000,
+      stall_s: Math.max(...stallPerRank) / 1000,
+      phases,
+    });
+  }
+  const measured = iterations.filter((it) => !it.warmup);
+  let summary: WorkloadSummary | null = null;
+  if (measured.length > 0) {
+    const phaseMedian = (name: string) => {
+      const xs = measured.flatMap((it) => (it.phases[name] ? [it.phases[name].time_s] : []));
+      return xs.length > 0 ? median(xs) : undefined;
+    };
+    const keys = [
+      ...new Set(
+        measured.flatMap((it) => Object.values(it.phases).flatMap((p) => Object.keys(p.io))),
+      ),
+    ];
+    const bytes: Record<string, number> = {};
+    for (const k of keys.sort()) {
+      bytes[k] = median(
+        measured.map((it) =>
+          Object.values(it.phases).reduce((t, p) => t + (p.io[k]?.bytes ?? 0), 0)
+        ),
+      );
+    }
+    const update = phaseMedian("update");
+    const flush = phaseMedian("flush");
+    summary = {
+      iterations: measured.length,
+      iteration_s: median(measured.map((it) => it.iteration_s)),
+      ...(update !== undefined ? { update_s: update } : {}),
+      stall_s: median(measured.map((it) => it.stall_s)),
+      ...(flush !== undefined ? { flush_s: flush } : {}),
+      bytes,
+    };
+  }
+  const ranks = reports.map((r) => ({
+    rank: r.rank,
+    phases: r.phases.map((p) => ({
+      iteration: p.iteration,
+      phase: p.phase,
+      start_s: (p.start - origin) / 1000,
+      time_s: (p.end - p.start) / 1000,
+      stall_s: p.stall_ms / 1000,
+      barrier_s: p.barrier_ms / 1000,
+      io: p.io,
+    })),
+  }));
+  const spans: WorkloadResult["timeline"]["spans"] = [];
+  const t0 = Math.min(
+    ...reports.flatMap((r) =>
+      r.phases.filter((p) => p.iteration === timelineIteration).map((p) => p.start)
+    ),
+  );
+  for (const r of reports) {
+    for (const [stream, kind, label, b, s, e] of r.timeline) {
+      spans.push([r.rank, stream, kind, label, b, round3(s - t0), round3(e - t0)]);
+    }
+  }
+  return {
+    summary,
+    iterations,
+    ranks,
+    timeline: {
+      iteration: timelineIteration,
+      columns: ["rank", "stream", "kind", "label", "bytes", "start_ms", "end_ms"],
+      spans,
+    },
+  };
+}
+
+function round3(x: number): number {
+  return Math.round(x * 1000) / 1000;
+}

@@ -1,0 +1,254 @@
+/**
+ * What the s3 tier, its engine and `tierbench clean` share: where the server
+ * is, a client configured for S3-compatible servers (path-style addressing,
+ * checksums only where required, Uint8Array bodies), and one-line errors
+ * that name the operation and object but never a credential.
+ *
+ * @module
+ */
+
+import { S3Client } from "@aws-sdk/client-s3";
+import { ConfigError, S3Error } from "../core/errors.ts";
+import { redactSecrets, registerSecret } from "../core/secrets.ts";
+
+/** Environment variables that name the endpoint, in order of precedence. */
+export const ENDPOINT_ENV_VARS = [
+  "TIERBENCH_S3_ENDPOINT",
+  "AWS_ENDPOINT_URL_S3",
+  "AWS_ENDPOINT_URL",
+] as const;
+
+/** The region when neither `--region` nor `AWS_REGION` names one. */
+export const DEFAULT_REGION = "us-east-1";
+
+/** Requests the SDK makes for one operation, retries of transient errors included. */
+export const MAX_ATTEMPTS = 4;
+
+/**
+ * How long a request may see no progress (no bytes either way) before it is
+ * abandoned as a TimeoutError (and retried): a stalled server, such as a full
+ * Ceph cluster, then fails the run instead of hanging it.
+ */
+export const REQUEST_IDLE_TIMEOUT_MS = 30_000;
+
+/** Where an S3 server is and how to sign for it. */
+export interface S3Location {
+  /** Endpoint URL; undefined means AWS itself. */
+  readonly endpoint: string | undefined;
+  readonly region: string;
+}
+
+function env(name: string): string | undefined {
+  try {
+    return Deno.env.get(name) || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The endpoint: the option, else the first of {@linkcode ENDPOINT_ENV_VARS}
+ * that is set, else undefined (AWS).
+ *
+ * @throws {ConfigError} when the URL is not http(s).
+ *
+ * @example
+ * ```ts
+ * import { resolveEndpoint } from "./s3_client.ts";
+ * console.assert(resolveEndpoint("http://127.0.0.1:7480") === "http://127.0.0.1:7480");
+ * ```
+ */
+export function resolveEndpoint(option?: string): string | undefined {
+  const value = option ?? ENDPOINT_ENV_VARS.map(env).find((v) => v !== undefined);
+  if (value === undefined) return undefined;
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new ConfigError("endpoint", `"${redactSecrets(value)}" is not a URL`, "http://HOST:PORT");
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    throw new ConfigError("endpoint", `${url.protocol} is not supported`, "http:, https:");
+  }
+  return value.replace(/\/+$/, "");
+}
+
+/** The region: the option, else `AWS_REGION`, else `AWS_DEFAULT_REGION`, else us-east-1. */
+export function resolveRegion(option?: string): string {
+  return option ?? env("AWS_REGION") ?? env("AWS_DEFAULT_REGION") ?? DEFAULT_REGION;
+}
+
+/** The endpoint as results and messages show it: no user information, never a credential. */
+export function endpointLabel(loc: S3Location): string {
+  if (loc.endpoint === undefined) return `https://s3.${loc.region}.amazonaws.com`;
+  return redactSecrets(loc.endpoint);
+}
+
+/**
+ * `BUCKET/PREFIX` (from `--tier s3://BUCKET/PREFIX`) as a bucket and a key
+ * prefix without slashes at either end (`""` for the bucket's root).
+ *
+ * @example
+ * ```ts
+ * import { splitBucketPath } from "./s3_client.ts";
+ * const { bucket, prefix } = splitBucketPath("data/runs/a/");
+ * console.assert(bucket === "data" && prefix === "runs/a");
+ * ```
+ */
+export function splitBucketPath(path: string): { bucket: string; prefix: string } {
+  const slash = path.indexOf("/");
+  if (slash < 0) return { bucket: path, prefix: "" };
+  return { bucket: path.slice(0, slash), prefix: path.slice(slash + 1).replace(/^\/+|\/+$/g, "") };
+}
+
+/** Options of {@linkcode newS3Client}. */
+export interface S3ClientOptions {
+  /** Connections the client may open at once (default 50, the SDK's). */
+  readonly maxSockets?: number;
+  /** Requests per operation, retries included (default {@linkcode MAX_ATTEMPTS}). */
+  readonly maxAttempts?: number;
+}
+
+/**
+ * A client for an S3-compatible server. Credentials come from the SDK's
+ * default chain (environment, shared profile files, …); none is ever passed
+ * or printed here.
+ *
+ * @example
+ * ```ts ignore
+ * const client = newS3Client({ endpoint: "http://127.0.0.1:7480", region: "us-east-1" });
+ * try { … } finally { client.destroy(); }
+ * ```
+ */
+export function newS3Client(loc: S3Location, options: S3ClientOptions = {}): S3Client {
+  return new S3Client({
+    region: loc.region,
+    ...(loc.endpoint === undefined ? {} : { endpoint: loc.endpoint }),
+    forcePathStyle: true,
+    // Since SDK 3.729 the default sends stream bodies aws-chunked with a checksum trailer,
+    // which S3-compatible servers such as Ceph RGW reject; integrity is not what is measured.
+    requestChecksumCalculation: "WHEN_REQUIRED",
+    responseChecksumValidation: "WHEN_REQUIRED",
+    maxAttempts: options.maxAttempts ?? MAX_ATTEMPTS,
+    requestHandler: {
+      requestTimeout: REQUEST_IDLE_TIMEOUT_MS,
+      httpAgent: { keepAlive: true, maxSockets: options.maxSockets ?? 50 },
+      httpsAgent: { keepAlive: true, maxSockets: options.maxSockets ?? 50 },
+    },
+  });
+}
+
+/**
+ * Resolves the client's credentials once, so that a missing one fails early
+ * with a clear message, and registers them for redaction wherever they came
+ * from (environment or profile file).
+ *
+ * @throws {ConfigError} when no credentials can be found.
+ */
+export async function resolveCredentials(client: S3Client): Promise<void> {
+  try {
+    const c = await client.config.credentials();
+    registerSecret(c.accessKeyId);
+    registerSecret(c.secretAccessKey);
+    registerSecret(c.sessionToken);
+  } catch (e) {
+    throw new ConfigError(
+      "tier",
+      "no S3 credentials found: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE",
+      undefined,
+      { cause: e },
+    );
+  }
+}
+
+/** The parts of an SDK or network error that tierbench reads. */
+interface ErrorShape {
+  name?: unknown;
+  code?: unknown;
+  message?: unknown;
+  $metadata?: { httpStatusCode?: number; attempts?: number };
+}
+
+/** The HTTP status of a failed request, when a response came. */
+export function statusOf(e: unknown): number | undefined {
+  return (e as ErrorShape | undefined)?.$metadata?.httpStatusCode;
+}
+
+/** Requests made for an operation that ended in `result` (a response or an error). */
+export function attemptsOf(result: unknown): number {
+  const n = (result as ErrorShape | undefined)?.$metadata?.attempts;
+  return typeof n === "number" && n > 0 ? n : 1;
+}
+
+/** The S3 error code, or the network error code, of a failure. */
+export function codeOf(e: unknown): string {
+  const s = e as ErrorShape | undefined;
+  const status = statusOf(e);
+  if (typeof s?.code === "string" && s.code !== "") return s.code;
+  const name = typeof s?.name === "string" ? s.name : "";
+  // Bodiless responses (HEAD) leave the SDK without a code: name it from the status.
+  if (
+    (name === "" || name === "Unknown" || name === "UnknownError" || name === "Error") && status
+  ) {
+    return status === 403 ? "AccessDenied" : status === 404 ? "NotFound" : `HTTP${status}`;
+  }
+  return name || "Error";
+}
+
+/** Network failures worth a retry when they happen while a body streams. */
+const TRANSIENT_CODES = new Set([
+  "ECONNRESET",
+  "EPIPE",
+  "ETIMEDOUT",
+  "ECONNREFUSED",
+  "ERR_STREAM_PREMATURE_CLOSE",
+  "TimeoutError",
+  "RequestTimeout",
+  "SlowDown",
+  "InternalError",
+  "ServiceUnavailable",
+]);
+
+/**
+ * Whether a failure is transient: a 5xx, throttling, or a dropped or refused
+ * connection. The SDK retries these itself for whole requests; the engine
+ * retries them when a response body breaks off.
+ */
+export function isTransient(e: unknown): boolean {
+  const status = statusOf(e);
+  if (status !== undefined && (status >= 500 || status === 429)) return true;
+  const code = codeOf(e);
+  if (TRANSIENT_CODES.has(code)) return true;
+  const message = String((e as ErrorShape | undefined)?.message ?? "");
+  return /premature close|aborted|socket hang up|connection (reset|closed)/i.test(message);
+}
+
+/** Where a failed request was going. */
+export interface RequestContext {
+  readonly operation: string;
+  readonly bucket: string;
+  readonly key?: string;
+  readonly loc: S3Location;
+  /** Requests made in all, when the caller retried beyond the SDK. */
+  readonly attempts?: number;
+}
+
+/** Turns an SDK or network error into an {@linkcode S3Error} (one line, no credentials). */
+export function s3ErrorFrom(e: unknown, ctx: RequestContext): S3Error {
+  if (e instanceof S3Error) return e;
+  const code = codeOf(e);
+  const status = statusOf(e);
+  const generic = code === "Error" || code === "TypeError";
+  const message = String((e as ErrorShape | undefined)?.message ?? e);
+  return new S3Error({
+    operation: ctx.operation,
+    bucket: ctx.bucket,
+    key: ctx.key,
+    code,
+    status,
+    attempts: ctx.attempts ?? attemptsOf(e),
+    endpoint: endpointLabel(ctx.loc),
+    // The SDK's messages for coded errors add nothing ("UnknownError"); a bare Error's does.
+    detail: generic ? `(${redactSecrets(message.split("\n")[0] ?? "")})` : undefined,
+  }, { cause: e });
+}

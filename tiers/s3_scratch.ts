@@ -1,0 +1,209 @@
+/**
+ * Scratch prefixes in a bucket, as scratch directories are on file systems:
+ * `PREFIX/tierbench-scratch-<run id>/` holding a marker object that names the
+ * run, its host and process. Everything under a prefix is deleted only when
+ * its marker is there and names the expected run.
+ *
+ * @module
+ */
+
+import {
+  AbortMultipartUploadCommand,
+  DeleteObjectsCommand,
+  GetObjectCommand,
+  ListMultipartUploadsCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  type S3Client,
+} from "@aws-sdk/client-s3";
+import { MARKER, SCRATCH_PREFIX, type ScratchMarker } from "./scratch.ts";
+import { s3ErrorFrom, type S3Location } from "./s3_client.ts";
+
+/** The key prefix of a run's scratch area under `basePrefix` (`""` for the bucket root). */
+export function scratchPrefixOf(basePrefix: string, runId: string): string {
+  return `${basePrefix === "" ? "" : `${basePrefix}/`}${SCRATCH_PREFIX}${runId}/`;
+}
+
+/** Writes the marker object of a new scratch prefix. */
+export async function putScratchMarker(
+  client: S3Client,
+  loc: S3Location,
+  bucket: string,
+  prefix: string,
+  runId: string,
+): Promise<void> {
+  const marker: ScratchMarker = {
+    run_id: runId,
+    host: Deno.hostname(),
+    pid: Deno.pid,
+    created: new Date().toISOString(),
+  };
+  const key = prefix + MARKER;
+  try {
+    await client.send(
+      new PutObjectCommand({
+        Bucket: bucket,
+        Key: key,
+        Body: new TextEncoder().encode(JSON.stringify(marker) + "\n"),
+        ContentType: "application/json",
+      }),
+    );
+  } catch (e) {
+    throw s3ErrorFrom(e, { operation: "PutObject", bucket, key, loc });
+  }
+}
+
+/** The marker of a scratch prefix; undefined when it has none (or not a readable one). */
+export async function readScratchMarker(
+  client: S3Client,
+  loc: S3Location,
+  bucket: string,
+  prefix: string,
+): Promise<ScratchMarker | undefined> {
+  const key = prefix + MARKER;
+  let text: string;
+  try {
+    const r = await client.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
+    text = await r.Body?.transformToString() ?? "";
+  } catch (e) {
+    const code = (e as { name?: string }).name;
+    if (code === "NoSuchKey" || code === "NotFound") return undefined;
+    throw s3ErrorFrom(e, { operation: "GetObject", bucket, key, loc });
+  }
+  try {
+    const m = JSON.parse(text);
+    return typeof m?.run_id === "string" ? m as ScratchMarker : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The scratch prefixes directly under `basePrefix` (each ends with "/"),
+ * whether or not they hold a marker.
+ */
+export async function listScratchPrefixes(
+  client: S3Client,
+  loc: S3Location,
+  bucket: string,
+  basePrefix: string,
+): Promise<string[]> {
+  const under = `${basePrefix === "" ? "" : `${basePrefix}/`}${SCRATCH_PREFIX}`;
+  const found: string[] = [];
+  let token: string | undefined;
+  do {
+    let r;
+    try {
+      r = await client.send(
+        new ListObjectsV2Command({
+          Bucket: bucket,
+          Prefix: under,
+          Delimiter: "/",
+          ...(token === undefined ? {} : { ContinuationToken: token }),
+        }),
+      );
+    } catch (e) {
+      throw s3ErrorFrom(e, { operation: "ListObjectsV2", bucket, key: under, loc });
+    }
+    for (const p of r.CommonPrefixes ?? []) if (p.Prefix) found.push(p.Prefix);
+    token = r.IsTruncated ? r.NextContinuationToken : undefined;
+  } while (token !== undefined);
+  return found;
+}
+
+/** How many keys one DeleteObjects request may name. */
+const DELETE_BATCH = 1000;
+
+/**
+ * Deletes every object under `prefix` and aborts every multipart upload under
+ * it. The marker, if `keepLast` names it, goes last, so an interrupted
+ * deletion can be finished later by `tierbench clean`. Returns the number of
+ * objects deleted.
+ */
+export async function deletePrefix(
+  client: S3Client,
+  loc: S3Location,
+  bucket: string,
+  prefix: string,
+  keepLast?: string,
+): Promise<number> {
+  let uploadMarker: { key?: string; id?: string } = {};
+  for (;;) {
+    let r;
+    try {
+      r = await client.send(
+        new ListMultipartUploadsCommand({
+          Bucket: bucket,
+          Prefix: prefix,
+          ...(uploadMarker.key === undefined ? {} : { KeyMarker: uploadMarker.key }),
+          ...(uploadMarker.id === undefined ? {} : { UploadIdMarker: uploadMarker.id }),
+        }),
+      );
+    } catch (e) {
+      throw s3ErrorFrom(e, { operation: "ListMultipartUploads", bucket, key: prefix, loc });
+    }
+    for (const u of r.Uploads ?? []) {
+      if (!u.Key || !u.UploadId) continue;
+      try {
+        await client.send(
+          new AbortMultipartUploadCommand({ Bucket: bucket, Key: u.Key, UploadId: u.UploadId }),
+        );
+      } catch (e) {
+        if ((e as { name?: string }).name === "NoSuchUpload") continue;
+        throw s3ErrorFrom(e, { operation: "AbortMultipartUpload", bucket, key: u.Key, loc });
+      }
+    }
+    if (!r.IsTruncated) break;
+    uploadMarker = {
+      ...(r.NextKeyMarker ? { key: r.NextKeyMarker } : {}),
+      ...(r.NextUploadIdMarker ? { id: r.NextUploadIdMarker } : {}),
+    };
+  }
+
+  let deleted = 0;
+  let last = false;
+  let previous: string | undefined;
+  for (;;) {
+    // List from the start each time: the previous page is gone.
+    let r;
+    try {
+      r = await client.send(
+        new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, MaxKeys: DELETE_BATCH }),
+      );
+    } catch (e) {
+      throw s3ErrorFrom(e, { operation: "ListObjectsV2", bucket, key: prefix, loc });
+    }
+    const keys = (r.Contents ?? []).map((o) => o.Key).filter((k): k is string => !!k);
+    const batch = keys.filter((k) => k !== keepLast);
+    if (batch.length === 0) {
+      if (keys.length === 0) break;
+      last = true; // only the marker is left
+    }
+    const objects = (last ? keys : batch).map((Key) => ({ Key }));
+    if (objects[0]?.Key === previous) {
+      throw s3ErrorFrom(new Error(`${previous} is still listed after its deletion`), {
+        operation: "DeleteObjects",
+        bucket,
+        key: prefix,
+        loc,
+      });
+    }
+    previous = objects[0]?.Key;
+    try {
+      const d = await client.send(
+        new DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: objects, Quiet: true } }),
+      );
+      const failed = d.Errors?.[0];
+      if (failed) {
+        throw Object.assign(new Error(failed.Message ?? "delete failed"), {
+          name: failed.Code ?? "DeleteFailed",
+        });
+      }
+    } catch (e) {
+      throw s3ErrorFrom(e, { operation: "DeleteObjects", bucket, key: prefix, loc });
+    }
+    deleted += objects.length;
+    if (last) break;
+  }
+  return deleted;
+}

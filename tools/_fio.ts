@@ -1,0 +1,232 @@
+/**
+ * fio and tierbench as subprocesses, for `tools/fio_compare.ts`: one access
+ * pattern spelled as arguments for each tool, and the figures read back from
+ * each tool's JSON output (fio's `--output-format=json`, tierbench's result
+ * document).
+ *
+ * @module
+ */
+
+import type { ResultDocument } from "../schema/result.ts";
+
+/** One access pattern, run the same way by both tools. */
+export interface Pattern {
+  readonly rw: "read" | "write" | "randread";
+  /** Block size in bytes. */
+  readonly bs: number;
+  /** File size in bytes. */
+  readonly size: number;
+  readonly engine: "psync" | "libaio";
+  readonly iodepth: number;
+  readonly direct: boolean;
+  /** Measured seconds (time-based). */
+  readonly runtimeS: number;
+  /** Warm-up seconds, excluded by both tools. */
+  readonly rampS: number;
+}
+
+/** The direction a pattern moves data in. */
+export function direction(p: Pick<Pattern, "rw">): "read" | "write" {
+  return p.rw === "write" ? "write" : "read";
+}
+
+/** What one run of either tool measured, in one direction. */
+export interface Figures {
+  bw_bytes: number;
+  iops: number;
+  io_bytes: number;
+  /** Measured time in ms. */
+  runtime_ms: number;
+  /** Mean total latency in ns. */
+  lat_mean_ns: number;
+  /** CPU of the tool's process, % of one core. */
+  usr_cpu: number;
+  sys_cpu: number;
+}
+
+/** A tool ran but its output says it failed, or cannot be read. */
+export class ToolOutputError extends Error {
+  override name = "ToolOutputError";
+}
+
+/**
+ * fio's arguments for `p` on one file, as a single job.
+ *
+ * @example
+ * ```ts
+ * import { fioArgs } from "./_fio.ts";
+ * const args = fioArgs({
+ *   rw: "read", bs: 1 << 20, size: 1 << 29, engine: "libaio", iodepth: 8,
+ *   direct: true, runtimeS: 5, rampS: 1,
+ * }, "/data/x/fio.dat");
+ * console.assert(args.includes("--ioengine=libaio") && args.includes("--direct=1"));
+ * ```
+ */
+export function fioArgs(p: Pattern, filename: string): string[] {
+  return [
+    "--name=tb",
+    `--filename=${filename}`,
+    `--rw=${p.rw}`,
+    `--bs=${p.bs}`,
+    `--size=${p.size}`,
+    `--runtime=${p.runtimeS}`,
+    "--time_based",
+    `--ramp_time=${p.rampS}`,
+    `--ioengine=${p.engine}`,
+    `--iodepth=${p.iodepth}`,
+    `--direct=${p.direct ? 1 : 0}`,
+    "--numjobs=1",
+    "--output-format=json",
+  ];
+}
+
+/**
+ * tierbench `run` arguments for `p` on `tier` (`file:DIR` or `memory:DIR`),
+ * reading `filename` in place when given; the caller adds `--output` and
+ * `--quiet`.
+ *
+ * @example
+ * ```ts
+ * import { tierbenchArgs } from "./_fio.ts";
+ * const args = tierbenchArgs({
+ *   rw: "randread", bs: 4096, size: 1 << 28, engine: "psync", iodepth: 1,
+ *   direct: false, runtimeS: 5, rampS: 1,
+ * }, "memory:/dev/shm/x");
+ * console.assert(!args.includes("--direct") && args.includes("randread"));
+ * ```
+ */
+export function tierbenchArgs(p: Pattern, tier: string, filename?: string): string[] {
+  return [
+    ...(filename === undefined ? [] : ["--filename", filename]),
+    "--tier",
+    tier,
+    "--rw",
+    p.rw,
+    "--bs",
+    String(p.bs),
+    "--size",
+    String(p.size),
+    "--runtime",
+    String(p.runtimeS),
+    "--ramp",
+    String(p.rampS),
+    "--engine",
+    p.engine,
+    "--iodepth",
+    String(p.iodepth),
+    "--numjobs",
+    "1",
+    ...(p.direct ? ["--direct"] : []),
+  ];
+}
+
+type Json = Record<string, unknown>;
+
+function isObject(v: unknown): v is Json {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+function num(o: Json, key: string, what: string): number {
+  const v = o[key];
+  if (typeof v !== "number" || !Number.isFinite(v)) {
+    throw new ToolOutputError(`${what}: no number at "${key}"`);
+  }
+  return v;
+}
+
+/**
+ * Reads fio's JSON output (stdout of `--output-format=json`): the figures of
+ * `jobs[0]` in direction `dir`. fio may print notes before the JSON; they
+ * are skipped.
+ *
+ * @throws {ToolOutputError} when there is no JSON, no job, or the job failed.
+ *
+ * @example
+ * ```ts
+ * import { parseFioJson } from "./_fio.ts";
+ * const out = JSON.stringify({ jobs: [{ error: 0, usr_cpu: 1, sys_cpu: 2,
+ *   read: { bw_bytes: 10, iops: 2, io_bytes: 50, runtime: 5000, lat_ns: { mean: 7 } } }] });
+ * console.assert(parseFioJson("note: x\n" + out, "read").bw_bytes === 10);
+ * ```
+ */
+export function parseFioJson(stdout: string, dir: "read" | "write"): Figures {
+  const start = stdout.search(/^\{/m);
+  if (start < 0) throw new ToolOutputError("fio printed no JSON");
+  let doc: unknown;
+  try {
+    doc = JSON.parse(stdout.slice(start));
+  } catch (e) {
+    throw new ToolOutputError(`fio's JSON does not parse: ${(e as Error).message}`);
+  }
+  const job = isObject(doc) && Array.isArray(doc.jobs) ? doc.jobs[0] : undefined;
+  if (!isObject(job)) throw new ToolOutputError("fio's JSON has no jobs[0]");
+  const error = job.error;
+  if (typeof error === "number" && error !== 0) {
+    throw new ToolOutputError(`fio's job failed with error ${error}`);
+  }
+  const d = job[dir];
+  if (!isObject(d)) throw new ToolOutputError(`fio's JSON has no jobs[0].${dir}`);
+  const lat = isObject(d.lat_ns) ? d.lat_ns : {};
+  return {
+    bw_bytes: num(d, "bw_bytes", "fio"),
+    iops: num(d, "iops", "fio"),
+    io_bytes: num(d, "io_bytes", "fio"),
+    runtime_ms: num(d, "runtime", "fio"),
+    lat_mean_ns: typeof lat.mean === "number" ? lat.mean : 0,
+    usr_cpu: typeof job.usr_cpu === "number" ? job.usr_cpu : 0,
+    sys_cpu: typeof job.sys_cpu === "number" ? job.sys_cpu : 0,
+  };
+}
+
+/** What a tierbench result document says about its one run. */
+export interface TierbenchFigures extends Figures {
+  peak_rss_bytes: number;
+}
+
+/**
+ * Reads a tierbench result document (text of its `--output` file): the
+ * figures of its one run in direction `dir`, and the process's peak RSS.
+ *
+ * @throws {ToolOutputError} when the document is not a finished, ok run.
+ */
+export function parseTierbenchJson(text: string, dir: "read" | "write"): TierbenchFigures {
+  let doc: ResultDocument;
+  try {
+    doc = JSON.parse(text) as ResultDocument;
+  } catch (e) {
+    throw new ToolOutputError(`tierbench's result does not parse: ${(e as Error).message}`);
+  }
+  const run = doc.runs?.[0];
+  if (!run) throw new ToolOutputError("tierbench's result has no run");
+  if (run.status !== "ok") {
+    throw new ToolOutputError(`tierbench's run ${run.status}: ${run.error ?? "no cause given"}`);
+  }
+  const d = run[dir];
+  return {
+    bw_bytes: d.bw_bytes,
+    iops: d.iops,
+    io_bytes: d.io_bytes,
+    runtime_ms: d.runtime,
+    lat_mean_ns: d.lat_ns.mean,
+    usr_cpu: run.cpu.usr_pct,
+    sys_cpu: run.cpu.sys_pct,
+    peak_rss_bytes: doc.tool.peak_rss_bytes,
+  };
+}
+
+/**
+ * The median of `xs` (the mean of the middle two for an even count); NaN
+ * for none.
+ *
+ * @example
+ * ```ts
+ * import { median } from "./_fio.ts";
+ * console.assert(median([3, 1, 2]) === 2 && median([1, 2, 3, 4]) === 2.5);
+ * ```
+ */
+export function median(xs: readonly number[]): number {
+  if (xs.length === 0) return NaN;
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = s.length >> 1;
+  return s.length % 2 === 1 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
+}

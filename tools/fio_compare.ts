@@ -1,0 +1,875 @@
+/**
+ * tierbench against fio on identical patterns, in the same directory, taking
+ * turns: tierbench goes first in odd rounds and fio in even ones, so drift of
+ * the device (caches, thermal or cloud burst limits) falls on both alike. Each
+ * case reports the median over rounds of the per-round ratio tierbench/fio,
+ * each tool's median figure, and whether the target is met; a last case checks
+ * that tierbench's peak RSS stays flat however many bytes it moves. In a read
+ * case both tools read the one file laid out (by fio) for that round —
+ * tierbench through `--filename` — so they meet the same blocks in the same
+ * cache state; in a write case each writes a fresh file.
+ *
+ * ```sh
+ * deno task bench:fio                          # 4 rounds, scratch under the current directory
+ * deno task bench:fio --quick --dir /mnt/nvme  # 1 round of 1 s ramp + 2 s per run
+ * ```
+ *
+ * Everything it writes lies in two scratch directories it creates itself,
+ * `DIR/tierbench-fio-compare-<random>` and the same under /dev/shm, both
+ * removed at the end, on failure and on Ctrl-C. Raw figures go to
+ * `results/fio-compare-<time>.json`.
+ *
+ * Exit status: 0 every run finished (whether or not targets were met), 1 a
+ * run failed, fio is missing or it was interrupted, 2 a usage error. Failures
+ * print one line, never a stack.
+ *
+ * @module
+ */
+
+import { Command, CommanderError } from "@commander-js/extra-typings";
+import Table from "cli-table3";
+import { isAbsolute, join } from "node:path";
+import { fileURLToPath as fromFileUrl } from "node:url";
+import { hostFacts, pathFacts } from "../core/host.ts";
+import {
+  direction,
+  type Figures,
+  fioArgs,
+  median,
+  parseFioJson,
+  parseTierbenchJson,
+  type Pattern,
+  tierbenchArgs,
+  type TierbenchFigures,
+  ToolOutputError,
+} from "./_fio.ts";
+import { parseSize } from "../core/units.ts";
+
+const MiB = 1024 ** 2;
+const GiB = 1024 ** 3;
+const EXIT_FAILED = 1;
+const EXIT_USAGE = 2;
+const MAIN_TS = fromFileUrl(new URL("../main.ts", import.meta.url));
+const DENO_JSON = fromFileUrl(new URL("../deno.json", import.meta.url));
+const SCRATCH_PREFIX = "tierbench-fio-compare-";
+/**
+ * Permissions of the tierbench subprocess, those of `deno task tierbench`:
+ * Deno refuses /dev/shm (the memory tier) to anything short of --allow-all.
+ */
+const TIERBENCH_PERMISSIONS = ["--allow-all"];
+
+/** An expected failure: printed as one line, exit status 1. */
+class CompareError extends Error {
+  override name = "CompareError";
+}
+
+/** fio is not installed: the one line says how to install it; exit status 1. */
+class FioMissing extends Error {
+  override name = "FioMissing";
+}
+
+/** A bad option: printed as one line, exit status 2. */
+class UsageError extends Error {
+  override name = "UsageError";
+}
+
+/** A signal stopped the comparison. */
+class Interrupted extends Error {
+  override name = "Interrupted";
+}
+
+// ---------------------------------------------------------------------------
+// Cases
+
+/** Where a case does its I/O. */
+type Place = "disk" | "tmpfs";
+
+/** One comparison: a pattern both tools run, and what tierbench must reach. */
+interface CaseDef {
+  readonly id: string;
+  readonly label: string;
+  readonly place: Place;
+  readonly metric: "bw" | "iops";
+  /** Least acceptable ratio tierbench/fio. */
+  readonly target: number;
+  readonly pattern: Pick<Pattern, "rw" | "bs" | "engine" | "iodepth" | "direct">;
+}
+
+function seqCase(rw: "read" | "write", engine: Pattern["engine"], iodepth: number): CaseDef {
+  return {
+    id: `seq${rw}-1m-${engine}-d${iodepth}`,
+    label: `1m seq ${rw}, direct, ${engine} d${iodepth}`,
+    place: "disk",
+    metric: "bw",
+    target: 0.98,
+    pattern: { rw, bs: MiB, engine, iodepth, direct: true },
+  };
+}
+
+/** The compared cases, in the order they run in each round. */
+const CASES: readonly CaseDef[] = [
+  seqCase("read", "psync", 1),
+  seqCase("read", "libaio", 1),
+  seqCase("read", "libaio", 8),
+  seqCase("write", "psync", 1),
+  seqCase("write", "libaio", 1),
+  seqCase("write", "libaio", 8),
+  {
+    id: "randread-4k-tmpfs-psync-d1",
+    label: "4k rand read, tmpfs, psync d1",
+    place: "tmpfs",
+    metric: "iops",
+    target: 0.95,
+    pattern: { rw: "randread", bs: 4096, engine: "psync", iodepth: 1, direct: false },
+  },
+  {
+    id: "randread-4k-libaio-d32",
+    label: "4k rand read, direct, libaio d32",
+    place: "disk",
+    metric: "iops",
+    target: 0.9,
+    pattern: { rw: "randread", bs: 4096, engine: "libaio", iodepth: 32, direct: true },
+  },
+];
+
+/** The RSS check: memory tier, 1 MiB sequential read of a 256 MiB file. */
+const RSS = { size: 256 * MiB, small: GiB, large: 8 * GiB, target: 1.1 } as const;
+
+// ---------------------------------------------------------------------------
+// Settings
+
+/** The resolved options. */
+interface Settings {
+  /** Directory of the disk cases (a scratch directory is made inside). */
+  readonly dir: string;
+  /** tmpfs directory of the tmpfs and RSS cases. */
+  readonly tmpfsDir: string;
+  readonly rounds: number;
+  readonly runtimeS: number;
+  readonly rampS: number;
+  /** File size of the disk cases, bytes. */
+  readonly size: number;
+  /** File size of the tmpfs case, bytes. */
+  readonly tmpfsSize: number;
+  readonly fio: string;
+  readonly output: string;
+}
+
+/** Raw option text, as commander hands it over. */
+interface RawOptions {
+  dir?: string | undefined;
+  tmpfsDir: string;
+  rounds?: string | undefined;
+  runtime?: string | undefined;
+  ramp?: string | undefined;
+  size: string;
+  tmpfsSize: string;
+  quick: boolean;
+  fio: string;
+  output?: string | undefined;
+}
+
+/** Where the user stood when they typed the command (`deno task` changes cwd). */
+function userCwd(): string {
+  return Deno.env.get("INIT_CWD") ?? Deno.cwd();
+}
+
+function resolvePath(p: string): string {
+  return isAbsolute(p) ? p : join(userCwd(), p);
+}
+
+function intOption(flag: string, text: string, min: number, max: number): number {
+  const n = Number(text);
+  if (!/^\d+$/.test(text.trim()) || n < min || n > max) {
+    throw new UsageError(`--${flag}: "${text}" is not an integer from ${min} to ${max}`);
+  }
+  return n;
+}
+
+function sizeOption(flag: string, text: string): number {
+  const n = parseSize(text);
+  if (n === undefined || n < MiB || n % MiB !== 0) {
+    throw new UsageError(`--${flag}: "${text}" is not a whole number of MiB (e.g. 512m, 1g)`);
+  }
+  return n;
+}
+
+/** A sortable UTC time for file names: `20250101T120000Z`. */
+function fileTime(d: Date): string {
+  return d.toISOString().replace(/[-:]/g, "").replace(/\.\d+Z$/, "Z");
+}
+
+function resolveSettings(o: RawOptions, now: Date): Settings {
+  return {
+    dir: resolvePath(o.dir ?? "."),
+    tmpfsDir: resolvePath(o.tmpfsDir),
+    rounds: intOption("rounds", o.rounds ?? (o.quick ? "1" : "4"), 1, 99),
+    runtimeS: intOption("runtime", o.runtime ?? (o.quick ? "2" : "5"), 1, 3600),
+    rampS: intOption("ramp", o.ramp ?? "1", 0, 3600),
+    size: sizeOption("size", o.size),
+    tmpfsSize: sizeOption("tmpfs-size", o.tmpfsSize),
+    fio: o.fio,
+    output: o.output
+      ? resolvePath(o.output)
+      : join(userCwd(), "results", `fio-compare-${fileTime(now)}.json`),
+  };
+}
+
+// ---------------------------------------------------------------------------
+// Subprocesses and signals
+
+/** Runs one subprocess at a time, and stops it when SIGINT or SIGTERM arrives. */
+class ChildRunner {
+  /** The signal that arrived, if one did. */
+  reason: string | undefined;
+  #child: Deno.ChildProcess | undefined;
+  readonly #handlers: [Deno.Signal, () => void][] = [];
+
+  /** Listens for SIGINT and SIGTERM until {@linkcode ChildRunner.uninstall}. */
+  install(): void {
+    for (const sig of ["SIGINT", "SIGTERM"] as const) {
+      const h = () => this.#onSignal(sig);
+      Deno.addSignalListener(sig, h);
+      this.#handlers.push([sig, h]);
+    }
+  }
+
+  uninstall(): void {
+    for (const [sig, h] of this.#handlers) Deno.removeSignalListener(sig, h);
+    this.#handlers.length = 0;
+  }
+
+  #onSignal(sig: string): void {
+    if (this.reason) {
+      console.error(`fio-compare: ${sig} again: still stopping and removing scratch files`);
+      return;
+    }
+    this.reason = sig;
+    try {
+      // On a terminal the child got the same SIGINT; this covers `kill <pid>`.
+      this.#child?.kill("SIGTERM");
+    } catch {
+      // it has already exited
+    }
+  }
+
+  /** Throws {@linkcode Interrupted} once a signal has arrived. */
+  check(): void {
+    if (this.reason) throw new Interrupted(`interrupted by ${this.reason}`);
+  }
+
+  /** Runs `cmd` to its end with output captured; throws once a signal arrived. */
+  async run(cmd: string, args: string[], cwd?: string): Promise<Deno.CommandOutput> {
+    this.check();
+    const options: Deno.CommandOptions = {
+      args,
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+      env: { NO_COLOR: "1" },
+    };
+    if (cwd !== undefined) options.cwd = cwd;
+    const child = new Deno.Command(cmd, options).spawn();
+    this.#child = child;
+    try {
+      return await child.output();
+    } finally {
+      this.#child = undefined;
+      this.check();
+    }
+  }
+}
+
+const decoder = new TextDecoder();
+
+/** The last non-empty line a failed tool printed, for a one-line error. */
+function lastLine(out: Deno.CommandOutput): string {
+  const text = decoder.decode(out.stderr) + "\n" + decoder.decode(out.stdout);
+  const lines = text.split("\n").map((l) => l.trim()).filter((l) => l !== "" && l !== "}");
+  return lines.findLast((l) => !l.startsWith("{")) ?? `exit status ${out.code}`;
+}
+
+/** `fio --version`, or a {@linkcode FioMissing} telling how to install it. */
+async function fioVersion(fio: string): Promise<string> {
+  try {
+    const out = await new Deno.Command(fio, { args: ["--version"], stdout: "piped" }).output();
+    return decoder.decode(out.stdout).trim();
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) {
+      throw new FioMissing("fio not found: apt-get install -y fio");
+    }
+    throw e;
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Scratch directories
+
+/** The two directories this tool writes in; nothing outside them is ever removed. */
+class Scratch {
+  readonly dirs: Record<Place, string>;
+
+  private constructor(dirs: Record<Place, string>) {
+    this.dirs = dirs;
+  }
+
+  /** Makes `<dir>/tierbench-fio-compare-<random>` on the disk and on tmpfs. */
+  static async create(s: Settings): Promise<Scratch> {
+    const name = SCRATCH_PREFIX + crypto.randomUUID().slice(0, 8);
+    const disk = join(s.dir, name);
+    const tmpfs = join(s.tmpfsDir, name);
+    await mkdirFresh(disk);
+    try {
+      await mkdirFresh(tmpfs);
+    } catch (e) {
+      Deno.removeSync(disk, { recursive: true });
+      throw e;
+    }
+    return new Scratch({ disk, tmpfs });
+  }
+
+  /** A path inside the scratch directory of `place`. */
+  path(place: Place, name: string): string {
+    return join(this.dirs[place], name);
+  }
+
+  /** Removes a file this tool (or fio, for it) made inside a scratch directory. */
+  async removeFile(place: Place, name: string): Promise<void> {
+    await Deno.remove(this.path(place, name)).catch((e) => {
+      if (!(e instanceof Deno.errors.NotFound)) throw e;
+    });
+  }
+
+  /** Removes both scratch directories and everything in them. */
+  removeSync(): void {
+    for (const dir of Object.values(this.dirs)) {
+      try {
+        Deno.removeSync(dir, { recursive: true });
+      } catch (e) {
+        if (!(e instanceof Deno.errors.NotFound)) {
+          console.error(`fio-compare: could not remove ${dir}: ${(e as Error).message}`);
+        }
+      }
+    }
+  }
+}
+
+async function mkdirFresh(dir: string): Promise<void> {
+  try {
+    await Deno.mkdir(dir, { mode: 0o700 });
+  } catch (e) {
+    throw new CompareError(`cannot create ${dir}: ${(e as Error).message}`);
+  }
+}
+
+async function checkDir(flag: string, dir: string): Promise<void> {
+  const info = await Deno.stat(dir).catch(() => undefined);
+  if (!info?.isDirectory) {
+    throw new UsageError(`--${flag}: ${dir} is not an existing directory`);
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Measuring
+
+/** Both tools, in the order they ran in a round. */
+type Tool = "tierbench" | "fio";
+
+/** One round of one case. */
+interface CaseRound {
+  round: number;
+  first: Tool;
+  tierbench: TierbenchFigures;
+  fio: Figures;
+  /** tierbench/fio of the case's metric. */
+  ratio: number;
+}
+
+/** One round of the RSS check. */
+interface RssRound {
+  round: number;
+  first: "1g" | "8g";
+  rss_1g_bytes: number;
+  rss_8g_bytes: number;
+  ratio: number;
+}
+
+/** What the loop needs besides the settings. */
+interface Context {
+  readonly settings: Settings;
+  readonly scratch: Scratch;
+  readonly runner: ChildRunner;
+}
+
+function patternOf(c: CaseDef, s: Settings): Pattern {
+  return {
+    ...c.pattern,
+    size: c.place === "tmpfs" ? s.tmpfsSize : s.size,
+    runtimeS: s.runtimeS,
+    rampS: s.rampS,
+  };
+}
+
+function tierSpec(c: CaseDef, scratch: Scratch): string {
+  return `${c.place === "tmpfs" ? "memory" : "file"}:${scratch.dirs[c.place]}`;
+}
+
+/** Runs tierbench's CLI in its own process (so its peak RSS is its own); returns its result. */
+async function runTierbench(
+  ctx: Context,
+  place: Place,
+  name: string,
+  args: string[],
+): Promise<string> {
+  const output = ctx.scratch.path(place, `${name}.json`);
+  const out = await ctx.runner.run(Deno.execPath(), [
+    "run",
+    ...TIERBENCH_PERMISSIONS,
+    "--config",
+    DENO_JSON,
+    MAIN_TS,
+    "run",
+    ...args,
+    "--output",
+    output,
+    "--quiet",
+  ], fromFileUrl(new URL("..", import.meta.url)));
+  try {
+    if (!out.success) {
+      throw new CompareError(`tierbench ${name}: ${lastLine(out).replace(/^tierbench: /, "")}`);
+    }
+    return await Deno.readTextFile(output);
+  } finally {
+    await ctx.scratch.removeFile(place, `${name}.json`);
+  }
+}
+
+async function tierbenchCase(
+  ctx: Context,
+  c: CaseDef,
+  name: string,
+  shared?: string,
+): Promise<TierbenchFigures> {
+  const p = patternOf(c, ctx.settings);
+  const args = tierbenchArgs(p, tierSpec(c, ctx.scratch), shared);
+  const text = await runTierbench(ctx, c.place, name, args);
+  return parseOrFail(`tierbench ${name}`, () => parseTierbenchJson(text, direction(p)));
+}
+
+/**
+ * Runs fio on the shared file of a read case, or on a fresh file in the
+ * case's scratch directory (removed afterwards) for a write case.
+ */
+async function fioCase(ctx: Context, c: CaseDef, name: string, shared?: string): Promise<Figures> {
+  const p = patternOf(c, ctx.settings);
+  const file = `${name}.fio.dat`;
+  try {
+    const out = await ctx.runner.run(
+      ctx.settings.fio,
+      fioArgs(p, shared ?? ctx.scratch.path(c.place, file)),
+    );
+    if (!out.success) throw new CompareError(`fio ${name}: ${lastLine(out)}`);
+    return parseOrFail(`fio ${name}`, () => parseFioJson(decoder.decode(out.stdout), direction(p)));
+  } finally {
+    if (shared === undefined) await ctx.scratch.removeFile(c.place, file);
+  }
+}
+
+/**
+ * Writes the file both tools read in a read case (with fio, sequentially, in
+ * 1 MiB blocks), so they read the very same blocks in the same state.
+ */
+async function layOutShared(ctx: Context, c: CaseDef, name: string): Promise<string> {
+  const p = patternOf(c, ctx.settings);
+  const path = ctx.scratch.path(c.place, `${name}.shared.dat`);
+  const out = await ctx.runner.run(ctx.settings.fio, [
+    "--name=layout",
+    `--filename=${path}`,
+    "--rw=write",
+    "--bs=1m",
+    `--size=${p.size}`,
+    "--ioengine=psync",
+    `--direct=${p.direct ? 1 : 0}`,
+    "--output-format=json",
+  ]);
+  if (!out.success) throw new CompareError(`fio layout ${name}: ${lastLine(out)}`);
+  return path;
+}
+
+function parseOrFail<T>(what: string, parse: () => T): T {
+  try {
+    return parse();
+  } catch (e) {
+    if (e instanceof ToolOutputError) throw new CompareError(`${what}: ${e.message}`);
+    throw e;
+  }
+}
+
+function metricOf(c: CaseDef, f: Figures): number {
+  return c.metric === "bw" ? f.bw_bytes : f.iops;
+}
+
+async function measureCase(ctx: Context, c: CaseDef, round: number): Promise<CaseRound> {
+  const first: Tool = round % 2 === 1 ? "tierbench" : "fio";
+  const name = `${c.id}-r${round}`;
+  let tb: TierbenchFigures | undefined;
+  let fio: Figures | undefined;
+  // Reads: both tools read one file laid out for this round; writes: fresh files each.
+  const reads = direction(patternOf(c, ctx.settings)) === "read";
+  const shared = reads ? await layOutShared(ctx, c, name) : undefined;
+  try {
+    for (const tool of first === "tierbench" ? ["tierbench", "fio"] : ["fio", "tierbench"]) {
+      if (tool === "tierbench") tb = await tierbenchCase(ctx, c, name, shared);
+      else fio = await fioCase(ctx, c, name, shared);
+    }
+  } finally {
+    if (shared !== undefined) await ctx.scratch.removeFile(c.place, `${name}.shared.dat`);
+  }
+  const ratio = metricOf(c, tb!) / metricOf(c, fio!);
+  return { round, first, tierbench: tb!, fio: fio!, ratio };
+}
+
+async function peakRss(ctx: Context, ioSize: number, name: string): Promise<number> {
+  const args = [
+    "--tier",
+    `memory:${ctx.scratch.dirs.tmpfs}`,
+    "--rw",
+    "read",
+    "--bs",
+    String(MiB),
+    "--size",
+    String(RSS.size),
+    "--io-size",
+    String(ioSize),
+    "--engine",
+    "psync",
+  ];
+  const text = await runTierbench(ctx, "tmpfs", name, args);
+  return parseOrFail(`tierbench ${name}`, () => parseTierbenchJson(text, "read")).peak_rss_bytes;
+}
+
+async function measureRss(ctx: Context, round: number): Promise<RssRound> {
+  const first = round % 2 === 1 ? "1g" : "8g";
+  const rss: Record<"1g" | "8g", number> = { "1g": 0, "8g": 0 };
+  for (const which of first === "1g" ? ["1g", "8g"] as const : ["8g", "1g"] as const) {
+    rss[which] = await peakRss(
+      ctx,
+      which === "1g" ? RSS.small : RSS.large,
+      `rss-${which}-r${round}`,
+    );
+  }
+  return {
+    round,
+    first,
+    rss_1g_bytes: rss["1g"],
+    rss_8g_bytes: rss["8g"],
+    ratio: rss["8g"] / rss["1g"],
+  };
+}
+
+// ---------------------------------------------------------------------------
+// Summaries and output
+
+/** A case over all its rounds. */
+interface CaseSummary {
+  id: string;
+  label: string;
+  metric: "bw_bytes" | "iops";
+  target: number;
+  tierbench_median: number;
+  fio_median: number;
+  /** Median over rounds of the per-round ratio. */
+  ratio_median: number;
+  met: boolean;
+  rounds: CaseRound[];
+}
+
+/** The RSS check over all its rounds. */
+interface RssSummary {
+  label: string;
+  target: number;
+  rss_1g_median_bytes: number;
+  rss_8g_median_bytes: number;
+  ratio_median: number;
+  met: boolean;
+  rounds: RssRound[];
+}
+
+/** A ratio as the table shows it (3 decimals), so "met" agrees with what is printed. */
+function round3(x: number): number {
+  return Math.round(x * 1000) / 1000;
+}
+
+function summarizeCase(c: CaseDef, rounds: CaseRound[]): CaseSummary {
+  const ratio = median(rounds.map((r) => r.ratio));
+  return {
+    id: c.id,
+    label: c.label,
+    metric: c.metric === "bw" ? "bw_bytes" : "iops",
+    target: c.target,
+    tierbench_median: median(rounds.map((r) => metricOf(c, r.tierbench))),
+    fio_median: median(rounds.map((r) => metricOf(c, r.fio))),
+    ratio_median: ratio,
+    met: round3(ratio) >= c.target,
+    rounds,
+  };
+}
+
+function summarizeRss(rounds: RssRound[]): RssSummary {
+  const ratio = median(rounds.map((r) => r.ratio));
+  return {
+    label: "peak RSS, memory tier 1m seq read, 8g vs 1g moved",
+    target: RSS.target,
+    rss_1g_median_bytes: median(rounds.map((r) => r.rss_1g_bytes)),
+    rss_8g_median_bytes: median(rounds.map((r) => r.rss_8g_bytes)),
+    ratio_median: ratio,
+    met: round3(ratio) <= RSS.target,
+    rounds,
+  };
+}
+
+function fmtInt(n: number): string {
+  return Math.round(n).toLocaleString("en-US");
+}
+
+function fmtFigure(metric: CaseSummary["metric"], v: number): string {
+  return metric === "bw_bytes" ? `${fmtInt(v / MiB)} MiB/s` : `${fmtInt(v)} IOPS`;
+}
+
+function fmtMiB(bytes: number): string {
+  return `${(bytes / MiB).toFixed(1)} MiB`;
+}
+
+const HEAD = ["case", "tierbench", "fio", "ratio", "per round", "target", "met"];
+
+/** The table's rows, as text. */
+function rows(cases: CaseSummary[], rss: RssSummary): string[][] {
+  const out = cases.map((c) => [
+    c.label,
+    fmtFigure(c.metric, c.tierbench_median),
+    fmtFigure(c.metric, c.fio_median),
+    c.ratio_median.toFixed(3),
+    c.rounds.map((r) => r.ratio.toFixed(2)).join(" "),
+    `≥ ${c.target.toFixed(2)}`,
+    c.met ? "yes" : "NO",
+  ]);
+  out.push([
+    rss.label,
+    `${fmtMiB(rss.rss_8g_median_bytes)} (8g) / ${fmtMiB(rss.rss_1g_median_bytes)} (1g)`,
+    "–",
+    `${rss.ratio_median.toFixed(3)} (8g/1g)`,
+    rss.rounds.map((r) => r.ratio.toFixed(2)).join(" "),
+    `≤ ${rss.target.toFixed(2)}`,
+    rss.met ? "yes" : "NO",
+  ]);
+  return out;
+}
+
+function terminalTable(body: string[][]): string {
+  const t = new Table({
+    head: HEAD,
+    colAligns: ["left", "right", "right", "right", "left", "left", "left"],
+    style: { head: [], border: [] },
+  });
+  t.push(...body);
+  return t.toString();
+}
+
+function markdownTable(body: string[][]): string {
+  const cell = (s: string) => s.replaceAll("|", "\\|");
+  const line = (cells: string[]) => `| ${cells.map(cell).join(" | ")} |`;
+  const align = ["---", "---:", "---:", "---:", "---", "---", "---"];
+  return [line(HEAD), `|${align.join("|")}|`, ...body.map(line)].join("\n");
+}
+
+/** What the header line says about the machine and the directories. */
+interface Environment {
+  date: string;
+  cpu_model: string;
+  cores: number;
+  kernel: string;
+  dir: string;
+  fs_type: string;
+  device: string;
+  tmpfs_dir: string;
+  fio_version: string;
+  deno_version: string;
+}
+
+function describeEnvironment(s: Settings, fio: string, date: Date): Environment {
+  const host = hostFacts();
+  const facts = pathFacts(s.dir);
+  const d = facts.device;
+  const device = d
+    ? [
+      d.partition ? `${d.partition} on ${d.name}` : d.name,
+      d.model,
+      d.rotational === undefined ? undefined : d.rotational ? "rotational" : "non-rotational",
+      d.scheduler ? `scheduler ${d.scheduler}` : undefined,
+    ].filter((x) => x !== undefined).join(", ")
+    : facts.source;
+  return {
+    date: date.toISOString(),
+    cpu_model: host.cpu_model,
+    cores: host.cores,
+    kernel: host.kernel,
+    dir: facts.path,
+    fs_type: facts.fs_type,
+    device,
+    tmpfs_dir: s.tmpfsDir,
+    fio_version: fio,
+    deno_version: Deno.version.deno,
+  };
+}
+
+function headerLine(env: Environment, s: Settings): string {
+  return `${env.date} · CPU ${env.cpu_model} (${env.cores} cores) · kernel ${env.kernel} · ` +
+    `${env.dir}: ${env.fs_type} on ${env.device} · tmpfs ${env.tmpfs_dir} · ` +
+    `${env.fio_version} vs tierbench on deno ${env.deno_version} · ${s.rounds} round(s) of ` +
+    `${s.rampS} s ramp + ${s.runtimeS} s, files ${fmtSize(s.size)} (disk) / ` +
+    `${fmtSize(s.tmpfsSize)} (tmpfs)`;
+}
+
+function fmtSize(bytes: number): string {
+  return bytes % GiB === 0 ? `${bytes / GiB} GiB` : `${bytes / MiB} MiB`;
+}
+
+function fmtDuration(ms: number): string {
+  const s = Math.round(ms / 1000);
+  return s >= 60 ? `${Math.floor(s / 60)} min ${s % 60} s` : `${s} s`;
+}
+
+function progressLine(round: number, rounds: number, label: string, text: string): void {
+  console.error(`[round ${round}/${rounds}] ${label.padEnd(34)} ${text}`);
+}
+
+// ---------------------------------------------------------------------------
+// The comparison
+
+async function compare(s: Settings): Promise<void> {
+  const began = performance.now();
+  const date = new Date();
+  const fio = await fioVersion(s.fio);
+  await checkDir("dir", s.dir);
+  await checkDir("tmpfs-dir", s.tmpfsDir);
+  const env = describeEnvironment(s, fio, date);
+  if (!["tmpfs", "ramfs"].includes(pathFacts(s.tmpfsDir).fs_type)) {
+    throw new UsageError(`--tmpfs-dir: ${s.tmpfsDir} is not on tmpfs`);
+  }
+
+  const runner = new ChildRunner();
+  runner.install();
+  const scratch = await Scratch.create(s);
+  const caseRounds = new Map<string, CaseRound[]>(CASES.map((c) => [c.id, []]));
+  const rssRounds: RssRound[] = [];
+  try {
+    const ctx: Context = { settings: s, scratch, runner };
+    for (let round = 1; round <= s.rounds; round++) {
+      for (const c of CASES) {
+        const r = await measureCase(ctx, c, round);
+        caseRounds.get(c.id)!.push(r);
+        const m = c.metric === "bw" ? "bw_bytes" : "iops";
+        progressLine(
+          round,
+          s.rounds,
+          c.label,
+          `tierbench ${fmtFigure(m, metricOf(c, r.tierbench))}, fio ${
+            fmtFigure(m, metricOf(c, r.fio))
+          }, ratio ${r.ratio.toFixed(3)}`,
+        );
+      }
+      const r = await measureRss(ctx, round);
+      rssRounds.push(r);
+      progressLine(
+        round,
+        s.rounds,
+        "peak RSS 8g vs 1g",
+        `${fmtMiB(r.rss_8g_bytes)} / ${fmtMiB(r.rss_1g_bytes)}, ratio ${r.ratio.toFixed(3)}`,
+      );
+    }
+  } catch (e) {
+    // Said once the finally below has run.
+    if (e instanceof CompareError || e instanceof Interrupted) {
+      e.message += "; scratch files removed";
+    }
+    throw e;
+  } finally {
+    scratch.removeSync();
+    runner.uninstall();
+  }
+
+  const cases = CASES.map((c) => summarizeCase(c, caseRounds.get(c.id)!));
+  const rss = summarizeRss(rssRounds);
+  const body = rows(cases, rss);
+  const header = headerLine(env, s);
+  await writeJson(s.output, {
+    schema: "tierbench/fio-compare@1",
+    environment: env,
+    settings: { ...s, duration_ms: Math.round(performance.now() - began) },
+    cases,
+    rss,
+  });
+  console.log(header);
+  console.log(terminalTable(body));
+  console.log(`\nMarkdown:\n\n${header}\n\n${markdownTable(body)}\n`);
+  console.log(`results: ${s.output}`);
+  console.log(`took ${fmtDuration(performance.now() - began)}`);
+}
+
+async function writeJson(path: string, doc: unknown): Promise<void> {
+  const dir = path.slice(0, path.lastIndexOf("/"));
+  if (dir) await Deno.mkdir(dir, { recursive: true });
+  await Deno.writeTextFile(path, JSON.stringify(doc, null, 2) + "\n");
+}
+
+// ---------------------------------------------------------------------------
+// The command line
+
+const program = new Command()
+  .name("fio_compare")
+  .description(
+    "run fio and tierbench alternately on identical patterns and compare their figures",
+  )
+  .option("--dir <dir>", "directory on the disk to test (default: the current directory)")
+  .option("--tmpfs-dir <dir>", "tmpfs directory for the tmpfs and RSS cases", "/dev/shm")
+  .option(
+    "--rounds <n>",
+    "rounds; each runs every case with both tools (default 4: each tool first as often)",
+  )
+  .option("--runtime <seconds>", "measured seconds per run (default 5)")
+  .option("--ramp <seconds>", "warm-up seconds per run, excluded (default 1)")
+  .option("--size <size>", "file size of the disk cases", "512m")
+  .option("--tmpfs-size <size>", "file size of the tmpfs case", "256m")
+  .option("--quick", "1 round of 1 s ramp + 2 s per run (explicit options win)", false)
+  .option("--fio <path>", "the fio binary", "fio")
+  .option("--output <file>", "raw figures as JSON (default results/fio-compare-<time>.json)")
+  .exitOverride()
+  .configureOutput({ outputError: () => {} })
+  .action(async (o) => {
+    await compare(resolveSettings(o, new Date()));
+  });
+
+function fail(message: string, code: number): never {
+  console.error(`fio-compare: ${message}`);
+  Deno.exit(code);
+}
+
+/** Runs the comparison with command-line `args`. */
+export async function main(args: string[]): Promise<void> {
+  try {
+    await program.parseAsync(args, { from: "user" });
+  } catch (e) {
+    if (e instanceof CommanderError) {
+      if (e.exitCode === 0) return; // --help
+      fail(e.message.replace(/^error: /, ""), EXIT_USAGE);
+    }
+    if (e instanceof UsageError) fail(e.message, EXIT_USAGE);
+    if (e instanceof FioMissing) {
+      console.error(e.message);
+      Deno.exit(EXIT_FAILED);
+    }
+    fail(e instanceof Error ? e.message : String(e), EXIT_FAILED);
+  }
+}
+
+if (import.meta.main) await main(Deno.args);
