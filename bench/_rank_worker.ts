@@ -8,7 +8,8 @@
 /// <reference lib="deno.worker" />
 
 import { redactSecrets } from "../core/secrets.ts";
-import { type PathRuntime, RankExecutor, type RankReport } from "./_rank.ts";
+import { type PathRuntime, RankExecutor } from "./_rank.ts";
+import type { RankReport } from "../schema/workload.ts";
 import { AbortedError, NodeSync } from "./_sync.ts";
 import type { RankProgram } from "../workloads/ops.ts";
 

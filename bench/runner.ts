@@ -40,7 +40,13 @@ import {
   mergeLatency,
   newLatencyHistograms,
 } from "../core/recorder.ts";
-import type { DirectionResult, RunOptions, RunResult, SpanFigures, TimeSeries } from "../schema/result.ts";
+import type {
+  DirectionResult,
+  RunOptions,
+  RunResult,
+  SpanFigures,
+  TimeSeries,
+} from "../schema/result.ts";
 
 /** What the progress callback sees, about every 100 ms. */
 export interface RunProgress {

@@ -13,8 +13,54 @@
  */
 
 import type { TierFacts } from "../tiers/types.ts";
-import type { RankIo, RankPhase, RankReport } from "../bench/_rank.ts";
 import type { PathPolicy, WorkloadProgram } from "../workloads/ops.ts";
+
+/** Per-path I/O of a phase of one rank. */
+export interface RankIo {
+  bytes: number;
+  ops: number;
+  /** Sum of op durations, from getting the path to completion, ms. */
+  busy_ms: number;
+  /** Time ops waited for a node-wide slot on the path, ms. */
+  slot_wait_ms: number;
+}
+
+/** One phase of one iteration of one rank. */
+export interface RankPhase {
+  iteration: number;
+  phase: string;
+  /** CLOCK_MONOTONIC ms: when the phase's barrier released (or its first op started). */
+  start: number;
+  /** When its last op that holds the phase open finished. */
+  end: number;
+  /** True when every op of the phase runs in the background. */
+  background: boolean;
+  /** Time the compute stream waited for data or buffers, ms. */
+  stall_ms: number;
+  /** Time spent at barriers (waiting for own I/O to drain and for other ranks), ms. */
+  barrier_ms: number;
+  /** Keyed `path:read`, `path:write`, `path:hit`. */
+  io: Record<string, RankIo>;
+}
+
+/** One op's span, for the timeline. */
+export type TimelineSpan = [
+  stream: string,
+  kind: string,
+  label: string,
+  bytes: number,
+  start: number,
+  end: number,
+];
+
+/** What a rank sends back. */
+export interface RankReport {
+  rank: number;
+  phases: RankPhase[];
+  timeline: TimelineSpan[];
+  /** CLOCK_MONOTONIC ms when the layout finished and the program started. */
+  started: number;
+}
 
 /** A path as the results describe it. */
 export interface WorkloadPathResult extends PathPolicy {

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import type { RankPhase, RankReport } from "../bench/_rank.ts";
+import type { RankPhase, RankReport } from "./workload.ts";
 import type { WorkloadProgram } from "../workloads/ops.ts";
 import { aggregate, median } from "./workload.ts";
 
