@@ -34,7 +34,6 @@ import {
   CONTENTION_DEFAULTS,
   contentionGroups,
   type ContentionOptions,
-  formatContentionTable,
   mixedContentionGroups,
   runContention,
   runContentionSession,
@@ -42,22 +41,22 @@ import {
 import { redactSecrets } from "./core/secrets.ts";
 import { ConfigError } from "./core/errors.ts";
 import { profileJobs, profileTiers, REMOTE_HELP, remoteFromEnv } from "./bench/node_profile.ts";
-import { ProgressLine } from "./bench/progress.ts";
+import { ProgressLine } from "./cli/progress.ts";
 import { type ResultDocument, stringifyResult, writeResult } from "./schema/result.ts";
 import type { RunProgress } from "./bench/runner.ts";
 import { runSession, type SessionOutcome, VERSION } from "./bench/session.ts";
-import { formatSweep, planSweep, runSweep, SWEEP_DEFAULTS } from "./bench/sweep.ts";
+import { planSweep, runSweep, SWEEP_DEFAULTS } from "./bench/sweep.ts";
 import { formatTable } from "./cli/run_table.ts";
 import { parseSize } from "./core/units.ts";
 import { newRunId } from "./tiers/scratch.ts";
 import { DEEPSPEED_VERSIONS, type DeepSpeedVersion } from "./solver/export.ts";
-import type { PlanDocument } from "./solver/plan.ts";
+import type { PlanDocument } from "./schema/plan.ts";
 import { makePlan } from "./solver/planner.ts";
-import { checkPlanDocument } from "./solver/_plan_check.ts";
+import { checkPlanDocument } from "./solver/plan_check.ts";
 import { replayPlan } from "./bench/replay.ts";
 import { readProfile } from "./solver/profile.ts";
 import { formatPlan, formatReplay } from "./cli/plan_table.ts";
-import type { WorkloadOptions } from "./workloads/_common.ts";
+import type { WorkloadOptions } from "./workloads/common.ts";
 import { MODEL_NAMES } from "./workloads/model.ts";
 import { WORKLOAD_NAMES, workloadByName } from "./workloads/registry.ts";
 import { pathsOf, runWorkload } from "./bench/workload.ts";
@@ -66,6 +65,8 @@ import { writeReport } from "./report/report.ts";
 import { resolveSetup, SETUP_DEFAULTS } from "./workloads/setup.ts";
 import { formatWorkloadSummaries, formatWorkloadTable } from "./cli/workload_table.ts";
 import { WorkloadProgressLine } from "./cli/workload_progress.ts";
+import { formatContentionTable } from "./cli/contention_table.ts";
+import { formatSweep } from "./cli/sweep_table.ts";
 
 /** Exit status for usage errors. */
 const EXIT_USAGE = 2;

@@ -3,14 +3,9 @@ import { parseTierSpec } from "../core/config.ts";
 import {
   contentionGroups,
   type ContentionOptions,
-  type ContentionWindow,
-  groupKey,
   layoutClear,
   mixedContentionGroups,
   runContention,
-  slowdown,
-  slowdownKey,
-  slowdownMatrix,
   tierLabels,
   windowOverlap,
 } from "./contention.ts";
@@ -18,6 +13,13 @@ import { ConfigError } from "../core/errors.ts";
 import { profileTiers } from "./node_profile.ts";
 import { tempDirOnDisk } from "../tests/_helpers.ts";
 import { newRunId } from "../tiers/scratch.ts";
+import {
+  type ContentionWindow,
+  groupKey,
+  slowdown,
+  slowdownKey,
+  slowdownMatrix,
+} from "../schema/contention.ts";
 
 /** Short runs: the tests check the matrix, not the figures. */
 const SHORT: ContentionOptions = { runtime: "0.5", ramp: "0.2", size: "16m" };

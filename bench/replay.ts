@@ -21,78 +21,15 @@ import { mlpOffload } from "../workloads/mlp_offload.ts";
 import { median } from "../schema/workload.ts";
 import { runWorkload, type RunWorkloadOptions } from "./workload.ts";
 import { resolveSetup, type TrainingSetup } from "../workloads/setup.ts";
-import type { WorkloadOptions } from "../workloads/_common.ts";
-import { placementOptions, type PlanDocument } from "../solver/plan.ts";
-import type { RunStatus } from "../schema/result.ts";
+import type { WorkloadOptions } from "../workloads/common.ts";
+import { placementOptions, type PlanDocument } from "../schema/plan.ts";
 import { ssdtrain } from "../workloads/ssdtrain.ts";
-
-/** Measured against predicted, in the result document's `replay` section. */
-export interface ReplayResult {
-  plan: { source: string; created: string };
-  scale: number;
-  /** The workload options the plan became. */
-  options: WorkloadOptions;
-  /** Smallest scale at which a state object still fills bs × iodepth. */
-  min_scale: number;
-  predicted: {
-    /** The plan's update phase at full size, s. */
-    update_s: number;
-    /** × scale: what the replay should measure, s. */
-    update_s_scaled: number;
-  };
-  /** Median over the measured iterations, s; null when the run did not finish. */
-  measured: { update_s: number | null; per_iteration_s: number[] };
-  /** measured / predicted − 1. */
-  error: number | null;
-  /** `--activations`: the activation plan run as ssdtrain, and every layer offloaded beside it. */
-  activations?: ActivationReplay;
-  /**
-   * Where the error comes from, path by path (medians over the measured
-   * iterations): bytes moved against the plan's × scale, and the time the
-   * path was busy against its predicted busy time × scale.
-   */
-  paths: ReplayPath[];
-}
-
-/** One run of the activation part: forward and backward, predicted (× scale) beside measured. */
-export interface ActivationRun {
-  offloaded: number;
-  prefetch: number;
-  status: RunStatus;
-  predicted: { forward_s: number; backward_s: number };
-  /** Medians over the measured iterations; null when the run did not finish. */
-  measured: { forward_s: number | null; backward_s: number | null };
-  /** measured / predicted − 1 per phase. */
-  error: { forward: number | null; backward: number | null };
-}
-
-/** The activation part of a replay (ssdtrain on the plan's local path). */
-export interface ActivationReplay {
-  layers: number;
-  /** The plan's choice of layers and read-ahead. */
-  plan: ActivationRun;
-  /** Every layer but the last offloaded: the stall the plan avoids. */
-  all: ActivationRun;
-}
-
-/** One path of a replay: predicted (× scale) beside measured. */
-export interface ReplayPath {
-  /** `local`, `remote`. */
-  path: string;
-  predicted: { read_bytes: number; write_bytes: number; busy_s: number | null };
-  measured: {
-    /** Medians over the measured iterations. */
-    read_bytes: number;
-    write_bytes: number;
-    /**
-     * Wall time with at least one of the path's requests in flight, in the
-     * iteration the timeline holds (the last), s.
-     */
-    busy_s: number;
-  };
-  /** measured busy / predicted busy − 1; null without a predicted busy time. */
-  error: number | null;
-}
+import type {
+  ActivationReplay,
+  ActivationRun,
+  ReplayPath,
+  ReplayResult,
+} from "../schema/replay.ts";
 
 type Span = readonly (string | number)[];
 

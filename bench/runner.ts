@@ -13,7 +13,7 @@
 import process from "node:process";
 import type { JobTarget, Tier } from "../tiers/types.ts";
 import { BUFFER_ALIGNMENT } from "../tiers/file_backed.ts";
-import { libaio } from "../engines/_libaio.ts";
+import { libaio } from "../engines/libaio_abi.ts";
 import { DEFAULT_TIMEOUT_MS, formatTierSpec, type JobOptions } from "../core/config.ts";
 import { monoNow } from "../core/libc.ts";
 import { IoError } from "../core/errors.ts";
@@ -587,4 +587,15 @@ function buildResult(
 
 function round2(x: number): number {
   return Math.round(x * 100) / 100;
+}
+
+/** Where a run stands in a series of runs (a sweep's grid points). */
+export interface StepProgress {
+  /** What a step is called ("point"). */
+  readonly what: string;
+  /** This step, from 1. */
+  readonly index: number;
+  readonly count: number;
+  /** Estimated time left of the whole series, ms; undefined when unknown. */
+  readonly leftMs: number | undefined;
 }

@@ -25,8 +25,6 @@
  * @module
  */
 
-import Table from "cli-table3";
-import pc from "picocolors";
 import { openTier } from "../tiers/mod.ts";
 import type { Tier } from "../tiers/types.ts";
 import { newRunId } from "../tiers/scratch.ts";
@@ -36,7 +34,7 @@ import {
   type DeepSpeedVersion,
   DEFAULT_DEEPSPEED_VERSION,
 } from "../solver/export.ts";
-import { PLAN_SCHEMA, type PlanDocument, type Prediction } from "../solver/plan.ts";
+import { PLAN_SCHEMA, type PlanDocument, type Prediction } from "../schema/plan.ts";
 import {
   formatTierSpec,
   type JobOptions,
@@ -47,48 +45,11 @@ import {
   type TierSpec,
 } from "../core/config.ts";
 import { ConfigError } from "../core/errors.ts";
-import type { StepProgress } from "./progress.ts";
+import type { SweepPoint, SweepResult } from "../schema/sweep.ts";
 import type { RunResult, RunStatus } from "../schema/result.ts";
-import { runJob, type RunProgress } from "./runner.ts";
+import { runJob, type RunProgress, type StepProgress } from "./runner.ts";
 import { endResultDocument, newResultDocument, type SessionOutcome } from "./session.ts";
-import { formatRate, formatSize, parseDuration, parseSize } from "../core/units.ts";
-
-/** One grid point: its setting, its figures, and its run in `doc.runs`. */
-export interface SweepPoint {
-  bs: number;
-  iodepth: number;
-  numjobs: number;
-  /** Bytes per second, both directions together. */
-  bw_bytes: number;
-  iops: number;
-  /** Total latency percentiles of the point's direction (reads for randrw), ns. */
-  lat_p50_ns: number;
-  lat_p99_ns: number;
-  /** Measured time, ms (ramp excluded). */
-  runtime_ms: number;
-  /** Whether the steady-state criterion held (see {@linkcode SweepResult.criterion}). */
-  steady: boolean;
-  /** Index into `doc.runs`. */
-  run: number;
-}
-
-/** The grid of one tier and access pattern. */
-export interface SweepTier {
-  /** The tier as `--tier` names it. */
-  tier: string;
-  rw: string;
-  points: SweepPoint[];
-  best: SweepPoint;
-  /** DeepSpeed's `aio` block for `best` (file and pfs tiers; `{}` for others). */
-  aio: Record<string, unknown>;
-}
-
-/** `doc.sweep` of a `kind: "sweep"` result document. */
-export interface SweepResult {
-  /** The steady-state criterion and the length of a point, in words. */
-  criterion: string;
-  tiers: SweepTier[];
-}
+import { parseDuration, parseSize } from "../core/units.ts";
 
 /** Defaults of the sweep's options, as the CLI spells them. */
 export const SWEEP_DEFAULTS = {
@@ -352,7 +313,8 @@ export function isSteady(samples: readonly number[], window: number, limitPct: n
  *
  * @example
  * ```ts
- * import { pickBest, type SweepPoint } from "./sweep.ts";
+ * import { pickBest } from "./sweep.ts";
+ * import type { SweepPoint } from "../schema/sweep.ts";
  * const p = (iodepth: number, bw: number): SweepPoint => ({ bs: 1 << 20, iodepth, numjobs: 1,
  *   bw_bytes: bw, iops: 0, lat_p50_ns: 0, lat_p99_ns: 0, runtime_ms: 1, steady: true, run: 0 });
  * console.assert(pickBest([p(64, 1000), p(8, 980), p(1, 500)]).iodepth === 8);
@@ -620,68 +582,4 @@ async function runPoint(
   } finally {
     hooks.signal?.removeEventListener("abort", relay);
   }
-}
-
-function mib(bw: number): string {
-  return (bw / 1024 ** 2).toFixed(0);
-}
-
-function us(ns: number): string {
-  const v = ns / 1000;
-  return v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v.toFixed(2);
-}
-
-/**
- * The sweep as people read it: per tier and pattern, bandwidth (MiB/s) with a
- * row per bs × numjobs and a column per iodepth (`*` the best, `~` not
- * steady), the best setting with its figures, and its DeepSpeed `aio` block.
- *
- * @example
- * ```ts ignore
- * console.log(formatSweep(doc.sweep!, "0.16.9"));
- * ```
- */
-export function formatSweep(s: SweepResult, deepspeedVersion?: string): string {
-  const out: string[] = [];
-  for (const t of s.tiers) {
-    const depths = [...new Set(t.points.map((p) => p.iodepth))].sort((a, b) => a - b);
-    const rows = [...new Set(t.points.map((p) => `${p.bs} ${p.numjobs}`))];
-    const table = new Table({
-      head: ["bs", "jobs", ...depths.map((d) => `depth ${d}`)].map((h) => pc.bold(h)),
-      style: { head: [], border: [] },
-      colAligns: ["right", "right", ...depths.map(() => "right" as const)],
-    });
-    for (const row of rows) {
-      const [bs, nj] = row.split(" ").map(Number) as [number, number];
-      table.push([
-        formatSize(bs),
-        String(nj),
-        ...depths.map((d) => {
-          const p = t.points.find((x) => x.bs === bs && x.numjobs === nj && x.iodepth === d);
-          if (!p) return "";
-          return `${mib(p.bw_bytes)}${p.steady ? "" : "~"}${p === t.best ? "*" : ""}`;
-        }),
-      ]);
-    }
-    const b = t.best;
-    out.push(
-      `${t.tier} ${t.rw}: bandwidth in MiB/s (* best, ~ not steady)`,
-      table.toString(),
-      `best on ${t.tier} ${t.rw}: bs ${
-        formatSize(b.bs)
-      }, iodepth ${b.iodepth}, numjobs ${b.numjobs}: ` +
-        `${formatRate(b.bw_bytes)}, ${Math.round(b.iops).toLocaleString("en-US")} IOPS, ` +
-        `lat p50 ${us(b.lat_p50_ns)} µs, p99 ${us(b.lat_p99_ns)} µs${
-          b.steady ? "" : " (not steady)"
-        }`,
-    );
-    if (Object.keys(t.aio).length > 0) {
-      out.push(
-        `DeepSpeed ${deepspeedVersion ?? ""} "aio" block for it:`.replace("  ", " "),
-        JSON.stringify({ aio: t.aio }, null, 2),
-      );
-    }
-  }
-  out.push(`criterion: ${s.criterion}`);
-  return out.join("\n");
 }

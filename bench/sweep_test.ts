@@ -10,9 +10,9 @@ import {
   planSweep,
   runSweep,
   sweepAio,
-  type SweepPoint,
   TIE_MARGIN,
 } from "./sweep.ts";
+import type { SweepPoint } from "../schema/sweep.ts";
 
 const GRID = { bs: ["64k", "128k"], iodepth: [1, 4], numjobs: [1, 2] };
 

@@ -23,7 +23,7 @@ import type { S3TierOptions } from "../tiers/s3.ts";
 import type { S3Tier } from "../tiers/s3.ts";
 import type { FileBackedTier } from "../tiers/file_backed.ts";
 import type { Tier } from "../tiers/types.ts";
-import type { WorkloadDefinition, WorkloadOptions, WorkloadPaths } from "../workloads/_common.ts";
+import type { WorkloadDefinition, WorkloadOptions, WorkloadPaths } from "../workloads/common.ts";
 import type { PathRuntime } from "./_rank.ts";
 import type { RankMessage, RankStart } from "./_rank_worker.ts";
 import { NodeSync } from "./_sync.ts";

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { parseTierSpec } from "../core/config.ts";
 import { ConfigError } from "../core/errors.ts";
 import { IS_ROOT, scratchLeft, tempMount, withTempDir } from "../tests/_helpers.ts";
-import type { WorkloadDefinition } from "../workloads/_common.ts";
+import type { WorkloadDefinition } from "../workloads/common.ts";
 import { bytesByPath, type Op, ProgramBuilder } from "../workloads/ops.ts";
 import { pathsOf, runWorkload } from "./workload.ts";
 import { resolveSetup } from "../workloads/setup.ts";

@@ -8,8 +8,8 @@
 
 import Table from "cli-table3";
 import pc from "picocolors";
-import type { PlanDocument, Prediction } from "../solver/plan.ts";
-import type { ReplayResult } from "../bench/replay.ts";
+import type { PlanDocument, Prediction } from "../schema/plan.ts";
+import type { ReplayResult } from "../schema/replay.ts";
 
 function s(x: number): string {
   return x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x.toFixed(2);

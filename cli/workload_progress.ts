@@ -13,7 +13,7 @@
 
 import cliProgress from "cli-progress";
 import process from "node:process";
-import { formatLeft, type ProgressStream } from "../bench/progress.ts";
+import { formatLeft, type ProgressStream } from "./progress.ts";
 import { formatRate } from "../core/units.ts";
 import type { WorkloadProgress } from "../bench/workload.ts";
 

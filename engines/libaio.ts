@@ -22,7 +22,7 @@ import {
   IOCB,
   IOCB_SIZE,
   libaio,
-} from "./_libaio.ts";
+} from "./libaio_abi.ts";
 import { fillRandom, JobFiles } from "./_file.ts";
 import { verifierOf } from "../core/verify.ts";
 import { type JobEngine, type JobRuntime, SyscallFailure } from "./types.ts";

@@ -22,7 +22,7 @@ import {
   IOCB,
   IOCB_SIZE,
   libaio,
-} from "./_libaio.ts";
+} from "./libaio_abi.ts";
 import { fillRandom } from "./_file.ts";
 import {
   type AlignedBuffer,

@@ -12,7 +12,7 @@
 import { decodeHistogram } from "../core/recorder.ts";
 import type { RunResult } from "../schema/result.ts";
 import { formatSize } from "../core/units.ts";
-import type { PlanDocument } from "../solver/plan.ts";
+import type { PlanDocument } from "../schema/plan.ts";
 import { type ReportDocument, sweepOf } from "./_doc.ts";
 import { directionsOf, patternLabel, round, workloadsOf } from "./tables.ts";
 

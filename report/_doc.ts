@@ -8,11 +8,11 @@
 
 import { ConfigError } from "../core/errors.ts";
 import { RESULT_SCHEMA, type ResultDocument } from "../schema/result.ts";
-import { PLAN_SCHEMA, type PlanDocument } from "../solver/plan.ts";
+import { PLAN_SCHEMA, type PlanDocument } from "../schema/plan.ts";
 
-import type { SweepResult } from "../bench/sweep.ts";
+import type { SweepResult } from "../schema/sweep.ts";
 
-export type { SweepPoint, SweepResult, SweepTier } from "../bench/sweep.ts";
+export type { SweepPoint, SweepResult, SweepTier } from "../schema/sweep.ts";
 
 /** A result document as a report reads it (a sweep carries its `sweep` section). */
 export type ReportDocument = ResultDocument;

@@ -6,7 +6,7 @@
 
 import type { ReportDocument } from "./_doc.ts";
 import type { ChartSpec } from "./_charts.ts";
-import type { PlanDocument } from "../solver/plan.ts";
+import type { PlanDocument } from "../schema/plan.ts";
 import type { Cell, ReportTable } from "./tables.ts";
 
 function cell(c: Cell): string {

@@ -12,7 +12,7 @@
 
 import { basename, join } from "node:path";
 import { ConfigError } from "../core/errors.ts";
-import type { PlanDocument } from "../solver/plan.ts";
+import type { PlanDocument } from "../schema/plan.ts";
 import { type ChartSource, reportCharts } from "./_charts.ts";
 import { loadDocument, type ReportDocument } from "./_doc.ts";
 import { tableCsv } from "./csv.ts";

@@ -8,7 +8,7 @@
 
 import type { DirectionResult, RunResult } from "../schema/result.ts";
 import { formatSize } from "../core/units.ts";
-import type { PlanDocument } from "../solver/plan.ts";
+import type { PlanDocument } from "../schema/plan.ts";
 import type { WorkloadResult } from "../schema/workload.ts";
 import { type ReportDocument, sweepOf } from "./_doc.ts";
 

@@ -8,9 +8,11 @@
 
 import type { TierFacts } from "../tiers/types.ts";
 import type { WorkloadResult } from "./workload.ts";
-import type { ReplayResult } from "../bench/replay.ts";
-import type { ContentionResult } from "../bench/contention.ts";
-import type { SweepResult } from "../bench/sweep.ts";
+import type { ReplayResult } from "./replay.ts";
+import type { RunStatus } from "./run_status.ts";
+export type { RunStatus } from "./run_status.ts";
+import type { ContentionResult } from "./contention.ts";
+import type { SweepResult } from "./sweep.ts";
 import type { HostFacts } from "../core/host.ts";
 import type { EncodedLatency, LatencyStats } from "../core/recorder.ts";
 
@@ -97,9 +99,6 @@ export interface RunOptions {
   /** s3 only: object size, part size and multipart threshold in bytes. */
   s3?: { object_size: number; part_size: number; multipart_threshold: number };
 }
-
-/** How a run ended. */
-export type RunStatus = "ok" | "interrupted" | "failed";
 
 /** One run: one pattern on one tier. */
 export interface RunResult {

@@ -18,7 +18,7 @@ import { mlpOffload } from "../workloads/mlp_offload.ts";
 import type { WorkloadProgram } from "../workloads/ops.ts";
 import type { TrainingSetup } from "../workloads/setup.ts";
 import { zeroInfinity } from "../workloads/zero_infinity.ts";
-import { placementOptions, type PlannedPath } from "./plan.ts";
+import { placementOptions, type PlannedPath } from "../schema/plan.ts";
 import type { Direction } from "./profile.ts";
 import { type RateOf, simulate, type SimulatedPhase } from "./simulate.ts";
 import type { SlowdownLookup, SolverTier } from "./solve.ts";

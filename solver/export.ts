@@ -32,7 +32,7 @@ import {
   type KeyType,
   MLP_OFFLOAD_FORK,
 } from "./_deepspeed_keys.ts";
-import { PLAN_SCHEMA, type PlanDocument, type PlannedPath } from "./plan.ts";
+import { PLAN_SCHEMA, type PlanDocument, type PlannedPath } from "../schema/plan.ts";
 
 /** DeepSpeed versions whose keys are known (solver/_deepspeed_keys.ts). */
 export const DEEPSPEED_VERSIONS = ["0.13.3", "0.16.9"] as const;
@@ -289,7 +289,7 @@ function unsupported(plan: PlanDocument, who: "DeepSpeed" | "MLP-Offload"): stri
  * @example
  * ```ts
  * import { deepspeedConfig } from "./export.ts";
- * import { PLAN_SCHEMA, type PlanDocument, type Prediction } from "./plan.ts";
+ * import { PLAN_SCHEMA, type PlanDocument, type Prediction } from "../schema/plan.ts";
  * const p: Prediction = { update_s: 1, read_s: 1, write_s: 1, compute_s: 1, overlap_s: 2, bytes: {}, feasible: true };
  * const plan: PlanDocument = {
  *   schema: PLAN_SCHEMA, created: "2026-11-21T00:00:00Z",
@@ -402,7 +402,7 @@ export function deepspeedConfig(plan: PlanDocument, opts: ExportOptions = {}): D
  * @example
  * ```ts
  * import { mlpOffloadSettings } from "./export.ts";
- * import { PLAN_SCHEMA, type PlanDocument, type Prediction } from "./plan.ts";
+ * import { PLAN_SCHEMA, type PlanDocument, type Prediction } from "../schema/plan.ts";
  * const p: Prediction = { update_s: 1, read_s: 1, write_s: 1, compute_s: 1, overlap_s: 2, bytes: {}, feasible: true };
  * const path = (name: string, tier: string, subgroups: number) =>
  *   ({ name, tier, subgroups, ratio: subgroups / 9, cache_subgroups: 2, readers: 1, writers: 1, bs: 2 << 20, iodepth: 8 });

@@ -13,7 +13,12 @@ import {
   keyProblems,
   mlpOffloadSettings,
 } from "./export.ts";
-import { PLAN_SCHEMA, type PlanDocument, type PlannedPath, type Prediction } from "./plan.ts";
+import {
+  PLAN_SCHEMA,
+  type PlanDocument,
+  type PlannedPath,
+  type Prediction,
+} from "../schema/plan.ts";
 
 const prediction: Prediction = {
   update_s: 10,

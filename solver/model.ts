@@ -29,7 +29,7 @@
  * @module
  */
 
-import type { Prediction } from "./plan.ts";
+import type { Prediction } from "../schema/plan.ts";
 
 /** A tier as the model sees it. */
 export interface PathRates {

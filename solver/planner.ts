@@ -15,7 +15,7 @@ import {
   mlpOffloadSettings,
 } from "./export.ts";
 import { planActivations } from "./activations.ts";
-import { PLAN_SCHEMA, type PlanDocument } from "./plan.ts";
+import { PLAN_SCHEMA, type PlanDocument } from "../schema/plan.ts";
 import { type Profile, type ProfileTier, slowdownLookup, togetherOf } from "./profile.ts";
 import { solve, type SolverTier } from "./solve.ts";
 

@@ -17,7 +17,7 @@ import assert from "node:assert/strict";
 import fc from "fast-check";
 import { ConfigError } from "../core/errors.ts";
 import { resolveSetup } from "../workloads/setup.ts";
-import { checkPlanDocument } from "./_plan_check.ts";
+import { checkPlanDocument } from "./plan_check.ts";
 import { makePlan } from "./planner.ts";
 import { loadProfile, type Profile, ProfileError } from "./profile.ts";
 import { minScaleOf, optionsOfPlan, replayPaths, setupOfPlan } from "../bench/replay.ts";

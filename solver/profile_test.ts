@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { slowdownKey } from "../bench/contention.ts";
+import { slowdownKey } from "../schema/contention.ts";
 import { ConfigError } from "../core/errors.ts";
 import { ROOT, runCli, withTempDir } from "../tests/_helpers.ts";
 import {

@@ -42,7 +42,7 @@ import type { Highs } from "highs";
 import { shardParameters, subgroupSizes, type TrainingSetup } from "../workloads/setup.ts";
 import { type PathRates, pathSeconds, predictPhase } from "./model.ts";
 import { type SimulatedUpdate, simulateInfinity, simulatePlacement } from "./_pipeline.ts";
-import type { PlannedPath, Prediction } from "./plan.ts";
+import type { PlannedPath, Prediction } from "../schema/plan.ts";
 
 /** A tier the solver may place state on. */
 export interface SolverTier {

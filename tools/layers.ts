@@ -29,7 +29,8 @@ export const LAYERS: readonly (readonly string[])[] = [
   ["engines"],
   ["workloads"],
   ["schema"],
-  ["bench", "solver"],
+  ["solver"],
+  ["bench"],
   ["report"],
   ["cli"],
   ["main.ts", "mod.ts"],
@@ -53,7 +54,8 @@ export interface LayerReport {
   violations: LayerViolation[];
 }
 
-const SPEC = /(?:^|[^\w.])(?:import|export)\b[^"';]*?\bfrom\s*["'](\.{1,2}\/[^"']+)["']|(?:^|[^\w.])import\s*\(?\s*["'](\.{1,2}\/[^"']+)["']|new URL\(\s*["'](\.{1,2}\/[^"']+\.ts)["']/g;
+const SPEC =
+  /(?:^|[^\w.])(?:import|export)\b[^"';]*?\bfrom\s*["'](\.{1,2}\/[^"']+)["']|(?:^|[^\w.])import\s*\(?\s*["'](\.{1,2}\/[^"']+)["']|new URL\(\s*["'](\.{1,2}\/[^"']+\.ts)["']/g;
 
 /** The relative `.ts` specifiers a module's code imports (not those in its comments). */
 export function importsOf(source: string): string[] {

@@ -10,8 +10,8 @@
  */
 
 import { basename } from "node:path";
-import type { PlanDocument } from "../solver/plan.ts";
-import type { ActivationReplay, ReplayResult } from "../bench/replay.ts";
+import type { PlanDocument } from "../schema/plan.ts";
+import type { ActivationReplay, ReplayResult } from "../schema/replay.ts";
 
 /** One replay as the table needs it. */
 export interface ReplayRow {
@@ -30,7 +30,6 @@ export interface ReplayRow {
  * ```ts
  * import { describePlan } from "./replay_table.ts";
  * import { basename } from "node:path";
-import type { PlanDocument } from "../solver/plan.ts";
  * const plan = {
  *   setup: { model: "7b" },
  *   inputs: { host_cache_bytes: 2 ** 30 },

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { activationRows, describePlan, replayTable } from "./replay_table.ts";
-import type { PlanDocument } from "../solver/plan.ts";
+import type { PlanDocument } from "../schema/plan.ts";
 
 function plan(host: number, paths: [string, number, number][], cacheBytes: number): PlanDocument {
   return {

@@ -44,7 +44,7 @@ import {
   type WorkloadDefinition,
   type WorkloadOptions,
   type WorkloadPaths,
-} from "./_common.ts";
+} from "./common.ts";
 import { ProgramBuilder, type RankProgram, type WorkloadProgram } from "./ops.ts";
 import { scaledBytes, shardParameters, subgroupSizes, type TrainingSetup } from "./setup.ts";
 import {

@@ -4,7 +4,7 @@
  * @module
  */
 
-import type { WorkloadDefinition } from "./_common.ts";
+import type { WorkloadDefinition } from "./common.ts";
 import { datastates } from "./datastates.ts";
 import { deepOptimizerStates } from "./deep_optimizer_states.ts";
 import { mlpOffload } from "./mlp_offload.ts";

@@ -39,8 +39,8 @@
  * @module
  */
 
-import { requirePath, storagePath, totalIterations } from "./_common.ts";
-import type { WorkloadDefinition, WorkloadOptions, WorkloadPaths } from "./_common.ts";
+import { requirePath, storagePath, totalIterations } from "./common.ts";
+import type { WorkloadDefinition, WorkloadOptions, WorkloadPaths } from "./common.ts";
 import { activationBytesPerLayer, layerForwardFlops } from "./model.ts";
 import { ProgramBuilder, type RankProgram, type WorkloadProgram } from "./ops.ts";
 import { gpuMs, scaledBytes, type TrainingSetup } from "./setup.ts";

@@ -10,8 +10,7 @@
  * @module
  */
 
-import type { WorkloadOptions } from "../workloads/_common.ts";
-import type { ActivationPlan } from "./activations.ts";
+import type { WorkloadOptions } from "../workloads/common.ts";
 
 /** The schema id of plan documents. */
 export const PLAN_SCHEMA = "tierbench/plan@1";
@@ -134,4 +133,37 @@ export function placementOptions(paths: readonly PlannedPath[]): WorkloadOptions
     bs: local.bs,
     iodepth: local.iodepth,
   };
+}
+
+/** Phase times of one rank for one choice of offloaded layers and read-ahead, s. */
+export interface ActivationTimes {
+  forward_s: number;
+  backward_s: number;
+  /** forward_s + backward_s − the compute alone. */
+  stall_s: number;
+}
+
+/** The activation plan of one rank. */
+export interface ActivationPlan {
+  layers: number;
+  /** Activation bytes of one layer of one rank (16-bit, no recomputation). */
+  layer_bytes: number;
+  /** GPU time of one layer, forward and backward, s. */
+  forward_s: number;
+  backward_s: number;
+  /** Layers to offload, the first ones (0 … offloaded − 1). */
+  offloaded: number;
+  /** Layers read ahead in backward. */
+  prefetch: number;
+  /** GPU memory the offload frees per rank, bytes. */
+  freed_bytes: number;
+  /** Predicted stall per iteration with this plan, s (0 when it hides). */
+  stall_s: number;
+  /** Predicted stall when every layer but the last is offloaded, s. */
+  stall_all_s: number;
+  /** Read-ahead that gives `stall_all_s`. */
+  prefetch_all?: number;
+  /** Predicted phase times with this plan and with every layer out (absent in older plans). */
+  phases?: { plan: ActivationTimes; all: ActivationTimes };
+  why: string;
 }

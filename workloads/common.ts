@@ -151,7 +151,7 @@ export interface BackwardOptions {
  *
  * @example
  * ```ts
- * import { backwardPhase } from "./_common.ts";
+ * import { backwardPhase } from "./common.ts";
  * import { ProgramBuilder } from "./ops.ts";
  * import { resolveSetup, subgroupSizes } from "./setup.ts";
  * const setup = resolveSetup({ model: "7b", scale: 0.001 });

@@ -11,7 +11,7 @@ import {
   IOCB,
   IOCB_SIZE,
   type Libaio,
-} from "./_libaio.ts";
+} from "./libaio_abi.ts";
 
 /** Reads 4 KiB at `offset` with one iocb; returns the completion's res. */
 function readOnce(aio: Libaio, fd: number, offset: number): number {

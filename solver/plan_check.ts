@@ -9,7 +9,7 @@
 
 import { z } from "zod";
 import { ConfigError } from "../core/errors.ts";
-import { PLAN_SCHEMA, type PlanDocument } from "./plan.ts";
+import { PLAN_SCHEMA, type PlanDocument } from "../schema/plan.ts";
 import { formatPath } from "./profile.ts";
 
 const count = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
@@ -48,7 +48,7 @@ const planSchema = z.object({
  *
  * @example
  * ```ts
- * import { checkPlanDocument } from "./_plan_check.ts";
+ * import { checkPlanDocument } from "./plan_check.ts";
  * try {
  *   checkPlanDocument({ schema: "tierbench/plan@1", placement: "x" }, "p.json");
  * } catch (e) {

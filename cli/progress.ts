@@ -14,7 +14,7 @@
 
 import cliProgress from "cli-progress";
 import process from "node:process";
-import type { RunProgress } from "./runner.ts";
+import type { RunProgress, StepProgress } from "../bench/runner.ts";
 import { formatRate } from "../core/units.ts";
 
 /** Where a progress line is drawn: a terminal stream, or one that says it is one. */
@@ -34,17 +34,6 @@ export interface ProgressLineOptions {
    * given here is drawn on when its `isTTY` is true.
    */
   readonly stream?: ProgressStream;
-}
-
-/** Where a run stands in a series of runs (a sweep's grid points). */
-export interface StepProgress {
-  /** What a step is called ("point"). */
-  readonly what: string;
-  /** This step, from 1. */
-  readonly index: number;
-  readonly count: number;
-  /** Estimated time left of the whole series, ms; undefined when unknown. */
-  readonly leftMs: number | undefined;
 }
 
 /** What one progress line shows. */

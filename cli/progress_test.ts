@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { ROOT, runCli, sh, withTempDir } from "../tests/_helpers.ts";
 import { formatLeft, formatProgressLine, ProgressLine, type ProgressStream } from "./progress.ts";
-import type { RunProgress } from "./runner.ts";
+import type { RunProgress } from "../bench/runner.ts";
 
 const GIB = 1024 ** 3;
 

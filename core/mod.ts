@@ -1,0 +1,15 @@
+/**
+ * The ground every other folder stands on: job options and tier specs, errors, units, secrets, host facts, libc over FFI, offsets, block verification, latency recording and the job worker protocol.
+ *
+ * @module
+ */
+export * from "./config.ts";
+export * from "./errors.ts";
+export * from "./host.ts";
+export * from "./job_protocol.ts";
+export * from "./libc.ts";
+export * from "./offsets.ts";
+export * from "./recorder.ts";
+export * from "./secrets.ts";
+export * from "./units.ts";
+export * from "./verify.ts";

@@ -1,0 +1,12 @@
+/**
+ * The documents as types: result, contention, sweep, workload, replay, plan and their status; report/, solver/ and compare read them.
+ *
+ * @module
+ */
+export * from "./contention.ts";
+export * from "./plan.ts";
+export * from "./replay.ts";
+export * from "./result.ts";
+export * from "./run_status.ts";
+export * from "./sweep.ts";
+export * from "./workload.ts";
