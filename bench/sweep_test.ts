@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { runCli, scratchLeft, spawnCli, withTempDir } from "../tests/_helpers.ts";
-import { DEEPSPEED_KEY_SETS } from "../solver/_deepspeed_keys.ts";
+import { DEEPSPEED_KEY_SETS } from "../solver/deepspeed_keys.ts";
 import type { ResultDocument } from "../schema/result.ts";
 import {
   bwSlopePct,

@@ -12,110 +12,15 @@
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import { ENGINES, FILE_LAYOUTS, parseJobOptions, parseTierSpec, RW_MODES } from "./config.ts";
-import { ConfigError } from "./errors.ts";
+import {
+  configErrorOf,
+  numberishText,
+  oneOfOrNoise,
+  optional,
+  params,
+  tierText,
+} from "../tests/_fuzz.ts";
 import { parseDuration, parseSize } from "./units.ts";
-import { resolveSetup, subgroupSizes } from "../workloads/setup.ts";
-
-const SEED = Number(Deno.env.get("TIERBENCH_FUZZ_SEED") ?? Date.now() % 2 ** 31);
-console.log(`config_fuzz_test: fast-check seed ${SEED} (TIERBENCH_FUZZ_SEED=${SEED} to rerun)`);
-const RUNS = 400;
-
-/** Text a user might type for a number or a size: near misses, extremes and noise. */
-export const numberishText: fc.Arbitrary<string> = fc.oneof(
-  fc.constantFrom(
-    "",
-    " ",
-    "0",
-    "-1",
-    "1",
-    "3k",
-    "4k",
-    "1m",
-    "1e99",
-    "1e9",
-    "NaN",
-    "Infinity",
-    "-Infinity",
-    "0x10",
-    "1_000",
-    "1.5",
-    "0.5",
-    "4096",
-    "9".repeat(400),
-    "1".repeat(20) + "k",
-    "999999999h",
-    "1 m",
-    "1mb",
-    "1kib",
-    "true",
-    "null",
-    "{}",
-    "-0",
-    "+4",
-    "4k ",
-  ),
-  fc.integer({ min: -1e6, max: 1e12 }).map(String),
-  fc.double().map(String),
-  fc.tuple(fc.nat(100000), fc.constantFrom("", "k", "m", "g", "t", "K", "ms", "s", "h", "x"))
-    .map(([n, u]) => `${n}${u}`),
-  fc.string({ maxLength: 12 }),
-);
-
-/** Text for `--tier`: the documented forms, near misses and noise. */
-export const tierText: fc.Arbitrary<string> = fc.oneof(
-  fc.constantFrom(
-    "null:",
-    "memory:",
-    "file:",
-    "file:/data",
-    "pfs:/mnt/x",
-    "s3://",
-    "s3:///x",
-    "s3://b/p",
-    "s3:b",
-    "nvme:/x",
-    ":",
-    "",
-    "file",
-    "FILE:/x",
-    "null:/x",
-  ),
-  fc.tuple(fc.constantFrom("file:", "memory:", "pfs:", "s3://", "null:"), fc.string()).map((
-    [k, p],
-  ) => k + p),
-  fc.string(),
-);
-
-/** Mostly absent (the default), so most cases get past the first field to the later checks. */
-const optional = <T>(a: fc.Arbitrary<T>): fc.Arbitrary<T | undefined> =>
-  fc.oneof({ arbitrary: fc.constant(undefined), weight: 4 }, { arbitrary: a, weight: 1 });
-const oneOfOrNoise = (values: readonly string[]) =>
-  fc.oneof(fc.constantFrom(...values), fc.string({ maxLength: 10 }), numberishText);
-
-/** A field name as ConfigError spells it: `--flag: ` at the start. */
-function assertNamesField(e: ConfigError): void {
-  assert.match(e.message, /^--[a-z][a-z0-9-]*: \S/, e.message);
-  assert.equal(e.message.includes("\n"), false, e.message);
-  assert.equal(e.message.startsWith(`--${e.field}: `), true, e.message);
-}
-
-/** Runs `fn` and says whether it threw a ConfigError (which it checks); rethrows anything else. */
-function configErrorOf(fn: () => unknown): ConfigError | undefined {
-  try {
-    fn();
-    return undefined;
-  } catch (e) {
-    if (!(e instanceof ConfigError)) {
-      throw new Error(`not a ConfigError: ${e instanceof Error ? e.name : typeof e}: ${e}`, {
-        cause: e,
-      });
-    }
-    assertNamesField(e);
-    return e;
-  }
-}
-
-const params = { seed: SEED, numRuns: RUNS };
 
 Deno.test("parseSize() and parseDuration() give a finite non-negative number or undefined", () => {
   fc.assert(
@@ -201,55 +106,6 @@ Deno.test("parseJobOptions() gives a job whose every value is in range, or a Con
       }
       assert.ok((RW_MODES as readonly string[]).includes(j.rw));
       assert.ok((ENGINES as readonly string[]).includes(j.engine));
-    }),
-    params,
-  );
-});
-
-Deno.test("resolveSetup() (workload and plan options) gives finite, bounded figures or a ConfigError naming the flag", () => {
-  const raw = fc.record({
-    model: optional(fc.oneof(fc.constantFrom("7b", "70b", "175b", "280b"), fc.string())),
-    parameters: optional(numberishText),
-    scale: optional(numberishText),
-    iterations: optional(numberishText),
-    warmup: optional(numberishText),
-    ranksPerNode: optional(numberishText),
-    tensorParallel: optional(numberishText),
-    dataParallel: optional(numberishText),
-    microBatch: optional(numberishText),
-    subgroupSize: optional(numberishText),
-    bytesPerState: optional(numberishText),
-    adamRate: optional(numberishText),
-    gpuTflops: optional(numberishText),
-  });
-  fc.assert(
-    fc.property(raw, (r) => {
-      let setup;
-      const e = configErrorOf(() => (setup = resolveSetup(r)));
-      if (e) return;
-      const s = setup!;
-      for (const [k, v] of Object.entries(s)) {
-        if (typeof v === "number") assert.ok(Number.isFinite(v) && v >= 0, `${k} ${v}`);
-      }
-      for (
-        const k of [
-          "iterations",
-          "warmupIterations",
-          "ranksPerNode",
-          "dataParallel",
-          "tensorParallel",
-          "microBatch",
-          "subgroupElements",
-        ] as const
-      ) {
-        assert.ok(Number.isSafeInteger(s[k]), `${k} ${s[k]}`);
-      }
-      assert.ok(s.parameters <= Number.MAX_SAFE_INTEGER, `parameters ${s.parameters}`);
-      // the solver and the workloads hold one entry per subgroup of a rank
-      assert.ok(subgroupSizes(s).length <= 100_000, "subgroups per rank");
-      assert.ok(s.scale > 0 && s.scale <= 1);
-      // rates the think times divide by: a denormal made them Infinity
-      assert.ok(s.adamParamsPerSec >= 1 && s.gpuTflops >= 0.001, "rates");
     }),
     params,
   );

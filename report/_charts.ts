@@ -13,7 +13,7 @@ import { decodeHistogram } from "../core/recorder.ts";
 import type { RunResult } from "../schema/result.ts";
 import { formatSize } from "../core/units.ts";
 import type { PlanDocument } from "../schema/plan.ts";
-import { type ReportDocument, sweepOf } from "./_doc.ts";
+import { type ReportDocument, sweepOf } from "./document.ts";
 import { directionsOf, patternLabel, round, workloadsOf } from "./tables.ts";
 
 /** One input of a chart: a labelled result document and/or plan. */

@@ -31,7 +31,7 @@ import { ConfigError } from "../core/errors.ts";
 import type { RunResult } from "../schema/result.ts";
 import { formatRate } from "../core/units.ts";
 import { reportCharts } from "./_charts.ts";
-import { loadDocument, type ReportDocument } from "./_doc.ts";
+import { loadDocument, type ReportDocument } from "./document.ts";
 import { escapeHtml, pageHtml } from "./html.ts";
 import { directionsOf, patternLabel } from "./tables.ts";
 

@@ -4,7 +4,7 @@
  * @module
  */
 
-import type { ReportDocument } from "./_doc.ts";
+import type { ReportDocument } from "./document.ts";
 import type { ChartSpec } from "./_charts.ts";
 import type { PlanDocument } from "../schema/plan.ts";
 import type { Cell, ReportTable } from "./tables.ts";

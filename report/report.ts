@@ -14,7 +14,7 @@ import { basename, join } from "node:path";
 import { ConfigError } from "../core/errors.ts";
 import type { PlanDocument } from "../schema/plan.ts";
 import { type ChartSource, reportCharts } from "./_charts.ts";
-import { loadDocument, type ReportDocument } from "./_doc.ts";
+import { loadDocument, type ReportDocument } from "./document.ts";
 import { tableCsv } from "./csv.ts";
 import { pageHtml } from "./html.ts";
 import { documentFacts, reportMarkdown } from "./markdown.ts";

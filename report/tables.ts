@@ -10,7 +10,7 @@ import type { DirectionResult, RunResult } from "../schema/result.ts";
 import { formatSize } from "../core/units.ts";
 import type { PlanDocument } from "../schema/plan.ts";
 import type { WorkloadResult } from "../schema/workload.ts";
-import { type ReportDocument, sweepOf } from "./_doc.ts";
+import { type ReportDocument, sweepOf } from "./document.ts";
 
 /** A cell: a number in the column's unit, text, or null where there is no figure. */
 export type Cell = string | number | boolean | null;

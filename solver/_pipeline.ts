@@ -21,7 +21,7 @@ import { zeroInfinity } from "../workloads/zero_infinity.ts";
 import { placementOptions, type PlannedPath } from "../schema/plan.ts";
 import type { Direction } from "./profile.ts";
 import { type RateOf, simulate, type SimulatedPhase } from "./simulate.ts";
-import type { SlowdownLookup, SolverTier } from "./solve.ts";
+import type { SlowdownLookup, SolverTier } from "./solver_tier.ts";
 
 /** What the rates come from. */
 export interface PipelineTiers {

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { resolveSetup, shardParameters } from "../workloads/setup.ts";
 import { pipelineRates, simulateInfinity, simulatePlacement } from "./_pipeline.ts";
 import type { PlannedPath } from "../schema/plan.ts";
-import type { SolverTier } from "./solve.ts";
+import type { SolverTier } from "./solver_tier.ts";
 
 const file: SolverTier = {
   label: "file",

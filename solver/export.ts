@@ -31,7 +31,7 @@ import {
   type KeySource,
   type KeyType,
   MLP_OFFLOAD_FORK,
-} from "./_deepspeed_keys.ts";
+} from "./deepspeed_keys.ts";
 import { PLAN_SCHEMA, type PlanDocument, type PlannedPath } from "../schema/plan.ts";
 
 /** DeepSpeed versions whose keys are known (solver/_deepspeed_keys.ts). */

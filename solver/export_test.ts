@@ -5,7 +5,7 @@ import {
   DEEPSPEED_KEY_SETS,
   type KeyType,
   MLP_OFFLOAD_FORK,
-} from "./_deepspeed_keys.ts";
+} from "./deepspeed_keys.ts";
 import {
   DEEPSPEED_VERSIONS,
   deepspeedConfig,

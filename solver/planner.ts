@@ -17,7 +17,8 @@ import {
 import { planActivations } from "./activations.ts";
 import { PLAN_SCHEMA, type PlanDocument } from "../schema/plan.ts";
 import { type Profile, type ProfileTier, slowdownLookup, togetherOf } from "./profile.ts";
-import { solve, type SolverTier } from "./solve.ts";
+import { solve } from "./solve.ts";
+import type { SolverTier } from "./solver_tier.ts";
 
 /** Options of {@linkcode makePlan}. */
 export interface PlanOptions {

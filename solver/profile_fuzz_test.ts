@@ -17,140 +17,17 @@ import assert from "node:assert/strict";
 import fc from "fast-check";
 import { ConfigError } from "../core/errors.ts";
 import { resolveSetup } from "../workloads/setup.ts";
-import { checkPlanDocument } from "./plan_check.ts";
 import { makePlan } from "./planner.ts";
 import { loadProfile, type Profile, ProfileError } from "./profile.ts";
-import { minScaleOf, optionsOfPlan, replayPaths, setupOfPlan } from "../bench/replay.ts";
+import { type Json, mutate, mutation } from "../tests/_fuzz.ts";
 
 const SEED = Number(Deno.env.get("TIERBENCH_FUZZ_SEED") ?? Date.now() % 2 ** 31);
 console.log(`profile_fuzz_test: fast-check seed ${SEED} (TIERBENCH_FUZZ_SEED=${SEED} to rerun)`);
-
-// deno-lint-ignore no-explicit-any
-type Json = any;
-type Path = (string | number)[];
 
 const ROOT = new URL("../results/", import.meta.url);
 const REFERENCES: Record<string, Json> = {};
 for (const name of ["dgx-a100-8gpu-nvme-s3.json", "polaris-4gpu-nvme-lustre.json"]) {
   REFERENCES[name] = JSON.parse(Deno.readTextFileSync(new URL(`reference/${name}`, ROOT)));
-}
-
-/** Every path into `json` (objects and arrays), the root excluded; arrays sampled. */
-function pathsOf(json: Json, at: Path = [], out: Path[] = []): Path[] {
-  if (json === null || typeof json !== "object") return out;
-  const keys: (string | number)[] = Array.isArray(json)
-    ? json.map((_, i) => i).filter((i) => i < 3 || i === json.length - 1)
-    : Object.keys(json);
-  for (const k of keys) {
-    const p = [...at, k];
-    out.push(p);
-    pathsOf(json[k], p, out);
-  }
-  return out;
-}
-
-/** Values a hand-edited or damaged profile might hold. */
-const oddValue: fc.Arbitrary<Json> = fc.oneof(
-  fc.constantFrom(
-    null,
-    0,
-    -1,
-    1,
-    1e99,
-    -1e-300,
-    Number.MAX_SAFE_INTEGER + 2,
-    "",
-    "NaN",
-    "1e9",
-    "fast",
-    "memory",
-    "file",
-    "s3",
-    "pfs",
-    "tierbench/profile@1",
-    "tierbench/result@1",
-    "tierbench/profile@2",
-    true,
-    false,
-    [],
-    {},
-    [1, 2],
-    { read: 1 },
-  ),
-  fc.double(),
-  fc.integer(),
-  fc.string({ maxLength: 8 }),
-  fc.jsonValue({ maxDepth: 2 }),
-);
-
-type Mutation =
-  | { op: "set"; pick: number; value: Json }
-  | { op: "delete"; pick: number }
-  | { op: "rename"; pick: number; name: string }
-  | { op: "add"; pick: number; name: string; value: Json };
-
-const mutation: fc.Arbitrary<Mutation> = fc.oneof(
-  {
-    weight: 4,
-    arbitrary: fc.record({ op: fc.constant("set" as const), pick: fc.nat(), value: oddValue }),
-  },
-  { weight: 2, arbitrary: fc.record({ op: fc.constant("delete" as const), pick: fc.nat() }) },
-  {
-    weight: 1,
-    arbitrary: fc.record({
-      op: fc.constant("rename" as const),
-      pick: fc.nat(),
-      name: fc.oneof(fc.string({ maxLength: 8 }), fc.constantFrom("memory", "file", "pfs", "s3")),
-    }),
-  },
-  {
-    weight: 1,
-    arbitrary: fc.record({
-      op: fc.constant("add" as const),
-      pick: fc.nat(),
-      name: fc.oneof(fc.string({ maxLength: 8 }), fc.constantFrom("__proto__", "constructor")),
-      value: oddValue,
-    }),
-  },
-);
-
-/** `doc` (a deep copy) with `m` applied at one of its paths. */
-function mutate(doc: Json, m: Mutation): { doc: Json; where: string } {
-  const copy = structuredClone(doc);
-  const paths = pathsOf(copy);
-  const path = paths[m.pick % paths.length]!;
-  const parent = path.slice(0, -1).reduce((o: Json, k) => o[k], copy);
-  const key = path[path.length - 1]!;
-  const where = `${m.op} ${JSON.stringify(path)}`;
-  switch (m.op) {
-    case "set":
-      parent[key] = m.value;
-      break;
-    case "delete":
-      if (Array.isArray(parent)) parent.splice(key as number, 1);
-      else delete parent[key];
-      break;
-    case "rename":
-      if (!Array.isArray(parent)) {
-        const v = parent[key];
-        delete parent[key];
-        parent[m.name] = v;
-      }
-      break;
-    case "add": {
-      const target = parent[key];
-      if (target !== null && typeof target === "object" && !Array.isArray(target)) {
-        Object.defineProperty(target, m.name, {
-          value: m.value,
-          enumerable: true,
-          writable: true,
-          configurable: true,
-        });
-      }
-      break;
-    }
-  }
-  return { doc: copy, where };
 }
 
 /** Loads `doc`; checks that a refusal is a one-line ProfileError naming its path. */
@@ -244,39 +121,5 @@ Deno.test("makePlan() from any mutated profile that loads: a plan or a ConfigErr
       }
     }),
     { seed: SEED, numRuns: 60 },
-  );
-});
-
-Deno.test("replay's plan check on a plan mutated at a random path: what replay reads works, or a ConfigError naming the field", async () => {
-  const profile = loadProfile(REFERENCES["polaris-4gpu-nvme-lustre.json"], "polaris.json");
-  const plan = JSON.parse(JSON.stringify(
-    await makePlan(profile, resolveSetup({ model: "7b" }), { hostCacheBytes: 16 * 2 ** 30 }),
-  ));
-  fc.assert(
-    fc.property(fc.array(mutation, { minLength: 1, maxLength: 2 }), (ms) => {
-      let doc = plan;
-      const wheres: string[] = [];
-      for (const m of ms) {
-        const out = mutate(doc, m);
-        doc = out.doc;
-        wheres.push(out.where);
-      }
-      const where = wheres.join(", ");
-      try {
-        const checked = checkPlanDocument(doc, "plan.json");
-        // what replay derives before any I/O
-        optionsOfPlan(checked);
-        minScaleOf(checked);
-        replayPaths(checked, 0.01, [], undefined);
-        setupOfPlan(checked, 0.01, 1, 0);
-      } catch (e) {
-        if (!(e instanceof ConfigError)) {
-          throw new Error(`${where}: not a ConfigError: ${(e as Error)?.name}: ${e}`, { cause: e });
-        }
-        assert.ok(!e.message.includes("\n"), `${where}: ${e.message}`);
-        assert.match(e.message, /^--(plan|model|[a-z-]+): /, `${where}: ${e.message}`);
-      }
-    }),
-    { seed: SEED, numRuns: 400 },
   );
 });

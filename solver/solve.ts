@@ -43,30 +43,7 @@ import { shardParameters, subgroupSizes, type TrainingSetup } from "../workloads
 import { type PathRates, pathSeconds, predictPhase } from "./model.ts";
 import { type SimulatedUpdate, simulateInfinity, simulatePlacement } from "./_pipeline.ts";
 import type { PlannedPath, Prediction } from "../schema/plan.ts";
-
-/** A tier the solver may place state on. */
-export interface SolverTier {
-  /** The profile's label (`file`, `pfs`, …). */
-  readonly label: string;
-  /** Node-wide bandwidths, bytes/s, at `bs` and `iodepth`. */
-  readonly readBw: number;
-  readonly writeBw: number;
-  readonly bs: number;
-  readonly iodepth: number;
-  /** Free space for optimizer state, bytes; undefined: unbounded. */
-  readonly capacityBytes?: number;
-  /** Each direction's bandwidth while the tier reads and writes at once, bytes/s; undefined: unmeasured. */
-  readonly mixedReadBw?: number;
-  readonly mixedWriteBw?: number;
-}
-
-/** Slowdown of `tier` doing `direction` while `other` does `otherDirection`; 1 when unmeasured. */
-export type SlowdownLookup = (
-  tier: string,
-  direction: "read" | "write",
-  other: string,
-  otherDirection: "read" | "write",
-) => number;
+import type { SlowdownLookup, SolverTier } from "./solver_tier.ts";
 
 /** What the solver needs. */
 export interface SolveInput {

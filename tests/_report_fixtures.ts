@@ -13,7 +13,7 @@ import type { ResultDocument, RunResult } from "../schema/result.ts";
 import { runJob } from "../bench/runner.ts";
 import { openTier } from "../tiers/mod.ts";
 import { ROOT, runCli } from "./_helpers.ts";
-import type { ReportDocument, SweepPoint, SweepTier } from "../report/_doc.ts";
+import type { ReportDocument, SweepPoint, SweepTier } from "../report/document.ts";
 
 /** The reference profile a plan is made from (committed). */
 export const REFERENCE_PROFILE = join(ROOT, "results/reference/polaris-4gpu-nvme-lustre.json");

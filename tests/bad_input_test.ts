@@ -16,7 +16,7 @@
  * valid ends in a usage error at the tier (exit 2) instead of a long run: the
  * option parsers run before any tier is touched, so every bad value reaches
  * its check. The CLI costs about a second a spawn, so the counts are small;
- * the library-level properties (bench/config_fuzz_test.ts,
+ * the library-level properties (core/config_fuzz_test.ts,
  * solver/profile_fuzz_test.ts) run hundreds of cases.
  *
  * The seed is printed; rerun a failure with `TIERBENCH_FUZZ_SEED=<seed>`.

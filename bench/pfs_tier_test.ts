@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { parseJobOptions, type RawJobOptions } from "../core/config.ts";
-import { runJob } from "../bench/runner.ts";
+import { runJob } from "./runner.ts";
 import { scratchLeft, tempDirOnDisk } from "../tests/_helpers.ts";
-import { PfsTier } from "./pfs.ts";
+import { PfsTier } from "../tiers/pfs.ts";
 
 async function runPfs(dir: string, raw: RawJobOptions) {
   const job = parseJobOptions({ tier: `pfs:${dir}`, ...raw });

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { HeadObjectCommand } from "@aws-sdk/client-s3";
 import { parseJobOptions, type RawJobOptions } from "../core/config.ts";
 import { decodeHistogram } from "../core/recorder.ts";
-import { runJob } from "../bench/runner.ts";
+import { runJob } from "./runner.ts";
 import {
   listKeys,
   type RemoteEnv,

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { type JobOptions, parseJobOptions, type RawJobOptions } from "./config.ts";
-import { ConfigError } from "./errors.ts";
-import { runJob } from "../bench/runner.ts";
+import { type JobOptions, parseJobOptions, type RawJobOptions } from "../core/config.ts";
+import { ConfigError } from "../core/errors.ts";
+import { runJob } from "./runner.ts";
 import {
   BlockVerifier,
   checkBlock,
@@ -11,7 +11,7 @@ import {
   runIdHash,
   stampBlock,
   VerifyError,
-} from "./verify.ts";
+} from "../core/verify.ts";
 import { FileTier } from "../tiers/mod.ts";
 import type { JobTarget } from "../tiers/types.ts";
 import { runCli, scratchLeft, withTempDir } from "../tests/_helpers.ts";
