@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { resolveSetup } from "../workloads/setup.ts";
 import { pathSeconds, predictPhase } from "./model.ts";
 import { bestStride, solve, type SolveInput } from "./solve.ts";
-import { type SolverTier } from "./solver_tier.ts";
+import type { SolverTier } from "./solver_tier.ts";
 
 const GiB = 2 ** 30;
 const tier = (
