@@ -6,11 +6,12 @@
  * The order, lowest first (docs/architecture.md draws it):
  *
  * ```
- * core → tiers → engines → workloads → schema → bench | solver → report → cli
+ * core → tiers → engines → workloads → schema → solver → bench → report → cli
  *      → main.ts, mod.ts → tools → tests
  * ```
  *
- * bench/ and solver/ share a rank and may not import each other. A test
+ * bench/ ranks above solver/: the sweep writes DeepSpeed's aio block with
+ * the solver's exporter and replay runs a plan. A test
  * (`x_test.ts`) sits with its folder but may also import the helpers in
  * tests/. Type-only imports count: a type is a dependency too.
  *
@@ -188,7 +189,7 @@ export function formatViolation(v: LayerViolation): string {
     case "private":
       return `private: ${v.from} imports ${v.to}, private to its folder`;
     case "sibling":
-      return `sibling: ${v.from} imports ${v.to} (bench/ and solver/ may not import each other)`;
+      return `sibling: ${v.from} imports ${v.to} (folders of one rank may not import each other)`;
     default:
       return `upward: ${v.from} imports ${v.to}, a higher layer`;
   }
