@@ -21,7 +21,7 @@ import { monoNow } from "../core/libc.ts";
 import { AioChannel } from "../engines/libaio_stream.ts";
 import { S3Channel, type S3PathTarget } from "../engines/s3_stream.ts";
 import type { NodeSync } from "./_sync.ts";
-import type { RankIo, RankPhase, RankReport, TimelineSpan } from "../schema/workload.ts";
+import type { RankPhase, RankReport, TimelineSpan } from "../schema/workload.ts";
 import type { Op, PathPolicy, RankProgram } from "../workloads/ops.ts";
 
 /** How a rank reaches one path. */
