@@ -20,6 +20,19 @@ import { cString, errnoName, lastErrno, libc, O, strerror } from "../core/libc.t
 
 const EIO = 5;
 
+/** An {@linkcode IoError} for a libc call that has just failed on this thread, with its errno. */
+function callFailed(syscall: string, path: string, offset?: number): IoError {
+  const errno = lastErrno();
+  return new IoError({
+    syscall,
+    errno,
+    code: errnoName(errno),
+    path,
+    offset,
+    detail: `(${strerror(errno)})`,
+  });
+}
+
 /** Request size for an object: `bs`, or smaller so that a small object still fills the queue. */
 export function requestSize(bytes: number, bs: number, iodepth: number, alignment = 4096): number {
   const share = Math.ceil(Math.ceil(bytes / iodepth) / alignment) * alignment;
@@ -72,16 +85,7 @@ export class AioChannel {
     const flags = (write ? O.WRONLY | O.CREAT : O.RDONLY) | O.CLOEXEC |
       (this.direct ? O.DIRECT : 0);
     const fd = c.open(cString(path), flags, 0o600);
-    if (fd < 0) {
-      const errno = lastErrno();
-      throw new IoError({
-        syscall: "open",
-        errno,
-        code: errnoName(errno),
-        path,
-        detail: `(${strerror(errno)})`,
-      });
-    }
+    if (fd < 0) throw callFailed("open", path);
     try {
       await this.#run(fd, path, write, bytes);
     } finally {
@@ -186,17 +190,7 @@ export class AioChannel {
     while (at < len) {
       const p = Deno.UnsafePointer.create(base + BigInt(at))!;
       const n = c.pwrite(fd, p, BigInt(len - at), BigInt(offsets[slot]! + at));
-      if (n < 0) {
-        const errno = lastErrno();
-        throw new IoError({
-          syscall: "pwrite",
-          errno,
-          code: errnoName(errno),
-          path,
-          offset: offsets[slot]! + at,
-          detail: `(${strerror(errno)})`,
-        });
-      }
+      if (n < 0) throw callFailed("pwrite", path, offsets[slot]! + at);
       if (n === 0) return false;
       at += n;
     }
