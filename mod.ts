@@ -6,6 +6,7 @@
  */
 export * from "./core/mod.ts";
 export * from "./tiers/mod.ts";
+export * from "./engines/mod.ts";
 export * from "./workloads/mod.ts";
 export * from "./schema/mod.ts";
 export * from "./solver/mod.ts";

@@ -13,7 +13,7 @@
 import process from "node:process";
 import type { JobTarget, Tier } from "../tiers/types.ts";
 import { BUFFER_ALIGNMENT } from "../tiers/file_backed.ts";
-import { libaio } from "../engines/libaio_abi.ts";
+import { libaioSource } from "../engines/libaio.ts";
 import { DEFAULT_TIMEOUT_MS, formatTierSpec, type JobOptions } from "../core/config.ts";
 import { monoNow } from "../core/libc.ts";
 import { IoError } from "../core/errors.ts";
@@ -153,7 +153,7 @@ function engineImpl(job: JobOptions): string {
     case "s3":
       return "@aws-sdk/client-s3";
     case "libaio":
-      return libaio().source;
+      return libaioSource();
     case "psync":
       return "libc.so.6 pread/pwrite";
   }

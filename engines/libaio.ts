@@ -13,16 +13,8 @@
  */
 
 import type { JobPlan } from "../core/job_protocol.ts";
-import { type AlignedBuffer, allocAligned, freeAligned, monoNow } from "../core/libc.ts";
-import {
-  IO_CMD_PREAD,
-  IO_CMD_PWRITE,
-  IO_EVENT,
-  IO_EVENT_SIZE,
-  IOCB,
-  IOCB_SIZE,
-  libaio,
-} from "./libaio_abi.ts";
+import { monoNow } from "../core/libc.ts";
+import { AioRing, libaio, timespec } from "./_aio_ring.ts";
 import { fillRandom, JobFiles } from "./_file.ts";
 import { verifierOf } from "../core/verify.ts";
 import { type JobEngine, type JobRuntime, SyscallFailure } from "./types.ts";
@@ -30,9 +22,22 @@ import { type JobEngine, type JobRuntime, SyscallFailure } from "./types.ts";
 /** How long io_getevents waits before looking at the stop flag again. */
 const REAP_TIMEOUT_NS = 100_000_000;
 const EAGAIN = 11;
-/** One, as the BigInt the fast FFI path wants for a 64-bit count. */
-const ONE = 1n;
 const EINTR = 4;
+
+/**
+ * Where the libaio engine's calls come from, for the results: the name of
+ * libaio.so.1 as it was loaded, or raw system calls through libc when it is
+ * not installed.
+ *
+ * @example
+ * ```ts
+ * import { libaioSource } from "./libaio.ts";
+ * console.log(libaioSource()); // "libaio.so.1t64", or "syscall (libaio.so.1 not installed)"
+ * ```
+ */
+export function libaioSource(): string {
+  return libaio().source;
+}
 
 /**
  * The libaio engine of one job.
@@ -46,95 +51,45 @@ const EINTR = 4;
 export class LibaioEngine implements JobEngine {
   readonly #plan: JobPlan;
   readonly #files: JobFiles;
-  readonly #ctx: Deno.PointerObject;
-  readonly #bufs: AlignedBuffer;
-  /** `iodepth` iocbs, one per slot, in C memory so their addresses never move. */
-  readonly #iocbs: AlignedBuffer;
-  readonly #iocbView: DataView;
-  /** For each slot, a one-entry array holding its iocb's address, for io_submit. */
-  readonly #slotPtrs: Uint8Array<ArrayBuffer>[];
-  readonly #depthBig: bigint;
-  readonly #events: Uint8Array<ArrayBuffer>;
-  readonly #eventView: DataView;
-  readonly #timeout: Uint8Array<ArrayBuffer>;
+  /** `iodepth` slots of `bs` bytes, aligned to the plan's alignment. */
+  readonly #ring: AioRing;
+  readonly #timeout = timespec(REAP_TIMEOUT_NS);
 
-  private constructor(
-    plan: JobPlan,
-    files: JobFiles,
-    ctx: Deno.PointerObject,
-    bufs: AlignedBuffer,
-  ) {
+  private constructor(plan: JobPlan, files: JobFiles, ring: AioRing) {
     this.#plan = plan;
     this.#files = files;
-    this.#ctx = ctx;
-    this.#bufs = bufs;
-    const depth = plan.iodepth;
-    this.#iocbs = allocAligned(depth * IOCB_SIZE, IOCB_SIZE);
-    this.#iocbView = new DataView(this.#iocbs.bytes.buffer);
-    this.#iocbs.bytes.fill(0);
-    this.#slotPtrs = [];
-    this.#depthBig = BigInt(depth);
-    this.#events = new Uint8Array(depth * IO_EVENT_SIZE);
-    this.#eventView = new DataView(this.#events.buffer);
-    this.#timeout = new Uint8Array(16);
-    const tv = new DataView(this.#timeout.buffer);
-    tv.setBigInt64(0, BigInt(Math.floor(REAP_TIMEOUT_NS / 1e9)), true);
-    tv.setBigInt64(8, BigInt(REAP_TIMEOUT_NS % 1e9), true);
-    const iocbBase = this.#iocbs.address;
-    for (let slot = 0; slot < depth; slot++) {
-      const at = slot * IOCB_SIZE;
-      const addr = iocbBase + BigInt(at);
-      const ptr = new Uint8Array(8);
-      new DataView(ptr.buffer).setBigUint64(0, addr, true);
-      this.#slotPtrs.push(ptr);
-      // Fixed per slot: the slot index comes back in io_event.data.
-      this.#iocbView.setBigUint64(at + IOCB.data, BigInt(slot), true);
-      this.#iocbView.setBigUint64(at + IOCB.buf, bufs.address + BigInt(slot * plan.bs), true);
-      this.#iocbView.setBigUint64(at + IOCB.nbytes, BigInt(plan.bs), true);
-    }
+    this.#ring = ring;
   }
 
   /** Opens the job's file, lays it out, and sets up the kernel AIO context. */
   static open(plan: JobPlan): LibaioEngine {
-    const aio = libaio();
     const files = JobFiles.open(plan);
-    let bufs: AlignedBuffer | undefined;
     try {
       files.layOut();
-      bufs = allocAligned(plan.iodepth * plan.bs, plan.alignment);
-      if (plan.verify) verifierOf(plan)!.fillPattern(bufs.bytes);
-      else fillRandom(bufs.bytes, plan.seed ^ 0xa5a5 ^ plan.job);
-      const out = new BigUint64Array(1);
-      const rc = aio.io_setup(plan.iodepth, new Uint8Array(out.buffer));
-      if (rc < 0) {
+      const ring = AioRing.open(plan.iodepth, plan.bs, plan.alignment, (syscall, errno) => {
         throw new SyscallFailure(
-          "io_setup",
-          -rc,
+          syscall,
+          errno,
           files.paths[0]!,
           undefined,
           `(depth ${plan.iodepth})`,
         );
-      }
-      const ctx = Deno.UnsafePointer.create(out[0]!);
-      if (ctx === null) throw new SyscallFailure("io_setup", 22, files.paths[0]!);
-      return new LibaioEngine(plan, files, ctx, bufs);
+      });
+      if (plan.verify) verifierOf(plan)!.fillPattern(ring.buffers.bytes);
+      else fillRandom(ring.buffers.bytes, plan.seed ^ 0xa5a5 ^ plan.job);
+      return new LibaioEngine(plan, files, ring);
     } catch (e) {
       files.close();
-      if (bufs) freeAligned(bufs);
       throw e;
     }
   }
 
   run(rt: JobRuntime): void {
-    const aio = libaio();
     const plan = this.#plan;
     const depth = plan.iodepth;
     const bs = plan.bs;
-    const iocb = this.#iocbView;
-    const ev = this.#eventView;
-    const ctx = this.#ctx;
+    const ring = this.#ring;
     const files = this.#files;
-    const slotPtrs = this.#slotPtrs;
     const prepAt = new Float64Array(depth);
     const submitAt = new Float64Array(depth);
     const isRead = new Uint8Array(depth);
@@ -142,8 +97,7 @@ export class LibaioEngine implements JobEngine {
     const fileOfSlot = new Int32Array(depth);
     // --verify: each slot's block, and its offset in the job's space (for its generation).
     const v = verifierOf(plan);
-    const blocks = v &&
-      Array.from({ length: depth }, (_, i) => this.#bufs.bytes.subarray(i * bs, (i + 1) * bs));
+    const blocks = v && Array.from({ length: depth }, (_, i) => ring.buffer(i));
     const jobOffsets = new Float64Array(depth);
     const inKernel = new Uint8Array(depth); // 1 while the slot's I/O is submitted
     const free = new Int32Array(depth);
@@ -177,7 +131,6 @@ export class LibaioEngine implements JobEngine {
             break;
           }
           slot = free[--nFree]!;
-          const at = slot * IOCB_SIZE;
           const read = rt.nextIsRead();
           const off = rt.nextOffset();
           const f = files.fileOf(off);
@@ -185,17 +138,14 @@ export class LibaioEngine implements JobEngine {
           isRead[slot] = read ? 1 : 0;
           offsets[slot] = where;
           fileOfSlot[slot] = f;
-          iocb.setInt32(at + IOCB.fildes, files.fds[f]!, true);
-          iocb.setInt16(at + IOCB.opcode, read ? IO_CMD_PREAD : IO_CMD_PWRITE, true);
-          iocb.setUint32(at + IOCB.offset, where % 4294967296, true);
-          iocb.setUint32(at + IOCB.offset + 4, Math.floor(where / 4294967296), true);
+          ring.prepare(slot, files.fds[f]!, !read, where, bs);
           prepAt[slot] = now;
           jobOffsets[slot] = off;
           if (blocks !== undefined && !read) v!.prepareWrite(blocks[slot]!, where, off);
         }
         // io_submit itself can block (buffered I/O, a FUSE mount): the watchdog sees it.
         rt.busy(prepAt[slot]!, isRead[slot] === 1, fileOfSlot[slot]!, offsets[slot]!);
-        const rc = aio.io_submit(ctx, ONE, slotPtrs[slot]!);
+        const rc = ring.submitOne(slot);
         rt.idle();
         if (rc === 1) {
           submitAt[slot] = monoNow();
@@ -211,7 +161,7 @@ export class LibaioEngine implements JobEngine {
       }
       if (inFlight === 0) continue;
       // Reap at least one completion (all that are ready, up to depth).
-      const n = aio.io_getevents(ctx, ONE, this.#depthBig, this.#events, this.#timeout);
+      const n = ring.reap(this.#timeout);
       const t = monoNow();
       if (n < 0) {
         if (n === -EINTR) continue;
@@ -230,10 +180,8 @@ export class LibaioEngine implements JobEngine {
       }
       rt.idle();
       for (let e = 0; e < n; e++) {
-        const at = e * IO_EVENT_SIZE;
-        const slot = ev.getUint32(at + IO_EVENT.data, true);
-        // res is a long; transfers < 2 GiB and -errno fit in its low 32 bits.
-        const res = ev.getInt32(at + IO_EVENT.res, true);
+        const slot = ring.eventSlot(e);
+        const res = ring.eventResult(e);
         const read = isRead[slot] === 1;
         if (res !== bs) {
           fail(
@@ -265,9 +213,7 @@ export class LibaioEngine implements JobEngine {
   }
 
   close(): void {
-    libaio().io_destroy(this.#ctx);
+    this.#ring.close();
     this.#files.close();
-    freeAligned(this.#bufs);
-    freeAligned(this.#iocbs);
   }
 }

@@ -14,71 +14,23 @@
  */
 
 import { IoError } from "../core/errors.ts";
-import {
-  IO_CMD_PREAD,
-  IO_CMD_PWRITE,
-  IO_EVENT,
-  IO_EVENT_SIZE,
-  IOCB,
-  IOCB_SIZE,
-  libaio,
-} from "./libaio_abi.ts";
+import { AioRing } from "./_aio_ring.ts";
 import { fillRandom } from "./_file.ts";
-import {
-  type AlignedBuffer,
-  allocAligned,
-  cString,
-  errnoName,
-  freeAligned,
-  lastErrno,
-  libc,
-  O,
-  strerror,
-} from "../core/libc.ts";
-
-type GetEvents = (
-  ctx: Deno.PointerObject,
-  minNr: bigint,
-  nr: bigint,
-  events: Deno.PointerObject,
-) => Promise<number>;
+import { cString, errnoName, lastErrno, libc, O, strerror } from "../core/libc.ts";
 
 const EIO = 5;
-const NR_IO_GETEVENTS = Deno.build.arch === "aarch64" ? 4n : 208n;
 
-let getEvents: GetEvents | undefined;
-
-/** `io_getevents` on the blocking pool, from libaio.so.1 or as a raw system call. */
-function nonblockingGetEvents(): GetEvents {
-  if (getEvents) return getEvents;
-  for (const name of ["libaio.so.1t64", "libaio.so.1"]) {
-    try {
-      const s = Deno.dlopen(name, {
-        io_getevents: {
-          parameters: ["pointer", "i64", "i64", "pointer", "pointer"],
-          result: "i32",
-          nonblocking: true,
-        },
-      }).symbols;
-      getEvents = (ctx, min, nr, ev) => s.io_getevents(ctx, min, nr, ev, null);
-      return getEvents;
-    } catch {
-      // try the next name
-    }
-  }
-  const s = Deno.dlopen("libc.so.6", {
-    syscall: {
-      parameters: ["i64", "pointer", "i64", "i64", "pointer", "pointer"],
-      result: "i32",
-      nonblocking: true,
-    },
-  }).symbols;
-  // errno is set on the pool's thread and lost: a failed wait reports EIO
-  getEvents = async (ctx, min, nr, ev) => {
-    const rc = await s.syscall(NR_IO_GETEVENTS, ctx, min, nr, ev, null);
-    return rc < 0 ? -EIO : rc;
-  };
-  return getEvents;
+/** An {@linkcode IoError} for a libc call that has just failed on this thread, with its errno. */
+function callFailed(syscall: string, path: string, offset?: number): IoError {
+  const errno = lastErrno();
+  return new IoError({
+    syscall,
+    errno,
+    code: errnoName(errno),
+    path,
+    offset,
+    detail: `(${strerror(errno)})`,
+  });
 }
 
 /** Request size for an object: `bs`, or smaller so that a small object still fills the queue. */
@@ -87,40 +39,40 @@ export function requestSize(bytes: number, bs: number, iodepth: number, alignmen
   return Math.max(alignment, Math.min(bs, share));
 }
 
-/** A libaio context with its buffers, for one stream of one rank. */
+/**
+ * A libaio context with its buffers, for one stream of one rank: each
+ * {@linkcode AioChannel.transfer} moves one object, keeping up to `iodepth`
+ * requests of at most `bs` bytes in flight, and waits for completions on
+ * Deno's blocking pool. One transfer at a time per channel.
+ *
+ * @example
+ * ```ts ignore
+ * const ch = new AioChannel(8, 1 << 20, true);
+ * try { await ch.transfer("/mnt/nvme/r0/params", true, 64 << 20); } finally { ch.close(); }
+ * ```
+ */
 export class AioChannel {
+  /** Requests in flight at most. */
   readonly iodepth: number;
+  /** The largest request, in bytes. */
   readonly bs: number;
+  /** Whether files are opened with O_DIRECT. */
   readonly direct: boolean;
-  readonly #ctx: Deno.PointerObject;
-  readonly #buffers: AlignedBuffer;
-  readonly #iocbs: AlignedBuffer;
-  readonly #events: AlignedBuffer;
-  readonly #iocbView: DataView;
-  readonly #eventView: DataView;
-  readonly #ptrs: BigUint64Array<ArrayBuffer>;
-  readonly #ptrBytes: Uint8Array<ArrayBuffer>;
+  readonly #ring: AioRing;
   #closed = false;
 
+  /**
+   * Sets up the context and its `iodepth` buffers of `bs` bytes (4 KiB
+   * aligned, random bytes). Throws {@linkcode IoError} when io_setup fails.
+   */
   constructor(iodepth: number, bs: number, direct: boolean) {
     this.iodepth = iodepth;
     this.bs = bs;
     this.direct = direct;
-    const out = new Uint8Array(8);
-    const rc = libaio().io_setup(iodepth, out);
-    if (rc < 0) {
-      throw new IoError({ syscall: "io_setup", errno: -rc, code: errnoName(-rc), path: "" });
-    }
-    this.#ctx = Deno.UnsafePointer.create(new BigUint64Array(out.buffer)[0]!)!;
-    this.#buffers = allocAligned(iodepth * bs, 4096);
-    fillRandom(this.#buffers.bytes, 0x5eed);
-    this.#iocbs = allocAligned(iodepth * IOCB_SIZE, 64);
-    this.#events = allocAligned(iodepth * IO_EVENT_SIZE, 64);
-    this.#iocbs.bytes.fill(0);
-    this.#iocbView = new DataView(this.#iocbs.bytes.buffer);
-    this.#eventView = new DataView(this.#events.bytes.buffer);
-    this.#ptrs = new BigUint64Array(iodepth);
-    this.#ptrBytes = new Uint8Array(this.#ptrs.buffer);
+    this.#ring = AioRing.open(iodepth, bs, 4096, (syscall, errno) => {
+      throw new IoError({ syscall, errno, code: errnoName(errno), path: "" });
+    });
+    fillRandom(this.#ring.buffers.bytes, 0x5eed);
   }
 
   /**
@@ -133,16 +85,7 @@ export class AioChannel {
     const flags = (write ? O.WRONLY | O.CREAT : O.RDONLY) | O.CLOEXEC |
       (this.direct ? O.DIRECT : 0);
     const fd = c.open(cString(path), flags, 0o600);
-    if (fd < 0) {
-      const errno = lastErrno();
-      throw new IoError({
-        syscall: "open",
-        errno,
-        code: errnoName(errno),
-        path,
-        detail: `(${strerror(errno)})`,
-      });
-    }
+    if (fd < 0) throw callFailed("open", path);
     try {
       await this.#run(fd, path, write, bytes);
     } finally {
@@ -158,31 +101,22 @@ export class AioChannel {
     const lengths = new Array<number>(this.iodepth).fill(0);
     const offsets = new Array<number>(this.iodepth).fill(0);
     let next = 0, done = 0, inflight = 0;
-    const aio = libaio();
-    const wait = nonblockingGetEvents();
-    const iocbBase = this.#iocbs.address;
-    const bufBase = this.#buffers.address;
+    const ring = this.#ring;
+    const batch: number[] = [];
     while (done < total) {
-      let k = 0;
-      while (inflight + k < this.iodepth && next + k < total) {
+      batch.length = 0;
+      while (inflight + batch.length < this.iodepth && next + batch.length < total) {
         const slot = free.pop()!;
-        const offset = (next + k) * req;
+        const offset = (next + batch.length) * req;
         const len = Math.min(req, bytes - offset);
         lengths[slot] = len;
         offsets[slot] = offset;
-        const at = slot * IOCB_SIZE;
-        const v = this.#iocbView;
-        v.setBigUint64(at + IOCB.data, BigInt(slot), true);
-        v.setInt16(at + IOCB.opcode, write ? IO_CMD_PWRITE : IO_CMD_PREAD, true);
-        v.setInt32(at + IOCB.fildes, fd, true);
-        v.setBigUint64(at + IOCB.buf, bufBase + BigInt(slot * this.bs), true);
-        v.setBigUint64(at + IOCB.nbytes, BigInt(len), true);
-        v.setBigInt64(at + IOCB.offset, BigInt(offset), true);
-        this.#ptrs[k] = iocbBase + BigInt(at);
-        k++;
+        ring.prepare(slot, fd, write, offset, len);
+        batch.push(slot);
       }
+      const k = batch.length;
       if (k > 0) {
-        const rc = aio.io_submit(this.#ctx, BigInt(k), this.#ptrBytes);
+        const rc = ring.submit(batch);
         if (rc < 0) {
           throw new IoError({
             syscall: "io_submit",
@@ -193,24 +127,17 @@ export class AioChannel {
           });
         }
         // a partial submit leaves the rest prepared: give their slots back
-        for (let j = rc; j < k; j++) {
-          free.push(
-            Number(
-              this.#iocbView.getBigUint64(Number(this.#ptrs[j]! - iocbBase) + IOCB.data, true),
-            ),
-          );
-        }
+        for (let j = rc; j < k; j++) free.push(batch[j]!);
         next += rc;
         inflight += rc;
       }
-      const n = await wait(this.#ctx, 1n, BigInt(this.iodepth), this.#events.pointer);
+      const n = await ring.wait();
       if (n < 0) {
         throw new IoError({ syscall: "io_getevents", errno: -n, code: errnoName(-n), path });
       }
       for (let e = 0; e < n; e++) {
-        const at = e * IO_EVENT_SIZE;
-        const slot = Number(this.#eventView.getBigUint64(at + IO_EVENT.data, true));
-        const res = Number(this.#eventView.getBigInt64(at + IO_EVENT.res, true));
+        const slot = ring.eventSlot(e);
+        const res = ring.eventResult(e);
         if (res < 0) {
           throw new IoError({
             syscall: write ? "pwrite (aio)" : "pread (aio)",
@@ -259,21 +186,11 @@ export class AioChannel {
     const c = libc();
     let at = res;
     const len = lengths[slot]!;
-    const base = this.#buffers.address + BigInt(slot * this.bs);
+    const base = this.#ring.address(slot);
     while (at < len) {
       const p = Deno.UnsafePointer.create(base + BigInt(at))!;
       const n = c.pwrite(fd, p, BigInt(len - at), BigInt(offsets[slot]! + at));
-      if (n < 0) {
-        const errno = lastErrno();
-        throw new IoError({
-          syscall: "pwrite",
-          errno,
-          code: errnoName(errno),
-          path,
-          offset: offsets[slot]! + at,
-          detail: `(${strerror(errno)})`,
-        });
-      }
+      if (n < 0) throw callFailed("pwrite", path, offsets[slot]! + at);
       if (n === 0) return false;
       at += n;
     }
@@ -284,9 +201,6 @@ export class AioChannel {
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
-    libaio().io_destroy(this.#ctx);
-    freeAligned(this.#buffers);
-    freeAligned(this.#iocbs);
-    freeAligned(this.#events);
+    this.#ring.close();
   }
 }

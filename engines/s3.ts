@@ -21,8 +21,6 @@ import {
   AbortMultipartUploadCommand,
   CompleteMultipartUploadCommand,
   CreateMultipartUploadCommand,
-  GetObjectCommand,
-  PutObjectCommand,
   type S3Client,
   UploadPartCommand,
 } from "@aws-sdk/client-s3";
@@ -31,7 +29,6 @@ import { DEFAULT_TIMEOUT_MS } from "../core/config.ts";
 import { S3Error } from "../core/errors.ts";
 import {
   attemptsOf,
-  endpointLabel,
   isTransient,
   MAX_ATTEMPTS,
   newS3Client,
@@ -41,6 +38,7 @@ import {
 } from "../tiers/s3_client.ts";
 import { monoNow } from "../core/libc.ts";
 import type { JobEngine, JobRuntime } from "./types.ts";
+import { drainBody, getObject, objectError, type ObjectRef, putObject } from "./_s3_requests.ts";
 import { type BlockVerifier, verifierOf } from "../core/verify.ts";
 
 /** Concurrency of the layout (not measured), at least this many requests. */
@@ -246,6 +244,11 @@ export class S3Engine implements JobEngine {
     }
   }
 
+  /** `key` in the job's bucket, as an error names it. */
+  #ref(key: string): ObjectRef {
+    return { loc: this.#loc, bucket: this.#t.bucket, key };
+  }
+
   /** Sends one command, counting the SDK's retries, and names the object if it fails. */
   async #send<T>(
     operation: string,
@@ -275,32 +278,18 @@ export class S3Engine implements JobEngine {
     const at = offset - k * objectSize;
     const key = `${this.#t.prefix}obj${k}`;
     const range = this.#objectLength(k) > bs ? `bytes=${at}-${at + bs - 1}` : undefined;
-    const input = { Bucket: bucket, Key: key, ...(range ? { Range: range } : {}) };
     for (let attempt = 1;; attempt++) {
       const r = await this.#send(
         "GetObject",
         key,
         retry,
-        () => this.#client.send(new GetObjectCommand(input)),
+        () => getObject(this.#client, bucket, key, range),
       );
       let first = -1;
       let got = 0;
       const block = this.#verifier && new Uint8Array(bs);
       try {
-        const body = r.Body as AsyncIterable<Uint8Array> | undefined;
-        if (body !== undefined) {
-          await this.#deadline(
-            (async () => {
-              for await (const chunk of body) {
-                if (first < 0) first = monoNow();
-                if (block !== undefined && got + chunk.byteLength <= bs) block.set(chunk, got);
-                got += chunk.byteLength;
-              }
-            })(),
-            "GetObject (body)",
-            key,
-          );
-        }
+        ({ got, first } = await this.#deadline(drainBody(r, block), "GetObject (body)", key));
       } catch (e) {
         if (e instanceof S3Error) throw e; // timed out
         if (attempt < MAX_ATTEMPTS && isTransient(e)) {
@@ -317,13 +306,8 @@ export class S3Engine implements JobEngine {
         });
       }
       if (got !== bs) {
-        throw new S3Error({
-          operation: "GetObject",
-          bucket,
-          key,
-          code: "ShortRead",
+        throw objectError(this.#ref(key), "GetObject", "ShortRead", {
           status: r.$metadata.httpStatusCode,
-          endpoint: endpointLabel(this.#loc),
           detail: `(${got} of ${bs} bytes${range ? ` for ${range}` : ""})`,
         });
       }
@@ -353,12 +337,11 @@ export class S3Engine implements JobEngine {
         key,
         retry,
         () =>
-          this.#client.send(
-            new PutObjectCommand({
-              Bucket: bucket,
-              Key: key,
-              Body: body ? body(0, length) : this.#buf.subarray(0, length),
-            }),
+          putObject(
+            this.#client,
+            bucket,
+            key,
+            body ? body(0, length) : this.#buf.subarray(0, length),
           ),
       );
       return;
@@ -370,15 +353,7 @@ export class S3Engine implements JobEngine {
       () => this.#client.send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: key })),
     );
     const uploadId = created.UploadId;
-    if (!uploadId) {
-      throw new S3Error({
-        operation: "CreateMultipartUpload",
-        bucket,
-        key,
-        code: "NoUploadId",
-        endpoint: endpointLabel(this.#loc),
-      });
-    }
+    if (!uploadId) throw objectError(this.#ref(key), "CreateMultipartUpload", "NoUploadId");
     try {
       const count = Math.ceil(length / partSize);
       const settled = await Promise.allSettled(Array.from({ length: count }, async (_, i) => {
@@ -443,12 +418,7 @@ export class S3Engine implements JobEngine {
     const late = new Promise<never>((_, reject) => {
       timer = setTimeout(() =>
         reject(
-          new S3Error({
-            operation,
-            bucket: this.#t.bucket,
-            key,
-            code: "timed out",
-            endpoint: endpointLabel(this.#loc),
+          objectError(this.#ref(key), operation, "timed out", {
             detail: `after ${ms / 1000} s (--timeout)`,
           }),
         ), ms);
@@ -476,17 +446,10 @@ export class S3Engine implements JobEngine {
           "GetObject",
           key,
           () => {},
-          () =>
-            this.#client.send(new GetObjectCommand({ Bucket: bucket, Key: key }))
-              .then((r) => r.Body!.transformToByteArray()),
+          () => getObject(this.#client, bucket, key).then((r) => r.Body!.transformToByteArray()),
         );
         if (bytes.byteLength !== bs) {
-          throw new S3Error({
-            operation: "GetObject (verify read-back)",
-            bucket,
-            key,
-            code: "ShortRead",
-            endpoint: endpointLabel(this.#loc),
+          throw objectError(this.#ref(key), "GetObject (verify read-back)", "ShortRead", {
             detail: `(${bytes.byteLength} of ${bs} bytes)`,
           });
         }

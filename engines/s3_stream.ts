@@ -8,28 +8,44 @@
  * @module
  */
 
-import { GetObjectCommand, PutObjectCommand, type S3Client } from "@aws-sdk/client-s3";
-import { S3Error } from "../core/errors.ts";
+import type { S3Client } from "@aws-sdk/client-s3";
 import { fillRandom } from "./_file.ts";
-import { endpointLabel, newS3Client, s3ErrorFrom, type S3Location } from "../tiers/s3_client.ts";
+import { newS3Client, s3ErrorFrom, type S3Location } from "../tiers/s3_client.ts";
 import { requestSize } from "./libaio_stream.ts";
+import { drainBody, getObject, objectError, putObject } from "./_s3_requests.ts";
 
 /** Where a rank's objects go on an S3 path. */
 export interface S3PathTarget {
+  /** The endpoint and region. */
   readonly loc: S3Location;
+  /** The bucket the run writes to. */
   readonly bucket: string;
   /** The run's scratch prefix, ending with "/". */
   readonly prefix: string;
 }
 
-/** The requests of one stream on an S3 path. */
+/**
+ * The requests of one stream of one rank on an S3 path: each
+ * {@linkcode S3Channel.transfer} PUTs or GETs one object's blocks, up to
+ * `iodepth` requests in flight on the Worker's event loop. A failed request
+ * throws an `S3Error`; the SDK retries transient failures.
+ *
+ * @example
+ * ```ts ignore
+ * const ch = new S3Channel({ loc, bucket: "b", prefix: "run1/" }, 8, 8 << 20);
+ * try { await ch.transfer(0, "params", true, 64 << 20); } finally { ch.close(); }
+ * ```
+ */
 export class S3Channel {
+  /** Requests in flight at most. */
   readonly iodepth: number;
+  /** The largest block, in bytes. */
   readonly bs: number;
   readonly #t: S3PathTarget;
   readonly #client: S3Client;
   readonly #buf: Uint8Array;
 
+  /** Makes the stream's client (or uses `client`) and a buffer of `bs` random bytes. */
   constructor(target: S3PathTarget, iodepth: number, bs: number, client?: S3Client) {
     this.#t = target;
     this.iodepth = iodepth;
@@ -65,9 +81,7 @@ export class S3Channel {
   async #put(key: string, len: number): Promise<void> {
     const { bucket, loc } = this.#t;
     try {
-      await this.#client.send(
-        new PutObjectCommand({ Bucket: bucket, Key: key, Body: this.#buf.subarray(0, len) }),
-      );
+      await putObject(this.#client, bucket, key, this.#buf.subarray(0, len));
     } catch (e) {
       throw s3ErrorFrom(e, { operation: "PutObject", bucket, key, loc });
     }
@@ -77,25 +91,19 @@ export class S3Channel {
     const { bucket, loc } = this.#t;
     let got = 0;
     try {
-      const r = await this.#client.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
-      const body = r.Body as AsyncIterable<Uint8Array> | undefined;
-      if (body !== undefined) { for await (const chunk of body) got += chunk.byteLength; }
+      ({ got } = await drainBody(await getObject(this.#client, bucket, key)));
     } catch (e) {
       throw s3ErrorFrom(e, { operation: "GetObject", bucket, key, loc });
     }
     if (got !== len) {
-      throw new S3Error({
-        operation: "GetObject",
-        bucket,
-        key,
-        code: "ShortRead",
+      throw objectError({ loc, bucket, key }, "GetObject", "ShortRead", {
         attempts: 1,
-        endpoint: endpointLabel(loc),
         detail: `got ${got} of ${len} bytes`,
       });
     }
   }
 
+  /** Destroys the client and its sockets. */
   close(): void {
     this.#client.destroy();
   }

@@ -1,6 +1,13 @@
 /**
- * The state an engine's I/O loop consults and updates for each I/O: what to
- * do next (offset, direction), whether to go on, and where to record.
+ * The public contract between the job worker (bench/_job_worker.ts) and an
+ * engine: the worker opens an engine for the job's plan, hands its
+ * {@linkcode JobEngine.run} a {@linkcode JobRuntime}, and reads a failed
+ * system call as a {@linkcode SyscallFailure}. Every engine of this folder
+ * (libaio, psync, s3, noop) implements {@linkcode JobEngine} and nothing more.
+ *
+ * The runtime is the state an engine's I/O loop consults and updates for each
+ * I/O: what to do next (offset, direction), whether to go on, and where to
+ * record.
  *
  * Runs inside a job Worker. Times are {@linkcode monoNow} (CLOCK_MONOTONIC in
  * milliseconds, nanosecond resolution); engines pass the times they read from
@@ -23,8 +30,11 @@ import { monoNow } from "../core/libc.ts";
 
 /** Per-job bookkeeping shared by every engine. */
 export class JobRuntime {
+  /** The job's plan, as the runner sent it. */
   readonly plan: JobPlan;
+  /** Latencies of the measured reads. */
   readonly read: LatencyHistograms = newLatencyHistograms();
+  /** Latencies of the measured writes. */
   readonly write: LatencyHistograms = newLatencyHistograms();
   readonly #offsets: OffsetStream;
   readonly #mix: XorShift32;
@@ -39,6 +49,7 @@ export class JobRuntime {
   /** monoNow() of the last measured completion (or of the end-of-job fsync). */
   #lastCompletion = -1;
 
+  /** The runtime of job `plan.job`, counting into the run's `shared` counters. */
   constructor(plan: JobPlan, shared: SharedCounters) {
     this.plan = plan;
     this.#offsets = plan.rw.startsWith("rand")
@@ -183,13 +194,20 @@ export class JobRuntime {
 
 /** A failed system call inside an engine, with its own errno. */
 export class SyscallFailure extends Error {
+  /** Always `"SyscallFailure"`. */
   override name = "SyscallFailure";
+  /** The call, e.g. `io_submit` or `pread (libaio)`. */
   readonly syscall: string;
+  /** Its errno; 0 for a short transfer. */
   readonly errno: number;
+  /** The file it was on. */
   readonly path: string;
+  /** The offset in that file, where one I/O failed. */
   readonly offset: number | undefined;
+  /** What to add to the message, e.g. `(depth 8)`. */
   readonly detail: string | undefined;
 
+  /** A failure of `syscall` with `errno` on `path` (at `offset`). */
   constructor(
     syscall: string,
     errno: number,
@@ -218,7 +236,7 @@ export interface JobEngine {
   close(): void | Promise<void>;
   /**
    * --verify, after the measured I/O: reads back and checks what the job
-   * wrote, where the engine does it itself (s3; files: bench/_verify_readback.ts).
+   * wrote, where the engine does it itself (s3; files: engines/verify_readback.ts).
    */
   readBack?(stopped: () => boolean): void | Promise<void>;
 }

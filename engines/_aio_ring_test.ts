@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { tempDirOnDisk } from "../tests/_helpers.ts";
 import { allocAligned, cString, freeAligned, libc, O } from "../core/libc.ts";
 import {
+  AioRing,
   fromLibaio,
   fromSyscalls,
   IO_CMD_PREAD,
@@ -11,7 +12,8 @@ import {
   IOCB,
   IOCB_SIZE,
   type Libaio,
-} from "./libaio_abi.ts";
+  timespec,
+} from "./_aio_ring.ts";
 
 /** Reads 4 KiB at `offset` with one iocb; returns the completion's res. */
 function readOnce(aio: Libaio, fd: number, offset: number): number {
@@ -69,4 +71,52 @@ for (const [name, make] of [["libaio.so.1", fromLibaio], ["syscall()", fromSysca
 
 Deno.test("io_setup() through syscall() returns -errno for a bad argument", () => {
   assert.equal(fromSyscalls().io_setup(-1, new Uint8Array(8)), -22);
+});
+
+Deno.test("AioRing writes and reads back its slots with O_DIRECT, through reap() and wait()", async () => {
+  const dir = await tempDirOnDisk();
+  const path = join(dir, "f");
+  const fail = (syscall: string, errno: number): never => {
+    throw new Error(`${syscall}: ${errno}`);
+  };
+  const ring = AioRing.open(2, 8192, 4096, fail);
+  const fd = libc().open(cString(path), O.RDWR | O.CREAT | O.DIRECT, 0o600);
+  try {
+    ring.buffer(0).fill(1);
+    ring.buffer(1).fill(2);
+    ring.prepare(0, fd, true, 0, 8192);
+    ring.prepare(1, fd, true, 8192, 8192);
+    assert.equal(ring.submit([0, 1]), 2);
+    let done = 0;
+    while (done < 2) {
+      const n = ring.reap(timespec(1e9));
+      for (let e = 0; e < n; e++) assert.equal(ring.eventResult(e), 8192);
+      done += n;
+    }
+    ring.buffers.bytes.fill(0);
+    ring.prepare(1, fd, false, 0, 4096);
+    assert.equal(ring.submitOne(1), 1);
+    assert.equal(await ring.wait(), 1);
+    assert.equal(ring.eventSlot(0), 1);
+    assert.equal(ring.eventResult(0), 4096);
+    assert.deepEqual(ring.buffer(1).subarray(0, 4096), new Uint8Array(4096).fill(1));
+    ring.prepare(0, fd, false, 1, 4096);
+    assert.equal(ring.submitOne(0), 1);
+    assert.equal(await ring.wait(), 1);
+    assert.equal(ring.eventResult(0), -22, "a misaligned offset completes with -EINVAL");
+  } finally {
+    libc().close(fd);
+    ring.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("AioRing.open() hands a failed io_setup's errno to its caller", () => {
+  assert.throws(
+    () =>
+      AioRing.open(-1, 4096, 4096, (syscall, errno) => {
+        throw new RangeError(`${syscall} ${errno}`);
+      }),
+    { name: "RangeError", message: "io_setup 22" },
+  );
 });
