@@ -3,7 +3,8 @@ import { join } from "node:path";
 import { parseJobOptions } from "../bench/config.ts";
 import { runJob } from "../bench/runner.ts";
 import { ConfigError, DirectIoUnsupportedError } from "../bench/errors.ts";
-import { IS_ROOT, tempDirOnDisk, tempMount } from "../tests/_helpers.ts";
+import { tempDirOnDisk, tempMount } from "../tests/_helpers.ts";
+import { needing } from "../tests/_requirements.ts";
 import { FileTier, MemoryTier, NullTier } from "./mod.ts";
 import { MARKER } from "./_scratch.ts";
 
@@ -97,9 +98,8 @@ Deno.test("NullTier describes itself as the harness ceiling", async () => {
   assert.equal(tier.describe().direct, "not-applicable");
 });
 
-Deno.test({
+Deno.test(needing(["root"], {
   name: "FileTier.prepare() reports a file system that refuses O_DIRECT (ramfs)",
-  ignore: !IS_ROOT,
   fn: async () => {
     await using mnt = await tempMount("ramfs", "size=16m");
     await using tier = new FileTier({ kind: "file", path: mnt.path });
@@ -109,7 +109,7 @@ Deno.test({
     assert.ok(e instanceof DirectIoUnsupportedError, String(e));
     assert.match(e.message, /ramfs\) refuses O_DIRECT/);
   },
-});
+}));
 
 Deno.test("FileTier reads an existing --filename in place, without writing or removing it", async () => {
   const dir = await tempDirOnDisk();

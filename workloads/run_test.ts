@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { parseTierSpec } from "../bench/config.ts";
 import { ConfigError } from "../bench/errors.ts";
-import { IS_ROOT, scratchLeft, tempMount, withTempDir } from "../tests/_helpers.ts";
+import { scratchLeft, tempMount, withTempDir } from "../tests/_helpers.ts";
+import { needing } from "../tests/_requirements.ts";
 import type { WorkloadDefinition } from "./_common.ts";
 import { bytesByPath, type Op, ProgramBuilder } from "./ops.ts";
 import { pathsOf, runWorkload } from "./run.ts";
@@ -129,10 +130,9 @@ Deno.test("runWorkload() holds a node-wide limit of one reader per path", async 
   assert.deepEqual((await scratchLeft("/dev/shm")).filter((d) => d.includes(doc.run_id)), []);
 });
 
-Deno.test({
+Deno.test(needing(["root"], {
   name:
     "runWorkload() fails with ENOSPC in one line, names the rank, and leaves nothing on a full tier",
-  ignore: !IS_ROOT,
   async fn() {
     await using mnt = await tempMount("tmpfs", "size=4m");
     const { doc, error } = await runWorkload(
@@ -146,7 +146,7 @@ Deno.test({
     assert.ok(!doc.error!.includes("\n"));
     assert.deepEqual(await scratchLeft(mnt.path), []);
   },
-});
+}));
 
 Deno.test("runWorkload() refuses a workload whose paths the tiers do not give, before touching them", async () => {
   await assert.rejects(
