@@ -8,7 +8,8 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { IS_ROOT, ROOT, runCli, scratchLeft, sh, withTempDir } from "./tests/_helpers.ts";
+import { ROOT, runCli, scratchLeft, sh, withTempDir } from "./tests/_helpers.ts";
+import { needing } from "./tests/_requirements.ts";
 import { listKeys, type RemoteEnv, remoteTest, uniquePrefix } from "./tests/_remote.ts";
 
 import { MARKER, SCRATCH_PREFIX } from "./tiers/scratch.ts";
@@ -50,10 +51,9 @@ function assertOneLine(stderr: string, flag: string): void {
   assert.doesNotMatch(stderr, /^\s+at |error: Uncaught/m);
 }
 
-Deno.test({
+Deno.test(needing(["root"], {
   name:
     "tierbench run: a tier on a block device, or a symlink to one, exits 2 naming --allow-device and never writes it",
-  ignore: !IS_ROOT,
   async fn() {
     await withTempDir(async (dir) => {
       await using loop = await loopDevice(dir);
@@ -76,7 +76,7 @@ Deno.test({
       await assert.rejects(Deno.stat(join(dir, "out.json")), Deno.errors.NotFound);
     });
   },
-});
+}));
 
 Deno.test("tierbench run: a tier on a character device (/dev/null) exits 2 naming --allow-device", async () => {
   await withTempDir(async (dir) => {
@@ -90,10 +90,9 @@ Deno.test("tierbench run: a tier on a character device (/dev/null) exits 2 namin
   });
 });
 
-Deno.test({
+Deno.test(needing(["root"], {
   name:
     "tierbench run --filename DEVICE: exit 2 without --allow-device; with it the device is only read",
-  ignore: !IS_ROOT,
   async fn() {
     await withTempDir(async (dir) => {
       await using loop = await loopDevice(dir);
@@ -131,7 +130,7 @@ Deno.test({
       assert.deepEqual(await scratchLeft(dir), []);
     });
   },
-});
+}));
 
 Deno.test("tierbench run: --allow-device reads block devices only, and only with --filename", async () => {
   await withTempDir(async (dir) => {

@@ -11,6 +11,7 @@ import {
   tempMount,
   withTempDir,
 } from "./tests/_helpers.ts";
+import { needing } from "./tests/_requirements.ts";
 
 /** A failure is one line on stderr, never a stack trace. */
 function assertOneLine(r: CliResult, code: number, pattern: RegExp): void {
@@ -118,7 +119,11 @@ Deno.test("tierbench run: bs not aligned for O_DIRECT exits 2 and leaves no scra
   });
 });
 
-Deno.test("tierbench run: no permission to write exits 1 with the cause", async () => {
+Deno.test(needing(IS_ROOT ? ["chattr"] : [], {
+  name: "tierbench run: no permission to write exits 1 with the cause",
+  fn: noPermissionToWrite,
+}));
+async function noPermissionToWrite() {
   await withTempDir(async (dir) => {
     const locked = join(dir, "locked");
     await Deno.mkdir(locked);
@@ -134,22 +139,20 @@ Deno.test("tierbench run: no permission to write exits 1 with the cause", async 
       else await Deno.chmod(locked, 0o700);
     }
   });
-});
+}
 
-Deno.test({
+Deno.test(needing(["root"], {
   name: "tierbench run: a file system that refuses O_DIRECT exits 1 and says so",
-  ignore: !IS_ROOT,
   fn: async () => {
     await using mnt = await tempMount("ramfs", "size=16m");
     const r = await runCli(["run", "--tier", `file:${mnt.path}`, "--size", "1m", "--direct"]);
     assertOneLine(r, 1, /\(ramfs\) refuses O_DIRECT.*without --direct/);
     assert.deepEqual(await scratchLeft(mnt.path), []);
   },
-});
+}));
 
-Deno.test({
+Deno.test(needing(["root"], {
   name: "tierbench run: ENOSPC exits 1 with the cause and leaves no scratch file",
-  ignore: !IS_ROOT,
   fn: async () => {
     await using mnt = await tempMount("tmpfs", "size=8m");
     const out = join(mnt.path, "..", `enospc-${crypto.randomUUID()}.json`);
@@ -176,7 +179,7 @@ Deno.test({
       await Deno.remove(out).catch(() => {});
     }
   },
-});
+}));
 
 for (const signal of ["SIGINT", "SIGTERM"] as const) {
   Deno.test(`tierbench run: ${signal} writes partial results, removes scratch files, exits 1`, async () => {

@@ -1,12 +1,13 @@
 import assert from "node:assert/strict";
 import { parseTierSpec } from "../core/config.ts";
 import { ConfigError } from "../core/errors.ts";
-import { IS_ROOT, scratchLeft, tempMount, withTempDir } from "../tests/_helpers.ts";
+import { scratchLeft, tempMount, withTempDir } from "../tests/_helpers.ts";
 import type { WorkloadDefinition } from "../workloads/common.ts";
 import { bytesByPath, type Op, ProgramBuilder } from "../workloads/ops.ts";
 import { pathsOf, runWorkload } from "./workload.ts";
 import { resolveSetup } from "../workloads/setup.ts";
 import { zeroInfinity } from "../workloads/zero_infinity.ts";
+import { needing } from "../tests/_requirements.ts";
 
 const setup = resolveSetup({ model: "7b", scale: 2e-4, iterations: 1, warmup: 1, ranksPerNode: 2 });
 
@@ -129,10 +130,9 @@ Deno.test("runWorkload() holds a node-wide limit of one reader per path", async 
   assert.deepEqual((await scratchLeft("/dev/shm")).filter((d) => d.includes(doc.run_id)), []);
 });
 
-Deno.test({
+Deno.test(needing(["root"], {
   name:
     "runWorkload() fails with ENOSPC in one line, names the rank, and leaves nothing on a full tier",
-  ignore: !IS_ROOT,
   async fn() {
     await using mnt = await tempMount("tmpfs", "size=4m");
     const { doc, error } = await runWorkload(
@@ -146,7 +146,7 @@ Deno.test({
     assert.ok(!doc.error!.includes("\n"));
     assert.deepEqual(await scratchLeft(mnt.path), []);
   },
-});
+}));
 
 Deno.test("runWorkload() refuses a workload whose paths the tiers do not give, before touching them", async () => {
   await assert.rejects(

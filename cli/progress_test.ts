@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { ROOT, runCli, sh, withTempDir } from "../tests/_helpers.ts";
+import { needing } from "../tests/_requirements.ts";
 import { formatLeft, formatProgressLine, ProgressLine, type ProgressStream } from "./progress.ts";
 import type { RunProgress } from "../bench/runner.ts";
 
@@ -153,12 +154,8 @@ Deno.test("run and sweep print no progress line when stderr is not a terminal", 
   });
 });
 
-const HAS_SCRIPT = (await sh("sh", ["-c", "command -v script"]).catch(() => ({ code: 1 }))).code ===
-  0;
-
-Deno.test({
+Deno.test(needing(["script"], {
   name: "sweep on a terminal draws the line with the grid's time left, and --quiet does not",
-  ignore: !HAS_SCRIPT,
   fn: async () => {
     await withTempDir(async (dir) => {
       const cli = (extra: string[]) =>
@@ -199,4 +196,4 @@ Deno.test({
       assert.ok(quiet.out.includes("best on null:"), quiet.out);
     });
   },
-});
+}));

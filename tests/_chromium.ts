@@ -3,13 +3,14 @@
  * driven by playwright-core) with the network off, and reports what each
  * page drew, asked for and complained about.
  *
- * Where Chromium is absent the tests are skipped loudly, naming the package
- * to install; under `CI=true` they fail instead.
+ * Where Chromium is absent the tests are ignored, their names saying which
+ * package installs it; under `CI=true` they fail instead (tests/_requirements.ts).
  *
  * @module
  */
 
 import { chromium } from "playwright-core";
+import { needing } from "./_requirements.ts";
 
 /** Debian's Chromium. */
 export const CHROMIUM = "/usr/bin/chromium";
@@ -26,20 +27,9 @@ export const CHROMIUM_ARGS = [
   "--disable-sync",
 ];
 
-/** Whether Chromium is installed here. */
-export function chromiumPresent(): boolean {
-  try {
-    return Deno.statSync(CHROMIUM).isFile;
-  } catch {
-    return false;
-  }
-}
-
-let warned = false;
-
 /**
- * A test that needs Chromium: skipped with a warning where it is absent,
- * failed under `CI=true`.
+ * A test that needs Chromium: ignored where it is absent, failed under
+ * `CI=true`.
  *
  * @example
  * ```ts ignore
@@ -47,25 +37,12 @@ let warned = false;
  * ```
  */
 export function chromiumTest(name: string, fn: () => Promise<void>): void {
-  const present = chromiumPresent();
-  const ci = Deno.env.get("CI") === "true";
-  if (!present && !ci && !warned) {
-    warned = true;
-    console.warn(
-      `SKIPPING the browser tests: ${CHROMIUM} is absent; install it with: ` +
-        "apt-get install -y --no-install-recommends chromium",
-    );
-  }
-  Deno.test({
+  Deno.test(needing(["chromium"], {
     name,
-    ignore: !present && !ci,
     sanitizeResources: false,
     sanitizeOps: false,
-    async fn() {
-      if (!present) throw new Error(`CI=true and ${CHROMIUM} is absent: apt-get install chromium`);
-      await fn();
-    },
-  });
+    fn,
+  }));
 }
 
 /**

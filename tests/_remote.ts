@@ -15,17 +15,18 @@
  * small watchdog process waits for the test process instead, then runs
  * `ceph.ts down` under a lock that CI's exit trap takes too.
  *
- * Without either, remote tests are skipped loudly, naming the command that
- * installs Ceph; under `CI=true` they fail instead.
+ * Without either, remote tests are ignored, their names saying what installs
+ * Ceph; under `CI=true` they fail instead (tests/_requirements.ts).
  *
  * @module
  */
 
 import { ListObjectsV2Command, type S3Client } from "@aws-sdk/client-s3";
 import { fileURLToPath } from "node:url";
-import { cephUp, INSTALL_COMMAND } from "../scripts/ceph.ts";
+import { cephUp } from "../scripts/ceph.ts";
 import { newS3Client } from "../tiers/s3_client.ts";
 import { pidAlive } from "../tiers/scratch.ts";
+import { missing, type Need, needing } from "./_requirements.ts";
 
 /** The state directory of the tests' cluster (ports are fixed: one per machine). */
 export const CEPH_TEST_DIR = "/tmp/tierbench-ceph-tests";
@@ -58,12 +59,7 @@ export interface RemoteEnv {
 /** How the remote tiers are provided here, decided without starting anything. */
 export function remoteSource(): "env" | "ceph" | undefined {
   if (Deno.env.get("TIERBENCH_S3_ENDPOINT")) return "env";
-  try {
-    Deno.statSync("/usr/bin/ceph-mon");
-    return "ceph";
-  } catch {
-    return undefined;
-  }
+  return missing(["ceph"]).length === 0 ? "ceph" : undefined;
 }
 
 function fromEnvironment(): RemoteEnv | undefined {
@@ -179,8 +175,6 @@ export async function remoteEnv(): Promise<RemoteEnv | undefined> {
   return env;
 }
 
-let warned = false;
-
 /** Options of {@linkcode remoteTest}. */
 export interface RemoteTestOptions {
   /** The test stops and starts daemons, so it needs the tests' own cluster. */
@@ -188,9 +182,10 @@ export interface RemoteTestOptions {
 }
 
 /**
- * A test against the remote tiers. Skipped, with a warning naming the
- * install command, where there are none — except under `CI=true`, where it
- * fails instead.
+ * A test against the remote tiers: the environment's server, else the tests'
+ * own Ceph cluster (root and Ceph needed). Ignored, its name saying what is
+ * missing, where there are none — except under `CI=true`, where it fails
+ * instead.
  *
  * @example
  * ```ts ignore
@@ -204,32 +199,16 @@ export function remoteTest(
   fn: (env: RemoteEnv) => Promise<void>,
   options: RemoteTestOptions = {},
 ): void {
-  const source = remoteSource();
-  const ci = Deno.env.get("CI") === "true";
-  const unavailable = source === undefined || (options.localCluster === true && source === "env");
-  const ignore = unavailable && !ci;
-  if (ignore && !warned) {
-    warned = true;
-    console.warn(
-      source === undefined
-        ? `SKIPPING the S3 and CephFS tests: Ceph is not installed; install it with: ${INSTALL_COMMAND}`
-        : "SKIPPING the fault tests: they stop daemons of the tests' own Ceph cluster, " +
-          "and TIERBENCH_S3_ENDPOINT names another server",
-    );
-  }
-  Deno.test({
+  const needs: Need[] = options.localCluster === true
+    ? ["own-ceph", "root", "ceph"]
+    : remoteSource() === "env"
+    ? []
+    : ["root", "ceph"];
+  Deno.test(needing(needs, {
     name,
-    ignore,
     sanitizeResources: false,
     sanitizeOps: false,
     async fn() {
-      if (unavailable) {
-        throw new Error(
-          source === undefined
-            ? `CI=true and Ceph is not installed: ${INSTALL_COMMAND}`
-            : "CI=true and TIERBENCH_S3_ENDPOINT names a server the fault tests cannot stop",
-        );
-      }
       const env = await remoteEnv();
       if (!env) {
         throw new Error(
@@ -238,7 +217,7 @@ export function remoteTest(
       }
       await fn(env);
     },
-  });
+  }));
 }
 
 /** A client for the tests' S3 server (credentials from the environment {@linkcode remoteEnv} set). */

@@ -14,7 +14,8 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { IS_ROOT, runCli, scratchLeft, spawnCli, withTempDir } from "./_helpers.ts";
+import { runCli, scratchLeft, spawnCli, withTempDir } from "./_helpers.ts";
+import { needing } from "./_requirements.ts";
 import {
   assertFailedLine,
   eioFile,
@@ -24,19 +25,8 @@ import {
   waitUntil,
 } from "./_faults.ts";
 
-const HAS_BTRFS = (() => {
-  try {
-    Deno.statSync("/usr/sbin/mkfs.btrfs");
-    return true;
-  } catch {
-    return false;
-  }
-})();
-
-Deno.test({
+Deno.test(needing(["root", "btrfs"], {
   name: "EIO on read: exit 1 naming the file and offset, partial results, no scratch left",
-  // Needs root (mount) and btrfs-progs, which .ci/run installs; under CI=true it must run.
-  ignore: Deno.env.get("CI") !== "true" && !(IS_ROOT && HAS_BTRFS),
   fn: async () => {
     await using bad = await eioFile();
     for (const engine of [["--engine", "psync"], ["--engine", "libaio", "--iodepth", "4"]]) {
@@ -61,7 +51,7 @@ Deno.test({
       });
     }
   },
-});
+}));
 
 Deno.test("the per-request timeout is stated in the results: 30 s by default, --timeout otherwise", async () => {
   await withTempDir(async (dir) => {

@@ -2,7 +2,8 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { parseJobOptions } from "../core/config.ts";
 import { ConfigError, DirectIoUnsupportedError } from "../core/errors.ts";
-import { IS_ROOT, tempDirOnDisk, tempMount } from "../tests/_helpers.ts";
+import { tempDirOnDisk, tempMount } from "../tests/_helpers.ts";
+import { needing } from "../tests/_requirements.ts";
 import { FileTier, MemoryTier, NullTier } from "./mod.ts";
 import { MARKER } from "./scratch.ts";
 
@@ -96,9 +97,8 @@ Deno.test("NullTier describes itself as the harness ceiling", async () => {
   assert.equal(tier.describe().direct, "not-applicable");
 });
 
-Deno.test({
+Deno.test(needing(["root"], {
   name: "FileTier.prepare() reports a file system that refuses O_DIRECT (ramfs)",
-  ignore: !IS_ROOT,
   fn: async () => {
     await using mnt = await tempMount("ramfs", "size=16m");
     await using tier = new FileTier({ kind: "file", path: mnt.path });
@@ -108,7 +108,7 @@ Deno.test({
     assert.ok(e instanceof DirectIoUnsupportedError, String(e));
     assert.match(e.message, /ramfs\) refuses O_DIRECT/);
   },
-});
+}));
 
 Deno.test("parseJobOptions() refuses --filename for a write pattern", () => {
   assert.throws(

@@ -1,8 +1,13 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { tempDirOnDisk } from "../tests/_helpers.ts";
+import { needing } from "../tests/_requirements.ts";
 
-Deno.test("bench:fio runs every case with both tools and writes its figures (no speed asserted)", async () => {
+Deno.test(needing(["fio"], {
+  name: "bench:fio runs every case with both tools and writes its figures (no speed asserted)",
+  fn: fioCompareRuns,
+}));
+async function fioCompareRuns() {
   const dir = await tempDirOnDisk();
   try {
     const output = join(dir, "compare.json");
@@ -44,4 +49,4 @@ Deno.test("bench:fio runs every case with both tools and writes its figures (no 
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
-});
+}

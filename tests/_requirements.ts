@@ -1,0 +1,226 @@
+/**
+ * What the test suite needs from the machine, in one list: per need, how it
+ * is detected and which Debian packages provide it.
+ *
+ * A test that needs something is defined through {@linkcode needing}: where
+ * a need is missing the test is ignored, its name saying why — except under
+ * `CI=true`, where it runs and fails saying what is missing (CI never skips
+ * silently). `tests/install_deps.ts`, which the test task runs first, installs
+ * the packages of whatever is missing when run as root.
+ *
+ * @module
+ */
+
+/** Something a test needs from the machine. */
+export type Need =
+  | "root"
+  | "fio"
+  | "libaio"
+  | "chattr"
+  | "btrfs"
+  | "chromium"
+  | "script"
+  | "ceph"
+  | "own-ceph";
+
+/** How a need is detected. */
+export type Detection =
+  /** The command is on `PATH` (or, given as an absolute path, is an executable file there). */
+  | { readonly command: string }
+  /** `ldconfig -p` lists a library whose name starts with this one. */
+  | { readonly library: string }
+  /** `dpkg -s` finds every one of these packages. */
+  | { readonly dpkg: readonly string[] }
+  /** This process runs as uid 0. */
+  | { readonly root: true }
+  /** The environment variable is unset or empty. */
+  | { readonly unset: string };
+
+/** One need: how it is detected and how it is provided. */
+export interface Requirement {
+  /** What the need is called in a test's reason (`needs fio (…)`). */
+  readonly name: string;
+  /** How the need is detected. */
+  readonly detection: Detection;
+  /** The Debian packages that provide it; empty when none can. */
+  readonly packages: readonly string[];
+  /** What to do where no package provides it. */
+  readonly remedy?: string;
+}
+
+/** A real single-node Ceph (S3 through RGW, CephFS through ceph-fuse), run by scripts/ceph.ts. */
+const CEPH_PACKAGES = [
+  "ceph-mon",
+  "ceph-mgr",
+  "ceph-osd",
+  "radosgw",
+  "ceph-common",
+  "ceph-mds",
+  "ceph-fuse",
+  "uuid-runtime",
+  "curl",
+] as const;
+
+/** Everything the test suite needs, and how each need is detected and installed. */
+export const REQUIREMENTS: { readonly [N in Need]: Requirement } = {
+  // mounts (tmpfs, ramfs, btrfs images), loop devices, scripts/ceph.ts
+  root: {
+    name: "root",
+    detection: { root: true },
+    packages: [],
+    remedy: "run the test task as root",
+  },
+  // bench:fio's comparison runs fio beside tierbench
+  fio: { name: "fio", detection: { command: "fio" }, packages: ["fio"] },
+  // engines/_libaio.ts loads it through FFI (else it makes the system calls itself)
+  libaio: { name: "libaio", detection: { library: "libaio.so.1" }, packages: ["libaio1"] },
+  // root ignores mode bits: an immutable directory is what refuses it a write
+  chattr: { name: "chattr", detection: { command: "chattr" }, packages: ["e2fsprogs"] },
+  // the EIO fault test reads a file on btrfs whose data checksum no longer matches
+  btrfs: { name: "btrfs", detection: { command: "mkfs.btrfs" }, packages: ["btrfs-progs"] },
+  // headless Chromium for the report's browser test (report/_chromium.ts runs this path)
+  chromium: {
+    name: "chromium",
+    detection: { command: "/usr/bin/chromium" },
+    packages: ["chromium"],
+  },
+  // a terminal for the progress line's test
+  script: { name: "script", detection: { command: "script" }, packages: ["bsdutils"] },
+  // the remote-tier tests' cluster (tests/_remote.ts)
+  ceph: { name: "ceph", detection: { dpkg: CEPH_PACKAGES }, packages: CEPH_PACKAGES },
+  // fault tests stop daemons, so they need the tests' own cluster, not a server named outside
+  "own-ceph": {
+    name: "own-ceph",
+    detection: { unset: "TIERBENCH_S3_ENDPOINT" },
+    packages: [],
+    remedy: "unset TIERBENCH_S3_ENDPOINT: these tests stop daemons of the tests' own Ceph cluster",
+  },
+};
+
+/** The directories of `PATH`, then the sbin directories a user's `PATH` may lack. */
+function searchPath(): string[] {
+  const dirs = (Deno.env.get("PATH") ?? "").split(":").filter((d) => d !== "");
+  return [...dirs, "/usr/sbin", "/sbin"];
+}
+
+function isExecutable(path: string): boolean {
+  try {
+    const st = Deno.statSync(path);
+    return st.isFile && ((st.mode ?? 0) & 0o111) !== 0;
+  } catch {
+    return false;
+  }
+}
+
+/** Where `command` is: itself when it names a path, else the first match in the search path. */
+function which(command: string): string | undefined {
+  if (command.includes("/")) return isExecutable(command) ? command : undefined;
+  return searchPath().map((d) => `${d}/${command}`).find(isExecutable);
+}
+
+/** Runs a command; its status and stdout, or undefined when it cannot be started. */
+function run(command: string, args: string[]): { ok: boolean; out: string } | undefined {
+  try {
+    const r = new Deno.Command(command, { args, stdin: "null", stdout: "piped", stderr: "null" })
+      .outputSync();
+    return { ok: r.success, out: new TextDecoder().decode(r.stdout) };
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) return undefined;
+    throw e;
+  }
+}
+
+function detect(d: Detection): boolean {
+  if ("root" in d) return Deno.uid() === 0;
+  if ("unset" in d) return !Deno.env.get(d.unset);
+  if ("command" in d) return which(d.command) !== undefined;
+  if ("library" in d) {
+    const ldconfig = which("ldconfig");
+    const r = ldconfig === undefined ? undefined : run(ldconfig, ["-p"]);
+    return r !== undefined && r.ok &&
+      r.out.split("\n").some((line) => line.trim().startsWith(d.library));
+  }
+  return run("dpkg", ["-s", ...d.dpkg])?.ok === true;
+}
+
+const known = new Map<Requirement, boolean>();
+
+/** Options of {@linkcode missing}. */
+export interface MissingOptions {
+  /** Detect again rather than answer from this process's earlier detections. */
+  readonly fresh?: boolean;
+}
+
+/** A need named in {@linkcode REQUIREMENTS}, or one described in place. */
+export type NeedLike = Need | Requirement;
+
+function requirementOf(need: NeedLike): Requirement {
+  if (typeof need !== "string") return need;
+  const r: Requirement | undefined = REQUIREMENTS[need];
+  if (r === undefined) throw new TypeError(`unknown need "${need}"`);
+  return r;
+}
+
+/**
+ * The requirements among `needs` that this machine lacks, each detected once
+ * per process unless `fresh`.
+ */
+export function missing(needs: readonly NeedLike[], options: MissingOptions = {}): Requirement[] {
+  return needs.map(requirementOf).filter((r) => {
+    let present = options.fresh === true ? undefined : known.get(r);
+    if (present === undefined) {
+      present = detect(r.detection);
+      known.set(r, present);
+    }
+    return !present;
+  });
+}
+
+/** The Debian packages that provide `requirements`, each once, in order. */
+export function packagesFor(requirements: readonly Requirement[]): string[] {
+  return [...new Set(requirements.flatMap((r) => r.packages))];
+}
+
+/**
+ * Each requirement with what provides it: `fio (apt-get install fio, which
+ * the test task runs as root)`, joined by commas.
+ */
+export function describe(requirements: readonly Requirement[]): string {
+  return requirements.map((r) => {
+    const how = r.remedy ??
+      `apt-get install ${r.packages.join(" ")}, which the test task runs as root`;
+    return `${r.name} (${how})`;
+  }).join(", ");
+}
+
+/**
+ * A test definition that runs only where `needs` are met. Where one is
+ * missing the test is ignored and its name ends in `[ignored: needs …]`;
+ * under `CI=true` it runs instead, and fails saying what is missing.
+ *
+ * @example
+ * ```ts ignore
+ * Deno.test(needing(["root", "btrfs"], {
+ *   name: "EIO on read: exit 1 naming the file and offset",
+ *   fn: async () => {},
+ * }));
+ * ```
+ */
+export function needing(
+  needs: readonly NeedLike[],
+  def: Deno.TestDefinition,
+): Deno.TestDefinition {
+  const lacking = missing(needs);
+  if (lacking.length === 0) return def;
+  const reason = `needs ${describe(lacking)}`;
+  if (Deno.env.get("CI") === "true") {
+    return {
+      ...def,
+      ignore: false,
+      fn() {
+        throw new Error(`CI=true and this test ${reason}`);
+      },
+    };
+  }
+  return { ...def, name: `${def.name} [ignored: ${reason}]`, ignore: true };
+}
