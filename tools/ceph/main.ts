@@ -41,7 +41,7 @@ export async function main(args: string[]): Promise<number> {
     .addOption(new Option("--no-mgr").hideHelp())
     .addOption(new Option("--fs").hideHelp())
     .option("--no-fs", "no MDS, CephFS or ceph-fuse mount (--fs, the default, has them)")
-    .configureHelp({ helpWidth: 100 })
+    .configureHelp({ helpWidth: 100, showGlobalOptions: true })
     .exitOverride()
     .configureOutput({ writeErr: () => {}, outputError: () => {} });
   const dirOption = () => {
