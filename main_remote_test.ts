@@ -8,7 +8,7 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { remountFs, startRgw, stopFuse, stopRgw } from "./scripts/ceph.ts";
+import { remountFs, startRgw, stopFuse, stopRgw } from "./tools/ceph/mod.ts";
 import { type CliResult, runCli, scratchLeft, sh, spawnCli } from "./tests/_helpers.ts";
 import {
   CEPH_TEST_DIR,

@@ -80,7 +80,7 @@ const NR = Deno.build.arch === "aarch64"
 /**
  * The AIO calls; each returns its result or `-errno`, as libaio's do. Counts
  * are BigInts: V8's fast FFI path takes 64-bit integers only as BigInt (see
- * tiers/_libc.ts), so callers keep the few values they pass ready-made.
+ * core/libc.ts), so callers keep the few values they pass ready-made.
  */
 export interface Libaio {
   /** Where the calls come from: libaio.so.1, or raw system calls through libc. */

@@ -69,7 +69,7 @@ export class PsyncEngine implements JobEngine {
     const region = this.#plan.target.regionOffset;
     const ptr = this.#buf.pointer;
     const bs = this.#plan.bs;
-    // 64-bit FFI arguments go as BigInt, or V8 leaves its fast call path (see tiers/_libc.ts).
+    // 64-bit FFI arguments go as BigInt, or V8 leaves its fast call path (see core/libc.ts).
     const count = BigInt(bs);
     const v = this.#verifier;
     const block = this.#buf.bytes;

@@ -4,7 +4,7 @@
  * Either named by the environment (`TIERBENCH_S3_ENDPOINT`,
  * `TIERBENCH_S3_BUCKET`, `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`,
  * `TIERBENCH_PFS_DIR`), or, where Ceph is installed, a real single-node
- * cluster started by scripts/ceph.ts in {@linkcode CEPH_TEST_DIR}: one per
+ * cluster started by tools/ceph in {@linkcode CEPH_TEST_DIR}: one per
  * test process, shared by every test module, and stopped once the test
  * process has exited. Ports are fixed, so a second test process on the same
  * machine waits until the first is done with it.
@@ -13,7 +13,7 @@
  * runtime and fires `unload` at the end of every module, so stopping there
  * would stop (and the next module restart) the cluster once per module. A
  * small watchdog process waits for the test process instead, then runs
- * `ceph.ts down` under a lock that CI's exit trap takes too.
+ * `tools/ceph/main.ts down` under a lock that CI's exit trap takes too.
  *
  * Without either, remote tests are ignored, their names saying what installs
  * Ceph; under `CI=true` they fail instead (tests/_requirements.ts).
@@ -23,7 +23,7 @@
 
 import { ListObjectsV2Command, type S3Client } from "@aws-sdk/client-s3";
 import { fileURLToPath } from "node:url";
-import { cephUp } from "../scripts/ceph.ts";
+import { cephUp } from "../tools/ceph/mod.ts";
 import { newS3Client } from "../tiers/s3_client.ts";
 import { pidAlive } from "../tiers/scratch.ts";
 import { missing, type Need, needing } from "./_requirements.ts";
@@ -34,7 +34,7 @@ export const CEPH_TEST_DIR = "/tmp/tierbench-ceph-tests";
 /** The lock that serialises stopping the tests' cluster (watchdog and CI trap). */
 export const CEPH_TEST_LOCK = `${CEPH_TEST_DIR}.lock`;
 
-const CEPH_SCRIPT = fileURLToPath(new URL("../scripts/ceph.ts", import.meta.url));
+const CEPH_SCRIPT = fileURLToPath(new URL("../tools/ceph/main.ts", import.meta.url));
 /** Names the test process that owns the tests' cluster; removed when it is stopped. */
 const OWNER_FILE = `${CEPH_TEST_DIR}.owner`;
 

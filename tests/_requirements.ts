@@ -1,3 +1,6 @@
+// A real single-node Ceph (S3 through RGW, CephFS through ceph-fuse), run by tools/ceph/:
+// the launcher's own list of packages.
+import { CEPH_PACKAGES } from "../tools/ceph/config.ts";
 /**
  * What the test suite needs from the machine, in one list: per need, how it
  * is detected and which Debian packages provide it.
@@ -48,22 +51,9 @@ export interface Requirement {
   readonly remedy?: string;
 }
 
-/** A real single-node Ceph (S3 through RGW, CephFS through ceph-fuse), run by scripts/ceph.ts. */
-const CEPH_PACKAGES = [
-  "ceph-mon",
-  "ceph-mgr",
-  "ceph-osd",
-  "radosgw",
-  "ceph-common",
-  "ceph-mds",
-  "ceph-fuse",
-  "uuid-runtime",
-  "curl",
-] as const;
-
 /** Everything the test suite needs, and how each need is detected and installed. */
 export const REQUIREMENTS: { readonly [N in Need]: Requirement } = {
-  // mounts (tmpfs, ramfs, btrfs images), loop devices, scripts/ceph.ts
+  // mounts (tmpfs, ramfs, btrfs images), loop devices, tools/ceph/
   root: {
     name: "root",
     detection: { root: true },

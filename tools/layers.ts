@@ -56,7 +56,7 @@ export interface LayerReport {
 }
 
 const SPEC =
-  /(?:^|[^\w.])(?:import|export)\b[^"';]*?\bfrom\s*["'](\.{1,2}\/[^"']+)["']|(?:^|[^\w.])import\s*\(?\s*["'](\.{1,2}\/[^"']+)["']|new URL\(\s*["'](\.{1,2}\/[^"']+\.ts)["']/g;
+  /^(?:import|export)\b[^"';]*?\bfrom\s*["'](\.{1,2}\/[^"']+)["']|^import\s+["'](\.{1,2}\/[^"']+)["']|\bimport\(\s*["'](\.{1,2}\/[^"']+)["']|new URL\(\s*["'](\.{1,2}\/[^"']+\.ts)["']/gm;
 
 /** The relative `.ts` specifiers a module's code imports (not those in its comments). */
 export function importsOf(source: string): string[] {
@@ -65,7 +65,7 @@ export function importsOf(source: string): string[] {
     .replace(/(^|[^:"'`])\/\/[^\n]*/g, "$1");
   const specs: string[] = [];
   for (const m of code.matchAll(SPEC)) {
-    const spec = m[1] ?? m[2] ?? m[3];
+    const spec = m[1] ?? m[2] ?? m[3] ?? m[4];
     if (spec?.endsWith(".ts")) specs.push(spec);
   }
   return specs;
