@@ -44,6 +44,19 @@ import {
   ToolOutputError,
 } from "./_fio.ts";
 import { parseSize } from "../core/units.ts";
+import {
+  checkDir,
+  ChildRunner,
+  CompareError,
+  decoder,
+  FioMissing,
+  fioVersion,
+  Interrupted,
+  lastLine,
+  type Place,
+  Scratch,
+  UsageError,
+} from "./_fio_process.ts";
 
 const MiB = 1024 ** 2;
 const GiB = 1024 ** 3;
@@ -51,38 +64,14 @@ const EXIT_FAILED = 1;
 const EXIT_USAGE = 2;
 const MAIN_TS = fromFileUrl(new URL("../main.ts", import.meta.url));
 const DENO_JSON = fromFileUrl(new URL("../deno.json", import.meta.url));
-const SCRATCH_PREFIX = "tierbench-fio-compare-";
 /**
  * Permissions of the tierbench subprocess, those of `deno task tierbench`:
  * Deno refuses /dev/shm (the memory tier) to anything short of --allow-all.
  */
 const TIERBENCH_PERMISSIONS = ["--allow-all"];
 
-/** An expected failure: printed as one line, exit status 1. */
-class CompareError extends Error {
-  override name = "CompareError";
-}
-
-/** fio is not installed: the one line says how to install it; exit status 1. */
-class FioMissing extends Error {
-  override name = "FioMissing";
-}
-
-/** A bad option: printed as one line, exit status 2. */
-class UsageError extends Error {
-  override name = "UsageError";
-}
-
-/** A signal stopped the comparison. */
-class Interrupted extends Error {
-  override name = "Interrupted";
-}
-
 // ---------------------------------------------------------------------------
 // Cases
-
-/** Where a case does its I/O. */
-type Place = "disk" | "tmpfs";
 
 /** One comparison: a pattern both tools run, and what tierbench must reach. */
 interface CaseDef {
@@ -214,163 +203,6 @@ function resolveSettings(o: RawOptions, now: Date): Settings {
       : join(userCwd(), "results", `fio-compare-${fileTime(now)}.json`),
   };
 }
-
-// ---------------------------------------------------------------------------
-// Subprocesses and signals
-
-/** Runs one subprocess at a time, and stops it when SIGINT or SIGTERM arrives. */
-class ChildRunner {
-  /** The signal that arrived, if one did. */
-  reason: string | undefined;
-  #child: Deno.ChildProcess | undefined;
-  readonly #handlers: [Deno.Signal, () => void][] = [];
-
-  /** Listens for SIGINT and SIGTERM until {@linkcode ChildRunner.uninstall}. */
-  install(): void {
-    for (const sig of ["SIGINT", "SIGTERM"] as const) {
-      const h = () => this.#onSignal(sig);
-      Deno.addSignalListener(sig, h);
-      this.#handlers.push([sig, h]);
-    }
-  }
-
-  uninstall(): void {
-    for (const [sig, h] of this.#handlers) Deno.removeSignalListener(sig, h);
-    this.#handlers.length = 0;
-  }
-
-  #onSignal(sig: string): void {
-    if (this.reason) {
-      console.error(`fio-compare: ${sig} again: still stopping and removing scratch files`);
-      return;
-    }
-    this.reason = sig;
-    try {
-      // On a terminal the child got the same SIGINT; this covers `kill <pid>`.
-      this.#child?.kill("SIGTERM");
-    } catch {
-      // it has already exited
-    }
-  }
-
-  /** Throws {@linkcode Interrupted} once a signal has arrived. */
-  check(): void {
-    if (this.reason) throw new Interrupted(`interrupted by ${this.reason}`);
-  }
-
-  /** Runs `cmd` to its end with output captured; throws once a signal arrived. */
-  async run(cmd: string, args: string[], cwd?: string): Promise<Deno.CommandOutput> {
-    this.check();
-    const options: Deno.CommandOptions = {
-      args,
-      stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
-      env: { NO_COLOR: "1" },
-    };
-    if (cwd !== undefined) options.cwd = cwd;
-    const child = new Deno.Command(cmd, options).spawn();
-    this.#child = child;
-    try {
-      return await child.output();
-    } finally {
-      this.#child = undefined;
-      this.check();
-    }
-  }
-}
-
-const decoder = new TextDecoder();
-
-/** The last non-empty line a failed tool printed, for a one-line error. */
-function lastLine(out: Deno.CommandOutput): string {
-  const text = decoder.decode(out.stderr) + "\n" + decoder.decode(out.stdout);
-  const lines = text.split("\n").map((l) => l.trim()).filter((l) => l !== "" && l !== "}");
-  return lines.findLast((l) => !l.startsWith("{")) ?? `exit status ${out.code}`;
-}
-
-/** `fio --version`, or a {@linkcode FioMissing} telling how to install it. */
-async function fioVersion(fio: string): Promise<string> {
-  try {
-    const out = await new Deno.Command(fio, { args: ["--version"], stdout: "piped" }).output();
-    return decoder.decode(out.stdout).trim();
-  } catch (e) {
-    if (e instanceof Deno.errors.NotFound) {
-      throw new FioMissing("fio not found: apt-get install -y fio");
-    }
-    throw e;
-  }
-}
-
-// ---------------------------------------------------------------------------
-// Scratch directories
-
-/** The two directories this tool writes in; nothing outside them is ever removed. */
-class Scratch {
-  readonly dirs: Record<Place, string>;
-
-  private constructor(dirs: Record<Place, string>) {
-    this.dirs = dirs;
-  }
-
-  /** Makes `<dir>/tierbench-fio-compare-<random>` on the disk and on tmpfs. */
-  static async create(s: Settings): Promise<Scratch> {
-    const name = SCRATCH_PREFIX + crypto.randomUUID().slice(0, 8);
-    const disk = join(s.dir, name);
-    const tmpfs = join(s.tmpfsDir, name);
-    await mkdirFresh(disk);
-    try {
-      await mkdirFresh(tmpfs);
-    } catch (e) {
-      Deno.removeSync(disk, { recursive: true });
-      throw e;
-    }
-    return new Scratch({ disk, tmpfs });
-  }
-
-  /** A path inside the scratch directory of `place`. */
-  path(place: Place, name: string): string {
-    return join(this.dirs[place], name);
-  }
-
-  /** Removes a file this tool (or fio, for it) made inside a scratch directory. */
-  async removeFile(place: Place, name: string): Promise<void> {
-    await Deno.remove(this.path(place, name)).catch((e) => {
-      if (!(e instanceof Deno.errors.NotFound)) throw e;
-    });
-  }
-
-  /** Removes both scratch directories and everything in them. */
-  removeSync(): void {
-    for (const dir of Object.values(this.dirs)) {
-      try {
-        Deno.removeSync(dir, { recursive: true });
-      } catch (e) {
-        if (!(e instanceof Deno.errors.NotFound)) {
-          console.error(`fio-compare: could not remove ${dir}: ${(e as Error).message}`);
-        }
-      }
-    }
-  }
-}
-
-async function mkdirFresh(dir: string): Promise<void> {
-  try {
-    await Deno.mkdir(dir, { mode: 0o700 });
-  } catch (e) {
-    throw new CompareError(`cannot create ${dir}: ${(e as Error).message}`);
-  }
-}
-
-async function checkDir(flag: string, dir: string): Promise<void> {
-  const info = await Deno.stat(dir).catch(() => undefined);
-  if (!info?.isDirectory) {
-    throw new UsageError(`--${flag}: ${dir} is not an existing directory`);
-  }
-}
-
-// ---------------------------------------------------------------------------
-// Measuring
 
 /** Both tools, in the order they ran in a round. */
 type Tool = "tierbench" | "fio";
