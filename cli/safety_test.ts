@@ -8,10 +8,10 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { IS_ROOT, ROOT, runCli, scratchLeft, sh, withTempDir } from "./tests/_helpers.ts";
-import { listKeys, type RemoteEnv, remoteTest, uniquePrefix } from "./tests/_remote.ts";
+import { IS_ROOT, ROOT, runCli, scratchLeft, sh, withTempDir } from "../tests/_helpers.ts";
+import { listKeys, type RemoteEnv, remoteTest, uniquePrefix } from "../tests/_remote.ts";
 
-import { MARKER, SCRATCH_PREFIX } from "./tiers/scratch.ts";
+import { MARKER, SCRATCH_PREFIX } from "../tiers/scratch.ts";
 
 const MiB = 1024 * 1024;
 
