@@ -64,7 +64,6 @@ import { MATCH_MODES, runCompare } from "./report/compare.ts";
 import { writeReport } from "./report/report.ts";
 import { resolveSetup, SETUP_DEFAULTS } from "./workloads/setup.ts";
 import { formatWorkloadSummaries, formatWorkloadTable } from "./cli/workload_table.ts";
-import { WorkloadProgressLine } from "./cli/workload_progress.ts";
 import { formatContentionTable } from "./cli/contention_table.ts";
 import { formatSweep } from "./cli/sweep_table.ts";
 
@@ -702,12 +701,12 @@ program.command("workload")
     const options = parseWorkloadOptions(o);
     const runId = newRunId();
     const output = o.output ? resolvePath(o.output) : defaultOutput(runId);
-    const progress = new WorkloadProgressLine(o.quiet, name);
+    const progress = new ProgressLine(o.quiet);
     await withSignals(async (signal) => {
       const outcome = await runWorkload(def, setup, specs, options, {
         signal,
         runId,
-        onProgress: (p) => progress.update(p),
+        onProgress: (p) => progress.updateWorkload(name, p),
         s3: { endpoint: o.endpoint, region: o.region },
         config: {
           command: "workload",
@@ -878,7 +877,7 @@ program.command("replay")
     const specs = parseTierList(o.tiers);
     const runId = newRunId();
     const output = o.output ? resolvePath(o.output) : defaultOutput(runId);
-    const progress = new WorkloadProgressLine(o.quiet, "replay");
+    const progress = new ProgressLine(o.quiet);
     await withSignals(async (signal) => {
       const outcome = await replayPlan(plan, specs, {
         scale,
@@ -887,7 +886,7 @@ program.command("replay")
         warmup: Number(o.warmup),
         signal,
         runId,
-        onProgress: (p) => progress.update(p),
+        onProgress: (p) => progress.updateWorkload("replay", p),
         s3: { endpoint: o.endpoint, region: o.region },
         config: {
           command: "replay",
