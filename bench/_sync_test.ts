@@ -68,3 +68,14 @@ test("NodeSync attached from buffers shares counters with its maker", () => {
   b.iteration = 3;
   assert.equal(a.iteration, 3);
 });
+
+Deno.test("NodeSync counts bytes per path as well as per rank", () => {
+  const a = new NodeSync(2, 2);
+  const b = new NodeSync(2, 2, a.buffers);
+  b.count(0, false, 100, 0);
+  b.count(1, false, 10, 0);
+  b.count(1, true, 4096, 1);
+  b.count(0, true, 7);
+  assert.deepEqual(a.totals(), [110, 4103]);
+  assert.deepEqual(a.pathTotals(), [[110, 0], [0, 4096]]);
+});

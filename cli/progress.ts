@@ -1,12 +1,14 @@
 /**
- * The live progress line on stderr (cli-progress), only on a terminal: the
- * run (or group, or grid point), each tier's bandwidth and IOPS over the last
- * 100 ms, the time left of the run and, for a series of runs (a sweep's grid),
- * the time left of the whole series.
+ * The live progress line on stderr (cli-progress), only on a terminal. Of
+ * runs: the run (or group, or grid point), each tier's bandwidth and IOPS
+ * over the last 100 ms, the time left of the run and, for a series of runs (a
+ * sweep's grid), the time left of the whole series. Of a workload: what
+ * ./workload_progress.ts shows.
  *
  * ```
  * file-read-1m-d4-j1 |████████░░░░░░░░| 52% · file 1.1 GiB/s 1,130 IOPS · 3s left · point 4/36, 3m 10s left in all
  * read memory+file |████░░░░░░░░░░░░| 26% · memory 9.9 GiB/s 10,140 IOPS, file 1.0 GiB/s 1,020 IOPS · 2s left
+ * zero-infinity |████████░░░░░░░░| iteration 3/4 · local read 1.0 GiB/s write 812.0 MiB/s · 1.5 GiB moved · about 8s left
  * ```
  *
  * @module
@@ -15,7 +17,12 @@
 import cliProgress from "cli-progress";
 import process from "node:process";
 import type { RunProgress, StepProgress } from "../bench/runner.ts";
+import type { WorkloadProgress } from "../bench/workload.ts";
 import { formatRate } from "../core/units.ts";
+import { formatBar, formatLeft } from "./_time_left.ts";
+import { formatWorkloadLine, type WorkloadMark, workloadView } from "./workload_progress.ts";
+
+export { formatLeft };
 
 /** Where a progress line is drawn: a terminal stream, or one that says it is one. */
 export interface ProgressStream {
@@ -50,27 +57,6 @@ export interface ProgressView {
   readonly step?: StepProgress | undefined;
 }
 
-const BAR = 16;
-
-/**
- * A duration left as the progress line says it: `7s`, `3m 05s`, `1h 02m`.
- *
- * @example
- * ```ts
- * import { formatLeft } from "./progress.ts";
- * console.assert(formatLeft(6_400) === "7s");
- * console.assert(formatLeft(185_000) === "3m 05s");
- * console.assert(formatLeft(3_720_000) === "1h 02m");
- * ```
- */
-export function formatLeft(ms: number): string {
-  const s = Math.max(0, Math.ceil(ms / 1000));
-  if (s < 60) return `${s}s`;
-  const pad = (n: number) => String(n).padStart(2, "0");
-  if (s < 3600) return `${Math.floor(s / 60)}m ${pad(s % 60)}s`;
-  return `${Math.floor(s / 3600)}h ${pad(Math.floor((s % 3600) / 60))}m`;
-}
-
 /**
  * The text of one progress line.
  *
@@ -87,9 +73,7 @@ export function formatLeft(ms: number): string {
  */
 export function formatProgressLine(v: ProgressView): string {
   const f = Math.min(1, Math.max(0, v.fraction));
-  const full = Math.round(f * BAR);
-  const bar = "█".repeat(full) + "░".repeat(BAR - full);
-  const parts = [`${v.label} |${bar}| ${Math.floor(f * 100)}%`];
+  const parts = [`${v.label} |${formatBar(f)}| ${Math.floor(f * 100)}%`];
   if (v.phase === "measure" && v.tiers.length > 0) {
     parts.push(
       v.tiers.map((t) =>
@@ -111,7 +95,8 @@ export function formatProgressLine(v: ProgressView): string {
 
 /**
  * Draws one line per run (a contention group's members on the same line, a
- * tier each); silent when stderr is not a terminal or when quiet.
+ * tier each) or per workload; silent when stderr is not a terminal or when
+ * quiet.
  *
  * @example
  * ```ts
@@ -127,9 +112,14 @@ export function formatProgressLine(v: ProgressView): string {
 export class ProgressLine {
   readonly #bar: cliProgress.SingleBar | undefined;
   #active = false;
+  /** The run or workload the bar is drawn for; another starts a new line. */
   #label = "";
-  #view: ProgressView | undefined;
+  #text = "";
+  /** Of runs: how far the run is, and each tier's last rate. */
+  #fraction = 0;
   #tiers = new Map<string, { bwBytes: number; iops: number }>();
+  /** Of a workload: the bytes of each path at the last report. */
+  #mark: WorkloadMark | undefined;
 
   constructor(options: boolean | ProgressLineOptions = false) {
     const o = typeof options === "boolean" ? { quiet: options } : options;
@@ -139,7 +129,7 @@ export class ProgressLine {
     this.#bar = new cliProgress.SingleBar({
       // cli-progress wants a Node stream; it calls write() and reads isTTY and columns
       stream: stream as unknown as NodeJS.WritableStream,
-      format: () => (this.#view ? formatProgressLine(this.#view) : ""),
+      format: () => this.#text,
       hideCursor: true,
       clearOnComplete: true,
       noTTYOutput: false,
@@ -151,32 +141,55 @@ export class ProgressLine {
     return this.#bar !== undefined;
   }
 
-  /** Shows `p`; `step` places the run in a series (a sweep's grid). */
+  /** Shows run progress `p`; `step` places the run in a series (a sweep's grid). */
   update(p: RunProgress, step?: StepProgress): void {
     if (!this.#bar) return;
-    if (this.#label !== p.name) this.#tiers = new Map();
+    const same = this.#active && this.#label === p.name;
+    if (!same) this.#tiers = new Map();
     this.#tiers.set(p.tier ?? "", { bwBytes: p.bwBytes, iops: p.iops });
-    const previous = this.#label === p.name ? this.#view?.fraction ?? 0 : 0;
-    this.#view = {
-      label: p.name,
-      phase: p.phase,
-      // the members of a group report in turn: the line follows the one furthest on
-      fraction: p.tier === undefined ? p.fraction : Math.max(previous, p.fraction),
-      tiers: [...this.#tiers].map(([tier, t]) => ({ tier, ...t })),
-      leftMs: p.phase === "measure" && p.totalMs !== undefined
-        ? Math.max(0, p.totalMs - p.elapsedMs)
-        : undefined,
-      step,
-    };
-    if (!this.#active || this.#label !== p.name) {
+    const previous = same ? this.#fraction : 0;
+    // the members of a group report in turn: the line follows the one furthest on
+    const fraction = p.tier === undefined ? p.fraction : Math.max(previous, p.fraction);
+    this.#draw(
+      p.name,
+      fraction,
+      formatProgressLine({
+        label: p.name,
+        phase: p.phase,
+        fraction,
+        tiers: [...this.#tiers].map(([tier, t]) => ({ tier, ...t })),
+        leftMs: p.phase === "measure" && p.totalMs !== undefined
+          ? Math.max(0, p.totalMs - p.elapsedMs)
+          : undefined,
+        step,
+      }),
+    );
+  }
+
+  /** Shows workload `name`'s progress `p`, each path rated since its last report. */
+  updateWorkload(name: string, p: WorkloadProgress): void {
+    if (!this.#bar) return;
+    if (!(this.#active && this.#label === name)) this.#mark = undefined;
+    const { view, mark, done } = workloadView(name, p, this.#mark);
+    this.#mark = mark;
+    this.#draw(name, p.iterations > 0 ? done / p.iterations : 0, formatWorkloadLine(view));
+  }
+
+  /** Draws `text` at `fraction` (0..1), on a new line when `label` is not the one drawn. */
+  #draw(label: string, fraction: number, text: string): void {
+    if (!this.#bar) return;
+    this.#text = text;
+    this.#fraction = fraction;
+    if (!this.#active || this.#label !== label) {
       if (this.#active) this.#bar.stop();
       this.#bar.start(1000, 0);
       this.#active = true;
-      this.#label = p.name;
+      this.#label = label;
     }
-    this.#bar.update(Math.round(this.#view.fraction * 1000));
+    this.#bar.update(Math.round(fraction * 1000));
   }
 
+  /** Ends the line (cleared from the terminal). */
   stop(): void {
     if (this.#active) this.#bar?.stop();
     this.#active = false;

@@ -1,8 +1,8 @@
 /**
- * The live progress line of a workload on stderr (cli-progress): iteration,
- * the read and write bandwidth of each path (`local`, `remote`, …) over the
- * last interval, bytes moved, and the time left at the pace of the
- * iterations done; silent when stderr is not a terminal or when quiet.
+ * What the progress line shows of a workload: iteration, the read and write
+ * bandwidth of each path (`local`, `remote`, …) over the last interval, bytes
+ * moved, and the time left at the pace of the iterations done. The line
+ * itself is drawn by {@linkcode ProgressLine} (./progress.ts).
  *
  * ```
  * mlp-offload |██████░░░░░░░░░░| iteration 2/4 · local read 1.0 GiB/s write 812.0 MiB/s, remote read 24.0 MiB/s write 0 B/s · 1.2 GiB moved · about 12s left
@@ -11,9 +11,7 @@
  * @module
  */
 
-import cliProgress from "cli-progress";
-import process from "node:process";
-import { formatLeft, type ProgressStream } from "./progress.ts";
+import { formatBar, formatLeft } from "./_time_left.ts";
 import { formatRate } from "../core/units.ts";
 import type { WorkloadProgress } from "../bench/workload.ts";
 
@@ -30,8 +28,6 @@ export interface WorkloadView {
   readonly leftMs: number | undefined;
 }
 
-const BAR = 16;
-
 /**
  * The text of a workload progress line.
  *
@@ -44,12 +40,9 @@ const BAR = 16;
  * ```
  */
 export function formatWorkloadLine(v: WorkloadView): string {
-  const f = v.iterations > 0 ? Math.min(1, Math.max(0, (v.iteration - 1) / v.iterations)) : 0;
-  const full = Math.round(f * BAR);
+  const f = v.iterations > 0 ? (v.iteration - 1) / v.iterations : 0;
   const parts = [
-    `${v.name} |${"█".repeat(full)}${
-      "░".repeat(BAR - full)
-    }| iteration ${v.iteration}/${v.iterations}`,
+    `${v.name} |${formatBar(f)}| iteration ${v.iteration}/${v.iterations}`,
     v.paths.map((p) =>
       `${p.name ? `${p.name} ` : ""}read ${formatRate(p.readBw)} write ${formatRate(p.writeBw)}`
     ).join(", "),
@@ -59,64 +52,42 @@ export function formatWorkloadLine(v: WorkloadView): string {
   return parts.join(" · ");
 }
 
-/** One bar over the iterations of a workload. */
-export class WorkloadProgressLine {
-  readonly #bar: cliProgress.SingleBar | undefined;
-  readonly #name: string;
-  #active = false;
-  #last: { t: number; paths: Map<string, [number, number]> } | undefined;
-  #view: WorkloadView | undefined;
+/** Bytes each path had moved at the last report, to rate the next one against. */
+export interface WorkloadMark {
+  readonly elapsedMs: number;
+  readonly paths: ReadonlyMap<string, readonly [read: number, written: number]>;
+}
 
-  /** `stream` (default stderr, only when a terminal) is drawn on when its `isTTY` is true. */
-  constructor(quiet: boolean, name: string, stream?: ProgressStream) {
-    this.#name = name;
-    if (quiet) return;
-    const out = stream ?? (Deno.stderr.isTerminal() ? process.stderr : undefined);
-    if (!out || out.isTTY !== true) return;
-    this.#bar = new cliProgress.SingleBar({
-      // cli-progress wants a Node stream; it calls write() and reads isTTY and columns
-      stream: out as unknown as NodeJS.WritableStream,
-      format: () => (this.#view ? formatWorkloadLine(this.#view) : ""),
-      hideCursor: true,
-      clearOnComplete: true,
-    }, cliProgress.Presets.shades_classic);
-  }
-
-  /** Whether anything is drawn. */
-  get enabled(): boolean {
-    return this.#bar !== undefined;
-  }
-
-  update(p: WorkloadProgress): void {
-    if (!this.#bar) return;
-    const paths = p.paths ?? [{ name: "", bytesRead: p.bytesRead, bytesWritten: p.bytesWritten }];
-    const last = this.#last ?? { t: 0, paths: new Map<string, [number, number]>() };
-    const dt = Math.max(1e-3, (p.elapsedMs - last.t) / 1000);
-    const now = new Map<string, [number, number]>();
-    const rates = paths.map((x) => {
-      const [r, w] = last.paths.get(x.name) ?? [0, 0];
-      now.set(x.name, [x.bytesRead, x.bytesWritten]);
-      return { name: x.name, readBw: (x.bytesRead - r) / dt, writeBw: (x.bytesWritten - w) / dt };
-    });
-    this.#last = { t: p.elapsedMs, paths: now };
-    const done = Math.min(p.iterations, p.iteration);
-    this.#view = {
-      name: this.#name,
+/**
+ * The view of workload `name` at report `p`, each path rated over the time
+ * since `last` (the start when undefined), and the mark to rate the next
+ * report against.
+ */
+export function workloadView(
+  name: string,
+  p: WorkloadProgress,
+  last: WorkloadMark | undefined,
+): { view: WorkloadView; mark: WorkloadMark; done: number } {
+  const paths = p.paths ?? [{ name: "", bytesRead: p.bytesRead, bytesWritten: p.bytesWritten }];
+  const before = last ?? { elapsedMs: 0, paths: new Map<string, [number, number]>() };
+  const dt = Math.max(1e-3, (p.elapsedMs - before.elapsedMs) / 1000);
+  const now = new Map<string, [number, number]>();
+  const rates = paths.map((x) => {
+    const [r, w] = before.paths.get(x.name) ?? [0, 0];
+    now.set(x.name, [x.bytesRead, x.bytesWritten]);
+    return { name: x.name, readBw: (x.bytesRead - r) / dt, writeBw: (x.bytesWritten - w) / dt };
+  });
+  const done = Math.min(p.iterations, p.iteration);
+  return {
+    view: {
+      name,
       iteration: Math.min(p.iterations, p.iteration + 1),
       iterations: p.iterations,
       paths: rates,
       moved: p.bytesRead + p.bytesWritten,
       leftMs: done > 0 ? (p.elapsedMs / done) * (p.iterations - done) : undefined,
-    };
-    if (!this.#active) {
-      this.#bar.start(p.iterations, 0);
-      this.#active = true;
-    }
-    this.#bar.update(done);
-  }
-
-  stop(): void {
-    if (this.#active) this.#bar?.stop();
-    this.#active = false;
-  }
+    },
+    mark: { elapsedMs: p.elapsedMs, paths: now },
+    done,
+  };
 }

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { runCli, withTempDir } from "../tests/_helpers.ts";
-import { NodeSync } from "../bench/_sync.ts";
-import { formatWorkloadLine, WorkloadProgressLine } from "./workload_progress.ts";
+import { formatWorkloadLine } from "./workload_progress.ts";
+import { ProgressLine } from "./progress.ts";
 
 const MIB = 1024 ** 2;
 
@@ -25,18 +25,21 @@ Deno.test("formatWorkloadLine() shows each path's read and write rate, bytes mov
   );
 });
 
-Deno.test("WorkloadProgressLine rates each path over the last interval and paces the time left", () => {
+Deno.test("ProgressLine rates each path of a workload over the last interval and paces the time left", () => {
   const chunks: string[] = [];
-  const line = new WorkloadProgressLine(false, "zero-infinity", {
-    isTTY: true,
-    columns: 300,
-    write: (s: string) => chunks.push(s),
+  const line = new ProgressLine({
+    stream: { isTTY: true, columns: 300, write: (s: string) => chunks.push(s) },
   });
   const paths = (r: number, w: number) => [{ name: "local", bytesRead: r, bytesWritten: w }];
   const base = { iterations: 3, bytesRead: 0, bytesWritten: 0 };
-  line.update({ ...base, iteration: 0, elapsedMs: 1000, paths: paths(100 * MIB, 50 * MIB) });
+  line.updateWorkload("zero-infinity", {
+    ...base,
+    iteration: 0,
+    elapsedMs: 1000,
+    paths: paths(100 * MIB, 50 * MIB),
+  });
   // one of three iterations done in 2 s: 4 s left; 200 MiB read and 100 MiB written in the last second
-  line.update({
+  line.updateWorkload("zero-infinity", {
     ...base,
     iteration: 1,
     elapsedMs: 2000,
@@ -52,20 +55,12 @@ Deno.test("WorkloadProgressLine rates each path over the last interval and paces
     ),
     JSON.stringify(text),
   );
-  const quiet = new WorkloadProgressLine(true, "x", { isTTY: true, write: () => assert.fail() });
-  quiet.update({ ...base, iteration: 0, elapsedMs: 1 });
+  const quiet = new ProgressLine({
+    quiet: true,
+    stream: { isTTY: true, write: () => assert.fail() },
+  });
+  quiet.updateWorkload("x", { ...base, iteration: 0, elapsedMs: 1 });
   assert.equal(quiet.enabled, false);
-});
-
-Deno.test("NodeSync counts bytes per path as well as per rank", () => {
-  const a = new NodeSync(2, 2);
-  const b = new NodeSync(2, 2, a.buffers);
-  b.count(0, false, 100, 0);
-  b.count(1, false, 10, 0);
-  b.count(1, true, 4096, 1);
-  b.count(0, true, 7);
-  assert.deepEqual(a.totals(), [110, 4103]);
-  assert.deepEqual(a.pathTotals(), [[110, 0], [0, 4096]]);
 });
 
 Deno.test("workload prints no progress line when stderr is not a terminal", async () => {

@@ -4,7 +4,7 @@
  * SIGSTOP), so a pfs run's request hangs in the kernel until --timeout.
  *
  * RGW killed, CephFS killed and Ctrl-C under an s3 run are in
- * main_remote_test.ts; an S3 server that stops answering is in
+ * cli/remote_test.ts; an S3 server that stops answering is in
  * tests/faults_test.ts (a loopback server, no Ceph needed).
  *
  * @module

@@ -4,9 +4,9 @@
  * per-request timeout), SIGTERM under `workload` and `contention`.
  *
  * Faults covered elsewhere, not repeated here (see docs/reliability.md):
- * ENOSPC and SIGINT/SIGTERM under `run` (main_test.ts), SIGINT under
- * `workload` (main_workload_test.ts), RGW killed, CephFS stopped and SIGINT
- * under an s3 run (main_remote_test.ts); a hung CephFS is in
+ * ENOSPC and SIGINT/SIGTERM under `run` (cli/run_test.ts), SIGINT under
+ * `workload` (cli/workload_test.ts), RGW killed, CephFS stopped and SIGINT
+ * under an s3 run (cli/remote_test.ts); a hung CephFS is in
  * tests/faults_remote_test.ts.
  *
  * @module

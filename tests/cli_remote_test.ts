@@ -8,15 +8,15 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { remountFs, startRgw, stopFuse, stopRgw } from "./tools/ceph/mod.ts";
-import { type CliResult, runCli, scratchLeft, sh, spawnCli } from "./tests/_helpers.ts";
+import { remountFs, startRgw, stopFuse, stopRgw } from "../tools/ceph/mod.ts";
+import { type CliResult, runCli, scratchLeft, sh, spawnCli } from "../tests/_helpers.ts";
 import {
   CEPH_TEST_DIR,
   listKeys,
   type RemoteEnv,
   remoteTest,
   uniquePrefix,
-} from "./tests/_remote.ts";
+} from "../tests/_remote.ts";
 
 const MiB = 1024 * 1024;
 const FIO_FIELDS = [

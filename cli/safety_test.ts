@@ -8,11 +8,11 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { ROOT, runCli, scratchLeft, sh, withTempDir } from "./tests/_helpers.ts";
-import { needing } from "./tests/_requirements.ts";
-import { listKeys, type RemoteEnv, remoteTest, uniquePrefix } from "./tests/_remote.ts";
+import { ROOT, runCli, scratchLeft, sh, withTempDir } from "../tests/_helpers.ts";
+import { needing } from "../tests/_requirements.ts";
+import { listKeys, type RemoteEnv, remoteTest, uniquePrefix } from "../tests/_remote.ts";
 
-import { MARKER, SCRATCH_PREFIX } from "./tiers/scratch.ts";
+import { MARKER, SCRATCH_PREFIX } from "../tiers/scratch.ts";
 
 const MiB = 1024 * 1024;
 

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { loadProfile } from "./solver/profile.ts";
+import { loadProfile } from "../solver/profile.ts";
 import {
   type CliResult,
   IS_ROOT,
@@ -10,8 +10,8 @@ import {
   spawnCli,
   tempMount,
   withTempDir,
-} from "./tests/_helpers.ts";
-import { needing } from "./tests/_requirements.ts";
+} from "../tests/_helpers.ts";
+import { needing } from "../tests/_requirements.ts";
 
 /** A failure is one line on stderr, never a stack trace. */
 function assertOneLine(r: CliResult, code: number, pattern: RegExp): void {

@@ -7,7 +7,7 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { runCli, scratchLeft, spawnCli, withTempDir } from "./tests/_helpers.ts";
+import { runCli, scratchLeft, spawnCli, withTempDir } from "../tests/_helpers.ts";
 
 Deno.test("tierbench workload zero-infinity writes a workload result with a summary and prints its table", async () => {
   await withTempDir(async (dir) => {

@@ -7,7 +7,7 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { ROOT, runCli, withTempDir } from "./tests/_helpers.ts";
+import { ROOT, runCli, withTempDir } from "../tests/_helpers.ts";
 
 const POLARIS = join(ROOT, "results", "reference", "polaris-4gpu-nvme-lustre.json");
 

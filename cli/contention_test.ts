@@ -7,8 +7,8 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { type CliResult, runCli, scratchLeft, withTempDir } from "./tests/_helpers.ts";
-import { remoteTest, uniquePrefix } from "./tests/_remote.ts";
+import { type CliResult, runCli, scratchLeft, withTempDir } from "../tests/_helpers.ts";
+import { remoteTest, uniquePrefix } from "../tests/_remote.ts";
 
 // deno-lint-ignore no-explicit-any
 type Json = any;

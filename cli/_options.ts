@@ -1,0 +1,255 @@
+/**
+ * The option groups several commands share, each defined once: where S3 is
+ * (`--endpoint`, `--region`), where results go (`--output`, `--quiet`), the
+ * training setup (`workload`, `plan`) and the fio-style job options of
+ * `run`, `bench`, `contention` and `sweep`. A command adds a group with its
+ * `add…Options()`, or one option of a group with its `…Option()` where the
+ * command words it its own way (help texts stay as each command has them).
+ *
+ * @module
+ */
+
+import { type Command, Option, type OptionValues } from "@commander-js/extra-typings";
+import type { RawTrainingSetup } from "../workloads/setup.ts";
+import { SETUP_DEFAULTS } from "../workloads/setup.ts";
+import { MODEL_NAMES } from "../workloads/model.ts";
+
+/** A default such as 1e8 as `--help` shows it ("1e8", not "100000000" or "1e+8"). */
+export function exponent(n: number): string {
+  return n.toExponential().replace("+", "");
+}
+
+// --- S3 ---------------------------------------------------------------------------------------
+
+/** Help of `--endpoint` and `--region`. */
+export interface S3Help {
+  readonly endpoint: string;
+  readonly region: string;
+}
+
+/** How most commands word the S3 options. */
+export const S3_HELP: S3Help = {
+  endpoint: "s3: endpoint URL (default: $TIERBENCH_S3_ENDPOINT, …)",
+  region: "s3: region (default: $AWS_REGION, else us-east-1)",
+};
+
+/** `--endpoint <url>`: the S3 endpoint. */
+export function endpointOption(help: string = S3_HELP.endpoint) {
+  return new Option("--endpoint <url>", help);
+}
+
+/** `--region <name>`: the region S3 requests are signed for. */
+export function regionOption(help: string = S3_HELP.region) {
+  return new Option("--region <name>", help);
+}
+
+/** Adds `--endpoint` and `--region`. */
+export function addS3Options<A extends unknown[], O extends OptionValues, G extends OptionValues>(
+  cmd: Command<A, O, G>,
+  help: S3Help = S3_HELP,
+) {
+  return cmd.addOption(endpointOption(help.endpoint)).addOption(regionOption(help.region));
+}
+
+// --- output -----------------------------------------------------------------------------------
+
+/** How commands that write a result document word `--output`. */
+export const RESULT_OUTPUT_HELP = "result JSON (default results/<host>-<run id>.json)";
+
+/** `--output <file>`: where the document goes. */
+export function outputOption(help: string = RESULT_OUTPUT_HELP) {
+  return new Option("--output <file>", help);
+}
+
+/** `--quiet`: no progress line. */
+export function quietOption() {
+  return new Option("--quiet", "no progress line").default(false);
+}
+
+/** Adds `--output` and `--quiet`. */
+export function addOutputOptions<
+  A extends unknown[],
+  O extends OptionValues,
+  G extends OptionValues,
+>(cmd: Command<A, O, G>, help: string = RESULT_OUTPUT_HELP) {
+  return cmd.addOption(outputOption(help)).addOption(quietOption());
+}
+
+// --- fio-style job options --------------------------------------------------------------------
+
+/** `--runtime <seconds>`: the measured time. */
+export function runtimeOption(help: string) {
+  return new Option("--runtime <seconds>", help);
+}
+
+/** `--ramp <seconds>`: the warm-up before measuring. */
+export function rampOption(help: string) {
+  return new Option("--ramp <seconds>", help);
+}
+
+/** `--size <size>`: each job's file. */
+export function sizeOption(help: string) {
+  return new Option("--size <size>", help);
+}
+
+/** `--bs <size>`: the block size. */
+export function bsOption(help: string) {
+  return new Option("--bs <size>", help);
+}
+
+/** `--iodepth <n>`: I/Os in flight per job. */
+export function iodepthOption(help: string) {
+  return new Option("--iodepth <n>", help);
+}
+
+/** Help and default of one option. */
+export type Described = readonly [help: string, defaultValue: string];
+
+/** Adds `--runtime`, `--ramp` and `--size`, in that order, each with its help and default. */
+export function addMeasureOptions<
+  A extends unknown[],
+  O extends OptionValues,
+  G extends OptionValues,
+>(
+  cmd: Command<A, O, G>,
+  o: { readonly runtime: Described; readonly ramp: Described; readonly size: Described },
+) {
+  return cmd
+    .addOption(runtimeOption(o.runtime[0]).default(o.runtime[1]))
+    .addOption(rampOption(o.ramp[0]).default(o.ramp[1]))
+    .addOption(sizeOption(o.size[0]).default(o.size[1]));
+}
+
+// --- training setup ---------------------------------------------------------------------------
+
+/** The training setup as the options parse it; `plan` leaves those it lacks undefined. */
+export interface SetupFlags {
+  model: string;
+  params?: string | undefined;
+  scale?: string | undefined;
+  iterations?: string | undefined;
+  warmup?: string | undefined;
+  ranksPerNode: string;
+  tp: string;
+  dp?: string | undefined;
+  microBatch?: string | undefined;
+  subgroupSize: string;
+  bytesPerState: string;
+  adamRate?: string | undefined;
+  gpuTflops?: string | undefined;
+}
+
+/** One setup option: its help and default, and how `plan` has it (`null`: not at all). */
+interface SetupOption {
+  readonly flags: string;
+  readonly help: string;
+  readonly default?: string;
+  readonly plan?: { readonly help: string; readonly default?: string } | null;
+}
+
+/** The setup options in the order `--help` lists them. */
+const SETUP_OPTIONS: readonly SetupOption[] = [
+  {
+    flags: "--model <name>",
+    help: `model preset: ${MODEL_NAMES.join(", ")}`,
+    default: SETUP_DEFAULTS.model,
+  },
+  { flags: "--params <n>", help: "parameter count instead of the preset's (e.g. 7e10)" },
+  {
+    flags: "--scale <f>",
+    help: "factor on every byte count and think time, in (0, 1]",
+    default: "0.001",
+    plan: null,
+  },
+  {
+    flags: "--iterations <n>",
+    help: "measured iterations",
+    default: String(SETUP_DEFAULTS.iterations),
+    plan: null,
+  },
+  {
+    flags: "--warmup <n>",
+    help: "iterations run first, left out of the summary",
+    default: String(SETUP_DEFAULTS.warmup),
+    plan: null,
+  },
+  {
+    flags: "--ranks-per-node <n>",
+    help: "ranks (GPUs) on the node, one Worker each",
+    default: String(SETUP_DEFAULTS.ranksPerNode),
+    plan: { help: "ranks (GPUs) on the node", default: String(SETUP_DEFAULTS.ranksPerNode) },
+  },
+  {
+    flags: "--tp <n>",
+    help: "tensor-parallel degree",
+    default: String(SETUP_DEFAULTS.tensorParallel),
+  },
+  { flags: "--dp <n>", help: "data-parallel degree (default: ranks per node / tp)" },
+  {
+    flags: "--micro-batch <n>",
+    help: "micro-batch size",
+    default: String(SETUP_DEFAULTS.microBatch),
+    plan: null,
+  },
+  {
+    flags: "--subgroup-size <n>",
+    help: "elements per optimizer subgroup",
+    default: exponent(SETUP_DEFAULTS.subgroupSize),
+  },
+  {
+    flags: "--bytes-per-state <n>",
+    help: "bytes of each optimizer state per parameter (2 or 4)",
+    default: "4",
+  },
+  {
+    flags: "--adam-rate <n>",
+    help: "CPU Adam parameters per second per rank",
+    default: exponent(SETUP_DEFAULTS.adamRate),
+    plan: { help: "CPU Adam parameters per second per rank (default: the profile's, else 1e9)" },
+  },
+  {
+    flags: "--gpu-tflops <n>",
+    help: "effective GPU TFLOP/s (forward/backward think time)",
+    default: String(SETUP_DEFAULTS.gpuTflops),
+    plan: null,
+  },
+];
+
+/**
+ * Adds the training setup's options: all of them for `workload`; for `plan`,
+ * those of the model, its parallelism and the optimizer (no scale,
+ * iterations, micro-batch or GPU, and the Adam rate from the profile).
+ */
+export function addSetupOptions<
+  A extends unknown[],
+  O extends OptionValues,
+  G extends OptionValues,
+>(cmd: Command<A, O, G>, use: "workload" | "plan"): Command<A, O & SetupFlags, G> {
+  for (const s of SETUP_OPTIONS) {
+    const as = use === "plan" && s.plan !== undefined ? s.plan : s;
+    if (as === null) continue;
+    const option = new Option(s.flags, as.help);
+    cmd.addOption(as.default === undefined ? option : option.default(as.default));
+  }
+  // the table above gives SetupFlags' options; commander infers types only along a chain
+  return cmd as unknown as Command<A, O & SetupFlags, G>;
+}
+
+/** The setup the options give, for resolveSetup(). */
+export function setupOf(o: SetupFlags): RawTrainingSetup {
+  return {
+    model: o.model,
+    parameters: o.params,
+    scale: o.scale,
+    iterations: o.iterations,
+    warmup: o.warmup,
+    ranksPerNode: o.ranksPerNode,
+    tensorParallel: o.tp,
+    dataParallel: o.dp,
+    microBatch: o.microBatch,
+    subgroupSize: o.subgroupSize,
+    bytesPerState: o.bytesPerState,
+    adamRate: o.adamRate,
+    gpuTflops: o.gpuTflops,
+  };
+}

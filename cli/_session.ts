@@ -1,0 +1,76 @@
+/**
+ * A command's session: a run id, signals relayed to an abort signal, a
+ * progress line, and at the end the results written and reported.
+ *
+ * @module
+ */
+
+import type { JobOptions } from "../core/config.ts";
+import type { RunProgress } from "../bench/runner.ts";
+import { runSession, type SessionOutcome } from "../bench/session.ts";
+import type { ResultDocument } from "../schema/result.ts";
+import { newRunId } from "../tiers/scratch.ts";
+import { ProgressLine } from "./progress.ts";
+import { finish } from "./_finish.ts";
+import { outputPath } from "./_paths.ts";
+import { withSignals } from "./_signals.ts";
+
+/** What a session's body works with. */
+export interface SessionContext {
+  readonly runId: string;
+  /** Aborted by SIGINT or SIGTERM. */
+  readonly signal: AbortSignal;
+  /** Stopped after the body; a body that prints may stop it first. */
+  readonly progress: ProgressLine;
+}
+
+/**
+ * Runs `body` under signal handling with a progress line (none when
+ * `o.quiet`), then writes its outcome to `o.output` (default
+ * results/<host>-<run id>.json), prints its tables and exits as it calls for.
+ */
+export async function reportSession(
+  o: { readonly output?: string | undefined; readonly quiet: boolean },
+  body: (session: SessionContext) => Promise<SessionOutcome>,
+): Promise<void> {
+  const runId = newRunId();
+  const output = outputPath(o.output, runId);
+  const progress = new ProgressLine(o.quiet);
+  await withSignals(async (signal) => {
+    const outcome = await body({ runId, signal, progress });
+    progress.stop();
+    await finish(outcome, output, signal);
+  });
+}
+
+/** A step after the runs (the contention matrix of `bench`), on a document that ended ok. */
+export type AfterRuns = (
+  doc: ResultDocument,
+  signal: AbortSignal,
+  onProgress: (p: RunProgress) => void,
+) => Promise<SessionOutcome>;
+
+/** Runs fio-style jobs as a session (`run`, `bench`), then `after` when they ended ok. */
+export async function runAndReport(
+  jobs: JobOptions[],
+  kind: ResultDocument["kind"],
+  o: { readonly output?: string | undefined; readonly quiet: boolean },
+  remote?: ResultDocument["remote"],
+  after?: AfterRuns,
+): Promise<void> {
+  await reportSession(o, async ({ runId, signal, progress }) => {
+    const onProgress = (p: RunProgress) => progress.update(p);
+    const outcome = await runSession(jobs, {
+      kind,
+      runId,
+      config: { command: kind === "run" ? "run" : "bench", jobs },
+      signal,
+      onProgress,
+      ...(remote ? { remote } : {}),
+    });
+    if (after && outcome.doc.status === "ok" && !signal.aborted) {
+      return await after(outcome.doc, signal, onProgress);
+    }
+    return outcome;
+  });
+}

@@ -1,0 +1,162 @@
+/**
+ * `tierbench bench`: the node profile — a fixed matrix of jobs on each tier,
+ * the contention matrix over them, and short training workloads.
+ *
+ * ```sh
+ * deno task bench
+ * ```
+ *
+ * @module
+ */
+
+import { Command } from "@commander-js/extra-typings";
+import { DEFAULT_MEMORY_DIR, type TierSpec } from "../core/config.ts";
+import {
+  contentionGroups,
+  type ContentionOptions,
+  mixedContentionGroups,
+  runContention,
+} from "../bench/contention.ts";
+import { profileJobs, profileTiers, REMOTE_HELP, remoteFromEnv } from "../bench/node_profile.ts";
+import { pathsOf, runWorkload } from "../bench/workload.ts";
+import { workloadByName } from "../workloads/registry.ts";
+import { resolveSetup } from "../workloads/setup.ts";
+import { addMeasureOptions, addOutputOptions, endpointOption } from "./_options.ts";
+import { resolvePath } from "./_paths.ts";
+import { type AfterRuns, runAndReport } from "./_session.ts";
+
+/** The training workloads of the node profile: an optimizer and an activation workload. */
+const BENCH_WORKLOADS = ["zero-infinity", "mlp-offload", "ssdtrain"] as const;
+/** Their setup: the 70B shape, scaled down to run in seconds. */
+const BENCH_SETUP = { model: "70b", scale: 0.0005, iterations: 2, warmup: 1 } as const;
+const BENCH_SETUP_TEXT =
+  `${BENCH_SETUP.model} at scale ${BENCH_SETUP.scale}, ${BENCH_SETUP.iterations} iterations ` +
+  "after a warm-up; mlp-offload only with a remote tier";
+
+/**
+ * `bench`'s step after the matrix: short training workloads on the profiled
+ * tiers, into the profile's `workloads` field; those whose paths the node
+ * lacks (mlp-offload without a remote tier) are left out.
+ */
+function benchWorkloads(tiers: TierSpec[], endpoint: string | undefined): AfterRuns {
+  return async (doc, signal) => {
+    doc.workloads = [];
+    const setup = resolveSetup(BENCH_SETUP);
+    // one remote path: the PFS when there is one, else the bucket
+    const remote = tiers.find((t) => t.kind === "pfs") ?? tiers.find((t) => t.kind === "s3");
+    tiers = tiers.filter((t) => t.kind === "memory" || t.kind === "file" || t === remote);
+    const { paths } = pathsOf(tiers);
+    for (const name of BENCH_WORKLOADS) {
+      const def = workloadByName(name);
+      const roles = { host: paths.host, local: paths.local[0], remote: paths.remote };
+      if (def.needs.some((r) => r !== "device" && roles[r] === undefined)) continue;
+      const out = await runWorkload(def, setup, tiers, {}, {
+        signal,
+        runId: doc.run_id,
+        s3: { endpoint },
+      });
+      if (out.doc.workload) doc.workloads.push(out.doc.workload);
+      doc.finished = new Date().toISOString();
+      if (out.doc.status !== "ok") {
+        doc.status = out.doc.status;
+        doc.error = `workload ${name}: ${out.doc.error ?? out.doc.status}`;
+        return { doc, error: new Error(doc.error) };
+      }
+    }
+    return { doc };
+  };
+}
+
+/**
+ * `bench`'s last step: the contention matrix over the tiers it profiled, into
+ * the profile's `contention` field. A failure there fails the profile (exit
+ * 1) with the points already measured kept.
+ */
+function benchContention(tiers: TierSpec[], o: ContentionOptions): AfterRuns {
+  return async (doc, signal, onProgress) => {
+    const out = await runContention(tiers, { ...o, signal, onProgress });
+    doc.contention = out.contention;
+    doc.finished = new Date().toISOString();
+    if (out.contention.status === "ok") return { doc };
+    doc.status = out.contention.status;
+    const cause = out.error instanceof Error ? out.error.message : out.contention.error;
+    doc.error = `contention matrix: ${cause ?? out.contention.status}`;
+    // Not a usage error by now: the profile's points are measured and must be written.
+    return { doc, error: new Error(doc.error) };
+  };
+}
+
+/** The `bench` command. */
+export function benchCommand() {
+  const cmd = new Command("bench")
+    .description(
+      "profile this node's tiers: a fixed matrix, the contention matrix, short workloads (about 2 minutes)",
+    )
+    .option("--memory-dir <dir>", "tmpfs directory for the memory tier", DEFAULT_MEMORY_DIR)
+    .option("--file-dir <dir>", "directory on the disk to profile (default: the current directory)")
+    .option("--no-memory", "skip the memory tier")
+    .option("--no-file", "skip the file tier")
+    .option("--pfs <dir>", "a directory on a shared mount (default: $TIERBENCH_PFS_DIR)")
+    .option("--s3 <url>", "s3://BUCKET[/PREFIX] (default: $TIERBENCH_S3_BUCKET)")
+    .addOption(endpointOption("S3 endpoint (default: $TIERBENCH_S3_ENDPOINT)"));
+  const measured = addMeasureOptions(cmd, {
+    runtime: ["measured time per point", "3"],
+    ramp: ["warm-up per point, excluded", "1"],
+    size: ["file size per job", "256m"],
+  });
+  return addOutputOptions(measured, "profile JSON (default results/<host>-<run id>.json)")
+    .action(async (o) => {
+      const env = remoteFromEnv();
+      const pfsDir = o.pfs ?? env.pfsDir;
+      const s3 = o.s3 ?? env.s3;
+      const profile = {
+        memoryDir: o.memory ? o.memoryDir : undefined,
+        fileDir: o.file ? resolvePath(o.fileDir ?? ".") : undefined,
+        pfsDir: pfsDir === undefined ? undefined : resolvePath(pfsDir),
+        s3,
+        endpoint: o.endpoint ?? env.endpoint,
+        runtime: o.runtime,
+        ramp: o.ramp,
+        size: o.size,
+      };
+      const jobs = profileJobs(profile);
+      if (!o.quiet) {
+        console.error(
+          `tierbench: profiling ${jobs.length} points (${o.ramp}s ramp + ${o.runtime}s each)`,
+        );
+      }
+      const configured = [pfsDir && `pfs:${pfsDir}`, s3].filter(Boolean).join(", ");
+      const note = configured ? `remote tiers: ${configured}` : `no remote tier: ${REMOTE_HELP}`;
+      if (!configured && !o.quiet) console.error(`tierbench: ${note}`);
+      const tiers = profileTiers(profile);
+      const contention = tiers.length >= 2
+        ? benchContention(tiers, {
+          runtime: o.runtime,
+          ramp: o.ramp,
+          size: o.size,
+          endpoint: profile.endpoint,
+        })
+        : undefined;
+      if (!o.quiet) {
+        console.error(
+          contention
+            ? `tierbench: then the contention matrix over ${tiers.length} tiers ` +
+              `(${contentionGroups(tiers).length} groups, each reading and writing, and ` +
+              `${
+                mixedContentionGroups(tiers).length
+              } pairs with one reading while the other writes)`
+            : "tierbench: no contention matrix: it needs two tiers or more",
+        );
+      }
+      const workloads = benchWorkloads(tiers, profile.endpoint);
+      if (!o.quiet) {
+        console.error(`tierbench: then ${BENCH_WORKLOADS.join(", ")} (${BENCH_SETUP_TEXT})`);
+      }
+      const after: AfterRuns = async (doc, signal, onProgress) => {
+        const out = contention ? await contention(doc, signal, onProgress) : { doc };
+        if (out.doc.status !== "ok" || signal.aborted) return out;
+        return await workloads(out.doc, signal, onProgress);
+      };
+      await runAndReport(jobs, "profile", o, { configured: configured !== "", note }, after);
+    });
+}

@@ -1,0 +1,73 @@
+/**
+ * `tierbench contention`: each tier alone, in pairs and all together, and
+ * each tier's slowdown when others run.
+ *
+ * ```sh
+ * deno task tierbench contention --tiers memory:/dev/shm,file:/mnt/nvme
+ * ```
+ *
+ * @module
+ */
+
+import { Command } from "@commander-js/extra-typings";
+import { formatTierSpec } from "../core/config.ts";
+import {
+  CONTENTION_DEFAULTS,
+  type ContentionOptions,
+  runContentionSession,
+} from "../bench/contention.ts";
+import {
+  addMeasureOptions,
+  addOutputOptions,
+  addS3Options,
+  bsOption,
+  iodepthOption,
+} from "./_options.ts";
+import { parseTierList } from "./_paths.ts";
+import { reportSession } from "./_session.ts";
+
+/** The `contention` command. */
+export function contentionCommand() {
+  const cmd = new Command("contention")
+    .description(
+      "measure each tier alone, in pairs and all together (reads, then writes), then each " +
+        "pair with one reading while the other writes, and report each tier's slowdown when others run",
+    )
+    .requiredOption(
+      "--tiers <specs>",
+      "two tiers or more, comma-separated: memory:[DIR], file:DIR, pfs:DIR, s3://BUCKET[/PREFIX]",
+    );
+  const measured = addMeasureOptions(cmd, {
+    runtime: ["measured time per group", CONTENTION_DEFAULTS.runtime],
+    ramp: ["warm-up per group, excluded", CONTENTION_DEFAULTS.ramp],
+    size: ["each tier's file (objects for s3)", CONTENTION_DEFAULTS.size],
+  })
+    .addOption(bsOption("block size of the sequential I/O").default(CONTENTION_DEFAULTS.bs))
+    .addOption(
+      iodepthOption("I/Os (requests for s3) in flight per tier").default(
+        CONTENTION_DEFAULTS.iodepth,
+      ),
+    );
+  return addOutputOptions(
+    addS3Options(measured)
+      .option("--no-mixed", "skip the mixed pairs (one tier reading while another writes)"),
+  ).action(async (o) => {
+    const tiers = parseTierList(o.tiers);
+    const options: ContentionOptions = {
+      runtime: o.runtime,
+      ramp: o.ramp,
+      size: o.size,
+      bs: o.bs,
+      iodepth: o.iodepth,
+      endpoint: o.endpoint,
+      region: o.region,
+      mixed: o.mixed,
+    };
+    await reportSession(o, ({ runId, signal, progress }) =>
+      runContentionSession(
+        tiers,
+        { ...options, runId, signal, onProgress: (p) => progress.update(p) },
+        { command: "contention", tiers: tiers.map(formatTierSpec), ...options },
+      ));
+  });
+}

@@ -1,0 +1,85 @@
+/**
+ * `tierbench replay`: a plan run as a workload on the real tiers, measured
+ * beside predicted.
+ *
+ * @module
+ */
+
+import { Command } from "@commander-js/extra-typings";
+import { formatTierSpec } from "../core/config.ts";
+import { ConfigError } from "../core/errors.ts";
+import { replayPlan } from "../bench/replay.ts";
+import type { PlanDocument } from "../schema/plan.ts";
+import { checkPlanDocument } from "../solver/plan_check.ts";
+import { SETUP_DEFAULTS } from "../workloads/setup.ts";
+import { formatReplay } from "./plan_table.ts";
+import { addOutputOptions, addS3Options } from "./_options.ts";
+import { parseTierList, resolvePath } from "./_paths.ts";
+import { reportSession } from "./_session.ts";
+
+/** Reads a plan document, or says in one line why it is not one. */
+async function readPlan(path: string): Promise<PlanDocument> {
+  let json: unknown;
+  try {
+    json = JSON.parse(await Deno.readTextFile(path));
+  } catch (e) {
+    throw new ConfigError(
+      "plan",
+      `${path}: cannot be read as JSON (${(e as Error).name})`,
+      undefined,
+      { cause: e },
+    );
+  }
+  // every field replay reads, so a damaged plan is refused naming the field (exit 2)
+  return checkPlanDocument(json, path);
+}
+
+/** The `replay` command. */
+export function replayCommand() {
+  const cmd = new Command("replay")
+    .description("run a plan as a workload on the real tiers and set measured beside predicted")
+    .argument("<plan>", "a plan JSON written by `tierbench plan`")
+    .requiredOption(
+      "--tiers <specs>",
+      "comma list: memory:DIR, file:DIR (the plan's local path), pfs:DIR or s3://BUCKET (its remote path)",
+    )
+    .option("--scale <f>", "factor on every byte count and think time, in (0, 1]", "0.01")
+    .option(
+      "--activations",
+      "also run the activation plan as ssdtrain on the file tier, and every layer offloaded",
+      false,
+    )
+    .option("--iterations <n>", "measured iterations", String(SETUP_DEFAULTS.iterations))
+    .option("--warmup <n>", "iterations run first, left out", String(SETUP_DEFAULTS.warmup));
+  return addOutputOptions(addS3Options(cmd)).action(async (planFile, o) => {
+    const plan = await readPlan(resolvePath(planFile));
+    const scale = Number(o.scale);
+    if (!(scale > 0 && scale <= 1)) {
+      throw new ConfigError("scale", `"${o.scale}" is not in (0, 1]`, "e.g. 0.01");
+    }
+    const specs = parseTierList(o.tiers);
+    await reportSession(o, async ({ runId, signal, progress }) => {
+      const outcome = await replayPlan(plan, specs, {
+        scale,
+        activations: o.activations,
+        iterations: Number(o.iterations),
+        warmup: Number(o.warmup),
+        signal,
+        runId,
+        onProgress: (p) => progress.updateWorkload("replay", p),
+        s3: { endpoint: o.endpoint, region: o.region },
+        config: {
+          command: "replay",
+          plan: resolvePath(planFile),
+          tiers: specs.map(formatTierSpec),
+          scale,
+        },
+      });
+      // the comparison under the line, before the tables
+      progress.stop();
+      const r = outcome.doc.replay;
+      if (r) console.log(formatReplay(r));
+      return outcome;
+    });
+  });
+}

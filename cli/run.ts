@@ -1,0 +1,140 @@
+/**
+ * `tierbench run`: one fio-style job on one tier.
+ *
+ * ```sh
+ * deno task tierbench run --tier file:/mnt/nvme --rw read --bs 1m --iodepth 8 \
+ *   --engine libaio --direct --size 512m --runtime 5 --ramp 1 --output out.json
+ * ```
+ *
+ * @module
+ */
+
+import { Command, Option } from "@commander-js/extra-typings";
+import {
+  DEFAULT_TIMEOUT_MS,
+  DEFAULTS,
+  ENGINES,
+  FILE_LAYOUTS,
+  parseJobOptions,
+  RW_MODES,
+} from "../core/config.ts";
+import {
+  addOutputOptions,
+  addS3Options,
+  bsOption,
+  iodepthOption,
+  rampOption,
+  runtimeOption,
+  sizeOption,
+} from "./_options.ts";
+import { resolvePath } from "./_paths.ts";
+import { runAndReport } from "./_session.ts";
+
+/** How `run` words the S3 options: it spells the defaults out. */
+const RUN_S3_HELP = {
+  endpoint:
+    "s3: endpoint URL (default: $TIERBENCH_S3_ENDPOINT, $AWS_ENDPOINT_URL_S3, $AWS_ENDPOINT_URL)",
+  region: "s3: region to sign for (default: $AWS_REGION, else us-east-1)",
+};
+
+/** The `run` command. */
+export function runCommand() {
+  const cmd = new Command("run")
+    .description("run one fio-style job on one tier")
+    .requiredOption(
+      "--tier <spec>",
+      "where to do I/O: file:DIR, memory:[DIR] (default /dev/shm), pfs:DIR, s3://BUCKET[/PREFIX], null:",
+    )
+    .addOption(new Option("--rw <mode>", "access pattern").choices(RW_MODES).default(DEFAULTS.rw))
+    .option("--rwmixread <pct>", "percentage of reads for randrw", DEFAULTS.rwmixread)
+    .addOption(bsOption("block size (k, m, g suffixes, binary)").default(DEFAULTS.bs))
+    .addOption(sizeOption("size of each job's file").default(DEFAULTS.size))
+    .option("--io-size <size>", "bytes each job moves when not time-based (default: --size)")
+    .addOption(runtimeOption("measure for this long, looping over the file (time-based)"))
+    .addOption(
+      rampOption("warm-up before measuring, excluded from results").default(DEFAULTS.ramp),
+    )
+    .addOption(
+      iodepthOption(
+        "I/Os in flight per job (file tiers: above 1 needs --engine libaio; s3: requests)",
+      ).default(DEFAULTS.iodepth),
+    )
+    .option("--numjobs <n>", "parallel jobs, each on its own file and Worker", DEFAULTS.numjobs)
+    .option("--direct", "open files with O_DIRECT (bypass the page cache)", false)
+    .addOption(
+      new Option("--engine <name>", "I/O engine").choices(ENGINES).default(DEFAULTS.engine),
+    )
+    .option("--seed <n>", "seed for random offsets and the read/write mix", DEFAULTS.seed)
+    .option("--log-avg-msec <ms>", "interval of the bandwidth time series", DEFAULTS.logAvgMsec)
+    .option(
+      "--nrfiles <n>",
+      "files per job, blocks striped round-robin over them",
+      DEFAULTS.nrfiles,
+    )
+    .addOption(
+      new Option(
+        "--file-layout <layout>",
+        "a file set per job, or one shared file with a region each",
+      )
+        .choices(FILE_LAYOUTS).default(DEFAULTS.fileLayout),
+    )
+    .option("--filename <file>", "read an existing file instead of laying one out (never written)")
+    .option(
+      "--allow-device",
+      "--filename may be a block device: read only, never written (devices are refused otherwise)",
+    )
+    .option("--end-fsync", "fsync every file when a job ends (default for pfs)")
+    .option("--no-end-fsync", "do not fsync at the end of a job");
+  return addOutputOptions(
+    addS3Options(cmd, RUN_S3_HELP)
+      .option("--object-size <size>", "s3: size of the objects reads GET from (default: --bs)")
+      .option("--part-size <size>", "s3: part size of multipart uploads", DEFAULTS.partSize)
+      .option(
+        "--multipart-threshold <size>",
+        "s3: objects larger than this are written by multipart upload",
+        DEFAULTS.multipartThreshold,
+      )
+      .option(
+        "--timeout <seconds>",
+        "fail the run when one request (an I/O, an S3 request) takes longer than this",
+        String(DEFAULT_TIMEOUT_MS / 1000),
+      )
+      .option(
+        "--verify",
+        "stamp every block written with a header and checksum, check every block read",
+        false,
+      )
+      .option("--name <name>", "label for the table and results"),
+  ).action(async (o) => {
+    const job = parseJobOptions({
+      timeout: o.timeout,
+      name: o.name,
+      tier: o.tier,
+      rw: o.rw,
+      rwmixread: o.rwmixread,
+      bs: o.bs,
+      size: o.size,
+      ioSize: o.ioSize,
+      runtime: o.runtime,
+      ramp: o.ramp,
+      iodepth: o.iodepth,
+      numjobs: o.numjobs,
+      direct: o.direct,
+      engine: o.engine,
+      seed: o.seed,
+      logAvgMsec: o.logAvgMsec,
+      nrfiles: o.nrfiles,
+      fileLayout: o.fileLayout,
+      endFsync: o.endFsync,
+      filename: o.filename === undefined ? undefined : resolvePath(o.filename),
+      allowDevice: o.allowDevice,
+      verify: o.verify,
+      endpoint: o.endpoint,
+      region: o.region,
+      objectSize: o.objectSize,
+      partSize: o.partSize,
+      multipartThreshold: o.multipartThreshold,
+    });
+    await runAndReport([job], "run", o);
+  });
+}

@@ -1,0 +1,117 @@
+/**
+ * `tierbench sweep`: a grid of bs × iodepth × numjobs on each tier, the best
+ * setting per tier and its DeepSpeed aio block.
+ *
+ * @module
+ */
+
+import { Command } from "@commander-js/extra-typings";
+import { formatTierSpec } from "../core/config.ts";
+import { planSweep, runSweep, SWEEP_DEFAULTS } from "../bench/sweep.ts";
+import { DEEPSPEED_VERSIONS } from "../solver/export.ts";
+import {
+  addOutputOptions,
+  addS3Options,
+  rampOption,
+  runtimeOption,
+  sizeOption,
+} from "./_options.ts";
+import { parseTierList } from "./_paths.ts";
+import { reportSession } from "./_session.ts";
+
+/** The `sweep` command. */
+export function sweepCommand() {
+  const cmd = new Command("sweep")
+    .description(
+      "run a grid of bs × iodepth × numjobs on each tier (fixed time or to steady state), " +
+        "pick the best setting per tier and print its DeepSpeed aio block",
+    )
+    .option(
+      "--tier <spec>",
+      "tier to sweep (repeat it, or a comma list): file:DIR, memory:[DIR], pfs:DIR, s3://BUCKET[/PREFIX], null:",
+      (v: string, prev: string[]) => [...prev, v],
+      [] as string[],
+    )
+    .option("--rw <modes>", "access pattern(s), comma list: read, write, randread, …", "read")
+    .option("--bs <sizes>", "block sizes, comma list", SWEEP_DEFAULTS.bs)
+    .option("--iodepth <list>", "I/Os in flight per job, comma list", SWEEP_DEFAULTS.iodepth)
+    .option("--numjobs <list>", "parallel jobs, comma list", SWEEP_DEFAULTS.numjobs)
+    .addOption(sizeOption("each job's file").default(SWEEP_DEFAULTS.size))
+    .addOption(
+      runtimeOption(
+        `measured time per point (default ${SWEEP_DEFAULTS.runtime}); with --steady the most a point runs (default ${SWEEP_DEFAULTS.steadyRuntime})`,
+      ),
+    )
+    .addOption(rampOption("warm-up per point, excluded").default(SWEEP_DEFAULTS.ramp))
+    .option(
+      "--steady",
+      "run each point until its bandwidth is steady (fio's bw_slope), at most --runtime",
+    )
+    .option(
+      "--ss-limit <pct>",
+      "steady when the bandwidth slope is at most this % of the mean per second",
+      SWEEP_DEFAULTS.ssLimit,
+    )
+    .option(
+      "--ss-dur <seconds>",
+      "window of the slope test, in one-second samples",
+      SWEEP_DEFAULTS.ssDur,
+    )
+    .option(
+      "--no-direct",
+      "buffered I/O on file and pfs tiers (default O_DIRECT, as DeepSpeed's aio)",
+    )
+    .option(
+      "--deepspeed-version <v>",
+      `DeepSpeed version of the aio block: ${DEEPSPEED_VERSIONS.join(", ")}`,
+    );
+  return addOutputOptions(addS3Options(cmd)).action(async (o) => {
+    const tiers = o.tier.flatMap(parseTierList);
+    const plan = planSweep({
+      tiers,
+      rw: o.rw,
+      bs: o.bs,
+      iodepth: o.iodepth,
+      numjobs: o.numjobs,
+      size: o.size,
+      runtime: o.runtime,
+      ramp: o.ramp,
+      steady: o.steady ?? false,
+      ssLimit: o.ssLimit,
+      ssDur: o.ssDur,
+      direct: o.direct,
+      deepspeedVersion: o.deepspeedVersion,
+      endpoint: o.endpoint,
+      region: o.region,
+    });
+    const points = plan.groups.reduce((n, g) => n + g.jobs.length, 0);
+    if (!o.quiet) {
+      console.error(
+        `tierbench: sweeping ${points} points (${plan.groups.length} tier/pattern grids); ${plan.criterion}`,
+      );
+    }
+    await reportSession(o, ({ runId, signal, progress }) =>
+      runSweep(plan, {
+        signal,
+        runId,
+        onProgress: (p, step) => progress.update(p, step),
+        config: {
+          command: "sweep",
+          tiers: tiers.map(formatTierSpec),
+          rw: o.rw,
+          bs: o.bs,
+          iodepth: o.iodepth,
+          numjobs: o.numjobs,
+          size: o.size,
+          ramp: o.ramp,
+          runtime: o.runtime ?? null,
+          steady: o.steady ?? false,
+          ss_limit_pct: plan.ssLimitPct,
+          ss_samples: plan.ssSamples,
+          direct: o.direct,
+          deepspeed_version: plan.deepspeedVersion,
+          criterion: plan.criterion,
+        },
+      }));
+  });
+}

@@ -1,0 +1,138 @@
+/**
+ * `tierbench workload`: a training workload's per-iteration I/O (optimizer,
+ * activation or checkpoint state), one Worker per rank, on several tiers.
+ *
+ * @module
+ */
+
+import { Command } from "@commander-js/extra-typings";
+import { formatTierSpec } from "../core/config.ts";
+import { ConfigError } from "../core/errors.ts";
+import { parseSize } from "../core/units.ts";
+import { runWorkload } from "../bench/workload.ts";
+import type { WorkloadOptions } from "../workloads/common.ts";
+import { WORKLOAD_NAMES, workloadByName } from "../workloads/registry.ts";
+import { resolveSetup } from "../workloads/setup.ts";
+import { EXIT_USAGE, fail } from "./_exit.ts";
+import {
+  addOutputOptions,
+  addS3Options,
+  addSetupOptions,
+  bsOption,
+  iodepthOption,
+  setupOf,
+} from "./_options.ts";
+import { parseTierList } from "./_paths.ts";
+import { reportSession } from "./_session.ts";
+
+/** Workload options from the CLI: numbers checked, sizes parsed. */
+function parseWorkloadOptions(o: {
+  bs?: string | undefined;
+  iodepth?: string | undefined;
+  readers?: string | undefined;
+  writers?: string | undefined;
+  remoteRatio?: string | undefined;
+  cacheSubgroups?: string | undefined;
+  remoteCacheSubgroups?: string | undefined;
+  stride?: string | undefined;
+  prefetch?: string | undefined;
+  checkpointEvery?: string | undefined;
+}): WorkloadOptions {
+  const out: Record<string, number> = {};
+  if (o.bs !== undefined) {
+    const bs = parseSize(o.bs);
+    if (bs === undefined || bs < 4096 || bs % 4096 !== 0) {
+      throw new ConfigError(
+        "bs",
+        `"${o.bs}" is not a size of whole 4 KiB blocks`,
+        "e.g. 128k, 1m, 2m",
+      );
+    }
+    out.bs = bs;
+  }
+  const int = (flag: string, key: string, v: string | undefined, min: number) => {
+    if (v === undefined) return;
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < min) {
+      throw new ConfigError(flag, `"${v}" is not an integer ≥ ${min}`);
+    }
+    out[key] = n;
+  };
+  int("iodepth", "iodepth", o.iodepth, 1);
+  int("readers", "readers", o.readers, 0);
+  int("writers", "writers", o.writers, 0);
+  int("cache-subgroups", "cacheSubgroups", o.cacheSubgroups, 0);
+  int("remote-cache-subgroups", "remoteCacheSubgroups", o.remoteCacheSubgroups, 0);
+  int("stride", "stride", o.stride, 1);
+  int("prefetch", "prefetch", o.prefetch, 1);
+  int("checkpoint-every", "checkpointEvery", o.checkpointEvery, 1);
+  if (o.remoteRatio !== undefined) {
+    const r = Number(o.remoteRatio);
+    if (!(r >= 0 && r < 1)) {
+      throw new ConfigError("remote-ratio", `"${o.remoteRatio}" is not in [0, 1)`, "e.g. 0.33");
+    }
+    out.remoteRatio = r;
+  }
+  return out;
+}
+
+/** The `workload` command. */
+export function workloadCommand() {
+  const cmd = new Command("workload")
+    .description(
+      "run a training workload (optimizer, activation or checkpoint I/O) on several tiers",
+    )
+    .argument("<name>", `one of ${WORKLOAD_NAMES.join(", ")}`)
+    .requiredOption(
+      "--tiers <specs>",
+      "comma list: memory:DIR (host), file:DIR (node-local, one or more), pfs:DIR or s3://BUCKET (remote)",
+    );
+  const tuned = addSetupOptions(cmd, "workload")
+    .addOption(bsOption("request size on storage paths (default: the workload's)"))
+    .addOption(iodepthOption("requests in flight per stream (default: the workload's)"))
+    .option(
+      "--readers <n>",
+      "node-wide: at most n ranks read a storage path at once, 0 for no limit (default: the workload's; mlp-offload 1)",
+    )
+    .option(
+      "--writers <n>",
+      "node-wide: at most n ranks write a storage path at once, 0 for no limit (default: the workload's; mlp-offload 1)",
+    )
+    .option("--remote-ratio <f>", "mlp-offload: share of subgroups on the remote path")
+    .option("--cache-subgroups <n>", "mlp-offload: subgroups per path kept in host memory")
+    .option(
+      "--remote-cache-subgroups <n>",
+      "mlp-offload: subgroups of the remote path kept in host memory (default: --cache-subgroups)",
+    )
+    .option("--stride <k>", "deep-optimizer-states: every K-th subgroup updates on the device")
+    .option("--prefetch <n>", "ssdtrain, teraio: layers read ahead in backward")
+    .option("--checkpoint-every <n>", "datastates: checkpoint every N iterations");
+  return addOutputOptions(addS3Options(tuned)).action(async (name, o) => {
+    let def;
+    try {
+      def = workloadByName(name);
+    } catch (e) {
+      fail((e as Error).message, EXIT_USAGE);
+    }
+    const setup = resolveSetup(setupOf(o));
+    const specs = parseTierList(o.tiers);
+    const options = parseWorkloadOptions(o);
+    await reportSession(
+      o,
+      ({ runId, signal, progress }) =>
+        runWorkload(def, setup, specs, options, {
+          signal,
+          runId,
+          onProgress: (p) => progress.updateWorkload(name, p),
+          s3: { endpoint: o.endpoint, region: o.region },
+          config: {
+            command: "workload",
+            workload: name,
+            tiers: specs.map(formatTierSpec),
+            setup,
+            options,
+          },
+        }),
+    );
+  });
+}
