@@ -35,7 +35,6 @@ import {
   direction,
   type Figures,
   fioArgs,
-  median,
   parseFioJson,
   parseTierbenchJson,
   type Pattern,
@@ -44,6 +43,7 @@ import {
   ToolOutputError,
 } from "./_fio.ts";
 import { parseSize } from "../core/units.ts";
+import { median } from "../core/stats.ts";
 
 const MiB = 1024 ** 2;
 const GiB = 1024 ** 3;
