@@ -26,15 +26,13 @@
  * @module
  */
 
-import { openTier } from "../tiers/mod.ts";
 import type { S3TierOptions } from "../tiers/s3.ts";
 import type { Tier } from "../tiers/types.ts";
-import { newRunId } from "../tiers/scratch.ts";
 import { formatTierSpec, type JobOptions, parseJobOptions, type TierSpec } from "../core/config.ts";
 import { ConfigError, DirectIoUnsupportedError } from "../core/errors.ts";
-import type { ResultDocument, RunResult, RunStatus } from "../schema/result.ts";
+import type { RunResult, RunStatus } from "../schema/result.ts";
 import { runJob, type RunProgress } from "./runner.ts";
-import { endResultDocument, newResultDocument, type SessionOutcome } from "./session.ts";
+import { type Session, type SessionOutcome, withSession } from "./session.ts";
 import {
   CONTENTION_DIRECTIONS,
   CONTENTION_SCHEMA,
@@ -473,11 +471,11 @@ interface Matrix {
   readonly together: ContentionTogether[];
 }
 
-/** Opens and sets up every tier; makes pfs tiers buffered where the mount refuses O_DIRECT. */
+/** Opens and sets up every tier (the session disposes them); makes pfs tiers buffered where the mount refuses O_DIRECT. */
 async function setUp(
   specs: readonly TierSpec[],
   p: Plan,
-  runId: string,
+  session: Session,
   tiers: Tier[],
   o: ContentionOptions,
 ): Promise<void> {
@@ -485,10 +483,11 @@ async function setUp(
   for (const [i, spec] of specs.entries()) {
     // Two tiers of one kind may share a directory: keep their scratch directories apart.
     const label = p.labels[i]!;
-    const id = label === spec.kind ? runId : `${runId}-${label.slice(spec.kind.length)}`;
-    const tier = openTier(spec, id, s3);
+    const id = label === spec.kind
+      ? session.runId
+      : `${session.runId}-${label.slice(spec.kind.length)}`;
+    const tier = await session.tier(spec, s3, id);
     tiers.push(tier);
-    await tier.setup();
     // prepare() of a read job checks the options against the tier and probes O_DIRECT.
     try {
       await tier.prepare(p.jobs[i]!.read);
@@ -756,46 +755,9 @@ export async function runContention(
   specs: readonly TierSpec[],
   o: ContentionOptions = {},
 ): Promise<ContentionOutcome> {
-  let p: Plan;
-  try {
-    p = plan(specs, o);
-  } catch (error) {
-    return { contention: emptyResult(specs, error), runs: [], error };
-  }
-  const m: Matrix = {
-    plan: p,
-    tiers: [],
-    runs: [],
-    alone: Object.fromEntries(p.labels.map((l) => [l, { read_bw_bytes: 0, write_bw_bytes: 0 }])),
-    groups: [],
-    layoutMs: p.labels.map(() => 0),
-    self: {},
-    together: [],
-  };
-  let outcome: { status: RunStatus; error?: string };
-  let error: unknown;
-  try {
-    await setUp(specs, p, o.runId ?? newRunId(), m.tiers, o);
-    outcome = await runMatrix(m, o);
-  } catch (e) {
-    error = e;
-    outcome = { status: "failed", error: e instanceof Error ? e.message : String(e) };
-  } finally {
-    for (const tier of m.tiers) await tier[Symbol.asyncDispose]();
-  }
-  const contention: ContentionResult = {
-    schema: CONTENTION_SCHEMA,
-    status: outcome.status,
-    pattern: p.pattern,
-    tiers: p.labels,
-    alone: m.alone,
-    groups: m.groups,
-    slowdown: slowdownMatrix(m.alone, m.groups),
-  };
-  if (Object.keys(m.self).length > 0) contention.self = m.self;
-  if (m.together.length > 0) contention.together = m.together;
-  if (outcome.error !== undefined && outcome.status !== "ok") contention.error = outcome.error;
-  return error === undefined ? { contention, runs: m.runs } : { contention, runs: m.runs, error };
+  const { doc, error } = await runContentionSession(specs, o, {});
+  const out = { contention: doc.contention!, runs: doc.runs };
+  return error === undefined ? out : { ...out, error };
 }
 
 /** The section when the options were refused before anything ran. */
@@ -838,19 +800,59 @@ function emptyResult(specs: readonly TierSpec[], error: unknown): ContentionResu
  * console.assert(doc.kind === "contention" && doc.contention?.groups.length === 4);
  * ```
  */
-export async function runContentionSession(
+export function runContentionSession(
   specs: readonly TierSpec[],
   o: ContentionOptions,
   config: Record<string, unknown>,
 ): Promise<SessionOutcome> {
-  const runId = o.runId ?? newRunId();
-  const started = new Date().toISOString();
-  const out = await runContention(specs, { ...o, runId });
-  const doc: ResultDocument = {
-    ...newResultDocument("contention", runId, config, started),
-    runs: out.runs,
-    contention: out.contention,
-  };
-  if (out.contention.error !== undefined) doc.error = out.contention.error;
-  return endResultDocument(doc, out.contention.status, out.error);
+  return withSession(
+    { kind: "contention", config, runId: o.runId, signal: o.signal },
+    async (session) => {
+      const { doc } = session;
+      let p: Plan;
+      try {
+        p = plan(specs, o);
+      } catch (error) {
+        doc.contention = emptyResult(specs, error);
+        throw error;
+      }
+      const m: Matrix = {
+        plan: p,
+        tiers: [],
+        runs: doc.runs,
+        alone: Object.fromEntries(
+          p.labels.map((l) => [l, { read_bw_bytes: 0, write_bw_bytes: 0 }]),
+        ),
+        groups: [],
+        layoutMs: p.labels.map(() => 0),
+        self: {},
+        together: [],
+      };
+      let outcome: { status: RunStatus; error?: string };
+      let error: unknown;
+      try {
+        await setUp(specs, p, session, m.tiers, o);
+        outcome = await runMatrix(m, o);
+      } catch (e) {
+        error = e;
+        outcome = { status: "failed", error: e instanceof Error ? e.message : String(e) };
+      }
+      const contention: ContentionResult = {
+        schema: CONTENTION_SCHEMA,
+        status: outcome.status,
+        pattern: p.pattern,
+        tiers: p.labels,
+        alone: m.alone,
+        groups: m.groups,
+        slowdown: slowdownMatrix(m.alone, m.groups),
+      };
+      if (Object.keys(m.self).length > 0) contention.self = m.self;
+      if (m.together.length > 0) contention.together = m.together;
+      if (outcome.error !== undefined && outcome.status !== "ok") contention.error = outcome.error;
+      doc.contention = contention;
+      if (contention.error !== undefined) doc.error = contention.error;
+      if (error !== undefined) throw error;
+      return contention.status;
+    },
+  );
 }

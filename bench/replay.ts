@@ -18,7 +18,7 @@
 import type { TierSpec } from "../core/config.ts";
 import type { ResultDocument } from "../schema/result.ts";
 import { mlpOffload } from "../workloads/mlp_offload.ts";
-import { median } from "../schema/workload.ts";
+import { median, unionLength } from "../core/stats.ts";
 import { runWorkload, type RunWorkloadOptions } from "./workload.ts";
 import { resolveSetup, type TrainingSetup } from "../workloads/setup.ts";
 import type { WorkloadOptions } from "../workloads/common.ts";
@@ -32,18 +32,6 @@ import type {
 } from "../schema/replay.ts";
 
 type Span = readonly (string | number)[];
-
-/** Length of the union of `[start, end)` intervals, in their unit. */
-function unionLength(intervals: [number, number][]): number {
-  intervals.sort((a, b) => a[0] - b[0]);
-  let total = 0, end = -Infinity;
-  for (const [s, e] of intervals) {
-    if (e <= end) continue;
-    total += e - Math.max(s, end);
-    end = e;
-  }
-  return total;
-}
 
 /**
  * The per-path comparison of a replay, from the plan, the workload's update

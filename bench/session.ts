@@ -9,7 +9,8 @@
 import { openTier } from "../tiers/mod.ts";
 import type { Tier } from "../tiers/types.ts";
 import { newRunId } from "../tiers/scratch.ts";
-import { formatTierSpec, type JobOptions } from "../core/config.ts";
+import type { S3TierOptions } from "../tiers/s3.ts";
+import { formatTierSpec, type JobOptions, type TierSpec } from "../core/config.ts";
 import { hostFacts, peakRssBytes } from "../core/host.ts";
 import { RESULT_SCHEMA, type ResultDocument, type RunStatus } from "../schema/result.ts";
 import { runJob, type RunProgress } from "./runner.ts";
@@ -64,6 +65,99 @@ export function endResultDocument(
   return error === undefined ? { doc } : { doc, error };
 }
 
+/** Options of {@linkcode withSession}. */
+export interface SessionSetup {
+  readonly kind: ResultDocument["kind"];
+  /** The resolved configuration, recorded as is. */
+  readonly config: Record<string, unknown>;
+  /** Names the tiers' scratch directories (default: a new run id). */
+  readonly runId?: string | undefined;
+  readonly signal?: AbortSignal | undefined;
+}
+
+/** What the body of {@linkcode withSession} is given. */
+export interface Session {
+  readonly runId: string;
+  /** The result document, open: the body adds its runs and sections. */
+  readonly doc: ResultDocument;
+  /** Aborted on Ctrl-C (or by the caller): the body stops at its next step. */
+  readonly signal: AbortSignal | undefined;
+  /**
+   * The tier `spec` names, opened and set up on first use and the same one
+   * after; every tier opened here is disposed when the session ends.
+   * `scratchId` names its scratch directory (default: the run id), for two
+   * tiers that may share a directory.
+   */
+  tier(spec: TierSpec, s3?: S3TierOptions, scratchId?: string): Promise<Tier>;
+}
+
+/**
+ * Opens a result document, runs `body` with it and the tiers it asks for,
+ * then disposes every tier (removing its scratch) and closes the document,
+ * whatever happened: on success, on a failed or interrupted run (the status
+ * `body` returns) and on a throw. Never throws: an error thrown by `body` or
+ * by a tier's disposal ends the session "failed" with the error's message in
+ * the document's `error` and the error in the outcome.
+ *
+ * @example
+ * ```ts
+ * import { parseTierSpec } from "../core/config.ts";
+ * import { withSession } from "./session.ts";
+ * const { doc, error } = await withSession({ kind: "run", config: {} }, async (s) => {
+ *   const tier = await s.tier(parseTierSpec("null:"));
+ *   console.assert(tier === await s.tier(parseTierSpec("null:")));
+ *   return "ok";
+ * });
+ * console.assert(doc.status === "ok" && error === undefined);
+ * ```
+ */
+export async function withSession(
+  setup: SessionSetup,
+  body: (session: Session) => Promise<RunStatus>,
+): Promise<SessionOutcome> {
+  const runId = setup.runId ?? newRunId();
+  const doc = newResultDocument(setup.kind, runId, setup.config);
+  const tiers = new Map<string, Tier>();
+  const session: Session = {
+    runId,
+    doc,
+    signal: setup.signal,
+    async tier(spec, s3, scratchId = runId) {
+      const key = `${scratchId} ${formatTierSpec(spec)} ${s3?.endpoint ?? ""} ${s3?.region ?? ""}`;
+      let tier = tiers.get(key);
+      if (!tier) {
+        tier = openTier(spec, scratchId, s3);
+        tiers.set(key, tier);
+        await tier.setup();
+      }
+      return tier;
+    },
+  };
+  let error: unknown;
+  let status: RunStatus;
+  try {
+    status = await body(session);
+  } catch (e) {
+    error = e;
+    status = "failed";
+    doc.error = messageOf(e);
+  }
+  for (const tier of tiers.values()) {
+    try {
+      await tier[Symbol.asyncDispose]();
+    } catch (e) {
+      error ??= e;
+      status = "failed";
+      doc.error ??= messageOf(e);
+    }
+  }
+  return endResultDocument(doc, status, error);
+}
+
+function messageOf(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
+
 /** Options of {@linkcode runSession}. */
 export interface SessionOptions {
   readonly kind: ResultDocument["kind"];
@@ -97,29 +191,15 @@ export interface SessionOutcome {
  * console.assert(doc.status === "ok" && doc.runs.length === 1);
  * ```
  */
-export async function runSession(
+export function runSession(
   jobs: readonly JobOptions[],
   opts: SessionOptions,
 ): Promise<SessionOutcome> {
-  const runId = opts.runId ?? newRunId();
-  const doc = newResultDocument(opts.kind, runId, opts.config);
-  if (opts.remote) doc.remote = opts.remote;
-  const tiers = new Map<string, Tier>();
-  let error: unknown;
-  let status: RunStatus = "ok";
-  try {
+  return withSession(opts, async ({ doc, tier: open }) => {
+    if (opts.remote) doc.remote = opts.remote;
     for (const [i, job] of jobs.entries()) {
-      if (opts.signal?.aborted) {
-        status = "interrupted";
-        break;
-      }
-      const key = `${formatTierSpec(job.tier)} ${job.s3?.endpoint ?? ""} ${job.s3?.region ?? ""}`;
-      let tier = tiers.get(key);
-      if (!tier) {
-        tier = openTier(job.tier, runId, job.s3);
-        tiers.set(key, tier);
-        await tier.setup();
-      }
+      if (opts.signal?.aborted) return "interrupted";
+      const tier = await open(job.tier, job.s3);
       opts.onRunStart?.(job, i);
       const hooks = {
         ...(opts.signal ? { signal: opts.signal } : {}),
@@ -128,17 +208,10 @@ export async function runSession(
       const result = await runJob(tier, job, hooks);
       doc.runs.push(result);
       if (result.status !== "ok") {
-        status = result.status;
         if (result.error !== undefined) doc.error = result.error;
-        break;
+        return result.status;
       }
     }
-  } catch (e) {
-    error = e;
-    status = "failed";
-    doc.error = e instanceof Error ? e.message : String(e);
-  } finally {
-    for (const tier of tiers.values()) await tier[Symbol.asyncDispose]();
-  }
-  return endResultDocument(doc, status, error);
+    return "ok";
+  });
 }

@@ -25,9 +25,7 @@
  * @module
  */
 
-import { openTier } from "../tiers/mod.ts";
 import type { Tier } from "../tiers/types.ts";
-import { newRunId } from "../tiers/scratch.ts";
 import {
   DEEPSPEED_VERSIONS,
   deepspeedConfig,
@@ -48,7 +46,7 @@ import { ConfigError } from "../core/errors.ts";
 import type { SweepPoint, SweepResult } from "../schema/sweep.ts";
 import type { RunResult, RunStatus } from "../schema/result.ts";
 import { runJob, type RunProgress, type StepProgress } from "./runner.ts";
-import { endResultDocument, newResultDocument, type SessionOutcome } from "./session.ts";
+import { type SessionOutcome, withSession } from "./session.ts";
 import { parseDuration, parseSize } from "../core/units.ts";
 
 /** Defaults of the sweep's options, as the CLI spells them. */
@@ -462,77 +460,63 @@ export interface SweepHooks {
  * console.assert(doc.kind === "sweep" && doc.sweep!.tiers[0]!.points.length === 2);
  * ```
  */
-export async function runSweep(plan: SweepPlan, hooks: SweepHooks = {}): Promise<SessionOutcome> {
-  const runId = hooks.runId ?? newRunId();
-  const sweep: SweepResult = { criterion: plan.criterion, tiers: [] };
-  const doc = { ...newResultDocument("sweep", runId, hooks.config ?? {}), sweep };
-  const count = plan.groups.reduce((n, g) => n + g.jobs.length, 0);
-  const walls: number[] = [];
-  const tiers = new Map<string, Tier>();
-  let status: RunStatus = "ok";
-  let error: unknown;
-  let index = 0;
-  try {
-    for (const group of plan.groups) {
-      const points: SweepPoint[] = [];
-      try {
-        for (const job of group.jobs) {
-          if (hooks.signal?.aborted) {
-            status = "interrupted";
-            break;
+export function runSweep(plan: SweepPlan, hooks: SweepHooks = {}): Promise<SessionOutcome> {
+  return withSession(
+    { ...hooks, kind: "sweep", config: hooks.config ?? {} },
+    async ({ doc, tier: open }) => {
+      const sweep: SweepResult = { criterion: plan.criterion, tiers: [] };
+      doc.sweep = sweep;
+      const count = plan.groups.reduce((n, g) => n + g.jobs.length, 0);
+      const walls: number[] = [];
+      let status: RunStatus = "ok";
+      let index = 0;
+      for (const group of plan.groups) {
+        const points: SweepPoint[] = [];
+        try {
+          for (const job of group.jobs) {
+            if (hooks.signal?.aborted) {
+              status = "interrupted";
+              break;
+            }
+            const tier = await open(job.tier, job.s3);
+            index++;
+            const t0 = performance.now();
+            const perPoint = walls.length > 0
+              ? walls.reduce((a, b) => a + b, 0) / walls.length
+              : plan.pointMs;
+            const step = (): StepProgress => ({
+              what: "point",
+              index,
+              count,
+              leftMs: Math.max(0, perPoint - (performance.now() - t0)) + (count - index) * perPoint,
+            });
+            const { result, steady } = await runPoint(tier, job, plan, hooks, step);
+            walls.push(performance.now() - t0);
+            doc.runs.push(result);
+            if (result.status !== "ok") {
+              status = result.status;
+              if (result.error !== undefined) doc.error = result.error;
+              break;
+            }
+            points.push(pointOf(result, doc.runs.length - 1, steady));
           }
-          const key = `${formatTierSpec(job.tier)} ${job.s3?.endpoint ?? ""} ${
-            job.s3?.region ?? ""
-          }`;
-          let tier = tiers.get(key);
-          if (!tier) {
-            tier = openTier(job.tier, runId, job.s3);
-            tiers.set(key, tier);
-            await tier.setup();
+        } finally {
+          if (points.length > 0) {
+            const best = pickBest(points);
+            sweep.tiers.push({
+              tier: formatTierSpec(group.tier),
+              rw: group.rw,
+              points,
+              best,
+              aio: sweepAio(group.tier, best, plan.deepspeedVersion),
+            });
           }
-          index++;
-          const t0 = performance.now();
-          const perPoint = walls.length > 0
-            ? walls.reduce((a, b) => a + b, 0) / walls.length
-            : plan.pointMs;
-          const step = (): StepProgress => ({
-            what: "point",
-            index,
-            count,
-            leftMs: Math.max(0, perPoint - (performance.now() - t0)) + (count - index) * perPoint,
-          });
-          const { result, steady } = await runPoint(tier, job, plan, hooks, step);
-          walls.push(performance.now() - t0);
-          doc.runs.push(result);
-          if (result.status !== "ok") {
-            status = result.status;
-            if (result.error !== undefined) doc.error = result.error;
-            break;
-          }
-          points.push(pointOf(result, doc.runs.length - 1, steady));
         }
-      } finally {
-        if (points.length > 0) {
-          const best = pickBest(points);
-          sweep.tiers.push({
-            tier: formatTierSpec(group.tier),
-            rw: group.rw,
-            points,
-            best,
-            aio: sweepAio(group.tier, best, plan.deepspeedVersion),
-          });
-        }
+        if (status !== "ok") break;
       }
-      if (status !== "ok") break;
-    }
-  } catch (e) {
-    error = e;
-    status = "failed";
-    doc.error = e instanceof Error ? e.message : String(e);
-  } finally {
-    for (const tier of tiers.values()) await tier[Symbol.asyncDispose]();
-  }
-  return endResultDocument(doc, status, error);
+      return status;
+    },
+  );
 }
 
 /**

@@ -12,17 +12,14 @@
  */
 
 import { join } from "node:path";
-import { formatTierSpec, type TierSpec } from "../core/config.ts";
+import type { TierSpec } from "../core/config.ts";
 import { ConfigError } from "../core/errors.ts";
 import type { ResultDocument, RunStatus } from "../schema/result.ts";
-import { endResultDocument, newResultDocument } from "./session.ts";
+import { withSession } from "./session.ts";
 import { cString, libc, O } from "../core/libc.ts";
-import { newRunId } from "../tiers/scratch.ts";
-import { openTier } from "../tiers/mod.ts";
 import type { S3TierOptions } from "../tiers/s3.ts";
 import type { S3Tier } from "../tiers/s3.ts";
 import type { FileBackedTier } from "../tiers/file_backed.ts";
-import type { Tier } from "../tiers/types.ts";
 import type { WorkloadDefinition, WorkloadOptions, WorkloadPaths } from "../workloads/common.ts";
 import type { PathRuntime } from "./_rank.ts";
 import type { RankMessage, RankStart } from "./_rank_worker.ts";
@@ -145,11 +142,6 @@ export async function runWorkload(
     if (e instanceof RangeError) throw new ConfigError("tiers", e.message, undefined, { cause: e });
     throw e;
   }
-  const runId = opts.runId ?? newRunId();
-  const doc = newResultDocument("workload", runId, opts.config ?? {});
-  const tiers = new Map<string, Tier>();
-  let error: unknown;
-  let status: RunStatus = "ok";
   const timelineIteration = program.warmupIterations + program.iterations - 1;
   const result: WorkloadResult = {
     name: def.name,
@@ -169,124 +161,111 @@ export async function runWorkload(
       spans: [],
     },
   };
-  doc.workload = result;
-  const workers: Worker[] = [];
-  try {
-    const runtimes: PathRuntime[] = [];
-    for (const [index, policy] of program.paths.entries()) {
-      const spec = byName.get(policy.name);
-      if (!spec) throw new TypeError(`workload uses path "${policy.name}", which no tier provides`);
-      const key = formatTierSpec(spec);
-      let tier = tiers.get(key);
-      if (!tier) {
-        tier = openTier(spec, runId, opts.s3);
-        tiers.set(key, tier);
-        await tier.setup();
-      }
-      const facts = tier.describe();
-      let direct = false;
-      let runtime: PathRuntime;
-      if (spec.kind === "s3") {
-        const s3 = tier as S3Tier;
-        runtime = {
-          policy,
-          index,
-          direct,
-          s3: { loc: s3.location, bucket: s3.bucket, prefix: s3.scratchPrefix },
-        };
-      } else {
-        const dir = (tier as FileBackedTier).scratchDir;
-        direct = spec.kind !== "memory" && directWorks(dir);
-        if (spec.kind === "pfs" && !direct) {
-          result.notes.push(`${policy.name}: O_DIRECT refused on ${spec.path}; buffered I/O`);
-        }
-        runtime = { policy, index, direct, dir };
-      }
-      runtimes.push(runtime);
-      result.paths.push({ ...policy, direct, tier: facts } satisfies WorkloadPathResult);
-    }
-    const sync = new NodeSync(program.ranks.length, runtimes.length);
-    const onAbort = () => sync.abort();
-    opts.signal?.addEventListener("abort", onAbort);
-    const messages: RankMessage[] = [];
-    const t0 = performance.now();
-    const timer = opts.onProgress
-      ? setInterval(() => {
-        const [r, w] = sync.totals();
-        const perPath = sync.pathTotals();
-        opts.onProgress!({
-          iteration: sync.iteration,
-          iterations: program.warmupIterations + program.iterations,
-          bytesRead: r,
-          bytesWritten: w,
-          elapsedMs: performance.now() - t0,
-          paths: runtimes.map((rt, i) => ({
-            name: rt.policy.name,
-            bytesRead: perPath[i]?.[0] ?? 0,
-            bytesWritten: perPath[i]?.[1] ?? 0,
-          })),
-        });
-      }, 200)
-      : undefined;
+  const session = { ...opts, kind: "workload", config: opts.config ?? {} } as const;
+  return await withSession(session, async ({ doc, tier: open }) => {
+    doc.workload = result;
+    const workers: Worker[] = [];
+    let status: RunStatus = "ok";
     try {
-      await new Promise<void>((resolve) => {
-        for (const rp of program.ranks) {
-          const w = new Worker(WORKER_URL, { type: "module", name: `rank${rp.rank}` });
-          workers.push(w);
-          const finish = (m: RankMessage) => {
-            messages.push(m);
-            if (m.type !== "done") sync.abort();
-            if (messages.length === program.ranks.length) resolve();
-          };
-          w.onmessage = (e: MessageEvent<RankMessage>) => finish(e.data);
-          w.onerror = (e: ErrorEvent) => {
-            e.preventDefault();
-            finish({ type: "failed", rank: rp.rank, message: e.message });
-          };
-          const start: RankStart = {
-            program: rp,
-            paths: runtimes,
-            ranks: program.ranks.length,
-            sync: sync.buffers,
-            timelineIteration,
-          };
-          w.postMessage(start);
+      const runtimes: PathRuntime[] = [];
+      for (const [index, policy] of program.paths.entries()) {
+        const spec = byName.get(policy.name);
+        if (!spec) {
+          throw new TypeError(`workload uses path "${policy.name}", which no tier provides`);
         }
-      });
-    } finally {
-      if (timer !== undefined) clearInterval(timer);
-      opts.signal?.removeEventListener("abort", onAbort);
-    }
-    for (const [i, path] of result.paths.entries()) {
-      [path.peak_readers, path.peak_writers] = sync.peak(i);
-    }
-    const failure = messages.find((m) => m.type === "failed");
-    if (failure && failure.type === "failed") {
-      status = "failed";
-      doc.error = `rank ${failure.rank}: ${failure.message}`;
-    } else if (messages.some((m) => m.type === "aborted")) {
-      status = "interrupted";
-      doc.error = "interrupted";
-    } else {
-      const reports = messages.flatMap((m) => (m.type === "done" ? [m.report] : []));
-      reports.sort((a, b) => a.rank - b.rank);
-      Object.assign(result, aggregate(program, reports, timelineIteration));
-    }
-  } catch (e) {
-    error = e;
-    status = "failed";
-    doc.error = e instanceof Error ? e.message : String(e);
-  } finally {
-    for (const w of workers) w.terminate();
-    for (const tier of tiers.values()) {
-      try {
-        await tier[Symbol.asyncDispose]();
-      } catch (e) {
-        error ??= e;
-        status = "failed";
-        doc.error ??= e instanceof Error ? e.message : String(e);
+        const tier = await open(spec, opts.s3);
+        const facts = tier.describe();
+        let direct = false;
+        let runtime: PathRuntime;
+        if (spec.kind === "s3") {
+          const s3 = tier as S3Tier;
+          runtime = {
+            policy,
+            index,
+            direct,
+            s3: { loc: s3.location, bucket: s3.bucket, prefix: s3.scratchPrefix },
+          };
+        } else {
+          const dir = (tier as FileBackedTier).scratchDir;
+          direct = spec.kind !== "memory" && directWorks(dir);
+          if (spec.kind === "pfs" && !direct) {
+            result.notes.push(`${policy.name}: O_DIRECT refused on ${spec.path}; buffered I/O`);
+          }
+          runtime = { policy, index, direct, dir };
+        }
+        runtimes.push(runtime);
+        result.paths.push({ ...policy, direct, tier: facts } satisfies WorkloadPathResult);
       }
+      const sync = new NodeSync(program.ranks.length, runtimes.length);
+      const onAbort = () => sync.abort();
+      opts.signal?.addEventListener("abort", onAbort);
+      const messages: RankMessage[] = [];
+      const t0 = performance.now();
+      const timer = opts.onProgress
+        ? setInterval(() => {
+          const [r, w] = sync.totals();
+          const perPath = sync.pathTotals();
+          opts.onProgress!({
+            iteration: sync.iteration,
+            iterations: program.warmupIterations + program.iterations,
+            bytesRead: r,
+            bytesWritten: w,
+            elapsedMs: performance.now() - t0,
+            paths: runtimes.map((rt, i) => ({
+              name: rt.policy.name,
+              bytesRead: perPath[i]?.[0] ?? 0,
+              bytesWritten: perPath[i]?.[1] ?? 0,
+            })),
+          });
+        }, 200)
+        : undefined;
+      try {
+        await new Promise<void>((resolve) => {
+          for (const rp of program.ranks) {
+            const w = new Worker(WORKER_URL, { type: "module", name: `rank${rp.rank}` });
+            workers.push(w);
+            const finish = (m: RankMessage) => {
+              messages.push(m);
+              if (m.type !== "done") sync.abort();
+              if (messages.length === program.ranks.length) resolve();
+            };
+            w.onmessage = (e: MessageEvent<RankMessage>) => finish(e.data);
+            w.onerror = (e: ErrorEvent) => {
+              e.preventDefault();
+              finish({ type: "failed", rank: rp.rank, message: e.message });
+            };
+            const start: RankStart = {
+              program: rp,
+              paths: runtimes,
+              ranks: program.ranks.length,
+              sync: sync.buffers,
+              timelineIteration,
+            };
+            w.postMessage(start);
+          }
+        });
+      } finally {
+        if (timer !== undefined) clearInterval(timer);
+        opts.signal?.removeEventListener("abort", onAbort);
+      }
+      for (const [i, path] of result.paths.entries()) {
+        [path.peak_readers, path.peak_writers] = sync.peak(i);
+      }
+      const failure = messages.find((m) => m.type === "failed");
+      if (failure && failure.type === "failed") {
+        status = "failed";
+        doc.error = `rank ${failure.rank}: ${failure.message}`;
+      } else if (messages.some((m) => m.type === "aborted")) {
+        status = "interrupted";
+        doc.error = "interrupted";
+      } else {
+        const reports = messages.flatMap((m) => (m.type === "done" ? [m.report] : []));
+        reports.sort((a, b) => a.rank - b.rank);
+        Object.assign(result, aggregate(program, reports, timelineIteration));
+      }
+    } finally {
+      for (const w of workers) w.terminate();
     }
-  }
-  return endResultDocument(doc, status, error);
+    return status;
+  });
 }

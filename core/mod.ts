@@ -1,5 +1,5 @@
 /**
- * The ground every other folder stands on: job options and tier specs, errors, units, secrets, host facts, libc over FFI, offsets, block verification, latency recording and the job worker protocol.
+ * The ground every other folder stands on: job options and tier specs, errors, units, secrets, host facts, libc over FFI, offsets, block verification, latency recording, small statistics (median, interval union) and the job worker protocol.
  *
  * @module
  */
@@ -11,5 +11,6 @@ export * from "./libc.ts";
 export * from "./offsets.ts";
 export * from "./recorder.ts";
 export * from "./secrets.ts";
+export * from "./stats.ts";
 export * from "./units.ts";
 export * from "./verify.ts";

@@ -30,6 +30,7 @@ import { basename } from "node:path";
 import { ConfigError } from "../core/errors.ts";
 import type { RunResult } from "../schema/result.ts";
 import { formatRate } from "../core/units.ts";
+import { median } from "../core/stats.ts";
 import { reportCharts } from "./_charts.ts";
 import { loadDocument, type ReportDocument } from "./document.ts";
 import { escapeHtml, pageHtml } from "./html.ts";
@@ -90,12 +91,6 @@ export interface Comparison {
   match: MatchMode;
   rows: CompareRow[];
   criterion: string;
-}
-
-function median(xs: readonly number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 }
 
 function keyOf(r: RunResult, match: MatchMode): string {

@@ -12,6 +12,7 @@
  * @module
  */
 
+import { median } from "../core/stats.ts";
 import type { TierFacts } from "../tiers/types.ts";
 import type { PathPolicy, WorkloadProgram } from "../workloads/ops.ts";
 
@@ -147,13 +148,6 @@ export interface RankPhaseResult {
   stall_s: number;
   barrier_s: number;
   io: Record<string, RankIo>;
-}
-
-/** Median of a non-empty list. */
-export function median(xs: readonly number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 }
 
 /** Builds the node-level figures from the ranks' reports. */

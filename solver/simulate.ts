@@ -24,6 +24,7 @@
  * @module
  */
 
+import { unionLength } from "../core/stats.ts";
 import type { Op, WorkloadProgram } from "../workloads/ops.ts";
 import type { Direction } from "./profile.ts";
 
@@ -328,7 +329,7 @@ function phasesOf(
     const busy: Record<string, number> = {};
     const bytes: Record<string, number> = {};
     for (const [path, p] of a.paths) {
-      busy[path] = unionLength(p.ops, start, end);
+      busy[path] = busyLength(p.ops, start, end);
       if (p.read > 0) bytes[`${path}:read`] = p.read;
       if (p.write > 0) bytes[`${path}:write`] = p.write;
     }
@@ -342,15 +343,7 @@ function phasesOf(
   });
 }
 
-/** Length of the union of the ops' [start, end] intervals. */
-function unionLength(list: number[], start: Float64Array, end: Float64Array): number {
-  list.sort((a, b) => start[a]! - start[b]!);
-  let total = 0, reach = -Infinity;
-  for (const g of list) {
-    const e = end[g]!;
-    if (e <= reach) continue;
-    total += e - Math.max(start[g]!, reach);
-    reach = e;
-  }
-  return total;
+/** Length of the union of the ops' [start, end] intervals (`list` holds op indices). */
+function busyLength(list: readonly number[], start: Float64Array, end: Float64Array): number {
+  return unionLength(list.map((g) => [start[g]!, end[g]!] as const));
 }

@@ -213,20 +213,3 @@ export function parseTierbenchJson(text: string, dir: "read" | "write"): Tierben
     peak_rss_bytes: doc.tool.peak_rss_bytes,
   };
 }
-
-/**
- * The median of `xs` (the mean of the middle two for an even count); NaN
- * for none.
- *
- * @example
- * ```ts
- * import { median } from "./_fio.ts";
- * console.assert(median([3, 1, 2]) === 2 && median([1, 2, 3, 4]) === 2.5);
- * ```
- */
-export function median(xs: readonly number[]): number {
-  if (xs.length === 0) return NaN;
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = s.length >> 1;
-  return s.length % 2 === 1 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
-}

@@ -35,7 +35,6 @@ import {
   direction,
   type Figures,
   fioArgs,
-  median,
   parseFioJson,
   parseTierbenchJson,
   type Pattern,
@@ -57,6 +56,7 @@ import {
   Scratch,
   UsageError,
 } from "./_fio_process.ts";
+import { median } from "../core/stats.ts";
 
 const MiB = 1024 ** 2;
 const GiB = 1024 ** 3;

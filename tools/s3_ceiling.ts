@@ -32,6 +32,7 @@ import { hostFacts } from "../core/host.ts";
 import { runJob } from "../bench/runner.ts";
 import { redactSecrets } from "../core/secrets.ts";
 import { parseDuration } from "../core/units.ts";
+import { median } from "../core/stats.ts";
 import { S3Tier } from "../tiers/s3.ts";
 import { newRunId } from "../tiers/scratch.ts";
 import { deletePrefix } from "../tiers/s3_scratch.ts";
@@ -225,12 +226,6 @@ async function measure(
     cleanup.destroy();
   }
   return results;
-}
-
-function median(xs: readonly number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length === 0 ? 0 : s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 }
 
 function mbs(bytesPerSecond: number): string {

@@ -23,6 +23,7 @@ import { crc32 } from "node:zlib";
 import { createCRC32, createXXHash64 } from "hash-wasm";
 import { DEFAULT_MEMORY_DIR, type JobOptions, parseJobOptions } from "../core/config.ts";
 import { hostFacts } from "../core/host.ts";
+import { median } from "../core/stats.ts";
 import { runJob } from "../bench/runner.ts";
 import { FileTier, MemoryTier } from "../tiers/mod.ts";
 import { newRunId } from "../tiers/scratch.ts";
@@ -37,12 +38,6 @@ interface Point {
   readonly bs: string;
   /** Extra options (the file tier runs O_DIRECT through libaio, 8 deep). */
   readonly extra: Record<string, string | boolean>;
-}
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 === 1 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 }
 
 function mbps(bytesPerS: number): string {
