@@ -13,6 +13,7 @@ import { z } from "zod";
 import { ConfigError } from "./errors.ts";
 import { MIN_VERIFY_BS } from "./verify.ts";
 import { formatSize, parseDuration, parseSize } from "./units.ts";
+import { describeZodIssue, type ZodIssue } from "./zod_issue.ts";
 
 /** Access patterns, named as fio names them. */
 export const RW_MODES = ["read", "write", "randread", "randwrite", "randrw"] as const;
@@ -294,13 +295,11 @@ const SCHEMA = z.object({
   timeout: durationField("timeout").optional(),
 });
 
-function toConfigError(issue: z.core.$ZodIssue): ConfigError {
-  const key = String(issue.path[0] ?? "config");
-  const field = FLAG[key] ?? key;
-  if (issue.code === "invalid_value") {
-    return new ConfigError(field, "unknown value", issue.values.map(String).join(", "));
-  }
-  return new ConfigError(field, issue.message);
+/** The first issue as a ConfigError (the custom issues quote the value themselves). */
+function toConfigError(issues: readonly ZodIssue[]): ConfigError {
+  const { path, problem, allowed } = describeZodIssue(issues);
+  const key = String(path[0] ?? "config");
+  return new ConfigError(FLAG[key] ?? key, problem, allowed);
 }
 
 /**
@@ -340,7 +339,7 @@ export function parseJobOptions(raw: RawJobOptions): JobOptions {
     multipartThreshold: raw.multipartThreshold ?? DEFAULTS.multipartThreshold,
     timeout: raw.timeout,
   });
-  if (!parsed.success) throw toConfigError(parsed.error.issues[0]!);
+  if (!parsed.success) throw toConfigError(parsed.error.issues);
   const o = parsed.data;
 
   if (o.bs > MAX_BS) {

@@ -1,5 +1,5 @@
 /**
- * The ground every other folder stands on: job options and tier specs, errors, units, secrets, host facts, libc over FFI, offsets, block verification, latency recording, small statistics (median, interval union) and the job worker protocol.
+ * The ground every other folder stands on: job options and tier specs, errors, units, secrets, host facts, libc over FFI, offsets, block verification, latency recording, small statistics (median, interval union), the wording of zod validation issues and the job worker protocol.
  *
  * @module
  */
@@ -14,3 +14,4 @@ export * from "./secrets.ts";
 export * from "./stats.ts";
 export * from "./units.ts";
 export * from "./verify.ts";
+export * from "./zod_issue.ts";

@@ -10,7 +10,7 @@
 import { z } from "zod";
 import { ConfigError } from "../core/errors.ts";
 import { PLAN_SCHEMA, type PlanDocument } from "../schema/plan.ts";
-import { formatPath } from "./profile.ts";
+import { describeZodIssue } from "../core/zod_issue.ts";
 
 const count = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
 const positiveCount = z.number().int().min(1).max(Number.MAX_SAFE_INTEGER);
@@ -59,8 +59,7 @@ const planSchema = z.object({
 export function checkPlanDocument(json: unknown, source: string): PlanDocument {
   const parsed = planSchema.safeParse(json);
   if (parsed.success) return json as PlanDocument;
-  const issue = parsed.error.issues[0]!;
-  const path = formatPath(issue.path as PropertyKey[]);
+  const { where: path, problem } = describeZodIssue(parsed.error.issues, { input: json });
   if (path === "" || path === "schema") {
     throw new ConfigError(
       "plan",
@@ -69,6 +68,6 @@ export function checkPlanDocument(json: unknown, source: string): PlanDocument {
   }
   throw new ConfigError(
     "plan",
-    `${source}: ${path}: ${issue.message}; write the plan again with \`tierbench plan\``,
+    `${source}: ${path}: ${problem}; write the plan again with \`tierbench plan\``,
   );
 }

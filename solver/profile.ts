@@ -28,6 +28,7 @@
 
 import { z } from "zod";
 import { ConfigError } from "../core/errors.ts";
+import { describeValue, describeZodIssue, formatPath, valueAt } from "../core/zod_issue.ts";
 import { RESULT_SCHEMA } from "../schema/result.ts";
 
 /** The schema id of hand-written profiles. */
@@ -235,34 +236,10 @@ export class ProfileError extends ConfigError {
 
 // ---------------------------------------------------------------- JSON paths
 
-const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
-
-/**
- * A JSON path as messages and `sources` write it: `.name` for plain keys,
- * `["key"]` for others, `[i]` for array items.
- *
- * @example
- * ```ts
- * import { formatPath } from "./profile.ts";
- * console.assert(formatPath(["contention", "slowdown", "read", "file", "pfs:write"]) ===
- *   'contention.slowdown.read.file["pfs:write"]');
- * console.assert(formatPath(["sources", 2, "fields"]) === "sources[2].fields");
- * ```
- */
-export function formatPath(path: readonly PropertyKey[]): string {
-  let out = "";
-  for (const p of path) {
-    if (typeof p === "number") out += `[${p}]`;
-    else if (IDENTIFIER.test(String(p))) out += out ? `.${String(p)}` : String(p);
-    else out += `[${JSON.stringify(String(p))}]`;
-  }
-  return out;
-}
-
 const PATH_TOKEN = /\.?([A-Za-z_][A-Za-z0-9_]*)|\[(\d+)\]|\["((?:[^"\\]|\\.)*)"\]/y;
 
 /**
- * The keys of a path written as {@linkcode formatPath} writes it; undefined
+ * The keys of a path written as `formatPath` (core/zod_issue.ts) writes it; undefined
  * when it is not one.
  *
  * @example
@@ -284,26 +261,6 @@ export function parsePath(text: string): (string | number)[] | undefined {
     else out.push(JSON.parse(`"${m[3]}"`) as string);
   }
   return text.length > 0 ? out : undefined;
-}
-
-/** The value at `path` under `root`, or undefined. */
-function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {
-  let v = root;
-  for (const p of path) {
-    if (v === null || typeof v !== "object") return undefined;
-    v = (v as Record<PropertyKey, unknown>)[p];
-  }
-  return v;
-}
-
-/** A value as an error message quotes it. */
-function describe(v: unknown): string {
-  if (v === undefined) return "nothing";
-  if (v === null) return "null";
-  if (Array.isArray(v)) return "an array";
-  if (typeof v === "object") return "an object";
-  const text = JSON.stringify(v);
-  return text.length > 40 ? `${text.slice(0, 37)}…` : text;
 }
 
 // ------------------------------------------------------- hand-written schema
@@ -458,60 +415,11 @@ function allowedAt(path: readonly PropertyKey[]): string | undefined {
   return last === undefined ? undefined : ALLOWED[last];
 }
 
-const TYPE_NAMES: Record<string, string> = {
-  number: "a number",
-  int: "an integer",
-  string: "a string",
-  object: "an object",
-  record: "an object",
-  array: "an array",
-  boolean: "true or false",
-};
-
-/** The problem a zod issue reports, in words, with the value at fault. */
-function problemOf(issue: z.core.$ZodIssue, value: unknown): string {
-  switch (issue.code) {
-    case "invalid_type":
-      return value === undefined
-        ? "is missing"
-        : `${describe(value)} is not ${TYPE_NAMES[issue.expected] ?? issue.expected}`;
-    case "too_small":
-      return issue.origin === "array" || issue.origin === "string"
-        ? `${describe(value)} is too short`
-        : `${describe(value)} is too small (must be ${
-          issue.inclusive ? "≥" : ">"
-        } ${issue.minimum})`;
-    case "too_big":
-      return `${describe(value)} is too big (must be ${
-        issue.inclusive ? "≤" : "<"
-      } ${issue.maximum})`;
-    case "invalid_value": {
-      const values = issue.values.map((v) => JSON.stringify(v));
-      const list = values.length > 2 ? `one of ${values.join(", ")}` : values.join(" or ");
-      return `${describe(value)} is not ${list}`;
-    }
-    case "invalid_format":
-      return `${describe(value)} is not ${issue.format === "url" ? "a URL" : "valid"}`;
-    case "custom":
-      return `${describe(value)} ${issue.message}`;
-    default:
-      return `${describe(value)} is not valid`;
-  }
-}
-
 /** The first issue of a failed parse, as a {@linkcode ProfileError}. */
 function issueError(source: string, input: unknown, issues: z.core.$ZodIssue[]): ProfileError {
-  const issue = issues[0]!;
-  const path = issue.path as PropertyKey[];
-  const more = issues.length > 1 ? ` (the first of ${issues.length} problems)` : "";
-  if (issue.code === "unrecognized_keys") {
-    const key = issue.keys[0]!;
-    const fields = fieldsAt(path);
-    const allowed = fields.length > 0 ? `one of the fields ${fields.join(", ")}` : undefined;
-    return withMore(source, formatPath([...path, key]), "unknown field", allowed, more);
-  }
-  const problem = problemOf(issue, valueAt(input, path));
-  return withMore(source, formatPath(path), problem, allowedAt(path), more);
+  const d = describeZodIssue(issues, { input, allowed: allowedAt, fields: fieldsAt });
+  const more = d.count > 1 ? ` (the first of ${d.count} problems)` : "";
+  return withMore(source, d.where, d.problem, d.allowed, more);
 }
 
 /** A ProfileError whose message ends with `more`. */
@@ -1101,7 +1009,7 @@ export function loadProfile(json: unknown, source: string): Profile {
     throw new ProfileError(
       source,
       "",
-      `${describe(json)} is not a JSON object`,
+      `${describeValue(json)} is not a JSON object`,
       "a profile or result document",
     );
   }
@@ -1119,7 +1027,7 @@ export function loadProfile(json: unknown, source: string): Profile {
   }
   const problem = schema === undefined
     ? "is missing"
-    : `${describe(schema)} is not a schema this reads`;
+    : `${describeValue(schema)} is not a schema this reads`;
   throw new ProfileError(source, "schema", problem, accepted);
 }
 

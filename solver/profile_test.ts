@@ -2,10 +2,10 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { slowdownKey } from "../schema/contention.ts";
 import { ConfigError } from "../core/errors.ts";
+import { formatPath } from "../core/zod_issue.ts";
 import { ROOT, runCli, withTempDir } from "../tests/_helpers.ts";
 import {
   type Direction,
-  formatPath,
   loadProfile,
   lookupSlowdown,
   parsePath,

@@ -12,6 +12,7 @@
 
 import { z } from "zod";
 import { ConfigError } from "../core/errors.ts";
+import { describeZodIssue } from "../core/zod_issue.ts";
 import { MODEL_NAMES, modelPreset, type ModelShape, parameterCount } from "./model.ts";
 
 /** Scaled sizes are rounded up to this (O_DIRECT's alignment). */
@@ -78,7 +79,7 @@ export const SETUP_DEFAULTS = {
 const num = z.union([z.number(), z.string().trim().min(1)]).transform((v, ctx) => {
   const n = typeof v === "number" ? v : Number(v);
   if (!Number.isFinite(n)) {
-    ctx.addIssue({ code: "custom", message: `"${v}" is not a number` });
+    ctx.addIssue({ code: "custom", message: "is not a number" });
     return z.NEVER;
   }
   return n;
@@ -139,10 +140,12 @@ export function resolveSetup(raw: RawTrainingSetup = {}): TrainingSetup {
   const withDefaults = { ...SETUP_DEFAULTS, ...stripUndefined(raw) };
   const parsed = schema.safeParse(withDefaults);
   if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    const field = String(issue.path[0] ?? "setup");
-    const value = (withDefaults as Record<string, unknown>)[field];
-    throw new ConfigError(FLAG[field] ?? field, explain(field, value, issue.message));
+    const { path, problem, allowed } = describeZodIssue(parsed.error.issues, {
+      input: withDefaults,
+      allowed: ([field]) => accepts(String(field)),
+    });
+    const field = String(path[0] ?? "setup");
+    throw new ConfigError(FLAG[field] ?? field, problem, allowed);
   }
   const v = parsed.data;
   let model: ModelShape;
@@ -197,7 +200,8 @@ function stripUndefined(raw: RawTrainingSetup): Record<string, unknown> {
   return Object.fromEntries(Object.entries(raw).filter(([, v]) => v !== undefined));
 }
 
-function explain(field: string, value: unknown, message: string): string {
+/** What the option `field` accepts, in words. */
+function accepts(field: string): string {
   const allowed: Record<string, string> = {
     model: `one of ${MODEL_NAMES.join(", ")}`,
     bytesPerState: "2 or 4",
@@ -207,8 +211,7 @@ function explain(field: string, value: unknown, message: string): string {
     adamRate: "parameters per second from 1 to 1e15, e.g. 1e9",
     gpuTflops: "TFLOP/s from 0.001 to 1e6, e.g. 100",
   };
-  const want = allowed[field] ?? (field === "warmup" ? "an integer ≥ 0" : "a positive number");
-  return `${JSON.stringify(value)} is not valid (${message}): use ${want}`;
+  return allowed[field] ?? (field === "warmup" ? "an integer ≥ 0" : "a positive number");
 }
 
 /** Parameters each rank owns (its ZeRO-3 shard): the model over dp × tp. */
