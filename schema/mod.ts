@@ -5,6 +5,7 @@
  */
 export * from "./contention.ts";
 export * from "./plan.ts";
+export * from "./profile.ts";
 export * from "./replay.ts";
 export * from "./result.ts";
 export * from "./run_status.ts";

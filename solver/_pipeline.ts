@@ -19,9 +19,10 @@ import type { WorkloadProgram } from "../workloads/ops.ts";
 import type { TrainingSetup } from "../workloads/setup.ts";
 import { zeroInfinity } from "../workloads/zero_infinity.ts";
 import { placementOptions, type PlannedPath } from "../schema/plan.ts";
-import type { Direction } from "./profile.ts";
+
 import { type RateOf, simulate, type SimulatedPhase } from "./simulate.ts";
 import type { SlowdownLookup, SolverTier } from "./solver_tier.ts";
+import type { Direction } from "../schema/profile.ts";
 
 /** What the rates come from. */
 export interface PipelineTiers {

@@ -10,4 +10,5 @@ export * from "./plan_check.ts";
 export * from "./planner.ts";
 export * from "./profile.ts";
 export * from "./simulate.ts";
+export * from "./slowdown.ts";
 export * from "./solve.ts";

@@ -16,9 +16,11 @@ import {
 } from "./export.ts";
 import { planActivations } from "./activations.ts";
 import { PLAN_SCHEMA, type PlanDocument } from "../schema/plan.ts";
-import { type Profile, type ProfileTier, slowdownLookup, togetherOf } from "./profile.ts";
+
 import { solve } from "./solve.ts";
 import type { SolverTier } from "./solver_tier.ts";
+import type { Profile, ProfileTier } from "../schema/profile.ts";
+import { slowdownLookup, togetherOf } from "./slowdown.ts";
 
 /** Options of {@linkcode makePlan}. */
 export interface PlanOptions {

@@ -18,8 +18,9 @@ import fc from "fast-check";
 import { ConfigError } from "../core/errors.ts";
 import { resolveSetup } from "../workloads/setup.ts";
 import { makePlan } from "./planner.ts";
-import { loadProfile, type Profile, ProfileError } from "./profile.ts";
+import { loadProfile } from "./profile.ts";
 import { type Json, mutate, mutation } from "../tests/_fuzz.ts";
+import { type Profile, ProfileError } from "../schema/profile.ts";
 
 const SEED = Number(Deno.env.get("TIERBENCH_FUZZ_SEED") ?? Date.now() % 2 ** 31);
 console.log(`profile_fuzz_test: fast-check seed ${SEED} (TIERBENCH_FUZZ_SEED=${SEED} to rerun)`);

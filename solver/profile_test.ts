@@ -4,18 +4,9 @@ import { slowdownKey } from "../schema/contention.ts";
 import { ConfigError } from "../core/errors.ts";
 import { formatPath } from "../core/zod_issue.ts";
 import { ROOT, runCli, withTempDir } from "../tests/_helpers.ts";
-import {
-  type Direction,
-  loadProfile,
-  lookupSlowdown,
-  parsePath,
-  ProfileError,
-  readProfile,
-  slowdownKeyOf,
-  slowdownLookup,
-  slowdownOf,
-  togetherOf,
-} from "./profile.ts";
+import { loadProfile, readProfile, slowdownKeyOf } from "./profile.ts";
+import { type Direction, parsePath, ProfileError } from "../schema/profile.ts";
+import { lookupSlowdown, slowdownLookup, slowdownOf, togetherOf } from "./slowdown.ts";
 
 const REFERENCE = join(ROOT, "results", "reference");
 // deno-lint-ignore no-explicit-any

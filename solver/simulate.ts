@@ -26,7 +26,7 @@
 
 import { unionLength } from "../core/stats.ts";
 import type { Op, WorkloadProgram } from "../workloads/ops.ts";
-import type { Direction } from "./profile.ts";
+import type { Direction } from "../schema/profile.ts";
 
 /**
  * Node-wide bandwidth, bytes/s, of `path` in `direction` while the path

@@ -1,0 +1,88 @@
+/**
+ * The parts of a result document (bench, contention or run) the solver reads
+ * a profile from, as zod schemas.
+ *
+ * @module
+ */
+
+import { z } from "zod";
+import { RESULT_SCHEMA } from "../schema/result.ts";
+
+const percentiles = z.object({ percentile: z.record(z.string(), z.number()).optional() });
+const directionSchema = z.object({
+  bw_bytes: z.number().nonnegative(),
+  lat_ns: percentiles.optional(),
+});
+
+export const runSchema = z.object({
+  name: z.string(),
+  status: z.string(),
+  tier: z.object({ kind: z.string(), path: z.string() }),
+  options: z.object({
+    tier: z.string(),
+    rw: z.string(),
+    rwmixread: z.number().optional(),
+    bs: z.number(),
+    iodepth: z.number(),
+    numjobs: z.number(),
+    engine: z.string(),
+    direct: z.boolean().optional(),
+  }),
+  read: directionSchema,
+  write: directionSchema,
+});
+
+const nullableRows = z.record(z.string(), z.record(z.string(), z.number().positive().nullable()));
+
+const resultContentionSchema = z.object({
+  status: z.string(),
+  pattern: z.object({
+    bs: z.number().nonnegative(),
+    runtime_ms: z.number().nonnegative(),
+    iodepth: z.number().nonnegative(),
+    tiers: z.record(z.string(), z.object({ spec: z.string(), direct: z.boolean().optional() })),
+  }),
+  tiers: z.array(z.string()),
+  alone: z.record(
+    z.string(),
+    z.object({ read_bw_bytes: z.number().nonnegative(), write_bw_bytes: z.number().nonnegative() }),
+  ),
+  slowdown: z.object({ read: nullableRows, write: nullableRows }),
+  self: z.record(
+    z.string(),
+    z.object({ read_bw_bytes: z.number().nonnegative(), write_bw_bytes: z.number().nonnegative() }),
+  ).optional(),
+  together: z.array(z.object({
+    key: z.string(),
+    members: z.record(
+      z.string(),
+      z.object({
+        read_bw_bytes: z.number().nonnegative(),
+        write_bw_bytes: z.number().nonnegative(),
+      }),
+    ),
+  })).optional(),
+});
+
+export const resultDocSchema = z.object({
+  schema: z.literal(RESULT_SCHEMA),
+  kind: z.string(),
+  status: z.string(),
+  started: z.string(),
+  finished: z.string().optional(),
+  host: z.object({
+    hostname: z.string(),
+    cpu_model: z.string().optional(),
+    cores: z.int().positive(),
+    memory_bytes: z.number().positive(),
+  }),
+  runs: z.array(runSchema),
+  contention: resultContentionSchema.optional(),
+});
+
+export type ResultDoc = z.infer<typeof resultDocSchema>;
+export type ResultRun = z.infer<typeof runSchema>;
+export type ResultContention = z.infer<typeof resultContentionSchema>;
+
+/** Result kinds that carry tier figures. */
+export const RESULT_KINDS = ["profile", "contention", "run"];
