@@ -30,7 +30,8 @@ import type { S3TierOptions } from "../tiers/s3.ts";
 import type { Tier } from "../tiers/types.ts";
 import { formatTierSpec, type JobOptions, parseJobOptions, type TierSpec } from "../core/config.ts";
 import { ConfigError, DirectIoUnsupportedError } from "../core/errors.ts";
-import type { RunResult, RunStatus } from "../schema/result.ts";
+import type { RunResult } from "../schema/result.ts";
+import type { RunStatus } from "../schema/run_status.ts";
 import { runJob, type RunProgress } from "./runner.ts";
 import { type Session, type SessionOutcome, withSession } from "./session.ts";
 import {
@@ -50,13 +51,6 @@ import {
   slowdownMatrix,
 } from "../schema/contention.ts";
 import {
-  contentionGroups,
-  layoutClear,
-  mixedContentionGroups,
-  tierLabels,
-  windowOverlap,
-} from "./contention_groups.ts";
-export {
   contentionGroups,
   layoutClear,
   mixedContentionGroups,

@@ -13,7 +13,7 @@ import type { ContentionWindow } from "../schema/contention.ts";
  *
  * @example
  * ```ts
- * import { tierLabels } from "./contention.ts";
+ * import { tierLabels } from "./contention_groups.ts";
  * const labels = tierLabels([
  *   { kind: "memory", path: "/dev/shm" },
  *   { kind: "file", path: "/a" },
@@ -40,7 +40,7 @@ export function tierLabels(specs: readonly TierSpec[]): string[] {
  *
  * @example
  * ```ts
- * import { contentionGroups } from "./contention.ts";
+ * import { contentionGroups } from "./contention_groups.ts";
  * const g = contentionGroups(["memory", "file", "pfs"]).map((x) => x.join("+"));
  * console.assert(g.join() === "memory,file,pfs,memory+file,memory+pfs,file+pfs,memory+file+pfs");
  * ```
@@ -62,7 +62,7 @@ export function contentionGroups<T>(items: readonly T[]): T[][] {
  *
  * @example
  * ```ts
- * import { mixedContentionGroups } from "./contention.ts";
+ * import { mixedContentionGroups } from "./contention_groups.ts";
  * const g = mixedContentionGroups(["memory", "file"]).map((x) => `${x.read}<${x.write}`);
  * console.assert(g.join() === "memory<file,file<memory");
  * ```
@@ -83,7 +83,7 @@ export function mixedContentionGroups<T>(items: readonly T[]): { read: T; write:
  *
  * @example
  * ```ts
- * import { windowOverlap } from "./contention.ts";
+ * import { windowOverlap } from "./contention_groups.ts";
  * const w = (s: number) => ({ layout_start: 0, ramp_start: s, measure_start: s, measure_end: s + 1000 });
  * console.assert(windowOverlap([w(0), w(100)], 1000) === 0.9);
  * ```
@@ -105,7 +105,7 @@ export function windowOverlap(
  *
  * @example
  * ```ts
- * import { layoutClear } from "./contention.ts";
+ * import { layoutClear } from "./contention_groups.ts";
  * const a = { layout_start: 0, ramp_start: 10, measure_start: 1010, measure_end: 2010 };
  * const late = { layout_start: 0, ramp_start: 1100, measure_start: 2100, measure_end: 3100 };
  * console.assert(layoutClear([a, { ...a, ramp_start: 50 }]) === true);

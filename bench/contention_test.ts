@@ -1,14 +1,13 @@
 import assert from "node:assert/strict";
 import { parseTierSpec } from "../core/config.ts";
+import { type ContentionOptions, runContention } from "./contention.ts";
 import {
   contentionGroups,
-  type ContentionOptions,
   layoutClear,
   mixedContentionGroups,
-  runContention,
   tierLabels,
   windowOverlap,
-} from "./contention.ts";
+} from "./contention_groups.ts";
 import { ConfigError } from "../core/errors.ts";
 import { profileTiers } from "./node_profile.ts";
 import { tempDirOnDisk } from "../tests/_helpers.ts";

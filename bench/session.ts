@@ -12,7 +12,8 @@ import { newRunId } from "../tiers/scratch.ts";
 import type { S3TierOptions } from "../tiers/s3.ts";
 import { formatTierSpec, type JobOptions, type TierSpec } from "../core/config.ts";
 import { hostFacts, peakRssBytes } from "../core/host.ts";
-import { RESULT_SCHEMA, type ResultDocument, type RunStatus } from "../schema/result.ts";
+import { RESULT_SCHEMA, type ResultDocument } from "../schema/result.ts";
+import type { RunStatus } from "../schema/run_status.ts";
 import { runJob, type RunProgress } from "./runner.ts";
 
 /** The version written into results. */

@@ -44,7 +44,8 @@ import {
 } from "../core/config.ts";
 import { ConfigError } from "../core/errors.ts";
 import type { SweepPoint, SweepResult } from "../schema/sweep.ts";
-import type { RunResult, RunStatus } from "../schema/result.ts";
+import type { RunResult } from "../schema/result.ts";
+import type { RunStatus } from "../schema/run_status.ts";
 import { runJob, type RunProgress, type StepProgress } from "./runner.ts";
 import { type SessionOutcome, withSession } from "./session.ts";
 import { parseDuration, parseSize } from "../core/units.ts";

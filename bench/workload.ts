@@ -14,7 +14,8 @@
 import { join } from "node:path";
 import type { TierSpec } from "../core/config.ts";
 import { ConfigError } from "../core/errors.ts";
-import type { ResultDocument, RunStatus } from "../schema/result.ts";
+import type { ResultDocument } from "../schema/result.ts";
+import type { RunStatus } from "../schema/run_status.ts";
 import { withSession } from "./session.ts";
 import { cString, libc, O } from "../core/libc.ts";
 import type { S3TierOptions } from "../tiers/s3.ts";

@@ -11,12 +11,8 @@
 
 import { Command } from "@commander-js/extra-typings";
 import { DEFAULT_MEMORY_DIR, type TierSpec } from "../core/config.ts";
-import {
-  contentionGroups,
-  type ContentionOptions,
-  mixedContentionGroups,
-  runContention,
-} from "../bench/contention.ts";
+import { type ContentionOptions, runContention } from "../bench/contention.ts";
+import { contentionGroups, mixedContentionGroups } from "../bench/contention_groups.ts";
 import { profileJobs, profileTiers, REMOTE_HELP, remoteFromEnv } from "../bench/node_profile.ts";
 import { pathsOf, runWorkload } from "../bench/workload.ts";
 import { workloadByName } from "../workloads/registry.ts";

@@ -12,8 +12,6 @@ import { PLAN_SCHEMA, type PlanDocument } from "../schema/plan.ts";
 
 import type { SweepResult } from "../schema/sweep.ts";
 
-export type { SweepPoint, SweepResult, SweepTier } from "../schema/sweep.ts";
-
 /** A result document as a report reads it (a sweep carries its `sweep` section). */
 export type ReportDocument = ResultDocument;
 

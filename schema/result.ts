@@ -10,7 +10,6 @@ import type { TierFacts } from "../tiers/types.ts";
 import type { WorkloadResult } from "./workload.ts";
 import type { ReplayResult } from "./replay.ts";
 import type { RunStatus } from "./run_status.ts";
-export type { RunStatus } from "./run_status.ts";
 import type { ContentionResult } from "./contention.ts";
 import type { SweepResult } from "./sweep.ts";
 import type { HostFacts } from "../core/host.ts";

@@ -28,7 +28,6 @@
 import { activationBytesPerLayer, layerForwardFlops } from "../workloads/model.ts";
 import type { TrainingSetup } from "../workloads/setup.ts";
 import type { ActivationPlan, ActivationTimes } from "../schema/plan.ts";
-export type { ActivationPlan, ActivationTimes } from "../schema/plan.ts";
 
 /** Layers whose writes may be outstanding in forward (as workloads/ssdtrain.ts runs it). */
 const WRITE_BEHIND = 2;

@@ -13,7 +13,8 @@ import type { ResultDocument, RunResult } from "../schema/result.ts";
 import { runJob } from "../bench/runner.ts";
 import { openTier } from "../tiers/mod.ts";
 import { ROOT, runCli } from "./_helpers.ts";
-import type { ReportDocument, SweepPoint, SweepTier } from "../report/document.ts";
+import type { ReportDocument } from "../report/document.ts";
+import type { SweepPoint, SweepTier } from "../schema/sweep.ts";
 
 /** The reference profile a plan is made from (committed). */
 export const REFERENCE_PROFILE = join(ROOT, "results/reference/polaris-4gpu-nvme-lustre.json");
