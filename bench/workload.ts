@@ -116,6 +116,39 @@ function directWorks(dir: string): boolean {
 }
 
 /**
+ * The most ops a run's program may hold, over all ranks and iterations: every
+ * op is an object in memory before the first byte moves (about 360 bytes each,
+ * so this is some 700 MiB; 7 M ops ran Deno out of heap).
+ */
+export const MAX_PROGRAM_OPS = 2_000_000;
+
+/**
+ * Refuses, before building it, a program too large to hold: one iteration is
+ * built to count its ops, and the whole run is that times its iterations.
+ *
+ * @throws {ConfigError} naming --iterations, with the most this setup allows.
+ */
+function checkProgramSize(
+  def: WorkloadDefinition,
+  setup: TrainingSetup,
+  paths: WorkloadPaths,
+  options: WorkloadOptions,
+): void {
+  const once = def.build({ ...setup, warmupIterations: 0, iterations: 1 }, paths, options);
+  const perIteration = once.ranks.reduce((n, r) => n + r.ops.length, 0);
+  const iterations = setup.warmupIterations + setup.iterations;
+  if (perIteration * iterations <= MAX_PROGRAM_OPS) return;
+  const most = Math.max(0, Math.floor(MAX_PROGRAM_OPS / perIteration) - setup.warmupIterations);
+  throw new ConfigError(
+    "iterations",
+    `${setup.iterations} iterations (and ${setup.warmupIterations} warm-up) of ${def.name} ` +
+      `with this setup make about ${perIteration * iterations} ops, more than the ` +
+      `${MAX_PROGRAM_OPS} a run holds in memory`,
+    `at most ${most} here, or a smaller --scale or a larger --subgroup-size`,
+  );
+}
+
+/**
  * Runs `def` with `setup` on the tiers named by `specs`.
  *
  * @example
@@ -138,6 +171,7 @@ export async function runWorkload(
   const { paths, byName } = pathsOf(specs);
   let program;
   try {
+    checkProgramSize(def, setup, paths, workloadOptions);
     program = def.build(setup, paths, workloadOptions);
   } catch (e) {
     if (e instanceof RangeError) throw new ConfigError("tiers", e.message, undefined, { cause: e });

@@ -4,7 +4,7 @@ import { ConfigError } from "../core/errors.ts";
 import { scratchLeft, tempMount, withTempDir } from "../tests/_helpers.ts";
 import type { WorkloadDefinition } from "../workloads/common.ts";
 import { bytesByPath, type Op, ProgramBuilder } from "../workloads/ops.ts";
-import { pathsOf, runWorkload } from "./workload.ts";
+import { MAX_PROGRAM_OPS, pathsOf, runWorkload } from "./workload.ts";
 import { resolveSetup } from "../workloads/setup.ts";
 import { zeroInfinity } from "../workloads/zero_infinity.ts";
 import { needing } from "../tests/_requirements.ts";
@@ -153,4 +153,27 @@ Deno.test("runWorkload() refuses a workload whose paths the tiers do not give, b
     runWorkload(zeroInfinity, setup, [parseTierSpec("memory:/dev/shm")]),
     (e: unknown) => e instanceof ConfigError && /needs a local path/.test(e.message),
   );
+});
+
+Deno.test("runWorkload() refuses, before touching a tier, iterations whose program would not fit in memory, naming --iterations and the most it allows", async () => {
+  await withTempDir(async (dir) => {
+    const setup = resolveSetup({ model: "7b", iterations: 736104021086 });
+    const err = await runWorkload(zeroInfinity, setup, [parseTierSpec(`file:${dir}/missing`)])
+      .then(() => undefined, (x: unknown) => x);
+    assert.ok(err instanceof ConfigError, String(err));
+    assert.equal(err.field, "iterations");
+    const most = Number(/at most (\d+) here/.exec(err.message)?.[1]);
+    assert.ok(most >= 1, err.message);
+    // the most it names fits, and one more does not
+    const fits = resolveSetup({ model: "7b", iterations: most });
+    const once = zeroInfinity.build(
+      { ...fits, warmupIterations: 0, iterations: 1 },
+      pathsOf([
+        parseTierSpec(`file:${dir}`),
+      ]).paths,
+    );
+    const perIteration = once.ranks.reduce((n, r) => n + r.ops.length, 0);
+    assert.ok(perIteration * (most + fits.warmupIterations) <= MAX_PROGRAM_OPS);
+    assert.ok(perIteration * (most + 1 + fits.warmupIterations) > MAX_PROGRAM_OPS);
+  });
 });
