@@ -40,12 +40,19 @@ Deno.test("alive() is false for a pid whose process started at another time", as
 });
 
 Deno.test("alive() is false for a zombie nobody reaps", async () => {
-  // The exec'd `sleep 30` never reaps its child `true`, which stays a zombie.
-  const { child, line } = await spawnPrinting("true & echo $!; exec sleep 30");
+  // The exec'd `sleep 30` never reaps its child, which stays a zombie once it
+  // exits. The child outlives the exec by a second: a child that exited before
+  // it (`true &`) could be reaped by the shell first, and then no zombie came.
+  const { child, line } = await spawnPrinting("sleep 1 & echo $!; exec sleep 30");
   try {
     const pid = Number(line);
     assert.ok(Number.isSafeInteger(pid) && pid > 0, `not a pid: ${line}`);
-    while ((await procStat(pid))?.state !== "Z") await sleep(10);
+    const deadline = Date.now() + 20_000;
+    for (let stat = await procStat(pid); stat?.state !== "Z"; stat = await procStat(pid)) {
+      assert.ok(stat !== undefined, `pid ${pid} was reaped before it was seen a zombie`);
+      assert.ok(Date.now() < deadline, `pid ${pid} is not a zombie 20 s on (${stat.state})`);
+      await sleep(10);
+    }
     assert.equal((await procStat(pid))?.threads, 1);
     assert.ok(!await alive({ pid }));
   } finally {
