@@ -140,6 +140,33 @@ export interface ProfileContention {
   note?: string;
 }
 
+/** A remote tier's bandwidth at one count of nodes doing the same I/O at once. */
+export interface ScalingPoint {
+  /** Nodes doing I/O at once. */
+  nodes: number;
+  /** Bandwidth each node got, bytes/s (the aggregate over `nodes`). */
+  read_bw_bytes_per_node: number;
+  write_bw_bytes_per_node: number;
+  /** All the nodes together over their common window, bytes/s. */
+  read_bw_bytes: number;
+  write_bw_bytes: number;
+}
+
+/**
+ * A shared (remote) tier's per-node bandwidth as a function of how many nodes
+ * use it at once: `bench`'s remote scaling curve across nodes, or stated.
+ */
+export interface ProfileScaling {
+  /** `measured` from a multi-node `bench`, `stated` in a hand-written profile. */
+  basis: "measured" | "stated";
+  /** Request size and requests in flight per node the points were measured at. */
+  bs: number;
+  iodepth: number;
+  /** By node count, ascending; the first is usually 1. */
+  points: ScalingPoint[];
+  note?: string;
+}
+
 /** A source entry of a hand-written profile. */
 export interface ProfileSource {
   /** JSON paths of the figures it accounts for; a path covers everything under it. */
@@ -169,6 +196,12 @@ export interface Profile {
   tiers: Record<string, ProfileTier>;
   /** Absent when the document has no matrix: every lookup is then unmeasured. */
   contention?: ProfileContention;
+  /**
+   * Shared tiers' scaling curves across nodes, by tier label (`pfs`, `s3`).
+   * Absent for a single-node profile: the solver then assumes a tier's
+   * per-node bandwidth does not fall with the node count, and says so.
+   */
+  scaling?: Record<string, ProfileScaling>;
   host: ProfileHost;
   /** A hand-written profile's sources ([] for results). */
   sources: ProfileSource[];
