@@ -84,6 +84,14 @@ export interface RunHooks {
    * are read back and checked (tests use it to corrupt a written file).
    */
   readonly beforeReadBack?: (files: readonly JobTarget[]) => void | Promise<void>;
+  /**
+   * Called once every job has laid out its files, right before the clock
+   * starts: a run across processes waits here at a barrier so every
+   * process's ramp starts together. A throw fails the run with its message.
+   */
+  readonly beforeStart?: () => Promise<void>;
+  /** Told when measurement begins (absolute ms, `performance.timeOrigin + now()`). */
+  readonly onMeasureStart?: (startAbsMs: number) => void;
 }
 
 const WORKER_URL = new URL("./_job_worker.ts", import.meta.url);
@@ -295,8 +303,17 @@ export async function runJob(
     await waitFor(() => all() === job.numjobs || interrupted || hung);
     if (failures.length === 0 && !interrupted) tier.markLaidOut(files);
     if (failures.length === 0 && !interrupted) await hooks.afterLayout?.(files);
+    if (failures.length === 0 && !interrupted && hooks.beforeStart) {
+      try {
+        await hooks.beforeStart();
+      } catch (e) {
+        failures.push(e instanceof Error ? e.message : String(e));
+      }
+    }
+    if (failures.length > 0 || interrupted) stop();
 
     const start = nowAbs() + job.rampMs;
+    hooks.onMeasureStart?.(start);
     shared.f64[RUN.MEASURE_START] = start;
     shared.f64[RUN.RAMP_MS] = job.rampMs;
     shared.f64[RUN.RUNTIME_MS] = job.runtimeMs ?? Infinity;

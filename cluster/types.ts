@@ -62,6 +62,12 @@ export interface Group extends AsyncDisposable {
   readonly members: readonly Member[];
   /** The rank that gathers (0, or the lowest live rank once rank 0 is lost). */
   readonly root: number;
+  /**
+   * Aborted, with a {@linkcode import("./errors.ts").RankLostError} as its reason, as soon as any
+   * member is known to be lost, so a measured phase stops without waiting
+   * for its next step.
+   */
+  readonly lost: AbortSignal;
   /** Resolves when every member has arrived at the barrier named `phase`. */
   barrier(phase: string, timeoutMs: number): Promise<void>;
   /**

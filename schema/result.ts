@@ -12,6 +12,8 @@ import type { ReplayResult } from "./replay.ts";
 import type { RunStatus } from "./run_status.ts";
 import type { ContentionResult } from "./contention.ts";
 import type { SweepResult } from "./sweep.ts";
+import type { ClusterSection } from "./cluster.ts";
+import type { ScalingResult } from "./scaling.ts";
 import type { HostFacts } from "../core/host.ts";
 import type { EncodedLatency, LatencyStats } from "../core/recorder.ts";
 
@@ -153,6 +155,13 @@ export interface ResultDocument {
    * slowdown when other tiers do I/O at the same time (bench/contention.ts).
    */
   contention?: ContentionResult;
+  /**
+   * A run across processes (mpirun, srun, torchrun-style): who took part,
+   * each one's runs and the aggregate. `runs` then holds the aggregates.
+   */
+  cluster?: ClusterSection<RunResult>;
+  /** `tierbench bench` across nodes: each shared tier's scaling curve (bench/scaling.ts). */
+  scaling?: ScalingResult;
   /** `tierbench sweep`: the bs × iodepth × numjobs grid per tier, its best point and aio block (bench/sweep.ts). */
   sweep?: SweepResult;
 }
