@@ -20,6 +20,7 @@ import { resolveSetup } from "../workloads/setup.ts";
 import { addMeasureOptions, addOutputOptions, endpointOption } from "./_options.ts";
 import { resolvePath } from "./_paths.ts";
 import { type AfterRuns, runAndReport } from "./_session.ts";
+import { benchAcross, launchedBy } from "./_cluster.ts";
 
 /** The training workloads of the node profile: an optimizer and an activation workload. */
 const BENCH_WORKLOADS = ["zero-infinity", "mlp-offload", "ssdtrain"] as const;
@@ -153,6 +154,25 @@ export function benchCommand() {
         if (out.doc.status !== "ok" || signal.aborted) return out;
         return await workloads(out.doc, signal, onProgress);
       };
-      await runAndReport(jobs, "profile", o, { configured: configured !== "", note }, after);
+      const remote = { configured: configured !== "", note };
+      const launch = launchedBy();
+      if (!launch) return await runAndReport(jobs, "profile", o, remote, after);
+      const shared = tiers.filter((t) => t.kind === "pfs" || t.kind === "s3");
+      if (!o.quiet) {
+        console.error(
+          shared.length > 0
+            ? `tierbench: then the scaling curve of ${shared.map((t) => t.kind).join(", ")} ` +
+              "across the nodes (1, 2, 4 … all at once)"
+            : `tierbench: no scaling curve: it needs a shared tier; ${REMOTE_HELP}`,
+        );
+      }
+      await benchAcross(launch, {
+        jobs,
+        config: { command: "bench", jobs },
+        remote,
+        after,
+        tiers: shared,
+        scaling: { runtime: o.runtime, ramp: o.ramp, size: o.size, endpoint: profile.endpoint },
+      }, o);
     });
 }

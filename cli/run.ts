@@ -29,6 +29,7 @@ import {
 } from "./_options.ts";
 import { resolvePath } from "./_paths.ts";
 import { runAndReport } from "./_session.ts";
+import { launchedBy, runAcross } from "./_cluster.ts";
 
 /** How `run` words the S3 options: it spells the defaults out. */
 const RUN_S3_HELP = {
@@ -135,6 +136,8 @@ export function runCommand() {
       partSize: o.partSize,
       multipartThreshold: o.multipartThreshold,
     });
-    await runAndReport([job], "run", o);
+    const launch = launchedBy();
+    if (launch) await runAcross(launch, [job], "run", o);
+    else await runAndReport([job], "run", o);
   });
 }

@@ -1,0 +1,212 @@
+/**
+ * Commands started by a launcher (mpirun, srun, a torchrun-style
+ * environment): the group joined, one run id for all, progress on the root
+ * only, and one document written by the root. Without a launcher none of
+ * this runs: commands behave exactly as on one node.
+ *
+ * @module
+ */
+
+import { detectLaunch, type Group, joinGroup, type LaunchInfo } from "../cluster/mod.ts";
+import { DEFAULT_TIMEOUT_MS, type JobOptions } from "../core/config.ts";
+import { runClusterSession, scratchIdOf } from "../bench/cluster_session.ts";
+import { decodeJson, encodeJson, FOREVER_MS } from "../bench/cluster_phase.ts";
+import type { RunProgress } from "../bench/runner.ts";
+import { measureScaling, type ScalingOptions } from "../bench/scaling.ts";
+import {
+  newResultDocument,
+  runSession,
+  type SessionOutcome,
+  VERSION,
+  withSession,
+} from "../bench/session.ts";
+import type { TierSpec } from "../core/config.ts";
+import type { ResultDocument } from "../schema/result.ts";
+import type { ScalingResult } from "../schema/scaling.ts";
+import type { AfterRuns } from "./_session.ts";
+import { newRunId } from "../tiers/scratch.ts";
+import { EXIT_FAILED, fail } from "./_exit.ts";
+import { finish } from "./_finish.ts";
+import { outputPath } from "./_paths.ts";
+import { withSignals } from "./_signals.ts";
+import { ProgressLine } from "./progress.ts";
+
+/** This process's launch, or undefined when no launcher started it (a plain run). */
+export function launchedBy(): LaunchInfo | undefined {
+  const info = detectLaunch();
+  return info.launcher === "none" ? undefined : info;
+}
+
+/** What a command's body across processes works with. */
+export interface GroupContext {
+  readonly group: Group;
+  readonly runId: string;
+  readonly signal: AbortSignal;
+  /** On the root only; quiet elsewhere. */
+  readonly onProgress: (p: RunProgress) => void;
+  readonly progress: ProgressLine;
+}
+
+/**
+ * Joins the group `info` describes, runs `body` on every process, and on
+ * the root writes the document it returns and exits as it calls for; the
+ * other processes write nothing and exit 0, or 1 with one line naming their
+ * rank and the cause.
+ */
+export async function acrossProcesses(
+  info: LaunchInfo,
+  o: { readonly output?: string | undefined; readonly quiet: boolean },
+  timeoutMs: number,
+  body: (ctx: GroupContext) => Promise<SessionOutcome & { readonly root: boolean }>,
+): Promise<void> {
+  await withSignals(async (signal) => {
+    let group: Group;
+    try {
+      group = await joinGroup(info, { version: VERSION, timeoutMs });
+    } catch (e) {
+      fail(`rank ${info.rank} on ${info.node}: ${messageOf(e)}`, EXIT_FAILED);
+    }
+    let disposed = false;
+    const dispose = async () => {
+      if (disposed) return;
+      disposed = true;
+      await group[Symbol.asyncDispose]();
+    };
+    try {
+      const root = group.rank === group.root;
+      const progress = new ProgressLine(o.quiet || !root);
+      if (root && !o.quiet) {
+        const nodes = new Set(group.members.map((m) => m.node)).size;
+        console.error(
+          `tierbench: ${group.size} processes on ${nodes} node(s), started by ${info.launcher} ` +
+            `(${info.transport})`,
+        );
+      }
+      const outcome = await body({
+        group,
+        runId: newRunId(),
+        signal,
+        onProgress: (p) => progress.update(p),
+        progress,
+      });
+      progress.stop();
+      // Left before the end is written: MPI is finalized before any exit.
+      await dispose();
+      if (outcome.root) {
+        await finish(outcome, outputPath(o.output, outcome.doc.run_id), signal);
+      } else if (outcome.doc.status !== "ok") {
+        const cause = outcome.error instanceof Error
+          ? outcome.error.message
+          : outcome.doc.error ?? outcome.doc.status;
+        fail(`rank ${group.rank} on ${info.node}: ${cause}`, EXIT_FAILED);
+      }
+    } finally {
+      await dispose();
+    }
+  });
+}
+
+/** `run` across processes: every job on every process at once, one aggregate document. */
+export async function runAcross(
+  info: LaunchInfo,
+  jobs: JobOptions[],
+  kind: ResultDocument["kind"],
+  o: { readonly output?: string | undefined; readonly quiet: boolean },
+): Promise<void> {
+  const timeoutMs = Math.max(...jobs.map((j) => j.timeoutMs ?? DEFAULT_TIMEOUT_MS));
+  await acrossProcesses(
+    info,
+    o,
+    timeoutMs,
+    ({ group, runId, signal, onProgress }) =>
+      runClusterSession(group, jobs, {
+        kind,
+        runId,
+        config: { command: "run", jobs },
+        signal,
+        onProgress,
+      }),
+  );
+}
+
+function messageOf(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
+
+/** What `bench` across nodes runs: the root's profile, then the scaling curve on every node. */
+export interface BenchAcross {
+  readonly jobs: JobOptions[];
+  readonly config: Record<string, unknown>;
+  readonly remote: ResultDocument["remote"];
+  /** The root's steps after its points (the contention matrix, the workloads). */
+  readonly after: AfterRuns;
+  /** The shared tiers of the curve. */
+  readonly tiers: readonly TierSpec[];
+  readonly scaling: Omit<ScalingOptions, "signal" | "onProgress" | "open" | "timeoutMs">;
+}
+
+/**
+ * `bench` across nodes: the root profiles its own node as `bench` does on
+ * one (the others wait, so nothing else loads the shared tiers), then every
+ * node takes part in each shared tier's scaling curve; the root's profile
+ * gains the `scaling` section.
+ */
+export async function benchAcross(
+  info: LaunchInfo,
+  b: BenchAcross,
+  o: { readonly output?: string | undefined; readonly quiet: boolean },
+): Promise<void> {
+  const timeoutMs = Math.max(...b.jobs.map((j) => j.timeoutMs ?? DEFAULT_TIMEOUT_MS));
+  await acrossProcesses(info, o, timeoutMs, async ({ group, runId, signal, onProgress }) => {
+    const root = group.rank === group.root;
+    const shared = decodeJson<string>(await group.broadcast(encodeJson(runId), timeoutMs));
+    let outcome: SessionOutcome | undefined;
+    if (root) {
+      outcome = await runSession(b.jobs, {
+        kind: "profile",
+        runId: shared,
+        config: b.config,
+        signal,
+        onProgress,
+        ...(b.remote ? { remote: b.remote } : {}),
+      });
+      if (outcome.doc.status === "ok" && !signal.aborted) {
+        outcome = await b.after(outcome.doc, signal, onProgress);
+      }
+    }
+    // The others wait for the root's profile however long it takes, then hear how it ended.
+    await group.barrier("the end of the root's node profile", FOREVER_MS);
+    const status = decodeJson<string>(
+      await group.broadcast(encodeJson(outcome?.doc.status ?? "ok"), timeoutMs),
+    );
+    let scaling: ScalingResult | undefined;
+    const curve = status === "ok" && !signal.aborted
+      ? await withSession(
+        { kind: "profile", config: {}, runId: shared, signal },
+        async (s) => {
+          scaling = await measureScaling(group, b.tiers, {
+            ...b.scaling,
+            timeoutMs,
+            signal,
+            onProgress,
+            open: (job) => s.tier(job.tier, job.s3, scratchIdOf(shared, group.rank)),
+          });
+          return scaling?.status ?? "ok";
+        },
+      )
+      : undefined;
+    if (!root || !outcome) {
+      return curve
+        ? { ...curve, root: false }
+        : { doc: newResultDocument("profile", shared, {}), root: false };
+    }
+    const doc = outcome.doc;
+    if (scaling) doc.scaling = scaling;
+    if (curve && curve.doc.status !== "ok" && doc.status === "ok") {
+      doc.status = curve.doc.status;
+      doc.error = `scaling curve: ${curve.doc.error ?? scaling?.error ?? curve.doc.status}`;
+      return { doc, root, error: new Error(doc.error) };
+    }
+    return { ...outcome, doc, root };
+  });
+}

@@ -1,0 +1,168 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { ROOT, scratchLeft } from "../tests/_helpers.ts";
+import type { ResultDocument } from "../schema/result.ts";
+
+/** A port nothing listens on now. */
+function freePort(): number {
+  const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (l.addr as Deno.NetAddr).port;
+  l.close();
+  return port;
+}
+
+interface Ranks {
+  readonly children: Deno.ChildProcess[];
+  /** Each rank's exit code, stdout and stderr, once all have exited. */
+  done(): Promise<{ code: number; stdout: string; stderr: string }[]>;
+}
+
+/** Starts `ranks` of `size` tierbench processes as a torchrun-style launcher would. */
+function launch(size: number, args: string[], ranks: readonly number[] = [...Array(size).keys()]) {
+  const port = String(freePort());
+  const children = ranks.map((rank) =>
+    new Deno.Command(Deno.execPath(), {
+      args: ["run", "-q", "--allow-all", join(ROOT, "main.ts"), ...args],
+      stdout: "piped",
+      stderr: "piped",
+      env: {
+        NO_COLOR: "1",
+        RANK: String(rank),
+        WORLD_SIZE: String(size),
+        LOCAL_RANK: String(rank),
+        MASTER_ADDR: "127.0.0.1",
+        MASTER_PORT: port,
+        TIERBENCH_NODE_PER_RANK: "1",
+      },
+    }).spawn()
+  );
+  const dec = new TextDecoder();
+  return {
+    children,
+    done: () =>
+      Promise.all(children.map(async (c) => {
+        const out = await c.output();
+        return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
+      })),
+  } satisfies Ranks;
+}
+
+async function withShmDir(fn: (dir: string) => Promise<void>): Promise<void> {
+  const dir = await Deno.makeTempDir({ dir: "/dev/shm", prefix: "tierbench-cluster-test-" });
+  try {
+    await fn(dir);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+const host = Deno.hostname();
+
+Deno.test("run across 3 torchrun-style processes: one document with every process and the aggregate, no scratch left", async () => {
+  await withShmDir(async (dir) => {
+    const out = join(dir, "out.json");
+    const ranks = launch(3, [
+      "run",
+      "--tier",
+      `memory:${dir}`,
+      "--rw",
+      "write",
+      "--bs",
+      "64k",
+      "--size",
+      "8m",
+      "--runtime",
+      "1",
+      "--log-avg-msec",
+      "100",
+      "--quiet",
+      "--output",
+      out,
+    ]);
+    const results = await ranks.done();
+    for (const r of results) assert.equal(r.code, 0, r.stderr);
+    const doc = JSON.parse(await Deno.readTextFile(out)) as ResultDocument;
+    const c = doc.cluster!;
+    assert.equal(c.launcher, "torchrun");
+    assert.equal(c.transport, "tcp");
+    assert.equal(c.processes_count, 3);
+    assert.deepEqual(c.nodes, [`${host}#0`, `${host}#1`, `${host}#2`]);
+    assert.deepEqual(c.processes.map((p) => p.runs.length), [1, 1, 1]);
+    const agg = c.runs[0]!;
+    const sum = agg.per_process.reduce((a, p) => a + p.write_bw_bytes, 0);
+    assert.ok(sum > 0);
+    assert.equal(agg.write.common_bw_bytes, sum);
+    assert.equal(doc.runs[0]!.write.bw_bytes, sum);
+    assert.equal(
+      doc.runs[0]!.write.lat_ns.N,
+      c.processes.reduce((a, p) => a + p.runs[0]!.write.lat_ns.N, 0),
+    );
+    assert.equal(c.coordination.barrier_ms.length, 1);
+    assert.deepEqual(await scratchLeft(dir), []);
+  });
+});
+
+Deno.test("run across processes: a rank killed mid-run stops the others, the root names it, writes partial results and every scratch goes", async () => {
+  await withShmDir(async (dir) => {
+    const out = join(dir, "out.json");
+    const ranks = launch(3, [
+      "run",
+      "--tier",
+      `memory:${dir}`,
+      "--rw",
+      "write",
+      "--bs",
+      "64k",
+      "--size",
+      "8m",
+      "--runtime",
+      "120",
+      "--timeout",
+      "10",
+      "--quiet",
+      "--output",
+      out,
+    ]);
+    // Wait (bounded) until every rank has its scratch, then a little into the run.
+    for (let i = 0; i < 600 && (await scratchLeft(dir)).length < 3; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.equal((await scratchLeft(dir)).length, 3);
+    await new Promise((r) => setTimeout(r, 1500));
+    ranks.children[1]!.kill("SIGKILL");
+    const results = await ranks.done();
+    assert.equal(results[0]!.code, 1);
+    const line = results[0]!.stderr.trim().split("\n").at(-1)!;
+    assert.match(line, new RegExp(`rank 1 on ${host}#1 was lost`));
+    assert.notEqual(results[2]!.code, 0);
+    const doc = JSON.parse(await Deno.readTextFile(out)) as ResultDocument;
+    assert.equal(doc.status, "failed");
+    assert.deepEqual(doc.cluster!.lost!.map((l) => l.rank), [1]);
+    // the root's own run was cut short, long before its 120 s
+    const mine = doc.cluster!.processes[0]!.runs[0]!;
+    assert.ok(mine.read.runtime < 120_000 && mine.write.runtime < 120_000);
+    assert.deepEqual(await scratchLeft(dir), []);
+  });
+});
+
+Deno.test("run across processes: a rank that never arrives fails the others within --timeout, naming it", async () => {
+  await withShmDir(async (dir) => {
+    const ranks = launch(3, [
+      "run",
+      "--tier",
+      `memory:${dir}`,
+      "--size",
+      "1m",
+      "--timeout",
+      "3",
+      "--quiet",
+      "--output",
+      join(dir, "out.json"),
+    ], [0, 1]);
+    const results = await ranks.done();
+    assert.equal(results[0]!.code, 1);
+    assert.match(results[0]!.stderr, /rank 2\b.*did not reach/);
+    assert.notEqual(results[1]!.code, 0);
+    assert.deepEqual(await scratchLeft(dir), []);
+  });
+});
