@@ -12,6 +12,7 @@ import type { ReplayResult } from "./replay.ts";
 import type { RunStatus } from "./run_status.ts";
 import type { ContentionResult } from "./contention.ts";
 import type { SweepResult } from "./sweep.ts";
+import type { ScalingResult } from "./scaling.ts";
 import type { HostFacts } from "../core/host.ts";
 import type { EncodedLatency, LatencyStats } from "../core/recorder.ts";
 
@@ -155,6 +156,12 @@ export interface ResultDocument {
   contention?: ContentionResult;
   /** `tierbench sweep`: the bs × iodepth × numjobs grid per tier, its best point and aio block (bench/sweep.ts). */
   sweep?: SweepResult;
+  /**
+   * `bench` across nodes: each remote tier's per-node and aggregate bandwidth
+   * at 1, 2, 4 … nodes at once (schema/scaling.ts); the planner reads it for
+   * `plan --nodes` (docs/multinode.md).
+   */
+  scaling?: ScalingResult;
 }
 
 /**
