@@ -135,7 +135,7 @@ export async function measureScaling(
       }
       curve.points.push(point);
       // Every process learns from the root whether to go on.
-      if (await stopAll(group, result.status, o.timeoutMs)) {
+      if (await stopAll(group, result.status ?? "ok", o.timeoutMs)) {
         return group.rank === group.root ? result : undefined;
       }
     }

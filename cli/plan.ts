@@ -41,6 +41,11 @@ export function planCommand() {
       "--remote-dir <dir>",
       "directory of the remote path on the training nodes (default: the profile's)",
     )
+    .option(
+      "--nodes <n[,n…]>",
+      "nodes of the job sharing the remote tier; a list (1,2,4,8) also plans each count",
+      "1",
+    )
     .addOption(outputOption("plan JSON (default results/plan-<run id>.json)"))
     .action(async (o) => {
       const setup = resolveSetup(setupOf(o));
@@ -56,6 +61,7 @@ export function planCommand() {
           DEEPSPEED_VERSIONS.join(", "),
         );
       }
+      const nodes = parseNodes(o.nodes);
       const profile = await readProfile(resolvePath(o.profile));
       const dirs: Record<string, string> = {};
       if (o.localDir) dirs.local = o.localDir;
@@ -65,6 +71,8 @@ export function planCommand() {
         ...(o.adamRate !== undefined ? { adamRate: setup.adamParamsPerSec } : {}),
         ...(version !== undefined ? { deepspeedVersion: version as DeepSpeedVersion } : {}),
         ...(Object.keys(dirs).length > 0 ? { dirs } : {}),
+        nodes: nodes[0]!,
+        ...(nodes.length > 1 ? { nodesSweep: nodes } : {}),
       });
       const output = o.output
         ? resolvePath(o.output)
@@ -74,4 +82,33 @@ export function planCommand() {
       console.log(formatPlan(plan));
       console.log(`plan: ${output}`);
     });
+}
+
+/** The most nodes `--nodes` takes. */
+const MAX_NODES = 100_000;
+const NODES_ALLOWED = `a whole number of nodes from 1 to ${MAX_NODES}, or an ascending ` +
+  "comma-separated list of them, e.g. 8 or 1,2,4,8";
+
+/**
+ * `--nodes` as node counts: one count, or an ascending list (a sweep whose
+ * first count is the plan's).
+ *
+ * @throws {ConfigError} naming --nodes and what it takes.
+ */
+export function parseNodes(text: string): number[] {
+  const out: number[] = [];
+  for (const part of text.split(",")) {
+    const t = part.trim();
+    const n = /^\d+$/.test(t) ? Number(t) : NaN;
+    if (!(n >= 1 && n <= MAX_NODES)) {
+      const what = t === "" ? `"${text}" has an empty count` : `"${t}" is not a node count`;
+      throw new ConfigError("nodes", what, NODES_ALLOWED);
+    }
+    const before = out[out.length - 1];
+    if (before !== undefined && n <= before) {
+      throw new ConfigError("nodes", `"${text}": ${n} does not follow ${before}`, NODES_ALLOWED);
+    }
+    out.push(n);
+  }
+  return out;
 }

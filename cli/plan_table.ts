@@ -66,7 +66,11 @@ export function formatPlan(doc: PlanDocument): string {
   table.push(row("plan", plan));
   table.push(row("zero-infinity (all on local NVMe)", doc.predictions.zero_infinity));
   table.push(row("zero-offload (all in host memory)", doc.predictions.zero_offload));
+  const mlp = doc.predictions.mlp_offload;
+  if (mlp) table.push(row("mlp-offload (1 in 3 on remote)", mlp));
   const lines = [placement.toString(), table.toString()];
+  lines.push(...shareLines(doc));
+  if (doc.nodes_sweep && doc.nodes_sweep.length > 0) lines.push(formatNodesSweep(doc));
   for (const p of Object.values(doc.predictions)) if (p.note) lines.push(pc.dim(`note: ${p.note}`));
   for (const w of doc.why) lines.push(`why: ${w}`);
   const a = doc.activations;
@@ -85,6 +89,82 @@ export function formatPlan(doc: PlanDocument): string {
     if (typeof e.error === "string") lines.push(pc.dim(`no ${who} export: ${e.error}`));
   }
   return lines.join("\n");
+}
+
+function gbps(x: number): string {
+  return `${(x / 1e9).toFixed(2)} GB/s`;
+}
+
+/**
+ * The remote share the plan used: one line per remote tier when the plan is
+ * for more than one node or the tier has a curve.
+ */
+function shareLines(doc: PlanDocument): string[] {
+  const nodes = doc.nodes ?? 1;
+  const out: string[] = [];
+  for (const [tier, share] of Object.entries(doc.remote_share ?? {})) {
+    if (nodes === 1 && share.basis === "single-node") continue;
+    const how = share.basis === "single-node"
+      ? "not measured across nodes: the single-node figure"
+      : share.basis;
+    out.push(
+      `remote share at ${nodes} node${nodes === 1 ? "" : "s"}: ${tier} read ${
+        gbps(share.read_bw_bytes)
+      }, write ${gbps(share.write_bw_bytes)} per node (${how})`,
+    );
+    if (share.basis !== "measured") {
+      for (const n of share.notes) out.push(pc.dim(`  ${n}`));
+    }
+  }
+  return out;
+}
+
+/**
+ * The `--nodes` sweep: per node count, the remote tier's share, the share
+ * of optimizer state on each tier and the predicted update phases.
+ *
+ * @example
+ * ```ts ignore
+ * console.log(formatNodesSweep(plan));
+ * ```
+ */
+export function formatNodesSweep(doc: PlanDocument): string {
+  const sweep = doc.nodes_sweep ?? [];
+  const tiers = [...new Set(sweep.flatMap((p) => Object.keys(p.fraction)))];
+  const mlp = sweep.some((p) => p.update_s.mlp_offload !== undefined);
+  const table = new Table({
+    head: [
+      "nodes",
+      "remote per node (read / write)",
+      ...tiers.map((t) => `on ${t}`),
+      "cached",
+      "zero-infinity s",
+      "plan s",
+      ...(mlp ? ["mlp-offload s"] : []),
+    ].map((h) => pc.bold(h)),
+    style: { head: [], border: [] },
+  });
+  const percent = (x: number | undefined) => `${((x ?? 0) * 100).toFixed(0)} %`;
+  const sec = (x: number | undefined) => (x === undefined ? "" : s(x));
+  for (const p of sweep) {
+    const r = p.remote;
+    table.push([
+      String(p.nodes),
+      r
+        ? `${r.tier} ${(r.read_bw_bytes / 1e9).toFixed(2)} / ${
+          (r.write_bw_bytes / 1e9).toFixed(2)
+        } GB/s (${r.basis})`
+        : "no remote tier",
+      ...tiers.map((t) => percent(p.fraction[t])),
+      percent(p.cached_fraction),
+      sec(p.update_s.zero_infinity),
+      sec(p.update_s.plan),
+      ...(mlp ? [sec(p.update_s.mlp_offload)] : []),
+    ]);
+  }
+  return `placement by node count (the plan above is for ${doc.nodes ?? 1} node${
+    (doc.nodes ?? 1) === 1 ? "" : "s"
+  }):\n${table.toString()}`;
 }
 
 function pct(e: number | null): string {

@@ -65,6 +65,12 @@ Deno.test("tierbench plan refuses bad input with exit 2 and a line naming the fi
         ["--profile", POLARIS, "--deepspeed-version", "0.1"],
         /--deepspeed-version: "0.1" has no verified key set/,
       ],
+      ...["0", "-1", "two", "1.5", "4,2", "1,,4", "2,2", "100001"].map((
+        n,
+      ): [string[], RegExp] => [
+        ["--profile", POLARIS, "--nodes", n],
+        /--nodes: .* \(allowed: a whole number of nodes from 1 to 100000, or an ascending/,
+      ]),
     ];
     for (const [args, want] of cases) {
       const r = await runCli(["plan", ...args]);
@@ -72,5 +78,34 @@ Deno.test("tierbench plan refuses bad input with exit 2 and a line naming the fi
       assert.match(r.stderr, want);
       assert.equal(r.stderr.trim().split("\n").length, 1, r.stderr);
     }
+  });
+});
+
+const SCALING = join(ROOT, "tests", "testdata", "profiles", "scaling-pfs.json");
+
+Deno.test("tierbench plan --nodes 1,4,16 prints the remote share used and the placement by node count", async () => {
+  await withTempDir(async (dir) => {
+    const out = join(dir, "plan.json");
+    const r = await runCli(["plan", "--profile", SCALING, "--nodes", "1,4,16", "--output", out]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(
+      r.stdout,
+      /remote share at 1 node: pfs read 5\.00 GB\/s, write 3\.50 GB\/s per node \(measured\)/,
+    );
+    assert.match(r.stdout, /placement by node count/);
+    assert.match(r.stdout, /16 .* \(extrapolated\)/);
+    assert.match(r.stdout, /mlp-offload \(1 in 3 on remote\)/);
+    const plan = JSON.parse(await Deno.readTextFile(out));
+    assert.equal(plan.nodes, 1);
+    assert.deepEqual(plan.nodes_sweep.map((p: { nodes: number }) => p.nodes), [1, 4, 16]);
+    assert.equal(plan.remote_share.pfs.basis, "measured");
+
+    const one = await runCli(["plan", "--profile", SCALING, "--nodes", "3", "--output", out]);
+    assert.equal(one.code, 0, one.stderr);
+    assert.match(one.stdout, /remote share at 3 nodes: .* \(interpolated\)/);
+    assert.doesNotMatch(one.stdout, /placement by node count/);
+    const at3 = JSON.parse(await Deno.readTextFile(out));
+    assert.equal(at3.nodes, 3);
+    assert.equal(at3.nodes_sweep, undefined);
   });
 });

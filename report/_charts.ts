@@ -501,6 +501,74 @@ export function predictionsChart(sources: readonly ChartSource[]): ChartSpec | u
   };
 }
 
+/** The update phase and the remote tier's share of state, by node count, of a plan's `--nodes` sweep. */
+export function nodesChart(sources: readonly ChartSource[]): ChartSpec | undefined {
+  const multi = sources.length > 1;
+  const rows: Record<string, unknown>[] = [];
+  const names: Record<string, string> = {
+    zero_infinity: "ZeRO-Infinity",
+    plan: "plan",
+    mlp_offload: "MLP-Offload (1 in 3 remote)",
+  };
+  const UPDATE = "predicted update phase, s";
+  const REMOTE = "optimizer state on the remote tier, %";
+  for (const s of sources) {
+    const sweep = s.plan?.nodes_sweep;
+    if (!Array.isArray(sweep)) continue;
+    const prefix = multi ? `${s.label}: ` : "";
+    for (const pt of sweep) {
+      if (typeof pt?.nodes !== "number") continue;
+      for (const [key, v] of Object.entries(pt.update_s ?? {})) {
+        if (typeof v !== "number") continue;
+        rows.push({
+          nodes: pt.nodes,
+          panel: UPDATE,
+          series: prefix + (names[key] ?? key),
+          value: round(v, 2),
+        });
+      }
+      if (pt.remote) {
+        rows.push({
+          nodes: pt.nodes,
+          panel: REMOTE,
+          series: `${prefix}plan on ${pt.remote.tier} (${pt.remote.basis})`,
+          value: round((pt.fraction?.[pt.remote.tier] ?? 0) * 100, 1),
+          basis: pt.remote.basis,
+        });
+      }
+    }
+  }
+  if (rows.length === 0) return undefined;
+  return {
+    id: "nodes",
+    title: "Plan: by node count",
+    caption: "The plan's --nodes sweep: the predicted update phase per rank of ZeRO-Infinity, " +
+      "the plan and MLP-Offload's fixed ratio, and the share of optimizer state the plan puts " +
+      "on the remote tier, as every node of the job shares it (per-node bandwidth measured, " +
+      "interpolated or extrapolated from the profile's scaling curve; docs/multinode.md).",
+    spec: base({
+      data: { values: rows },
+      facet: { row: { field: "panel", type: "nominal", title: null, sort: [UPDATE, REMOTE] } },
+      resolve: { scale: { y: "independent" } },
+      spec: {
+        width: 480,
+        height: 180,
+        mark: { type: "line", point: true, tooltip: true },
+        encoding: {
+          x: {
+            field: "nodes",
+            type: "quantitative",
+            title: "nodes",
+            scale: { type: "log", base: 2 },
+          },
+          y: { field: "value", type: "quantitative", title: null },
+          color: { field: "series", type: "nominal", title: null },
+        },
+      },
+    }),
+  };
+}
+
 /** A replay: the plan's prediction × scale beside what its run measured, phase and path. */
 export function replayChart(sources: readonly ChartSource[]): ChartSpec | undefined {
   const multi = sources.length > 1;
@@ -653,6 +721,7 @@ export function reportCharts(sources: readonly ChartSource[]): ChartSpec[] {
     workloadChart(sources),
     placementChart(sources),
     predictionsChart(sources),
+    nodesChart(sources),
     replayChart(sources),
   ].filter((c): c is ChartSpec => c !== undefined);
 }

@@ -9,5 +9,6 @@ export * from "./profile.ts";
 export * from "./replay.ts";
 export * from "./result.ts";
 export * from "./run_status.ts";
+export * from "./scaling.ts";
 export * from "./sweep.ts";
 export * from "./workload.ts";

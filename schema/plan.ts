@@ -66,6 +66,40 @@ export interface PlannedPath {
   iodepth: number;
 }
 
+/** How a remote tier's per-node bandwidth at N nodes was found (solver/remote_share.ts). */
+export type ShareBasis =
+  /** The scaling curve has a point at N. */
+  | "measured"
+  /** Between two points of the curve, per-node bandwidth linear in N. */
+  | "interpolated"
+  /** Past the curve's last point: its aggregate held and shared by N (conservative). */
+  | "extrapolated"
+  /** No curve: the tier's single-node figure. */
+  | "single-node";
+
+/** The bandwidth a remote tier was planned with at the plan's node count. */
+export interface RemoteShareUsed {
+  /** Per node, bytes/s, in place of the tier's single-node figure. */
+  read_bw_bytes: number;
+  write_bw_bytes: number;
+  basis: ShareBasis;
+  /** Where each direction's figure came from, one sentence each. */
+  notes: string[];
+}
+
+/** One node count of a `--nodes` sweep: the remote share, the placement, the predictions. */
+export interface NodesSweepPoint {
+  nodes: number;
+  /** The remote tier the plan used at this count, with its share; absent without a remote tier. */
+  remote?: { tier: string } & RemoteShareUsed;
+  /** Share of each rank's optimizer state on each tier, by tier label (sums to 1). */
+  fraction: Record<string, number>;
+  /** Share of each rank's subgroups kept in host memory across the pass boundary. */
+  cached_fraction: number;
+  /** Predicted update phase, s, of each: `zero_infinity`, `plan`, `mlp_offload` (with a remote tier). */
+  update_s: Record<string, number>;
+}
+
 /** The whole plan. */
 export interface PlanDocument {
   schema: typeof PLAN_SCHEMA;
@@ -76,6 +110,15 @@ export interface PlanDocument {
   setup: Record<string, number | string>;
   /** Solver inputs beyond the setup. */
   inputs: Record<string, number | string | boolean>;
+  /**
+   * Nodes of the job sharing the remote tiers (`plan --nodes`); absent in
+   * plans written before it was added (1).
+   */
+  nodes?: number;
+  /** Each remote (pfs, s3) tier's per-node bandwidth at `nodes`, by label. */
+  remote_share?: Record<string, RemoteShareUsed>;
+  /** `plan --nodes 1,2,4,8`: the plan at each count; the document's placement is the first's. */
+  nodes_sweep?: NodesSweepPoint[];
   placement: {
     /** Subgroups of each rank that stay in host memory for good (ZeRO-Offload style). */
     host_subgroups: number;
@@ -90,6 +133,11 @@ export interface PlanDocument {
     zero_offload: Prediction;
     zero_infinity: Prediction;
     plan: Prediction;
+    /**
+     * MLP-Offload's fixed ratio (one subgroup in three on the remote path, 2
+     * cached per path as the host cache allows), when there is a remote tier.
+     */
+    mlp_offload?: Prediction;
   };
   /** Activations: layers to offload to the node-local tier and the prefetch distance (solver/activations.ts). */
   activations?: ActivationPlan;

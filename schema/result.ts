@@ -160,10 +160,14 @@ export interface ResultDocument {
    * each one's runs and the aggregate. `runs` then holds the aggregates.
    */
   cluster?: ClusterSection<RunResult>;
-  /** `tierbench bench` across nodes: each shared tier's scaling curve (bench/scaling.ts). */
-  scaling?: ScalingResult;
   /** `tierbench sweep`: the bs × iodepth × numjobs grid per tier, its best point and aio block (bench/sweep.ts). */
   sweep?: SweepResult;
+  /**
+   * `bench` across nodes: each remote tier's per-node and aggregate bandwidth
+   * at 1, 2, 4 … nodes at once (schema/scaling.ts); the planner reads it for
+   * `plan --nodes` (docs/multinode.md).
+   */
+  scaling?: ScalingResult;
 }
 
 /**

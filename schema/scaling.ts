@@ -1,8 +1,10 @@
 /**
- * The `scaling` section of a result document: `bench` across nodes measures
- * each shared tier (pfs, s3) written and read by 1, 2, 4, … N nodes at once
- * (bench/scaling.ts). The planner reads it as the tier's per-node bandwidth
- * at N nodes (`plan --nodes`).
+ * The `scaling` section of a result document: a remote (shared) tier's
+ * bandwidth measured with 1, 2, 4 … nodes doing the same I/O at once, as
+ * `bench` writes it from a multi-node run (bench/scaling.ts). The solver
+ * reads it into the profile's {@linkcode ProfileScaling} curve
+ * (solver/profile.ts) and plans for N nodes from it (`tierbench plan
+ * --nodes`, docs/multinode.md).
  *
  * @module
  */
@@ -13,39 +15,41 @@ import type { RunStatus } from "./run_status.ts";
 export interface ScalingDirection {
   /** All the nodes together over their common window, bytes/s. */
   bw_bytes: number;
-  /** `bw_bytes` over the node count: one node's share, bytes/s. */
+  /** What each node got, bytes/s (`bw_bytes` over the node count). */
   bw_bytes_per_node: number;
-  /** What each node got over the common window, bytes/s. */
-  per_node: { node: string; bw_bytes: number }[];
+  /** What each node got over the common window, bytes/s (measured curves). */
+  per_node?: { node: string; bw_bytes: number }[];
 }
 
 /** One node count of a tier's curve. */
-export interface ScalingPoint {
-  /** Nodes doing I/O at once, one process each. */
+export interface ScalingResultPoint {
+  /** Nodes doing I/O at once. */
   nodes: number;
-  processes: number;
+  /** Processes doing I/O at once (one per node). */
+  processes?: number;
   read: ScalingDirection;
   write: ScalingDirection;
 }
 
-/** One shared tier's curve. */
-export interface ScalingTier {
-  /** The tier's label, as the profile names it (`pfs`, `s3`). */
+/** One remote tier's curve. */
+export interface ScalingResultTier {
+  /** The tier's label, as the result's contention matrix and profile name it (`pfs`, `s3`). */
   label: string;
-  /** The tier spec measured. */
+  /** The tier as `--tier` gave it (`pfs:/mnt/lustre`, `s3://bucket/prefix`). */
   tier: string;
   /** Request size, bytes, and requests in flight per node. */
   bs: number;
   iodepth: number;
   /** By node count, ascending. */
-  points: ScalingPoint[];
+  points: ScalingResultPoint[];
 }
 
-/** The `scaling` section. */
+/** A result's remote scaling curves across nodes. */
 export interface ScalingResult {
-  status: RunStatus;
+  /** How the measurement ended (absent: ok); the points measured until then are kept. */
+  status?: RunStatus;
   error?: string;
   /** Nodes in the run. */
-  nodes: number;
-  tiers: ScalingTier[];
+  nodes?: number;
+  tiers: ScalingResultTier[];
 }

@@ -64,6 +64,26 @@ const resultContentionSchema = z.object({
   })).optional(),
 });
 
+const scalingDirectionSchema = z.object({
+  bw_bytes: z.number().nonnegative(),
+  bw_bytes_per_node: z.number().nonnegative(),
+});
+
+/** The `scaling` section (schema/scaling.ts): what the solver reads of it. */
+const resultScalingSchema = z.object({
+  tiers: z.array(z.object({
+    label: z.string(),
+    tier: z.string(),
+    bs: z.number().positive(),
+    iodepth: z.number().positive(),
+    points: z.array(z.object({
+      nodes: z.int().positive(),
+      read: scalingDirectionSchema,
+      write: scalingDirectionSchema,
+    })),
+  })),
+});
+
 export const resultDocSchema = z.object({
   schema: z.literal(RESULT_SCHEMA),
   kind: z.string(),
@@ -78,11 +98,13 @@ export const resultDocSchema = z.object({
   }),
   runs: z.array(runSchema),
   contention: resultContentionSchema.optional(),
+  scaling: resultScalingSchema.optional(),
 });
 
 export type ResultDoc = z.infer<typeof resultDocSchema>;
 export type ResultRun = z.infer<typeof runSchema>;
 export type ResultContention = z.infer<typeof resultContentionSchema>;
+export type ResultScaling = z.infer<typeof resultScalingSchema>;
 
 /** Result kinds that carry tier figures. */
 export const RESULT_KINDS = ["profile", "contention", "run"];

@@ -21,6 +21,8 @@ import { solve } from "./solve.ts";
 import type { SolverTier } from "./solver_tier.ts";
 import type { Profile, ProfileTier } from "../schema/profile.ts";
 import { slowdownLookup, togetherOf } from "./slowdown.ts";
+import { profileAtNodes } from "./remote_share.ts";
+import type { NodesSweepPoint, RemoteShareUsed } from "../schema/plan.ts";
 
 /** Options of {@linkcode makePlan}. */
 export interface PlanOptions {
@@ -31,6 +33,16 @@ export interface PlanOptions {
   readonly adamRate?: number;
   /** Directories of the paths on the training nodes, by path name (default: the profile's). */
   readonly dirs?: Readonly<Record<string, string>>;
+  /**
+   * Nodes of the job sharing the remote tiers (default 1): each remote tier
+   * is planned with its per-node share at this count (solver/remote_share.ts).
+   */
+  readonly nodes?: number;
+  /**
+   * Node counts to plan for besides (`plan --nodes 1,2,4,8`): the document
+   * gets a `nodes_sweep` entry for each; its placement stays the one at `nodes`.
+   */
+  readonly nodesSweep?: readonly number[];
 }
 
 function asSolverTier(t: ProfileTier): SolverTier {
@@ -71,6 +83,66 @@ export async function makePlan(
   setup: TrainingSetup,
   opts: PlanOptions,
 ): Promise<PlanDocument> {
+  const nodes = opts.nodes ?? 1;
+  const { solved, local, adamRate, shares } = await solveAt(profile, setup, opts, nodes);
+  const cached = solved.paths.reduce((t, p) => t + p.cache_subgroups, 0);
+  const plan: PlanDocument = {
+    schema: PLAN_SCHEMA,
+    created: new Date().toISOString(),
+    profile: {
+      source: profile.source,
+      host: profile.host_name,
+      tiers: Object.values(profile.tiers).map((t) => `${t.label}:${t.path ?? ""}`),
+    },
+    setup: describeSetup({ ...setup, adamParamsPerSec: adamRate }),
+    nodes,
+    ...(Object.keys(shares).length > 0 ? { remote_share: shares } : {}),
+    inputs: {
+      host_cache_bytes: opts.hostCacheBytes,
+      host_memory_bytes: profile.host.memory_bytes,
+      cpu_adam_params_per_s: adamRate,
+      adam_rate_from: opts.adamRate !== undefined
+        ? "option"
+        : profile.host.cpu_adam_params_per_s !== undefined
+        ? "profile"
+        : "default",
+      solver_status: solved.solver.status,
+      solver_seconds: solved.solver.seconds,
+    },
+    placement: {
+      host_subgroups: 0,
+      paths: solved.paths,
+      order: cached > 0 ? "alternating" : "ascending",
+      ...(solved.dosStride !== undefined ? { dos_stride: solved.dosStride } : {}),
+    },
+    predictions: solved.predictions,
+    activations: planActivations(setup, local.read_bw_bytes, local.write_bw_bytes),
+    why: solved.why,
+    exports: { deepspeed: {}, mlp_offload: {} },
+  };
+  const version = opts.deepspeedVersion ?? DEFAULT_DEEPSPEED_VERSION;
+  const exportOpts = { deepspeedVersion: version, ...(opts.dirs ? { dirs: opts.dirs } : {}) };
+  plan.exports.deepspeed = exported(() => deepspeedConfig(plan, exportOpts));
+  plan.exports.mlp_offload = exported(() => mlpOffloadSettings(plan, exportOpts));
+  if (opts.nodesSweep && opts.nodesSweep.length > 0) {
+    const sweep: NodesSweepPoint[] = [];
+    for (const n of opts.nodesSweep) {
+      const at = n === nodes ? { solved, shares } : await solveAt(profile, setup, opts, n);
+      sweep.push(sweepPoint(n, at.solved, at.shares));
+    }
+    plan.nodes_sweep = sweep;
+  }
+  return plan;
+}
+
+/** The solver's answer for `setup` at `nodes` nodes, with the tiers and rates it used. */
+async function solveAt(
+  original: Profile,
+  setup: TrainingSetup,
+  opts: PlanOptions,
+  nodes: number,
+) {
+  const { profile, shares } = profileAtNodes(original, nodes);
   const local = fastest(profile, ["file"]);
   if (!local) {
     throw new ConfigError(
@@ -103,44 +175,37 @@ export async function makePlan(
       }
       : {}),
   });
+  return { solved, local, remote, adamRate, shares };
+}
+
+/** One count of a sweep, from its solution. */
+function sweepPoint(
+  nodes: number,
+  solved: Awaited<ReturnType<typeof solve>>,
+  shares: Record<string, RemoteShareUsed>,
+): NodesSweepPoint {
+  const total = solved.paths.reduce((t, p) => t + p.subgroups, 0);
+  const fraction: Record<string, number> = {};
+  for (const p of solved.paths) {
+    fraction[p.tier] = (fraction[p.tier] ?? 0) + (total > 0 ? p.subgroups / total : 0);
+  }
   const cached = solved.paths.reduce((t, p) => t + p.cache_subgroups, 0);
-  const plan: PlanDocument = {
-    schema: PLAN_SCHEMA,
-    created: new Date().toISOString(),
-    profile: {
-      source: profile.source,
-      host: profile.host_name,
-      tiers: Object.values(profile.tiers).map((t) => `${t.label}:${t.path ?? ""}`),
-    },
-    setup: describeSetup({ ...setup, adamParamsPerSec: adamRate }),
-    inputs: {
-      host_cache_bytes: opts.hostCacheBytes,
-      host_memory_bytes: profile.host.memory_bytes,
-      cpu_adam_params_per_s: adamRate,
-      adam_rate_from: opts.adamRate !== undefined
-        ? "option"
-        : profile.host.cpu_adam_params_per_s !== undefined
-        ? "profile"
-        : "default",
-      solver_status: solved.solver.status,
-      solver_seconds: solved.solver.seconds,
-    },
-    placement: {
-      host_subgroups: 0,
-      paths: solved.paths,
-      order: cached > 0 ? "alternating" : "ascending",
-      ...(solved.dosStride !== undefined ? { dos_stride: solved.dosStride } : {}),
-    },
-    predictions: solved.predictions,
-    activations: planActivations(setup, local.read_bw_bytes, local.write_bw_bytes),
-    why: solved.why,
-    exports: { deepspeed: {}, mlp_offload: {} },
+  const remotePath = solved.paths.find((p) => p.name === "remote");
+  const share = remotePath && shares[remotePath.tier];
+  const update_s: Record<string, number> = {
+    zero_infinity: solved.predictions.zero_infinity.update_s,
+    plan: solved.predictions.plan.update_s,
   };
-  const version = opts.deepspeedVersion ?? DEFAULT_DEEPSPEED_VERSION;
-  const exportOpts = { deepspeedVersion: version, ...(opts.dirs ? { dirs: opts.dirs } : {}) };
-  plan.exports.deepspeed = exported(() => deepspeedConfig(plan, exportOpts));
-  plan.exports.mlp_offload = exported(() => mlpOffloadSettings(plan, exportOpts));
-  return plan;
+  if (solved.predictions.mlp_offload) {
+    update_s.mlp_offload = solved.predictions.mlp_offload.update_s;
+  }
+  return {
+    nodes,
+    ...(remotePath && share ? { remote: { tier: remotePath.tier, ...share } } : {}),
+    fraction,
+    cached_fraction: total > 0 ? cached / total : 0,
+    update_s,
+  };
 }
 
 /** An export, or why there is none (a path without a directory, an S3 path). */

@@ -54,6 +54,14 @@ import {
   resultDocSchema,
   type ResultRun,
 } from "./_result_schema.ts";
+import {
+  measuredScaling,
+  SCALING_ALLOWED,
+  scalingAllowedAt,
+  scalingFieldsAt,
+  scalingSchema,
+  statedScaling,
+} from "./_profile_scaling.ts";
 
 // ------------------------------------------------------- hand-written schema
 
@@ -124,6 +132,7 @@ const profileDocSchema = z.strictObject({
   host: hostSchema,
   tiers: z.record(z.string(), tierSchema),
   contention: contentionSchema.optional(),
+  scaling: scalingSchema.optional(),
   sources: z.array(sourceSchema).optional(),
 });
 
@@ -136,6 +145,7 @@ function fieldsAt(path: readonly PropertyKey[]): string[] {
   if (path.length === 0) return keys(profileDocSchema);
   if (a === "host") return keys(hostSchema);
   if (a === "sources") return keys(sourceSchema);
+  if (a === "scaling") return scalingFieldsAt(path);
   if (a === "contention") return path.length === 1 ? keys(contentionSchema) : [...DIRECTIONS];
   if (a === "tiers" && path.length === 2) return keys(tierSchema);
   if (a === "tiers" && (c === "read_lat_us" || c === "write_lat_us")) return ["p50", "p99"];
@@ -189,10 +199,13 @@ const ALLOWED: Record<string, string> = {
   citation: "a non-empty string: document, section, table or page",
   url: "an absolute URL",
   derivation: "a non-empty string: how the figure follows, which factors are assumptions",
+  ...SCALING_ALLOWED,
 };
 
 /** What the field at `path` accepts. */
 function allowedAt(path: readonly PropertyKey[]): string | undefined {
+  const scaling = path[0] === "scaling" ? scalingAllowedAt(path) : undefined;
+  if (scaling !== undefined) return scaling;
   if (path[0] === "contention" && path[1] === "slowdown") {
     if (path.length === 5) return FACTOR;
     if (path.length === 4) return 'an object of factors by the other tiers, e.g. { "pfs": 1.1 }';
@@ -418,6 +431,7 @@ function fromProfileDoc(doc: ProfileDoc, raw: unknown, source: string): Profile 
     notes: [],
   };
   if (doc.description !== undefined) profile.description = doc.description;
+  if (doc.scaling) profile.scaling = statedScaling(doc.scaling, tiers, source);
   if (doc.contention) {
     profile.contention = defined({
       basis: "stated" as const,
@@ -688,6 +702,8 @@ function fromResultDoc(doc: ResultDoc, source: string): Profile {
     notes,
   };
   if (c && c.tiers.length > 0) profile.contention = resultContention(c, source);
+  const scaling = doc.scaling && measuredScaling(doc.scaling, tiers, notes);
+  if (scaling && Object.keys(scaling).length > 0) profile.scaling = scaling;
   return profile;
 }
 

@@ -44,6 +44,11 @@ import { type PathRates, pathSeconds, predictPhase } from "./model.ts";
 import { type SimulatedUpdate, simulateInfinity, simulatePlacement } from "./_pipeline.ts";
 import type { PlannedPath, Prediction } from "../schema/plan.ts";
 import type { SlowdownLookup, SolverTier } from "./solver_tier.ts";
+import {
+  MLP_OFFLOAD_CACHE_SUBGROUPS,
+  MLP_OFFLOAD_REMOTE_RATIO,
+  remoteSubgroups,
+} from "../workloads/mlp_offload.ts";
 
 /** What the solver needs. */
 export interface SolveInput {
@@ -76,7 +81,13 @@ export interface SolveInput {
 /** The solver's answer, before it becomes a plan document. */
 export interface Solution {
   readonly paths: PlannedPath[];
-  readonly predictions: { zero_offload: Prediction; zero_infinity: Prediction; plan: Prediction };
+  readonly predictions: {
+    zero_offload: Prediction;
+    zero_infinity: Prediction;
+    plan: Prediction;
+    /** MLP-Offload's fixed split (one subgroup in three remote), when there is a remote tier. */
+    mlp_offload?: Prediction;
+  };
   readonly why: string[];
   /** Deep Optimizer States' stride, when it shortens the phase. */
   readonly dosStride?: number;
@@ -215,6 +226,19 @@ export async function solve(input: SolveInput): Promise<Solution> {
     ) {
       return undefined;
     }
+    const closed = closedOf(paths);
+    // Deep Optimizer States pays off when the closed form says the phase waits for compute
+    const closedDos = dos && closedOf(paths, dos.computeS);
+    const dosStride = dos?.stride !== undefined && closedDos!.update_s < closed.update_s
+      ? dos.stride
+      : undefined;
+    const plan = dosStride === undefined
+      ? simulated(paths, closed, setup.adamParamsPerSec)
+      : simulated(paths, closedDos!, setup.adamParamsPerSec * computeS / dos!.computeS);
+    return { res, paths, closed, dosStride, plan };
+  };
+  // the closed form of a placement: each used path's uncached bytes at its rates
+  function closedOf(paths: readonly PlannedPath[], compute = computeS): Prediction {
     const used = paths.filter((p) => p.subgroups > 0);
     const loads = used.map((p) => {
       const i = names.indexOf(p.name);
@@ -229,17 +253,8 @@ export async function solve(input: SolveInput): Promise<Solution> {
         writeBytes: moved,
       };
     });
-    const closed = predictPhase({ paths: loads, computeS });
-    // Deep Optimizer States pays off when the closed form says the phase waits for compute
-    const closedDos = dos && predictPhase({ paths: loads, computeS: dos.computeS });
-    const dosStride = dos?.stride !== undefined && closedDos!.update_s < closed.update_s
-      ? dos.stride
-      : undefined;
-    const plan = dosStride === undefined
-      ? simulated(paths, closed, setup.adamParamsPerSec)
-      : simulated(paths, closedDos!, setup.adamParamsPerSec * computeS / dos!.computeS);
-    return { res, paths, closed, dosStride, plan };
-  };
+    return predictPhase({ paths: loads, computeS: compute });
+  }
   let best = place(k)!;
   // the closed form misses the pipeline: cost each path as the simulation found it and ask the
   // solver again, keeping the faster of the two
@@ -292,7 +307,28 @@ export async function solve(input: SolveInput): Promise<Solution> {
       );
     }
   }
-  const predictions = { zero_offload: zeroOffload, zero_infinity: zeroInfinity, plan };
+  const predictions: Solution["predictions"] = {
+    zero_offload: zeroOffload,
+    zero_infinity: zeroInfinity,
+    plan,
+  };
+  if (input.remote) {
+    const fixed = mlpOffloadPaths(paths, S, maxCached);
+    const p = simulated(fixed, closedOf(fixed), setup.adamParamsPerSec);
+    const over = fixed.find((f, i) => {
+      const cap = tiers[i]!.capacityBytes;
+      return cap !== undefined && f.subgroups > Math.floor(cap / subgroupNode);
+    });
+    predictions.mlp_offload = over
+      ? {
+        ...p,
+        feasible: false,
+        note:
+          `MLP-Offload's fixed ratio puts ${over.subgroups} subgroups per rank on ${over.tier}, ` +
+          `more than its capacity holds`,
+      }
+      : p;
+  }
   return {
     paths,
     predictions,
@@ -300,6 +336,27 @@ export async function solve(input: SolveInput): Promise<Solution> {
     ...(dosStride !== undefined ? { dosStride } : {}),
     solver: { status: res.Status, seconds: (performance.now() - t0) / 1000, subgroups: S },
   };
+}
+
+/**
+ * MLP-Offload as it runs by default (workloads/mlp_offload.ts): one subgroup
+ * in three on the remote path, the last {@linkcode MLP_OFFLOAD_CACHE_SUBGROUPS}
+ * of each path cached, as far as the host cache holds them (the local path's
+ * first); `like` gives the paths' tiers, request sizes and limits.
+ */
+function mlpOffloadPaths(
+  like: readonly PlannedPath[],
+  subgroups: number,
+  maxCached: number,
+): PlannedPath[] {
+  const remote = remoteSubgroups(subgroups, MLP_OFFLOAD_REMOTE_RATIO).filter(Boolean).length;
+  const n = [subgroups - remote, remote];
+  let room = maxCached;
+  return like.map((p, i) => {
+    const cached = Math.min(MLP_OFFLOAD_CACHE_SUBGROUPS, n[i]!, room);
+    room -= cached;
+    return { ...p, subgroups: n[i]!, ratio: n[i]! / subgroups, cache_subgroups: cached };
+  });
 }
 
 /**
