@@ -80,6 +80,10 @@ class TcpTransport implements Transport {
   readonly #conns = new Map<number, Deno.Conn>();
   readonly #writing = new Map<number, Promise<void>>();
   #listener: Deno.TcpListener | undefined;
+  /** The accept loop and the readers, awaited by close so that nothing outlives it. */
+  readonly #loops: Promise<void>[] = [];
+  /** Accepted connections that have not said their rank yet. */
+  readonly #unknown = new Set<Deno.Conn>();
   #closed = false;
 
   constructor(readonly rank: number, readonly size: number) {
@@ -90,37 +94,43 @@ class TcpTransport implements Transport {
   attach(peer: number, conn: Deno.Conn, reader: FrameReader): void {
     this.#conns.set(peer, conn);
     const inbox = this.#inboxes[peer]!;
-    (async () => {
+    this.#loops.push((async () => {
       try {
         for (let m = await reader.next(); m !== null; m = await reader.next()) inbox.push(m);
         inbox.fail(new PeerGoneError(peer, { cause: new Error("connection closed") }));
       } catch (e) {
         inbox.fail(new PeerGoneError(peer, { cause: e }));
       }
-    })();
+    })());
   }
 
   /** Rank 0: accepts connections, each introduced by its rank, until closed. */
   accept(listener: Deno.TcpListener): void {
     this.#listener = listener;
-    (async () => {
+    this.#loops.push((async () => {
       try {
         for await (const conn of listener) {
           conn.setNoDelay(true);
           const reader = new FrameReader(conn);
-          reader.next().then((hello) => {
-            const peer = hello?.length === 4 ? new DataView(hello.buffer).getUint32(0) : -1;
-            if (this.#closed || peer < 1 || peer >= this.size || this.#conns.has(peer)) {
-              conn.close();
-              return;
-            }
-            this.attach(peer, conn, reader);
-          }, () => conn.close());
+          this.#unknown.add(conn);
+          this.#loops.push(
+            reader.next().then((hello) => {
+              this.#unknown.delete(conn);
+              const peer = hello?.length === 4 ? new DataView(hello.buffer).getUint32(0) : -1;
+              if (this.#closed || peer < 1 || peer >= this.size || this.#conns.has(peer)) {
+                conn.close();
+                return;
+              }
+              this.attach(peer, conn, reader);
+            }, () => {
+              if (this.#unknown.delete(conn)) conn.close();
+            }),
+          );
         }
       } catch {
         // the listener was closed
       }
-    })();
+    })());
   }
 
   send(to: number, bytes: Uint8Array, _timeoutMs: number): Promise<void> {
@@ -148,21 +158,21 @@ class TcpTransport implements Transport {
     return inbox.take(timeoutMs);
   }
 
-  close(): Promise<void> {
-    if (this.#closed) return Promise.resolve();
+  async close(): Promise<void> {
+    if (this.#closed) return;
     this.#closed = true;
     for (const inbox of this.#inboxes) {
       inbox.fail(new PeerGoneError(inbox.peer, { cause: new Error("closed") }));
     }
     this.#listener?.close();
-    for (const conn of this.#conns.values()) {
+    for (const conn of [...this.#conns.values(), ...this.#unknown]) {
       try {
         conn.close();
       } catch {
         // already closed by its reader
       }
     }
-    return Promise.resolve();
+    await Promise.allSettled(this.#loops);
   }
 }
 
