@@ -24,7 +24,9 @@ export type Need =
   | "chromium"
   | "script"
   | "ceph"
-  | "own-ceph";
+  | "own-ceph"
+  | "openmpi"
+  | "mpich";
 
 /** How a need is detected. */
 export type Detection =
@@ -37,7 +39,9 @@ export type Detection =
   /** This process runs as uid 0. */
   | { readonly root: true }
   /** The environment variable is unset or empty. */
-  | { readonly unset: string };
+  | { readonly unset: string }
+  /** Every one of these detections. */
+  | { readonly every: readonly Detection[] };
 
 /** One need: how it is detected and how it is provided. */
 export interface Requirement {
@@ -85,6 +89,18 @@ export const REQUIREMENTS: { readonly [N in Need]: Requirement } = {
     packages: [],
     remedy: "unset TIERBENCH_S3_ENDPOINT: these tests stop daemons of the tests' own Ceph cluster",
   },
+  // cluster/'s MPI transport under Open MPI's launcher (cluster/mpi_test.ts)
+  openmpi: {
+    name: "openmpi",
+    detection: { every: [{ command: "mpirun.openmpi" }, { library: "libmpi.so.40" }] },
+    packages: ["openmpi-bin"],
+  },
+  // cluster/'s MPI transport under MPICH's launcher (cluster/mpi_test.ts)
+  mpich: {
+    name: "mpich",
+    detection: { every: [{ command: "mpirun.mpich" }, { library: "libmpich.so.12" }] },
+    packages: ["mpich"],
+  },
 };
 
 /** The directories of `PATH`, then the sbin directories a user's `PATH` may lack. */
@@ -121,6 +137,7 @@ function run(command: string, args: string[]): { ok: boolean; out: string } | un
 }
 
 function detect(d: Detection): boolean {
+  if ("every" in d) return d.every.every(detect);
   if ("root" in d) return Deno.uid() === 0;
   if ("unset" in d) return !Deno.env.get(d.unset);
   if ("command" in d) return which(d.command) !== undefined;
