@@ -27,7 +27,9 @@ export type Header =
   | { readonly t: "hello"; readonly member: Member }
   | { readonly t: "welcome"; readonly members: readonly Member[] }
   | { readonly t: "arrive" | "release" | "data"; readonly seq: number; readonly phase: string }
-  | { readonly t: "fail"; readonly phase: string; readonly failure: Failure };
+  | { readonly t: "fail"; readonly phase: string; readonly failure: Failure }
+  /** Between steps, from the hub: a member was lost. */
+  | { readonly t: "lost"; readonly rank: number; readonly node: string };
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();

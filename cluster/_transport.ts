@@ -39,6 +39,19 @@ export interface Transport {
   receive(from: number, timeoutMs: number): Promise<Uint8Array>;
   /** Ends every link and pending receive; nothing stays listening. */
   close(): Promise<void>;
+  /**
+   * Reports what happens between steps: `gone` as soon as a peer's link
+   * drops, and every message to `intercept` before it is queued (`true`
+   * keeps it out of the queue). Transports that only learn of a peer when
+   * they receive from it (MPI) never call them.
+   */
+  watch(handlers: WatchHandlers): void;
+}
+
+/** What {@linkcode Transport.watch} reports. */
+export interface WatchHandlers {
+  gone(peer: number): void;
+  intercept(peer: number, m: Uint8Array): boolean;
 }
 
 interface Waiter {
@@ -56,6 +69,11 @@ export class Inbox {
   #waiters: Waiter[] = [];
   #gone: Error | undefined;
 
+  /** Called when the peer is marked gone, once. */
+  onGone: ((peer: number) => void) | undefined;
+  /** Sees every message first; `true` keeps it out of the queue. */
+  intercept: ((peer: number, m: Uint8Array) => boolean) | undefined;
+
   constructor(readonly peer: number) {}
 
   /** Whether the peer is gone (messages it sent before may still be queued). */
@@ -65,6 +83,7 @@ export class Inbox {
 
   /** Hands `m` to the oldest waiting receiver, or queues it. */
   push(m: Uint8Array): void {
+    if (this.intercept?.(this.peer, m)) return;
     const w = this.#waiters.shift();
     if (w === undefined) {
       this.#queue.push(m);
@@ -76,6 +95,7 @@ export class Inbox {
 
   /** Marks the peer gone: every waiting and later receive rejects with `e` once the queue is empty. */
   fail(e: Error): void {
+    if (this.#gone === undefined) this.onGone?.(this.peer);
     this.#gone ??= e;
     for (const w of this.#waiters.splice(0)) {
       clearTimeout(w.timer);

@@ -66,10 +66,49 @@ class StarGroup implements Group {
   #seq = 0;
   #broken: Error | undefined;
   #disposed = false;
+  readonly #lost = new AbortController();
 
   constructor(readonly info: LaunchInfo, readonly transport: Transport | undefined) {
     this.rank = info.rank;
     this.size = info.size;
+  }
+
+  get lost(): AbortSignal {
+    return this.#lost.signal;
+  }
+
+  /**
+   * After the group formed: a member's link dropping between steps aborts
+   * `lost` at once; the hub tells the others, who abort theirs.
+   */
+  watch(): void {
+    const t = this.transport;
+    if (t === undefined) return;
+    const lose = (rank: number, node: string) => {
+      if (this.#disposed || this.#lost.signal.aborted) return;
+      this.#lost.abort(new RankLostError(rank, node, "the run"));
+    };
+    t.watch({
+      gone: (peer) => {
+        if (this.#disposed || this.#lost.signal.aborted) return;
+        lose(peer, this.#node(peer));
+        if (this.rank !== 0) return;
+        const notice = encode({ t: "lost", rank: peer, node: this.#node(peer) });
+        for (const r of this.#others()) if (r !== peer) t.send(r, notice, 1000).catch(() => {});
+      },
+      intercept: (peer, m) => {
+        if (this.rank === 0 || peer !== 0) return false;
+        let header: Header;
+        try {
+          header = decode(m).header;
+        } catch {
+          return false;
+        }
+        if (header.t !== "lost") return false;
+        lose(header.rank, header.node);
+        return true;
+      },
+    });
   }
 
   #node(rank: number): string {
@@ -128,7 +167,7 @@ class StarGroup implements Group {
     return got.map((m, i) => {
       const r = i + 1;
       const h = m!.header;
-      if (h.t === "hello" || h.t === "welcome" || h.t === "fail") {
+      if (h.t === "hello" || h.t === "welcome" || h.t === "fail" || h.t === "lost") {
         throw new Error(`rank ${r} sent "${h.t}" during ${phase}`);
       }
       if (h.seq !== this.#seq || h.phase !== phase) {
@@ -380,5 +419,6 @@ export async function joinGroup(info: LaunchInfo, options: JoinOptions): Promise
     await group[Symbol.asyncDispose]();
     throw e;
   }
+  group.watch();
   return group;
 }

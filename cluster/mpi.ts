@@ -212,6 +212,9 @@ class MpiTransport implements Transport {
    * process is left to exit without it, which makes mpirun end the job, rather
    * than blocking in MPI_Finalize for a member that will not come.
    */
+  /** MPI learns of a peer only when it receives from it; and mpirun ends a job whose process died. */
+  watch(): void {}
+
   close(): Promise<void> {
     if (this.#closed) return Promise.resolve();
     this.#closed = true;

@@ -7,7 +7,13 @@
  * @module
  */
 
-import { Inbox, PeerGoneError, PeerTimeoutError, type Transport } from "./_transport.ts";
+import {
+  Inbox,
+  PeerGoneError,
+  PeerTimeoutError,
+  type Transport,
+  type WatchHandlers,
+} from "./_transport.ts";
 
 /** Where rank 0 listens, and who this process is. */
 export interface TcpOptions {
@@ -156,6 +162,15 @@ class TcpTransport implements Transport {
       );
     }
     return inbox.take(timeoutMs);
+  }
+
+  watch(handlers: WatchHandlers): void {
+    for (const inbox of this.#inboxes) {
+      inbox.onGone = (peer) => {
+        if (!this.#closed) handlers.gone(peer);
+      };
+      inbox.intercept = handlers.intercept;
+    }
   }
 
   async close(): Promise<void> {
