@@ -7,6 +7,7 @@
 
 /// <reference lib="deno.worker" />
 
+import { IoUringEngine } from "../engines/io_uring.ts";
 import { LibaioEngine } from "../engines/libaio.ts";
 import { NoopEngine } from "../engines/noop.ts";
 import { PsyncEngine } from "../engines/psync.ts";
@@ -28,6 +29,8 @@ function openEngine(plan: JobPlan): JobEngine | Promise<JobEngine> {
       return PsyncEngine.open(plan);
     case "libaio":
       return LibaioEngine.open(plan);
+    case "io_uring":
+      return IoUringEngine.open(plan);
     case "s3":
       return S3Engine.open(plan);
   }

@@ -14,9 +14,10 @@ import process from "node:process";
 import type { JobTarget, Tier } from "../tiers/types.ts";
 import { BUFFER_ALIGNMENT } from "../tiers/file_backed.ts";
 import { libaioSource } from "../engines/libaio.ts";
+import { ioUringFeatures, ioUringImpl, ioUringRefusal } from "../engines/io_uring.ts";
 import { DEFAULT_TIMEOUT_MS, formatTierSpec, type JobOptions } from "../core/config.ts";
 import { monoNow } from "../core/libc.ts";
-import { IoError } from "../core/errors.ts";
+import { ConfigError, IoError } from "../core/errors.ts";
 import { redactSecrets } from "../core/secrets.ts";
 import { verifyPlans } from "../core/verify.ts";
 import { holdReadBack, newReadBackGate } from "../engines/verify_readback.ts";
@@ -119,6 +120,16 @@ function options(job: JobOptions): RunOptions {
     file_layout: job.fileLayout,
     end_fsync: job.endFsync,
     timeout_ms: job.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+    ...(engineOf(job) === "io_uring" && job.ioUring
+      ? {
+        io_uring: {
+          fixedbufs: job.ioUring.fixedbufs,
+          registerfiles: job.ioUring.registerfiles,
+          sqthread_poll: job.ioUring.sqthreadPoll,
+          features: ioUringFeatures(),
+        },
+      }
+      : {}),
     ...(job.verify ? { verify: true } : {}),
     ...(job.filename === undefined ? {} : { filename: job.filename }),
     ...(job.s3
@@ -162,6 +173,8 @@ function engineImpl(job: JobOptions): string {
       return "@aws-sdk/client-s3";
     case "libaio":
       return libaioSource();
+    case "io_uring":
+      return ioUringImpl();
     case "psync":
       return "libc.so.6 pread/pwrite";
   }
@@ -194,6 +207,10 @@ export async function runJob(
   job: JobOptions,
   hooks: RunHooks = {},
 ): Promise<RunResult> {
+  if (engineOf(job) === "io_uring") {
+    const refused = ioUringRefusal();
+    if (refused !== undefined) throw new ConfigError("engine", refused);
+  }
   // --verify may lay out again a file an earlier run laid out without headers.
   const { targets: files, plans: verify } = verifyPlans(tier, await tier.prepare(job), job);
   const gate = verify && hooks.beforeReadBack ? newReadBackGate(job.numjobs) : undefined;
@@ -237,6 +254,7 @@ export async function runJob(
       alignment: BUFFER_ALIGNMENT,
       endFsync: job.endFsync,
       timeoutMs: job.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+      ...(engine === "io_uring" && job.ioUring ? { ioUring: job.ioUring } : {}),
       ...(verify ? { verify: { ...verify[j]!, ...(gate ? { readBackGate: gate } : {}) } } : {}),
     };
     const w = new Worker(WORKER_URL, { type: "module", name: `${job.name}#${j}` });
@@ -383,7 +401,7 @@ function timedOut(
   const f = shared.f64;
   const b = jobBase(j);
   const file = f[b + JOB.BUSY_FILE]!;
-  const aio = job.engine === "libaio" ? " (libaio)" : "";
+  const aio = job.engine === "psync" ? "" : ` (${job.engine})`;
   const request = file < 0
     ? `fsync${aio} of ${target.paths.join(", ")}`
     : `${f[b + JOB.BUSY_READ] === 1 ? "pread" : "pwrite"}${aio} ${target.paths[file] ?? "?"} ` +

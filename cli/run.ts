@@ -57,7 +57,7 @@ export function runCommand() {
     )
     .addOption(
       iodepthOption(
-        "I/Os in flight per job (file tiers: above 1 needs --engine libaio; s3: requests)",
+        "I/Os in flight per job (file tiers: above 1 needs --engine libaio or io_uring; s3: requests)",
       ).default(DEFAULTS.iodepth),
     )
     .option("--numjobs <n>", "parallel jobs, each on its own file and Worker", DEFAULTS.numjobs)
@@ -65,6 +65,9 @@ export function runCommand() {
     .addOption(
       new Option("--engine <name>", "I/O engine").choices(ENGINES).default(DEFAULTS.engine),
     )
+    .option("--fixedbufs", "io_uring: register the I/O buffers (READ_FIXED/WRITE_FIXED)")
+    .option("--registerfiles", "io_uring: register the job's files (IOSQE_FIXED_FILE)")
+    .option("--sqthread-poll", "io_uring: a kernel thread polls the submission queue (SQPOLL)")
     .option("--seed <n>", "seed for random offsets and the read/write mix", DEFAULTS.seed)
     .option("--log-avg-msec <ms>", "interval of the bandwidth time series", DEFAULTS.logAvgMsec)
     .option(
@@ -122,6 +125,9 @@ export function runCommand() {
       numjobs: o.numjobs,
       direct: o.direct,
       engine: o.engine,
+      fixedbufs: o.fixedbufs,
+      registerfiles: o.registerfiles,
+      sqthreadPoll: o.sqthreadPoll,
       seed: o.seed,
       logAvgMsec: o.logAvgMsec,
       nrfiles: o.nrfiles,

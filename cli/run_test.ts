@@ -12,6 +12,7 @@ import {
   withTempDir,
 } from "../tests/_helpers.ts";
 import { needing } from "../tests/_requirements.ts";
+import { ioUringRefusal } from "../engines/io_uring.ts";
 
 /** A failure is one line on stderr, never a stack trace. */
 function assertOneLine(r: CliResult, code: number, pattern: RegExp): void {
@@ -73,11 +74,63 @@ Deno.test("tierbench run: the documented form writes fio's fields and removes it
   });
 });
 
+Deno.test({
+  name: "tierbench run --engine io_uring: O_DIRECT random reads at depth 32 with registered " +
+    "buffers and files, the kernel's features in the results",
+  ignore: ioUringRefusal() !== undefined,
+  fn: () =>
+    withTempDir(async (dir) => {
+      const out = join(dir, "out.json");
+      const r = await runCli([
+        "run",
+        "--tier",
+        `file:${dir}`,
+        "--rw",
+        "randread",
+        "--bs",
+        "4k",
+        "--iodepth",
+        "32",
+        "--engine",
+        "io_uring",
+        "--fixedbufs",
+        "--registerfiles",
+        "--direct",
+        "--size",
+        "8m",
+        "--runtime",
+        "1",
+        "--output",
+        out,
+      ]);
+      assert.equal(r.code, 0, r.stderr);
+      assert.match(r.stdout, /io_uring\+direct/);
+      const run = JSON.parse(await Deno.readTextFile(out)).runs[0];
+      assert.equal(run.status, "ok");
+      assert.equal(run.options.engine, "io_uring");
+      assert.match(run.options.engine_impl, /^raw io_uring syscalls.*kernel features: /);
+      assert.equal(run.options.io_uring.fixedbufs, true);
+      assert.equal(run.options.io_uring.registerfiles, true);
+      assert.equal(run.options.io_uring.sqthread_poll, false);
+      assert.ok(run.options.io_uring.features.includes("NODROP"), run.options.io_uring.features);
+      assert.ok(run.read.total_ios > 0);
+      assert.deepEqual(await scratchLeft(dir), []);
+    }),
+});
+
+Deno.test("tierbench run: io_uring's options without --engine io_uring exit 2 naming the option", async () => {
+  assertOneLine(
+    await runCli(["run", "--tier", "null:", "--fixedbufs"]),
+    2,
+    /--fixedbufs: applies to --engine io_uring only/,
+  );
+});
+
 Deno.test("tierbench run: an unknown option value exits 2 naming the field and allowed values", async () => {
   const r = await runCli(["run", "--tier", "null:", "--rw", "sideways"]);
   assertOneLine(r, 2, /--rw.*sideways.*read, write, randread, randwrite, randrw/);
-  const e = await runCli(["run", "--tier", "null:", "--engine", "io_uring"]);
-  assertOneLine(e, 2, /--engine.*psync, libaio/);
+  const e = await runCli(["run", "--tier", "null:", "--engine", "spdk"]);
+  assertOneLine(e, 2, /--engine.*psync, libaio, io_uring/);
   const t = await runCli(["run", "--tier", "tape:/dev/st0"]);
   assertOneLine(t, 2, /--tier: unknown tier/);
   const u = await runCli(["run", "--tier", "null:", "--frobnicate"]);

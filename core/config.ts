@@ -21,9 +21,19 @@ export const RW_MODES = ["read", "write", "randread", "randwrite", "randrw"] as 
 export type RwMode = typeof RW_MODES[number];
 
 /** I/O engines for file-backed tiers, named as fio names them. */
-export const ENGINES = ["psync", "libaio"] as const;
+export const ENGINES = ["psync", "libaio", "io_uring"] as const;
 /** One of {@linkcode ENGINES}. */
 export type Engine = typeof ENGINES[number];
+
+/** The io_uring engine's options, as fio names them. */
+export interface IoUringOptions {
+  /** fio's fixedbufs: the slots' buffers are registered (READ_FIXED/WRITE_FIXED). */
+  readonly fixedbufs: boolean;
+  /** fio's registerfiles: the job's files are registered (IOSQE_FIXED_FILE). */
+  readonly registerfiles: boolean;
+  /** fio's sqthread_poll: a kernel thread polls the submission queue (IORING_SETUP_SQPOLL). */
+  readonly sqthreadPoll: boolean;
+}
 
 /** Tier kinds this build knows. */
 export const TIER_KINDS = ["null", "memory", "file", "pfs", "s3"] as const;
@@ -111,6 +121,8 @@ export interface JobOptions {
   /** Open files with O_DIRECT. */
   readonly direct: boolean;
   readonly engine: Engine;
+  /** The io_uring engine's options (--fixedbufs, --registerfiles, --sqthread-poll); io_uring only. */
+  readonly ioUring?: IoUringOptions;
   /** Seed for random offsets and the read/write mix. */
   readonly seed: number;
   /** Interval of the bandwidth time series in ms (fio's log_avg_msec). */
@@ -182,6 +194,9 @@ export interface RawJobOptions {
   numjobs?: string | undefined;
   direct?: boolean | undefined;
   engine?: string | undefined;
+  fixedbufs?: boolean | undefined;
+  registerfiles?: boolean | undefined;
+  sqthreadPoll?: boolean | undefined;
   seed?: string | undefined;
   logAvgMsec?: string | undefined;
   nrfiles?: string | undefined;
@@ -362,6 +377,16 @@ export function parseJobOptions(raw: RawJobOptions): JobOptions {
         "(use --engine libaio, or --numjobs for parallel synchronous I/O)",
     );
   }
+  const uringFlag = raw.fixedbufs
+    ? "fixedbufs"
+    : raw.registerfiles
+    ? "registerfiles"
+    : raw.sqthreadPoll
+    ? "sqthread-poll"
+    : undefined;
+  if (uringFlag !== undefined && o.engine !== "io_uring") {
+    throw new ConfigError(uringFlag, "applies to --engine io_uring only");
+  }
   if (tier.kind === "s3" && raw.direct) {
     throw new ConfigError(
       "direct",
@@ -443,6 +468,15 @@ export function parseJobOptions(raw: RawJobOptions): JobOptions {
     numjobs: o.numjobs,
     direct: raw.direct ?? false,
     engine: o.engine,
+    ...(o.engine === "io_uring"
+      ? {
+        ioUring: {
+          fixedbufs: raw.fixedbufs ?? false,
+          registerfiles: raw.registerfiles ?? false,
+          sqthreadPoll: raw.sqthreadPoll ?? false,
+        },
+      }
+      : {}),
     seed: o.seed,
     logAvgMsec: o.logAvgMsec,
     nrfiles: o.nrfiles,

@@ -100,8 +100,23 @@ Deno.test("parseJobOptions() rejects out-of-range integers", () => {
     "runtime",
   );
   assert.deepEqual(
-    configError(() => parseJobOptions({ tier: "null:", engine: "io_uring" })).message,
-    "--engine: unknown value (allowed: psync, libaio)",
+    configError(() => parseJobOptions({ tier: "null:", engine: "spdk" })).message,
+    "--engine: unknown value (allowed: psync, libaio, io_uring)",
+  );
+});
+
+Deno.test("parseJobOptions() keeps io_uring's options for --engine io_uring and refuses them elsewhere", () => {
+  const job = parseJobOptions({ tier: "file:/x", engine: "io_uring", fixedbufs: true });
+  assert.deepEqual(job.ioUring, { fixedbufs: true, registerfiles: false, sqthreadPoll: false });
+  assert.equal(parseJobOptions({ tier: "file:/x", engine: "libaio" }).ioUring, undefined);
+  assert.deepEqual(
+    configError(() => parseJobOptions({ tier: "file:/x", engine: "libaio", sqthreadPoll: true }))
+      .message,
+    "--sqthread-poll: applies to --engine io_uring only",
+  );
+  assert.equal(
+    configError(() => parseJobOptions({ tier: "file:/x", registerfiles: true })).field,
+    "registerfiles",
   );
 });
 

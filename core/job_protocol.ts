@@ -9,7 +9,7 @@
  * @module
  */
 
-import type { Engine, RwMode, TierKind } from "./config.ts";
+import type { Engine, IoUringOptions, RwMode, TierKind } from "./config.ts";
 import type { EncodedLatency } from "./recorder.ts";
 import type { VerifyPlan } from "./verify.ts";
 
@@ -67,6 +67,8 @@ export interface JobPlan {
   readonly timeoutMs?: number;
   /** Verify mode (--verify): stamp blocks written, check blocks read. */
   readonly verify?: VerifyPlan;
+  /** The io_uring engine's options; absent for other engines. */
+  readonly ioUring?: IoUringOptions;
 }
 
 /** Indices in the Int32 control array. */

@@ -3,7 +3,8 @@
  *
  * - The job engines, fio's ioengines behind the contract of
  *   {@linkcode JobEngine} and {@linkcode JobRuntime} that a job Worker drives:
- *   {@linkcode LibaioEngine} (Linux native AIO), {@linkcode PsyncEngine}
+ *   {@linkcode LibaioEngine} (Linux native AIO), {@linkcode IoUringEngine}
+ *   (io_uring on raw system calls), {@linkcode PsyncEngine}
  *   (pread/pwrite), {@linkcode S3Engine} (@aws-sdk/client-s3) and
  *   {@linkcode NoopEngine} (no I/O, the harness's ceiling); `--verify`'s
  *   read-back of the files a job wrote.
@@ -24,6 +25,7 @@
 
 export { type JobEngine, JobRuntime, SyscallFailure } from "./types.ts";
 export { LibaioEngine, libaioSource } from "./libaio.ts";
+export { IoUringEngine, ioUringFeatures, ioUringRefusal } from "./io_uring.ts";
 export { PsyncEngine } from "./psync.ts";
 export { S3Engine, WARMUP_MS } from "./s3.ts";
 export { NoopEngine } from "./noop.ts";

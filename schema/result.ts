@@ -97,6 +97,16 @@ export interface RunOptions {
   filename?: string;
   /** Verify mode (--verify): blocks stamped and checked (bench/verify.ts); absent when off. */
   verify?: boolean;
+  /**
+   * io_uring only: fio's options as the run used them, and the kernel's
+   * io_uring features (io_uring_params.features) by their IORING_FEAT_ names.
+   */
+  io_uring?: {
+    fixedbufs: boolean;
+    registerfiles: boolean;
+    sqthread_poll: boolean;
+    features: string[];
+  };
   /** s3 only: object size, part size and multipart threshold in bytes. */
   s3?: { object_size: number; part_size: number; multipart_threshold: number };
 }

@@ -28,7 +28,7 @@ export class FileTier extends FileBackedTier {
   #capabilities: TierCapabilities = {
     direct: "honoured",
     alignment: BUFFER_ALIGNMENT,
-    engines: ["psync", "libaio"],
+    engines: ["psync", "libaio", "io_uring"],
   };
 
   get capabilities(): TierCapabilities {

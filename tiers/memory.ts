@@ -28,7 +28,7 @@ export class MemoryTier extends FileBackedTier {
   readonly capabilities: TierCapabilities = {
     direct: "ignored",
     alignment: BUFFER_ALIGNMENT,
-    engines: ["psync", "libaio"],
+    engines: ["psync", "libaio", "io_uring"],
   };
 
   protected check(facts: PathFacts): void {

@@ -28,7 +28,7 @@ export class PfsTier extends FileBackedTier {
   readonly capabilities: TierCapabilities = {
     direct: "client-dependent",
     alignment: BUFFER_ALIGNMENT,
-    engines: ["psync", "libaio"],
+    engines: ["psync", "libaio", "io_uring"],
   };
 
   protected check(_facts: PathFacts): void {

@@ -16,7 +16,7 @@ export interface Pattern {
   readonly bs: number;
   /** File size in bytes. */
   readonly size: number;
-  readonly engine: "psync" | "libaio";
+  readonly engine: "psync" | "libaio" | "io_uring";
   readonly iodepth: number;
   readonly direct: boolean;
   /** Measured seconds (time-based). */

@@ -119,6 +119,14 @@ const CASES: readonly CaseDef[] = [
     target: 0.9,
     pattern: { rw: "randread", bs: 4096, engine: "libaio", iodepth: 32, direct: true },
   },
+  {
+    id: "randread-4k-io_uring-d32",
+    label: "4k rand read, direct, io_uring d32",
+    place: "disk",
+    metric: "iops",
+    target: 0.9,
+    pattern: { rw: "randread", bs: 4096, engine: "io_uring", iodepth: 32, direct: true },
+  },
 ];
 
 /** The RSS check: memory tier, 1 MiB sequential read of a 256 MiB file. */

@@ -37,7 +37,7 @@ async function fioCompareRuns() {
     const text = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
     assert.equal(out.code, 0, text);
     const doc = JSON.parse(await Deno.readTextFile(output));
-    assert.equal(doc.cases.length, 8);
+    assert.equal(doc.cases.length, 9);
     for (const c of doc.cases) {
       assert.ok(c.tierbench_median > 0 && c.fio_median > 0, c.id);
       assert.ok(Number.isFinite(c.ratio_median), c.id);
