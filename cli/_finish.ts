@@ -8,6 +8,7 @@
 import { ConfigError } from "../core/errors.ts";
 import type { SessionOutcome } from "../bench/session.ts";
 import { type ResultDocument, writeResult } from "../schema/result.ts";
+import { formatClusterTable } from "./cluster_table.ts";
 import { formatContentionTable } from "./contention_table.ts";
 import { formatTable } from "./run_table.ts";
 import { formatSweep } from "./sweep_table.ts";
@@ -31,7 +32,8 @@ export function formatTables(doc: ResultDocument): string {
   const workloads = doc.workloads && doc.workloads.length > 0
     ? [formatWorkloadSummaries(doc.workloads)]
     : [];
-  return [...runs, ...sweep, ...workload, ...matrix, ...workloads].join("\n");
+  const cluster = doc.cluster ? [formatClusterTable(doc.cluster)] : [];
+  return [...runs, ...cluster, ...sweep, ...workload, ...matrix, ...workloads].join("\n");
 }
 
 /** Writes the results, prints the table, and exits with the right status. */
@@ -43,7 +45,8 @@ export async function finish(
   const { doc, error } = outcome;
   if (error instanceof ConfigError) fail(error.message, EXIT_USAGE);
   // a workload that got as far as setting its tiers up has something to show
-  const wrote = doc.runs.length > 0 || (doc.workload?.paths.length ?? 0) > 0;
+  const wrote = doc.runs.length > 0 || (doc.workload?.paths.length ?? 0) > 0 ||
+    doc.cluster !== undefined;
   if (wrote) {
     await writeResult(output, doc);
     console.log(formatTables(doc));

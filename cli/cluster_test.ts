@@ -131,7 +131,7 @@ Deno.test("run across processes: a rank killed mid-run stops the others, the roo
     await new Promise((r) => setTimeout(r, 1500));
     ranks.children[1]!.kill("SIGKILL");
     const results = await ranks.done();
-    assert.equal(results[0]!.code, 1);
+    assert.equal(results[0]!.code, 1, results[0]!.stderr);
     const line = results[0]!.stderr.trim().split("\n").at(-1)!;
     assert.match(line, new RegExp(`rank 1 on ${host}#1 was lost`));
     assert.notEqual(results[2]!.code, 0);
