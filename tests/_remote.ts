@@ -179,6 +179,8 @@ export async function remoteEnv(): Promise<RemoteEnv | undefined> {
 export interface RemoteTestOptions {
   /** The test stops and starts daemons, so it needs the tests' own cluster. */
   readonly localCluster?: boolean;
+  /** What else the test needs (a launcher: openmpi, slurm). */
+  readonly needs?: readonly Need[];
 }
 
 /**
@@ -199,11 +201,14 @@ export function remoteTest(
   fn: (env: RemoteEnv) => Promise<void>,
   options: RemoteTestOptions = {},
 ): void {
-  const needs: Need[] = options.localCluster === true
-    ? ["own-ceph", "root", "ceph"]
-    : remoteSource() === "env"
-    ? []
-    : ["root", "ceph"];
+  const needs: Need[] = [
+    ...(options.localCluster === true
+      ? ["own-ceph", "root", "ceph"] as const
+      : remoteSource() === "env"
+      ? []
+      : ["root", "ceph"] as const),
+    ...(options.needs ?? []),
+  ];
   Deno.test(needing(needs, {
     name,
     sanitizeResources: false,

@@ -1,0 +1,160 @@
+/**
+ * Runs across processes on the real shared tiers of a local Ceph (CephFS
+ * and RGW), started by the real launchers: Open MPI's mpirun and Slurm's
+ * srun (a single-node Slurm the test starts), 3 processes each, every one a
+ * node of its own (TIERBENCH_NODE_PER_RANK=1).
+ *
+ * @module
+ */
+
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { ROOT, scratchLeft } from "./_helpers.ts";
+import { listKeys, type RemoteEnv, remoteTest, uniquePrefix } from "./_remote.ts";
+import type { ResultDocument } from "../schema/result.ts";
+
+const host = Deno.hostname();
+
+/** Runs `cmd` to the end; its exit code and both outputs. */
+async function launch(cmd: string, args: string[]) {
+  const out = await new Deno.Command(cmd, {
+    args,
+    stdout: "piped",
+    stderr: "piped",
+    env: { NO_COLOR: "1", TIERBENCH_NODE_PER_RANK: "1" },
+  }).output();
+  const dec = new TextDecoder();
+  return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
+}
+
+/** mpirun of 3 tierbench processes (Open MPI, as root, more processes than cores). */
+function mpirun(args: string[]) {
+  return launch("mpirun.openmpi", [
+    "--allow-run-as-root",
+    "--oversubscribe",
+    "-np",
+    "3",
+    "-x",
+    "TIERBENCH_NODE_PER_RANK",
+    Deno.execPath(),
+    "run",
+    "-q",
+    "--allow-all",
+    join(ROOT, "main.ts"),
+    ...args,
+  ]);
+}
+
+/** Where a run's scratch goes on each shared tier, and how to see what is left there. */
+function sharedTiers(env: RemoteEnv, label: string) {
+  const prefix = uniquePrefix(label);
+  return [
+    {
+      name: "CephFS",
+      args: ["--tier", `pfs:${env.pfsDir}`],
+      left: () => scratchLeft(env.pfsDir),
+    },
+    {
+      name: "RGW",
+      args: ["--tier", `s3://${env.bucket}/${prefix}`, "--endpoint", env.endpoint],
+      left: () => listKeys(env, prefix),
+    },
+  ];
+}
+
+/** The checks every 3-process run document must pass. */
+function checkDocument(doc: ResultDocument, launcher: string, transport: string): void {
+  const c = doc.cluster!;
+  assert.equal(doc.status, "ok");
+  assert.equal(c.launcher, launcher);
+  assert.equal(c.transport, transport);
+  assert.equal(c.processes_count, 3);
+  assert.deepEqual(c.nodes, [`${host}#0`, `${host}#1`, `${host}#2`]);
+  assert.deepEqual(c.hosts, [host]);
+  const agg = c.runs[0]!;
+  for (const dir of ["read", "write"] as const) {
+    const sum = agg.per_process.reduce((a, p) => a + p[`${dir}_bw_bytes`], 0);
+    assert.equal(agg[dir].common_bw_bytes, sum);
+    assert.equal(doc.runs[0]![dir].bw_bytes, sum);
+    assert.equal(
+      doc.runs[0]![dir].lat_ns.N,
+      c.processes.reduce((a, p) => a + p.runs[0]![dir].lat_ns.N, 0),
+    );
+  }
+  assert.ok(agg.write.common_bw_bytes > 0);
+}
+
+const RUN = ["run", "--rw", "write", "--bs", "1m", "--size", "8m", "--runtime", "1", "--quiet"];
+
+remoteTest(
+  "mpirun -np 3 run on CephFS and on RGW: one document with 3 processes and the aggregate, nothing left",
+  async (env) => {
+    const dir = await Deno.makeTempDir({ prefix: "tierbench-cluster-" });
+    try {
+      for (const tier of sharedTiers(env, "mpirun")) {
+        const out = join(dir, `${tier.name}.json`);
+        const r = await mpirun([...RUN, ...tier.args, "--output", out]);
+        assert.equal(r.code, 0, `${tier.name}: ${r.stderr}`);
+        const doc = JSON.parse(await Deno.readTextFile(out)) as ResultDocument;
+        checkDocument(doc, "openmpi", "mpi");
+        assert.deepEqual(await tier.left(), [], tier.name);
+      }
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+  { needs: ["openmpi"] },
+);
+
+remoteTest(
+  "bench under mpirun -np 3: the scaling curve of CephFS and RGW at 1, 2 and 3 nodes",
+  async (env) => {
+    const dir = await Deno.makeTempDir({ prefix: "tierbench-cluster-" });
+    const prefix = uniquePrefix("scaling");
+    try {
+      const out = join(dir, "bench.json");
+      const r = await mpirun([
+        "bench",
+        "--no-memory",
+        "--no-file",
+        "--pfs",
+        env.pfsDir,
+        "--s3",
+        `s3://${env.bucket}/${prefix}`,
+        "--endpoint",
+        env.endpoint,
+        "--runtime",
+        "1",
+        "--ramp",
+        "0",
+        "--size",
+        "8m",
+        "--quiet",
+        "--output",
+        out,
+      ]);
+      assert.equal(r.code, 0, r.stderr);
+      const doc = JSON.parse(await Deno.readTextFile(out)) as ResultDocument;
+      const s = doc.scaling!;
+      assert.equal(s.status ?? "ok", "ok");
+      assert.deepEqual(s.tiers.map((t) => t.label), ["pfs", "s3"]);
+      for (const t of s.tiers) {
+        assert.deepEqual(t.points.map((p) => p.nodes), [1, 2, 3]);
+        for (const p of t.points) {
+          for (const dir of ["read", "write"] as const) {
+            const d = p[dir];
+            assert.ok(d.bw_bytes > 0, `${t.label} ${dir} at ${p.nodes}`);
+            assert.equal(d.per_node!.length, p.nodes);
+            assert.equal(d.per_node!.reduce((a, n) => a + n.bw_bytes, 0), d.bw_bytes);
+            assert.equal(d.bw_bytes_per_node, Math.round(d.bw_bytes / p.nodes));
+          }
+        }
+      }
+      assert.deepEqual(await scratchLeft(env.pfsDir), []);
+      assert.deepEqual(await listKeys(env, prefix), []);
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+  { needs: ["openmpi"] },
+);
