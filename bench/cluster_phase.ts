@@ -58,7 +58,12 @@ export interface PhaseOptions {
   readonly job: JobOptions;
   /** How long a member may be late at the barrier, ms. */
   readonly timeoutMs: number;
-  readonly hooks?: Omit<RunHooks, "beforeStart" | "onMeasureStart">;
+  readonly hooks?: Omit<RunHooks, "beforeStart" | "onMeasureStart" | "stonewall">;
+  /**
+   * IOR's stonewalling: the first participant to finish its I/O stops every
+   * other one; their runs end "ok" with what they moved until then.
+   */
+  readonly stonewalling?: boolean;
 }
 
 /** What a phase gave this process (and, on the root, every participant). */
@@ -102,11 +107,14 @@ export async function runPhase(group: Group, opts: PhaseOptions): Promise<PhaseO
   };
   let run: RunResult | undefined;
   if (opts.tier) {
+    const wall = opts.stonewalling ? group.stonewall(opts.name) : undefined;
     run = await runJob(opts.tier, opts.job, {
       ...opts.hooks,
       beforeStart: barrier,
       onMeasureStart: (start) => (startMs = start - released),
+      ...(wall ? { stonewall: wall.signal } : {}),
     });
+    if (run.status === "ok") wall?.finished();
     // A run that failed before its clock started still keeps the group in step.
     if (!met) await barrier();
   } else {

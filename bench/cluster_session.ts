@@ -43,7 +43,8 @@ export interface ClusterOutcome extends SessionOutcome {
  * run's aggregate (the common window's bandwidth, merged histograms) and
  * `cluster` every process's own runs and the rule behind each figure. Stops
  * at the first run that fails anywhere; a member lost stops every other one
- * (through `group.lost`), and the document names it. Every process removes
+ * (through `group.lost`), and the document names it. With `stonewalling`
+ * the first process to finish a run stops every other one (IOR's). Every process removes
  * its own scratch, and the survivors remove a lost member's where they can
  * reach it (a shared tier, or the same node).
  *
@@ -58,6 +59,7 @@ export async function runClusterSession(
   group: Group,
   jobs: readonly JobOptions[],
   opts: SessionOptions,
+  stonewalling = false,
 ): Promise<ClusterOutcome> {
   const timeoutMs = Math.max(...jobs.map((j) => j.timeoutMs ?? DEFAULT_TIMEOUT_MS));
   const runId = decodeJson<string>(
@@ -96,6 +98,7 @@ export async function runClusterSession(
             job,
             timeoutMs,
             hooks: { signal, ...(opts.onProgress ? { onProgress: opts.onProgress } : {}) },
+            ...(stonewalling ? { stonewalling } : {}),
           });
         } catch (e) {
           if (!(e instanceof PhaseError)) throw e;
@@ -172,6 +175,7 @@ export async function runClusterSession(
     hosts: [...new Set(group.members.map((m) => m.host))],
     processes,
     runs,
+    ...(stonewalling ? { stonewalling } : {}),
     ...(lost.length > 0 ? { lost } : {}),
     coordination: { barrier_ms: barrierMs.map(round3), gather_ms: gatherMs.map(round3) },
   };

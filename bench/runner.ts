@@ -93,6 +93,11 @@ export interface RunHooks {
   readonly beforeStart?: () => Promise<void>;
   /** Told when measurement begins (absolute ms, `performance.timeOrigin + now()`). */
   readonly onMeasureStart?: (startAbsMs: number) => void;
+  /**
+   * Aborting stops the jobs as a normal end, not an interruption: the run
+   * is "ok" with what it moved until then (stonewalling across processes).
+   */
+  readonly stonewall?: AbortSignal;
 }
 
 const WORKER_URL = new URL("./_job_worker.ts", import.meta.url);
@@ -235,6 +240,11 @@ export async function runJob(
   };
   hooks.signal?.addEventListener("abort", onAbort);
   if (hooks.signal?.aborted) onAbort();
+  const onStonewall = () => {
+    stop();
+    changed();
+  };
+  hooks.stonewall?.addEventListener("abort", onStonewall);
 
   const engine = engineOf(job);
   for (let j = 0; j < job.numjobs; j++) {
@@ -347,6 +357,7 @@ export async function runJob(
     await waitFor(() => results.size === job.numjobs || hung);
   } finally {
     hooks.signal?.removeEventListener("abort", onAbort);
+    hooks.stonewall?.removeEventListener("abort", onStonewall);
     clearTimeout(cpuTimer);
     clearInterval(watchdog);
     sampler.stop();

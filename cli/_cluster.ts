@@ -112,20 +112,16 @@ export async function runAcross(
   jobs: JobOptions[],
   kind: ResultDocument["kind"],
   o: { readonly output?: string | undefined; readonly quiet: boolean },
+  stonewalling = false,
 ): Promise<void> {
   const timeoutMs = Math.max(...jobs.map((j) => j.timeoutMs ?? DEFAULT_TIMEOUT_MS));
+  const config = { command: "run", jobs, ...(stonewalling ? { stonewalling } : {}) };
   await acrossProcesses(
     info,
     o,
     timeoutMs,
     ({ group, runId, signal, onProgress }) =>
-      runClusterSession(group, jobs, {
-        kind,
-        runId,
-        config: { command: "run", jobs },
-        signal,
-        onProgress,
-      }),
+      runClusterSession(group, jobs, { kind, runId, config, signal, onProgress }, stonewalling),
   );
 }
 

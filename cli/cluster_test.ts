@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { ROOT, scratchLeft } from "../tests/_helpers.ts";
+import { ROOT, runCli, scratchLeft } from "../tests/_helpers.ts";
 import type { ResultDocument } from "../schema/result.ts";
 
 /** A port nothing listens on now. */
@@ -18,11 +18,21 @@ interface Ranks {
 }
 
 /** Starts `ranks` of `size` tierbench processes as a torchrun-style launcher would. */
-function launch(size: number, args: string[], ranks: readonly number[] = [...Array(size).keys()]) {
+function launch(
+  size: number,
+  args: string[] | ((rank: number) => string[]),
+  ranks: readonly number[] = [...Array(size).keys()],
+) {
   const port = String(freePort());
   const children = ranks.map((rank) =>
     new Deno.Command(Deno.execPath(), {
-      args: ["run", "-q", "--allow-all", join(ROOT, "main.ts"), ...args],
+      args: [
+        "run",
+        "-q",
+        "--allow-all",
+        join(ROOT, "main.ts"),
+        ...(typeof args === "function" ? args(rank) : args),
+      ],
       stdout: "piped",
       stderr: "piped",
       env: {
@@ -165,4 +175,45 @@ Deno.test("run across processes: a rank that never arrives fails the others with
     assert.notEqual(results[1]!.code, 0);
     assert.deepEqual(await scratchLeft(dir), []);
   });
+});
+
+Deno.test("run across processes with --stonewalling: the first to finish stops the others, whose runs end ok with what they moved", async () => {
+  await withShmDir(async (dir) => {
+    const out = join(dir, "out.json");
+    const TiB = 2 ** 40;
+    // rank 1 would write a tebibyte; ranks 0 and 2 write 32 MiB and stop it.
+    const ranks = launch(3, (rank) => [
+      "run",
+      "--tier",
+      `memory:${dir}`,
+      "--rw",
+      "write",
+      "--bs",
+      "64k",
+      "--size",
+      "8m",
+      "--io-size",
+      rank === 1 ? "1t" : "32m",
+      "--stonewalling",
+      "--quiet",
+      "--output",
+      out,
+    ]);
+    const results = await ranks.done();
+    for (const r of results) assert.equal(r.code, 0, r.stderr);
+    const doc = JSON.parse(await Deno.readTextFile(out)) as ResultDocument;
+    assert.equal(doc.cluster!.stonewalling, true);
+    const moved = doc.cluster!.processes.map((p) => [p.runs[0]!.status, p.runs[0]!.write.io_bytes]);
+    assert.deepEqual(moved[0], ["ok", 32 * 2 ** 20]);
+    assert.deepEqual(moved[2], ["ok", 32 * 2 ** 20]);
+    assert.equal(moved[1]![0], "ok");
+    assert.ok((moved[1]![1] as number) < TiB);
+    assert.deepEqual(await scratchLeft(dir), []);
+  });
+});
+
+Deno.test("run --stonewalling without a launcher exits 2 naming the option", async () => {
+  const r = await runCli(["run", "--tier", "null:", "--size", "1m", "--stonewalling"]);
+  assert.equal(r.code, 2);
+  assert.match(r.stderr, /--stonewalling: .*no launcher/);
 });

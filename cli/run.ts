@@ -27,6 +27,7 @@ import {
   runtimeOption,
   sizeOption,
 } from "./_options.ts";
+import { ConfigError } from "../core/errors.ts";
 import { resolvePath } from "./_paths.ts";
 import { runAndReport } from "./_session.ts";
 import { launchedBy, runAcross } from "./_cluster.ts";
@@ -108,7 +109,12 @@ export function runCommand() {
         "stamp every block written with a header and checksum, check every block read",
         false,
       )
-      .option("--name <name>", "label for the table and results"),
+      .option("--name <name>", "label for the table and results")
+      .option(
+        "--stonewalling",
+        "across processes (mpirun, srun): stop every process when the first finishes its " +
+          "--io-size (IOR's stonewalling, not fio's stonewall)",
+      ),
   ).action(async (o) => {
     const job = parseJobOptions({
       timeout: o.timeout,
@@ -143,7 +149,21 @@ export function runCommand() {
       multipartThreshold: o.multipartThreshold,
     });
     const launch = launchedBy();
-    if (launch) await runAcross(launch, [job], "run", o);
+    if (o.stonewalling && !launch) {
+      throw new ConfigError(
+        "stonewalling",
+        "stops the other processes of a run across processes, and no launcher started this one",
+        "mpirun, srun, or RANK/WORLD_SIZE/MASTER_ADDR/MASTER_PORT set",
+      );
+    }
+    if (o.stonewalling && job.runtimeMs !== undefined) {
+      throw new ConfigError(
+        "stonewalling",
+        "a time-based run (--runtime) already stops every process together",
+        "a run of --size or --io-size bytes",
+      );
+    }
+    if (launch) await runAcross(launch, [job], "run", o, o.stonewalling === true);
     else await runAndReport([job], "run", o);
   });
 }

@@ -29,7 +29,9 @@ export type Header =
   | { readonly t: "arrive" | "release" | "data"; readonly seq: number; readonly phase: string }
   | { readonly t: "fail"; readonly phase: string; readonly failure: Failure }
   /** Between steps, from the hub: a member was lost. */
-  | { readonly t: "lost"; readonly rank: number; readonly node: string };
+  | { readonly t: "lost"; readonly rank: number; readonly node: string }
+  /** Between steps: a member finished the phase (to the hub), everyone stops (from it). */
+  | { readonly t: "done" | "stop"; readonly phase: string };
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();

@@ -46,6 +46,11 @@ export interface Transport {
    * they receive from it (MPI) never call them.
    */
   watch(handlers: WatchHandlers): void;
+  /**
+   * Sends a notice between steps, never awaited and never failing: the
+   * receiver's `intercept` sees it (a lost member, a member done).
+   */
+  notify(to: number, bytes: Uint8Array): void;
 }
 
 /** What {@linkcode Transport.watch} reports. */

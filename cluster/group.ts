@@ -67,6 +67,7 @@ class StarGroup implements Group {
   #broken: Error | undefined;
   #disposed = false;
   readonly #lost = new AbortController();
+  readonly #stonewalls = new Map<string, AbortController>();
 
   constructor(readonly info: LaunchInfo, readonly transport: Transport | undefined) {
     this.rank = info.rank;
@@ -75,6 +76,37 @@ class StarGroup implements Group {
 
   get lost(): AbortSignal {
     return this.#lost.signal;
+  }
+
+  #stonewallOf(phase: string): AbortController {
+    let c = this.#stonewalls.get(phase);
+    if (c === undefined) {
+      c = new AbortController();
+      this.#stonewalls.set(phase, c);
+    }
+    return c;
+  }
+
+  /** Hub: everyone stops `phase`. */
+  #stopAll(phase: string): void {
+    const c = this.#stonewallOf(phase);
+    if (c.signal.aborted) return;
+    c.abort(new Error(`a member finished ${phase}`));
+    const stop = encode({ t: "stop", phase });
+    for (const r of this.#others()) this.transport?.notify(r, stop);
+  }
+
+  stonewall(phase: string): { readonly signal: AbortSignal; finished(): void } {
+    const c = this.#stonewallOf(phase);
+    return {
+      signal: c.signal,
+      finished: () => {
+        if (c.signal.aborted || this.#disposed) return;
+        if (this.rank === 0 || this.transport === undefined) return this.#stopAll(phase);
+        c.abort(new Error(`finished ${phase}`));
+        this.transport.notify(0, encode({ t: "done", phase }));
+      },
+    };
   }
 
   /**
@@ -94,18 +126,24 @@ class StarGroup implements Group {
         lose(peer, this.#node(peer));
         if (this.rank !== 0) return;
         const notice = encode({ t: "lost", rank: peer, node: this.#node(peer) });
-        for (const r of this.#others()) if (r !== peer) t.send(r, notice, 1000).catch(() => {});
+        for (const r of this.#others()) if (r !== peer) t.notify(r, notice);
       },
       intercept: (peer, m) => {
-        if (this.rank === 0 || peer !== 0) return false;
         let header: Header;
         try {
           header = decode(m).header;
         } catch {
           return false;
         }
-        if (header.t !== "lost") return false;
-        lose(header.rank, header.node);
+        if (this.rank === 0) {
+          if (header.t !== "done") return false;
+          this.#stopAll(header.phase);
+          return true;
+        }
+        if (peer !== 0) return false;
+        if (header.t === "lost") lose(header.rank, header.node);
+        else if (header.t === "stop") this.#stonewallOf(header.phase).abort(new Error("stop"));
+        else return false;
         return true;
       },
     });
@@ -167,7 +205,7 @@ class StarGroup implements Group {
     return got.map((m, i) => {
       const r = i + 1;
       const h = m!.header;
-      if (h.t === "hello" || h.t === "welcome" || h.t === "fail" || h.t === "lost") {
+      if (h.t !== "arrive" && h.t !== "release" && h.t !== "data") {
         throw new Error(`rank ${r} sent "${h.t}" during ${phase}`);
       }
       if (h.seq !== this.#seq || h.phase !== phase) {

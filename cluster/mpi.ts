@@ -18,12 +18,16 @@
  * @module
  */
 
-import { PeerTimeoutError, type Transport } from "./_transport.ts";
+import { PeerTimeoutError, type Transport, type WatchHandlers } from "./_transport.ts";
 import type { LaunchInfo } from "./types.ts";
 
 const RTLD_NOW = 2;
 const RTLD_GLOBAL = 0x100;
 const TAG = 7;
+/** The tag of notices between steps (a member lost, a member done). */
+const NOTICE_TAG = 8;
+/** How often a watching transport looks for notices, ms. */
+const NOTICE_POLL_MS = 20;
 
 const OMPI_LIB = "libmpi.so.40";
 const MPICH_LIB = "libmpich.so.12";
@@ -133,6 +137,8 @@ const timer = () => new Promise<void>((r) => setTimeout(r, 0));
 class MpiTransport implements Transport {
   #closed = false;
   #pendingSends = 0;
+  #poll: ReturnType<typeof setInterval> | undefined;
+  #notices: { buf: Uint8Array; req: BigUint64Array }[] = [];
   readonly #status = new Uint8Array(64);
   readonly #flag = new Int32Array(1);
   readonly #count = new Int32Array(1);
@@ -208,19 +214,70 @@ class MpiTransport implements Transport {
   }
 
   /**
+   * Notices travel under a tag of their own, so they never mix with a step's
+   * messages; their buffers stay referenced until MPI has sent them.
+   */
+  notify(to: number, bytes: Uint8Array): void {
+    if (this.#closed) return;
+    const { mpi, comm, byte } = this.l;
+    const buf = new Uint8Array(bytes);
+    const req = new BigUint64Array(1);
+    check(mpi.MPI_Isend(buf, buf.length, byte, to, NOTICE_TAG, comm, req), "MPI_Isend");
+    this.#notices.push({ buf, req });
+  }
+
+  /**
+   * Polls for notices every {@linkcode NOTICE_POLL_MS} ms and hands them to
+   * `intercept`. MPI learns of a lost peer only when it receives from it, and
+   * mpirun ends a job whose process died, so `gone` is never called.
+   */
+  watch(handlers: WatchHandlers): void {
+    if (this.#poll !== undefined || this.#closed) return;
+    const { mpi, comm, byte } = this.l;
+    const flag = new Int32Array(1);
+    const status = new Uint8Array(64);
+    const count = new Int32Array(1);
+    this.#poll = setInterval(() => {
+      if (this.#closed) return;
+      this.#reapNotices();
+      for (let peer = 0; peer < this.size; peer++) {
+        if (peer === this.rank) continue;
+        for (;;) {
+          check(mpi.MPI_Iprobe(peer, NOTICE_TAG, comm, flag, status), "MPI_Iprobe");
+          if (flag[0] === 0) break;
+          check(mpi.MPI_Get_count(status, byte, count), "MPI_Get_count");
+          const out = new Uint8Array(new ArrayBuffer(Math.max(count[0]!, 1)), 0, count[0]!);
+          check(mpi.MPI_Recv(out, out.length, byte, peer, NOTICE_TAG, comm, status), "MPI_Recv");
+          handlers.intercept(peer, out);
+        }
+      }
+    }, NOTICE_POLL_MS);
+  }
+
+  /** Drops the notices MPI has sent; true when none is left in flight. */
+  #reapNotices(): boolean {
+    const flag = new Int32Array(1);
+    const status = new Uint8Array(64);
+    this.#notices = this.#notices.filter(({ req }) => {
+      check(this.l.mpi.MPI_Test(req, flag, status), "MPI_Test");
+      return flag[0] === 0;
+    });
+    return this.#notices.length === 0;
+  }
+
+  /**
    * MPI_Finalize, unless a send is still pending (a failed step): then the
    * process is left to exit without it, which makes mpirun end the job, rather
    * than blocking in MPI_Finalize for a member that will not come.
    */
-  /** MPI learns of a peer only when it receives from it; and mpirun ends a job whose process died. */
-  watch(): void {}
-
   close(): Promise<void> {
     if (this.#closed) return Promise.resolve();
     this.#closed = true;
+    clearInterval(this.#poll);
     this.#channel.port1.close();
     this.#channel.port2.close();
-    if (this.#pendingSends === 0) check(this.l.mpi.MPI_Finalize(), "MPI_Finalize");
+    const noticesSent = this.#reapNotices();
+    if (this.#pendingSends === 0 && noticesSent) check(this.l.mpi.MPI_Finalize(), "MPI_Finalize");
     return Promise.resolve();
   }
 }

@@ -164,6 +164,10 @@ class TcpTransport implements Transport {
     return inbox.take(timeoutMs);
   }
 
+  notify(to: number, bytes: Uint8Array): void {
+    this.send(to, bytes, 1000).catch(() => {});
+  }
+
   watch(handlers: WatchHandlers): void {
     for (const inbox of this.#inboxes) {
       inbox.onGone = (peer) => {

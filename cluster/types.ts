@@ -68,6 +68,12 @@ export interface Group extends AsyncDisposable {
    * for its next step.
    */
   readonly lost: AbortSignal;
+  /**
+   * Stonewalling for the measured phase `phase` (IOR's: stop everyone when
+   * the first is done): `signal` aborts as soon as any member calls
+   * `finished()` for the same phase name.
+   */
+  stonewall(phase: string): { readonly signal: AbortSignal; finished(): void };
   /** Resolves when every member has arrived at the barrier named `phase`. */
   barrier(phase: string, timeoutMs: number): Promise<void>;
   /**

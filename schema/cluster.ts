@@ -88,6 +88,8 @@ export interface ClusterSection<Run> {
   hosts: string[];
   processes: ClusterProcess<Run>[];
   runs: ClusterRun[];
+  /** IOR's stonewalling was on: the first process to finish stopped the others. */
+  stonewalling?: boolean;
   /** Ranks lost during the run, with the one-line cause. */
   lost?: { rank: number; node: string; error: string }[];
   /** What coordination cost, at the root: each barrier's and the gather's wait, ms. */
