@@ -26,6 +26,10 @@ import {
 } from "./cluster_phase.ts";
 import { type SessionOptions, type SessionOutcome, withSession } from "./session.ts";
 
+/** How long to wait for a lost process on this host to finish exiting: 50 × 100 ms. */
+const LOST_EXIT_POLLS = 50;
+const LOST_EXIT_POLL_MS = 100;
+
 /** The scratch name of one process: the run id and its rank. */
 export function scratchIdOf(runId: string, rank: number): string {
   return `${runId}-r${rank}`;
@@ -74,7 +78,8 @@ export async function runClusterSession(
   const gathered: ProcessRun[][] = [];
   const lost: NonNullable<ClusterSection<RunResult>["lost"]> = [];
   const noteLost = (e: unknown): boolean => {
-    const cause = e instanceof RankLostError ? e : group.lost.reason;
+    // The signal's reason first: it names the loss as it happened ("during the run").
+    const cause = group.lost.reason instanceof RankLostError ? group.lost.reason : e;
     if (!(cause instanceof RankLostError)) return false;
     if (!lost.some((l) => l.rank === cause.rank)) {
       lost.push({ rank: cause.rank, node: cause.node, error: cause.message });
@@ -219,12 +224,19 @@ async function removeLostScratch(
       const key = `${JSON.stringify(job.tier)} ${rank}`;
       if (seen.has(key)) continue;
       seen.add(key);
+      const options = {
+        runId: scratchIdOf(runId, rank),
+        ...(job.s3?.endpoint ? { endpoint: job.s3.endpoint } : {}),
+        ...(job.s3?.region ? { region: job.s3.region } : {}),
+      };
       try {
-        await cleanScratch(job.tier, {
-          runId: scratchIdOf(runId, rank),
-          ...(job.s3?.endpoint ? { endpoint: job.s3.endpoint } : {}),
-          ...(job.s3?.region ? { region: job.s3.region } : {}),
-        });
+        // A process killed a moment ago may still be exiting: its marker's pid is alive
+        // until then, and clean leaves a live run's scratch alone.
+        for (let attempt = 0; attempt < LOST_EXIT_POLLS; attempt++) {
+          const report = await cleanScratch(job.tier, options);
+          if (!report.skipped.some((s) => s.reason.includes("still running"))) break;
+          await new Promise((r) => setTimeout(r, LOST_EXIT_POLL_MS));
+        }
       } catch {
         // Unreachable from here (another node's local tier): `tierbench clean` there.
       }

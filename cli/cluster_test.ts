@@ -217,3 +217,43 @@ Deno.test("run --stonewalling without a launcher exits 2 naming the option", asy
   assert.equal(r.code, 2);
   assert.match(r.stderr, /--stonewalling: .*no launcher/);
 });
+
+Deno.test("run across processes: rank 0 killed mid-run, the lowest live rank writes the partial results naming it and every scratch goes", async () => {
+  await withShmDir(async (dir) => {
+    const out = join(dir, "out.json");
+    const ranks = launch(3, [
+      "run",
+      "--tier",
+      `memory:${dir}`,
+      "--rw",
+      "write",
+      "--bs",
+      "64k",
+      "--size",
+      "8m",
+      "--runtime",
+      "120",
+      "--timeout",
+      "10",
+      "--quiet",
+      "--output",
+      out,
+    ]);
+    for (let i = 0; i < 600 && (await scratchLeft(dir)).length < 3; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.equal((await scratchLeft(dir)).length, 3);
+    await new Promise((r) => setTimeout(r, 1500));
+    ranks.children[0]!.kill("SIGKILL");
+    const results = await ranks.done();
+    assert.equal(results[1]!.code, 1, results[1]!.stderr);
+    const line = results[1]!.stderr.trim().split("\n").at(-1)!;
+    assert.match(line, new RegExp(`rank 0 on ${host}#0 was lost.*partial results in`));
+    assert.notEqual(results[2]!.code, 0);
+    const doc = JSON.parse(await Deno.readTextFile(out)) as ResultDocument;
+    assert.equal(doc.status, "failed");
+    assert.deepEqual(doc.cluster!.lost!.map((l) => l.rank), [0]);
+    assert.equal(doc.cluster!.processes[1]!.runs.length, 1);
+    assert.deepEqual(await scratchLeft(dir), []);
+  });
+});

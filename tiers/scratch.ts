@@ -80,11 +80,15 @@ export function removeScratchDir(dir: string, runId: string): boolean {
   return true;
 }
 
-/** Whether a process with this pid is alive on this machine (a marker's owner, say). */
+/**
+ * Whether a process with this pid is alive on this machine (a marker's
+ * owner, say). A zombie (killed, not yet reaped by its parent) is not.
+ */
 export function pidAlive(pid: number): boolean {
   try {
-    Deno.statSync(`/proc/${pid}`);
-    return true;
+    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
+    // pid (comm) state …: comm may hold spaces and parentheses, the state follows the last ")"
+    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
   } catch {
     return false;
   }
