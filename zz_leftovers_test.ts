@@ -1,7 +1,8 @@
 /**
  * The end-of-suite check: after every other test module, nothing of
  * tierbench is left — no scratch directory in /tmp, /dev/shm or the working
- * directory, no scratch prefix in the tests' S3 bucket, no tierbench process.
+ * directory, no scratch prefix in the tests' S3 bucket, no tierbench process,
+ * no process or directory of the tests' Slurm (tools/slurm/cluster_test.ts).
  *
  * Why here and under this name: `deno test` runs test modules one after the
  * other in the sorted order of their paths, and `zz_leftovers_test.ts` at the
@@ -18,6 +19,7 @@ import { join } from "node:path";
 import { SCRATCH_PREFIX } from "./tiers/scratch.ts";
 import { ROOT } from "./tests/_helpers.ts";
 import { CEPH_TEST_DIR, listKeys, remoteEnv, remoteSource } from "./tests/_remote.ts";
+import { SLURM_TEST_DIR, slurmProcesses } from "./tools/slurm/mod.ts";
 
 /** Scratch directories directly inside `dir` (none when it does not exist). */
 async function scratchIn(dir: string): Promise<string[]> {
@@ -78,6 +80,12 @@ Deno.test("after the whole suite: no scratch directory, S3 scratch prefix or tie
   ];
   assert.deepEqual([...new Set(dirs)], [], "scratch directories left");
   assert.deepEqual(await tierbenchProcesses(), [], "tierbench processes left");
+  // The tests' Slurm: munged, slurmctld, slurmd (started with its directory in their
+  // environment), slurmscriptd and slurmstepd (working in it) and the steps' tasks.
+  const slurm = (await slurmProcesses(SLURM_TEST_DIR)).map((p) => `${p.comm} (pid ${p.pid})`);
+  assert.deepEqual(slurm, [], `processes of the tests' Slurm (${SLURM_TEST_DIR}) left`);
+  const slurmDir = await Deno.lstat(SLURM_TEST_DIR).then(() => true, () => false);
+  assert.equal(slurmDir, false, `${SLURM_TEST_DIR} left`);
 
   // The bucket, when this test process has the remote tiers: the environment's
   // server, or the tests' cluster if an earlier module started it (starting one

@@ -1,6 +1,8 @@
 // A real single-node Ceph (S3 through RGW, CephFS through ceph-fuse), run by tools/ceph/:
 // the launcher's own list of packages.
 import { CEPH_PACKAGES } from "../tools/ceph/config.ts";
+// A real single-node Slurm (munged, slurmctld, slurmd; srun with PMIx), run by tools/slurm/.
+import { SLURM_PACKAGES } from "../tools/slurm/config.ts";
 /**
  * What the test suite needs from the machine, in one list: per need, how it
  * is detected and which Debian packages provide it.
@@ -26,7 +28,8 @@ export type Need =
   | "ceph"
   | "own-ceph"
   | "openmpi"
-  | "mpich";
+  | "mpich"
+  | "slurm";
 
 /** How a need is detected. */
 export type Detection =
@@ -101,6 +104,8 @@ export const REQUIREMENTS: { readonly [N in Need]: Requirement } = {
     detection: { every: [{ command: "mpirun.mpich" }, { library: "libmpich.so.12" }] },
     packages: ["mpich"],
   },
+  // tools/slurm/'s cluster: munged, slurmctld, slurmd, srun (the packages hold them all)
+  slurm: { name: "slurm", detection: { dpkg: SLURM_PACKAGES }, packages: SLURM_PACKAGES },
 };
 
 /** The directories of `PATH`, then the sbin directories a user's `PATH` may lack. */
