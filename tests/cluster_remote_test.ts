@@ -12,16 +12,17 @@ import { join } from "node:path";
 import { ROOT, scratchLeft } from "./_helpers.ts";
 import { listKeys, type RemoteEnv, remoteTest, uniquePrefix } from "./_remote.ts";
 import type { ResultDocument } from "../schema/result.ts";
+import { SLURM_TEST_DIR, slurmDown, type SlurmEnv, slurmUp } from "../tools/slurm/mod.ts";
 
 const host = Deno.hostname();
 
 /** Runs `cmd` to the end; its exit code and both outputs. */
-async function launch(cmd: string, args: string[]) {
+async function launch(cmd: string, args: string[], env: Record<string, string> = {}) {
   const out = await new Deno.Command(cmd, {
     args,
     stdout: "piped",
     stderr: "piped",
-    env: { NO_COLOR: "1", TIERBENCH_NODE_PER_RANK: "1" },
+    env: { NO_COLOR: "1", TIERBENCH_NODE_PER_RANK: "1", ...env },
   }).output();
   const dec = new TextDecoder();
   return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
@@ -43,6 +44,22 @@ function mpirun(args: string[]) {
     join(ROOT, "main.ts"),
     ...args,
   ]);
+}
+
+/** srun of 3 tierbench tasks on the tests' single-node Slurm (`--mpi=pmix`: MPI through PMIx). */
+function srun(env: SlurmEnv, args: string[], mpi?: "pmix") {
+  return launch("srun", [
+    "-n",
+    "3",
+    "--overcommit",
+    ...(mpi ? [`--mpi=${mpi}`] : []),
+    Deno.execPath(),
+    "run",
+    "-q",
+    "--allow-all",
+    join(ROOT, "main.ts"),
+    ...args,
+  ], { SLURM_CONF: env.SLURM_CONF });
 }
 
 /** Where a run's scratch goes on each shared tier, and how to see what is left there. */
@@ -157,4 +174,32 @@ remoteTest(
     }
   },
   { needs: ["openmpi"] },
+);
+
+remoteTest(
+  "srun -n 3 run on CephFS and on RGW (tcp), and with --mpi=pmix (MPI): one document with 3 processes and the aggregate, nothing left",
+  async (env) => {
+    const dir = await Deno.makeTempDir({ prefix: "tierbench-cluster-" });
+    const quiet = { dir: SLURM_TEST_DIR, progress: () => {} };
+    try {
+      const slurm = await slurmUp(quiet);
+      for (const tier of sharedTiers(env, "srun")) {
+        const out = join(dir, `${tier.name}.json`);
+        const r = await srun(slurm, [...RUN, ...tier.args, "--output", out]);
+        assert.equal(r.code, 0, `${tier.name}: ${r.stderr}`);
+        checkDocument(JSON.parse(await Deno.readTextFile(out)) as ResultDocument, "slurm", "tcp");
+        assert.deepEqual(await tier.left(), [], tier.name);
+      }
+      const cephfs = sharedTiers(env, "srun-pmix")[0]!;
+      const out = join(dir, "pmix.json");
+      const r = await srun(slurm, [...RUN, ...cephfs.args, "--output", out], "pmix");
+      assert.equal(r.code, 0, r.stderr);
+      checkDocument(JSON.parse(await Deno.readTextFile(out)) as ResultDocument, "slurm", "mpi");
+      assert.deepEqual(await cephfs.left(), []);
+    } finally {
+      await slurmDown(quiet);
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+  { needs: ["slurm", "openmpi"] },
 );
