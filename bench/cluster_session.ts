@@ -142,8 +142,10 @@ export async function runClusterSession(
     },
   );
   if (lost.length > 0) await removeLostScratch(jobs, runId, lost);
-  const root =
-    group.rank === (lost.some((l) => l.rank === group.root) ? lowestLive(group, lost) : group.root);
+  // Another rank writes only when the first loss it saw was the root's: a root that ends
+  // its run and exits while this one is still finishing is not a lost root.
+  const root = group.rank ===
+    (lost[0]?.rank === group.root ? lowestLive(group, lost) : group.root);
   if (!root) return { ...outcome, root };
   const doc = outcome.doc;
   const processes: ClusterProcess<RunResult>[] = group.members.map((m) => ({

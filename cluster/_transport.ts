@@ -59,6 +59,9 @@ export interface WatchHandlers {
   intercept(peer: number, m: Uint8Array): boolean;
 }
 
+/** The longest delay setTimeout keeps (2^31 − 1 ms, about 24.8 days); longer ones fire at once. */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
 interface Waiter {
   resolve(m: Uint8Array): void;
   reject(e: Error): void;
@@ -108,7 +111,10 @@ export class Inbox {
     }
   }
 
-  /** The next message, waiting up to `timeoutMs`. */
+  /**
+   * The next message, waiting up to `timeoutMs` (at most {@linkcode MAX_TIMER_MS}: a
+   * longer timer would fire at once).
+   */
   take(timeoutMs: number): Promise<Uint8Array> {
     const m = this.#queue.shift();
     if (m !== undefined) return Promise.resolve(m);
@@ -120,7 +126,7 @@ export class Inbox {
         timer: setTimeout(() => {
           this.#waiters.splice(this.#waiters.indexOf(w), 1);
           reject(new PeerTimeoutError(this.peer, timeoutMs));
-        }, timeoutMs),
+        }, Math.min(timeoutMs, MAX_TIMER_MS)),
       };
       this.#waiters.push(w);
     });

@@ -39,6 +39,33 @@ Deno.test("tcp: two ranks in one process form a group, and nothing listens after
   Deno.listen({ hostname: "127.0.0.1", port }).close();
 });
 
+Deno.test("tcp: a member waits at a barrier without a deadline (2^31 - 1 ms) until the hub comes", async () => {
+  const port = freePort();
+  const info = (rank: number): LaunchInfo => ({
+    launcher: "torchrun",
+    transport: "tcp",
+    rank,
+    size: 2,
+    localRank: rank,
+    node: `${host}#${rank}`,
+    address: { host: "127.0.0.1", port },
+  });
+  const opts = { version: "1", timeoutMs: 10_000 };
+  const [a, b] = await Promise.all([joinGroup(info(1), opts), joinGroup(info(0), opts)]);
+  const forever = 2 ** 31 - 1;
+  const member = a.barrier("the end of a long step", forever);
+  let hubArrived = false;
+  // the member is released only after the hub arrives, however long that takes
+  await new Promise((r) => setTimeout(r, 300));
+  hubArrived = true;
+  await Promise.all([
+    member.then(() => assert.ok(hubArrived)),
+    b.barrier("the end of a long step", forever),
+  ]);
+  await b[Symbol.asyncDispose]();
+  await a[Symbol.asyncDispose]();
+});
+
 Deno.test("torchrun-style: 3 processes share barrier, gather by rank, broadcast and members", async () => {
   const probes = spawnTorchrun(3, () => ({ PROBE: "ok" }));
   const ends = await Promise.all(probes.map((p) => p.done));
