@@ -85,11 +85,49 @@ export interface ContentionOptions {
   readonly region?: string | undefined;
   /** Run the mixed-direction pairs after the other groups (default true). */
   readonly mixed?: boolean | undefined;
-  /** Names the tiers' scratch directories. */
+  /** Names the result document (and, without `scratchId`, the tiers' scratch directories). */
   readonly runId?: string;
+  /** Names the tiers' scratch directories (default: `runId`): a run across processes gives each its own. */
+  readonly scratchId?: string;
   readonly signal?: AbortSignal;
   /** Progress of each group (of its first member, named after the group). */
   readonly onProgress?: (p: RunProgress) => void;
+  /**
+   * Keeps the matrix in step with the same matrix on other processes (a run
+   * across nodes, docs/multinode.md): absent, the matrix runs on its own.
+   */
+  readonly coordinate?: ContentionCoordination;
+}
+
+/**
+ * How one process's matrix keeps in step with the others' when every
+ * process of a launch runs it at once: a barrier before every measured
+ * phase, and an exchange of each process's view after it, from which every
+ * process makes the same decisions (go on or stop, run a group again, how
+ * long to ramp). Every process calls the same steps in the same order.
+ */
+export interface ContentionCoordination {
+  /**
+   * Resolves once every process has laid out the files of the phase
+   * `label` (the same label on every process), so all start ramping
+   * together; throws when a process is lost or late, which ends the matrix.
+   */
+  barrier(label: string): Promise<void>;
+  /** This process's rank: its own value's place in {@linkcode share}'s answer. */
+  readonly rank: number;
+  /** Every process's `value` (plain JSON), by rank, on every process. */
+  share<T>(value: T): Promise<T[]>;
+  /** How a message names the process of rank `rank` ("rank 1 on node7"). */
+  name(rank: number): string;
+}
+
+/** What {@linkcode runContentionSession} produced. */
+export interface ContentionSessionOutcome extends SessionOutcome {
+  /**
+   * For each of `doc.runs`, when its measurement began, ms after the
+   * barrier that released it (0 without {@linkcode ContentionOptions.coordinate}).
+   */
+  readonly startMs: number[];
 }
 
 /** What {@linkcode runContention} produced. */
@@ -285,6 +323,132 @@ class SharedStart {
 interface GroupRun {
   readonly results: RunResult[];
   readonly windows: (ContentionWindow | null)[];
+  /** Each member's measurement start, ms after the processes' barrier (0 without one). */
+  readonly startMs: number[];
+  /** What every process's run of this group decided together ({@linkcode Verdict}). */
+  readonly agreed: Agreed;
+}
+
+/** What one process tells the others after a run of a group. */
+interface Verdict {
+  readonly status: RunStatus;
+  readonly error?: string;
+  /** Its members' layouts were clear of each other's windows (layoutClear). */
+  readonly clear: boolean | null;
+  /** How far apart its members were ready (ms); 0 when a window is unknown. */
+  readonly spread: number;
+  /** Each member's layout, ms (null when unknown). */
+  readonly layout: (number | null)[];
+}
+
+/** The processes' verdicts made into one, the same on every process. */
+interface Agreed {
+  /** A failure anywhere outranks an interruption anywhere. */
+  readonly status: RunStatus;
+  /** This process's error, else the first other process's, named. */
+  readonly error?: string;
+  /** Some process's layout fell inside a measured window. */
+  readonly unclear: boolean;
+  /** The largest spread. */
+  readonly spread: number;
+  /** Each member's longest layout (null when no process knew it). */
+  readonly layout: (number | null)[];
+}
+
+function verdictOf(
+  results: readonly RunResult[],
+  windows: readonly (ContentionWindow | null)[],
+): Verdict {
+  const clear = layoutClear(windows);
+  const known = windows.every((w) => w !== null);
+  const ready = known ? (windows as ContentionWindow[]).map((w) => w.ramp_start) : [];
+  return {
+    ...groupStatus(results),
+    clear,
+    spread: known ? Math.max(...ready) - Math.min(...ready) : 0,
+    layout: windows.map((w) => w ? w.ramp_start - w.layout_start : null),
+  };
+}
+
+/** Every process's verdict made into one; this process's own is `verdicts[mine]`. */
+function agree(verdicts: readonly Verdict[], mine: number, name: (rank: number) => string): Agreed {
+  const statuses = verdicts.map((v) => v.status);
+  const status: RunStatus = statuses.includes("failed")
+    ? "failed"
+    : statuses.includes("interrupted")
+    ? "interrupted"
+    : "ok";
+  const own = verdicts[mine]!;
+  let error: string | undefined;
+  if (own.status !== "ok") error = own.error;
+  else {
+    const rank = verdicts.findIndex((v) => v.status === status && v.status !== "ok");
+    if (rank >= 0) error = `${name(rank)}: ${verdicts[rank]!.error ?? verdicts[rank]!.status}`;
+  }
+  const layout = own.layout.map((_, k) => {
+    const known = verdicts.map((v) => v.layout[k]).filter((l) => l !== null && l !== undefined);
+    return known.length > 0 ? Math.max(...known) : null;
+  });
+  return {
+    status,
+    ...(error === undefined ? {} : { error }),
+    unclear: verdicts.some((v) => v.clear === false),
+    spread: Math.max(...verdicts.map((v) => v.spread)),
+    layout,
+  };
+}
+
+/** `verdict` made into one with every other process's (as is without coordination). */
+async function agreeOn(verdict: Verdict, o: ContentionOptions): Promise<Agreed> {
+  if (!o.coordinate) return agree([verdict], 0, String);
+  const all = await o.coordinate.share(verdict);
+  return agree(all, o.coordinate.rank, o.coordinate.name);
+}
+
+/**
+ * The processes' meeting before one run of a group: once every local member
+ * has laid out (or ended without), the processes' barrier, once; the members
+ * waiting in their `beforeStart` go on when it releases.
+ */
+class LocalGate {
+  #left: number;
+  readonly #met = Promise.withResolvers<void>();
+  /** When the barrier released (absolute ms). */
+  released: number | undefined;
+  /** The barrier's failure: the processes are out of step. */
+  failed: { error: unknown } | undefined;
+
+  constructor(members: number, readonly meet: () => Promise<void>) {
+    this.#left = members;
+    this.#met.promise.catch(() => {});
+  }
+
+  /** A member laid out: waits for the barrier. */
+  arrive(): Promise<void> {
+    this.#count();
+    return this.#met.promise;
+  }
+
+  /** A member ended without arriving. */
+  leave(): void {
+    this.#count();
+  }
+
+  /** Resolves once the barrier was met (or failed). */
+  get done(): Promise<void> {
+    return this.#met.promise.catch(() => {});
+  }
+
+  #count(): void {
+    if (--this.#left > 0) return;
+    this.meet().then(() => {
+      this.released = nowAbs();
+      this.#met.resolve();
+    }, (error) => {
+      this.failed = { error };
+      this.#met.reject(error);
+    });
+  }
 }
 
 /**
@@ -292,7 +456,10 @@ interface GroupRun {
  * measuring ({@linkcode SharedStart}, `rampMs` after the first is ready), and
  * waits for all of them. A member that fails or throws stops the others
  * (they end "interrupted"); a throw is rethrown once every member has
- * stopped, so no Worker outlives the call.
+ * stopped, so no Worker outlives the call. With `o.coordinate`, the members
+ * wait for the other processes once all have laid out, and the processes'
+ * outcomes are made into one ({@linkcode GroupRun.agreed}); a throw is told
+ * the others before it is rethrown.
  */
 async function runTogether(
   members: readonly {
@@ -312,8 +479,14 @@ async function runTogether(
   if (o.signal?.aborted) relay();
   const clocks = members.map(() => new WindowClock());
   const start = new SharedStart(rampMs);
+  const coordinate = o.coordinate;
+  const gate = coordinate
+    ? new LocalGate(members.length, () => coordinate.barrier(label))
+    : undefined;
+  const starts = members.map(() => 0);
   try {
     const settled = await Promise.allSettled(members.map(async (m, k) => {
+      let arrived = false;
       const r = await runJob(m.tier, start.job(m.job), {
         signal: stop.signal,
         onProgress: (p) => {
@@ -321,18 +494,44 @@ async function runTogether(
           // every member on one line: each tier's rate in the group
           o.onProgress?.({ ...p, name: label, tier: `${m.label} ${m.direction}` });
         },
+        ...(gate
+          ? {
+            beforeStart: () => {
+              arrived = true;
+              return gate.arrive();
+            },
+            onMeasureStart: (t: number) => (starts[k] = t - (gate.released ?? t)),
+          }
+          : {}),
       }).catch((e) => {
         stop.abort(e);
         throw e;
+      }).finally(() => {
+        if (!arrived) gate?.leave();
       });
       if (r.status === "failed") stop.abort(r.error);
       return r;
     }));
+    if (gate) {
+      await gate.done;
+      // A process lost or late at the barrier: the others are out of step, stop here.
+      if (gate.failed) throw gate.failed.error;
+    }
     const thrown = settled.find((s) => s.status === "rejected");
-    if (thrown) throw thrown.reason;
+    if (thrown) {
+      if (coordinate) {
+        const error = thrown.reason instanceof Error
+          ? thrown.reason.message
+          : String(thrown.reason);
+        await coordinate.share({ status: "failed", error, clear: null, spread: 0, layout: [] });
+      }
+      throw thrown.reason;
+    }
     const results = settled.map((s) => (s as PromiseFulfilledResult<RunResult>).value);
     const directions = members.map((m) => m.direction);
-    return { results, windows: windowsOf(clocks, results, directions) };
+    const windows = windowsOf(clocks, results, directions);
+    const agreed = await agreeOn(verdictOf(results, windows), o);
+    return { results, windows, startMs: starts, agreed };
   } finally {
     o.signal?.removeEventListener("abort", relay);
   }
@@ -348,11 +547,29 @@ function groupStatus(results: readonly RunResult[]): { status: RunStatus; error?
     : { status: bad.status, error: bad.error };
 }
 
+/** An agreed outcome as a status and its error. */
+function statusOf(a: Agreed): { status: RunStatus; error?: string } {
+  if (a.status === "ok") return { status: "ok" };
+  return a.error === undefined ? { status: a.status } : { status: a.status, error: a.error };
+}
+
+/**
+ * Whether to stop before the next group: this process was interrupted, or
+ * (with coordination) any process was, so all stop at the same point.
+ */
+async function stopped(o: ContentionOptions): Promise<boolean> {
+  const mine = o.signal?.aborted ?? false;
+  if (!o.coordinate) return mine;
+  return (await o.coordinate.share(mine)).some(Boolean);
+}
+
 /** The matrix's state while it runs. */
 interface Matrix {
   readonly plan: Plan;
   readonly tiers: Tier[];
   readonly runs: RunResult[];
+  /** For each of `runs`, its measurement start after the processes' barrier (ms). */
+  readonly startMs: number[];
   readonly alone: ContentionResult["alone"];
   readonly groups: ContentionGroup[];
   /**
@@ -363,6 +580,23 @@ interface Matrix {
   readonly layoutMs: number[];
   readonly self: Record<string, ContentionSelf>;
   readonly together: ContentionTogether[];
+}
+
+/**
+ * The scratch name of the tier `spec` labelled `label` in a matrix whose
+ * scratch is named `base`: two tiers of one kind may share a directory, so
+ * the second and later (`file2`) add their number.
+ *
+ * @example
+ * ```ts
+ * import { contentionScratchId } from "./contention.ts";
+ * import { parseTierSpec } from "../core/config.ts";
+ * console.assert(contentionScratchId("r1", parseTierSpec("file:/tmp"), "file") === "r1");
+ * console.assert(contentionScratchId("r1", parseTierSpec("file:/tmp"), "file2") === "r1-2");
+ * ```
+ */
+export function contentionScratchId(base: string, spec: TierSpec, label: string): string {
+  return label === spec.kind ? base : `${base}-${label.slice(spec.kind.length)}`;
 }
 
 /** Opens and sets up every tier (the session disposes them); makes pfs tiers buffered where the mount refuses O_DIRECT. */
@@ -377,9 +611,7 @@ async function setUp(
   for (const [i, spec] of specs.entries()) {
     // Two tiers of one kind may share a directory: keep their scratch directories apart.
     const label = p.labels[i]!;
-    const id = label === spec.kind
-      ? session.runId
-      : `${session.runId}-${label.slice(spec.kind.length)}`;
+    const id = contentionScratchId(o.scratchId ?? session.runId, spec, label);
     const tier = await session.tier(spec, s3, id);
     tiers.push(tier);
     // prepare() of a read job checks the options against the tier and probes O_DIRECT.
@@ -395,6 +627,37 @@ async function setUp(
       p.pattern.tiers[label]!.note = `the mount refuses O_DIRECT (${e.fsType}): buffered I/O`;
     }
   }
+}
+
+/**
+ * {@linkcode setUp}, then, with coordination, the processes tell each other
+ * how it went: a tier that could not be set up on one process stops every
+ * process before the first group.
+ */
+async function setUpTogether(
+  specs: readonly TierSpec[],
+  p: Plan,
+  session: Session,
+  tiers: Tier[],
+  o: ContentionOptions,
+): Promise<void> {
+  let failed: { error: unknown } | undefined;
+  try {
+    await setUp(specs, p, session, tiers, o);
+  } catch (error) {
+    failed = { error };
+  }
+  if (o.coordinate) {
+    const message = failed
+      ? (failed.error instanceof Error ? failed.error.message : String(failed.error))
+      : null;
+    const all = await o.coordinate.share(message);
+    const other = all.findIndex((m) => m !== null);
+    if (!failed && other >= 0) {
+      throw new Error(`${o.coordinate.name(other)}: ${all[other]}`);
+    }
+  }
+  if (failed) throw failed.error;
 }
 
 /** Runs one tier alone in one direction. */
@@ -414,10 +677,12 @@ async function runAlone(
   );
   const r = run.results[0]!;
   m.runs.push(r);
+  m.startMs.push(...run.startMs);
   m.alone[label]![`${direction}_bw_bytes`] = r[direction].bw_bytes;
-  const w = run.windows[0];
-  if (w && direction === "write") m.layoutMs[i] = w.ramp_start - w.layout_start;
-  return groupStatus(run.results);
+  // the longest layout of any process, so every process ramps groups alike
+  const layout = run.agreed.layout[0];
+  if (layout !== null && layout !== undefined && direction === "write") m.layoutMs[i] = layout;
+  return statusOf(run.agreed);
 }
 
 /**
@@ -443,8 +708,9 @@ async function runGroup(
     label: m.plan.labels[i]!,
   }));
   const run = await runAligned(m, members.map(({ i }) => i), jobs, `${direction} ${key}`, o);
-  const { status, error } = groupStatus(run.results);
+  const { status, error } = statusOf(run.agreed);
   m.runs.push(...run.results);
+  m.startMs.push(...run.startMs);
   const bw: Record<string, number> = {};
   const windows: Record<string, ContentionWindow | null> = {};
   for (const [k, label] of labels.entries()) {
@@ -491,11 +757,10 @@ async function runAligned(
   for (let attempt = 1;; attempt++) {
     const run = await runTogether(jobs, rampMs, label, o);
     const clear = layoutClear(run.windows);
-    if (groupStatus(run.results).status === "ok" && clear === false && attempt < MAX_ATTEMPTS) {
+    // Decided alike on every process: again when any process's layout was not clear.
+    if (run.agreed.status === "ok" && run.agreed.unclear && attempt < MAX_ATTEMPTS) {
       // The members were ready this far apart: ramp for twice that.
-      const ready = (run.windows as ContentionWindow[]).map((w) => w.ramp_start);
-      const spread = Math.max(...ready) - Math.min(...ready);
-      rampMs = Math.max(2 * rampMs, Math.ceil(2 * spread + LAYOUT_MARGIN_MS));
+      rampMs = Math.max(2 * rampMs, Math.ceil(2 * run.agreed.spread + LAYOUT_MARGIN_MS));
       continue;
     }
     return { ...run, rampMs, attempts: attempt, clear };
@@ -518,7 +783,7 @@ async function runMatrix(
   const indices = m.plan.labels.map((_, i) => i);
   for (const members of contentionGroups(indices)) {
     for (const direction of CONTENTION_DIRECTIONS) {
-      if (o.signal?.aborted) return { status: "interrupted", error: "interrupted" };
+      if (await stopped(o)) return { status: "interrupted", error: "interrupted" };
       const outcome = members.length === 1
         ? await runAlone(m, members[0]!, direction, o)
         : await record(members.map((i) => ({ i, direction })));
@@ -527,7 +792,7 @@ async function runMatrix(
   }
   if (!m.plan.pattern.mixed) return { status: "ok" };
   for (const pair of mixedContentionGroups(indices)) {
-    if (o.signal?.aborted) return { status: "interrupted", error: "interrupted" };
+    if (await stopped(o)) return { status: "interrupted", error: "interrupted" };
     const members = [
       { i: pair.read, direction: "read" as const },
       { i: pair.write, direction: "write" as const },
@@ -536,14 +801,14 @@ async function runMatrix(
     if (outcome.status !== "ok") return outcome;
   }
   for (const i of indices) {
-    if (o.signal?.aborted) return { status: "interrupted", error: "interrupted" };
+    if (await stopped(o)) return { status: "interrupted", error: "interrupted" };
     if (m.tiers[i]!.spec.kind === "s3") continue;
     const outcome = await runSelf(m, i, o);
     if (outcome.status !== "ok") return outcome;
   }
   const files = indices.filter((i) => m.tiers[i]!.spec.kind !== "s3");
   for (const pair of contentionGroups(files).filter((g) => g.length === 2)) {
-    if (o.signal?.aborted) return { status: "interrupted", error: "interrupted" };
+    if (await stopped(o)) return { status: "interrupted", error: "interrupted" };
     const outcome = await runBoth(m, pair, o);
     if (outcome.status !== "ok") return outcome;
   }
@@ -580,6 +845,7 @@ async function runReadWrite(
   // the read files were laid out by the reads alone; the write jobs' layouts are reservations
   const run = await runAligned(m, indices, members, name, o);
   m.runs.push(...run.results);
+  m.startMs.push(...run.startMs);
   const overlap = windowOverlap(run.windows, m.plan.pattern.runtime_ms);
   const figures: Record<string, ContentionSelf> = {};
   for (const [k, label] of labels.entries()) {
@@ -596,7 +862,7 @@ async function runReadWrite(
       overlap: indices.length === 1 ? overlap : null,
     };
   }
-  return { figures, overlap, outcome: groupStatus(run.results) };
+  return { figures, overlap, outcome: statusOf(run.agreed) };
 }
 
 /** Runs one tier reading and writing at once, against its own directions alone. */
@@ -694,12 +960,13 @@ function emptyResult(specs: readonly TierSpec[], error: unknown): ContentionResu
  * console.assert(doc.kind === "contention" && doc.contention?.groups.length === 4);
  * ```
  */
-export function runContentionSession(
+export async function runContentionSession(
   specs: readonly TierSpec[],
   o: ContentionOptions,
   config: Record<string, unknown>,
-): Promise<SessionOutcome> {
-  return withSession(
+): Promise<ContentionSessionOutcome> {
+  const startMs: number[] = [];
+  const outcome = await withSession(
     { kind: "contention", config, runId: o.runId, signal: o.signal },
     async (session) => {
       const { doc } = session;
@@ -714,6 +981,7 @@ export function runContentionSession(
         plan: p,
         tiers: [],
         runs: doc.runs,
+        startMs,
         alone: Object.fromEntries(
           p.labels.map((l) => [l, { read_bw_bytes: 0, write_bw_bytes: 0 }]),
         ),
@@ -725,7 +993,7 @@ export function runContentionSession(
       let outcome: { status: RunStatus; error?: string };
       let error: unknown;
       try {
-        await setUp(specs, p, session, m.tiers, o);
+        await setUpTogether(specs, p, session, m.tiers, o);
         outcome = await runMatrix(m, o);
       } catch (e) {
         error = e;
@@ -749,4 +1017,5 @@ export function runContentionSession(
       return contention.status;
     },
   );
+  return { ...outcome, startMs };
 }

@@ -10,6 +10,8 @@
 import { detectLaunch, type Group, joinGroup, type LaunchInfo } from "../cluster/mod.ts";
 import { DEFAULT_TIMEOUT_MS, type JobOptions } from "../core/config.ts";
 import { runClusterSession, scratchIdOf } from "../bench/cluster_session.ts";
+import { runContentionAcross } from "../bench/cluster_contention.ts";
+import type { ContentionOptions } from "../bench/contention.ts";
 import { decodeJson, encodeJson, FOREVER_MS } from "../bench/cluster_phase.ts";
 import type { RunProgress } from "../bench/runner.ts";
 import { measureScaling, type ScalingOptions } from "../bench/scaling.ts";
@@ -122,6 +124,33 @@ export async function runAcross(
     timeoutMs,
     ({ group, runId, signal, onProgress }) =>
       runClusterSession(group, jobs, { kind, runId, config, signal, onProgress }, stonewalling),
+  );
+}
+
+/**
+ * `contention` across processes: every process runs the matrix on its own
+ * node's tiers at once, each phase started at a barrier, and the root writes
+ * one document with the matrices summed (docs/multinode.md).
+ */
+export async function contentionAcross(
+  info: LaunchInfo,
+  tiers: readonly TierSpec[],
+  options: ContentionOptions,
+  config: Record<string, unknown>,
+  o: { readonly output?: string | undefined; readonly quiet: boolean },
+): Promise<void> {
+  await acrossProcesses(
+    info,
+    o,
+    DEFAULT_TIMEOUT_MS,
+    ({ group, runId, signal, onProgress }) =>
+      runContentionAcross(
+        group,
+        tiers,
+        { ...options, runId, signal, onProgress },
+        config,
+        DEFAULT_TIMEOUT_MS,
+      ),
   );
 }
 

@@ -32,7 +32,7 @@ export function formatTables(doc: ResultDocument): string {
   const workloads = doc.workloads && doc.workloads.length > 0
     ? [formatWorkloadSummaries(doc.workloads)]
     : [];
-  const cluster = doc.cluster ? [formatClusterTable(doc.cluster)] : [];
+  const cluster = doc.cluster ? [formatClusterTable(doc.cluster, doc.kind !== "contention")] : [];
   return [...runs, ...cluster, ...sweep, ...workload, ...matrix, ...workloads].join("\n");
 }
 

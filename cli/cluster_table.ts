@@ -12,14 +12,16 @@ import type { ClusterSection } from "../schema/cluster.ts";
 
 /**
  * Renders the per-node table and one line per run and direction naming the
- * common window, IOR's last-done and elbencho's first-done figures.
+ * common window, IOR's last-done and elbencho's first-done figures; with
+ * `runs` false (`contention`, whose matrix table follows) only the first line
+ * and the lost members.
  *
  * @example
  * ```ts ignore
  * console.log(formatClusterTable(doc.cluster!));
  * ```
  */
-export function formatClusterTable(c: ClusterSection<unknown>): string {
+export function formatClusterTable(c: ClusterSection<unknown>, runs = true): string {
   const table = new Table({
     head: ["run", "node", "processes", "read", "write"],
     colAligns: ["left", "left", "right", "right", "right"],
@@ -50,5 +52,6 @@ export function formatClusterTable(c: ClusterSection<unknown>): string {
   const head = `${c.processes_count} processes on ${c.nodes.length} node(s) ` +
     `(${c.launcher}, ${c.transport})`;
   const lost = (c.lost ?? []).map((l) => `lost: ${l.error}`);
+  if (!runs) return [head, ...lost].join("\n");
   return [head, table.toString(), ...lines, ...lost].join("\n");
 }

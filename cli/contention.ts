@@ -25,6 +25,7 @@ import {
 } from "./_options.ts";
 import { parseTierList } from "./_paths.ts";
 import { reportSession } from "./_session.ts";
+import { contentionAcross, launchedBy } from "./_cluster.ts";
 
 /** The `contention` command. */
 export function contentionCommand() {
@@ -63,11 +64,17 @@ export function contentionCommand() {
       region: o.region,
       mixed: o.mixed,
     };
+    const config = { command: "contention", tiers: tiers.map(formatTierSpec), ...options };
+    const launch = launchedBy();
+    if (launch) {
+      await contentionAcross(launch, tiers, options, config, o);
+      return;
+    }
     await reportSession(o, ({ runId, signal, progress }) =>
       runContentionSession(
         tiers,
         { ...options, runId, signal, onProgress: (p) => progress.update(p) },
-        { command: "contention", tiers: tiers.map(formatTierSpec), ...options },
+        config,
       ));
   });
 }

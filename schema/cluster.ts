@@ -8,6 +8,7 @@
  */
 
 import type { LatencyStats } from "../core/recorder.ts";
+import type { ContentionResult } from "./contention.ts";
 
 /**
  * Bytes over a span, across processes: as a run's `first_done`/`last_done`
@@ -35,6 +36,11 @@ export interface ClusterProcess<Run> {
    * released every process (the ramp plus this process's own delay).
    */
   start_ms: number[];
+  /**
+   * `contention` across nodes: this process's own matrix, as it measured it
+   * (the document's `contention` sums them).
+   */
+  contention?: ContentionResult;
 }
 
 /** One direction of one run, over every process. */
