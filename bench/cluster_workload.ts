@@ -84,13 +84,14 @@ export async function runClusterWorkload(
     return true;
   };
   const phase = `the start of workload ${def.name}`;
-  let met = false, barrierMs = 0, gatherMs = 0;
+  let met = false, released = false, barrierMs = 0, gatherMs = 0;
   // The slowest node's layout sets when everyone starts.
   const barrier = async () => {
     met = true;
     const t0 = performance.now();
     await group.barrier(phase, START_WAIT_MS);
     barrierMs = performance.now() - t0;
+    released = true;
   };
   const outcome = await runWorkload(def, setup, specs, workloadOptions, {
     ...opts,
@@ -99,6 +100,8 @@ export async function runClusterWorkload(
     scratchId: scratchIdOf(runId, group.rank),
     beforeStart: barrier,
   });
+  // What group.lost names first is the cause; a hub that gave up after it may look lost too.
+  noteLost(undefined);
   let broken = false;
   if (!met) {
     // Ended before its ranks laid out (a tier that would not set up): keep the group in step.
@@ -111,7 +114,6 @@ export async function runClusterWorkload(
   } else if (outcome.error !== undefined && noteLost(outcome.error)) {
     broken = true;
   }
-  noteLost(undefined);
   const doc = outcome.doc;
   const mine: WorkloadReport = {
     status: doc.status,
@@ -136,12 +138,13 @@ export async function runClusterWorkload(
   if (lost.length > 0) {
     await removeLostScratch(specs.map((tier) => ({ tier, s3: opts.s3 })), runId, lost);
   }
-  const root =
-    group.rank === (lost.some((l) => l.rank === group.root) ? lowestLive(group, lost) : group.root);
+  // The writer moves off the root only when the root was the first loss seen here.
+  const root = group.rank === (lost[0]?.rank === group.root ? lowestLive(group, lost) : group.root);
   if (!root) {
-    if (lost.length > 0 && doc.status === "ok") doc.status = "failed";
-    if (lost.length > 0) doc.error = lost.map((l) => l.error).join("; ");
-    return { ...outcome, doc, root };
+    if (lost.length === 0) return { ...outcome, doc, root };
+    doc.status = "failed";
+    doc.error = lost[0]!.error;
+    return { doc, root };
   }
   // Without a gather (a member lost), this process's own result is all there is.
   const parts = reports ?? group.members.map((_, r) => (r === group.rank ? mine : undefined));
@@ -185,7 +188,7 @@ export async function runClusterWorkload(
     workloads_per_process: shares,
     ...(lost.length > 0 ? { lost } : {}),
     coordination: {
-      barrier_ms: met ? [round3(barrierMs)] : [],
+      barrier_ms: released ? [round3(barrierMs)] : [],
       gather_ms: reports ? [round3(gatherMs)] : [],
     },
   };
