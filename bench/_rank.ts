@@ -20,7 +20,7 @@ import { join } from "node:path";
 import { monoNow } from "../core/libc.ts";
 import { AioChannel } from "../engines/libaio_stream.ts";
 import { S3Channel, type S3PathTarget } from "../engines/s3_stream.ts";
-import type { NodeSync } from "./_sync.ts";
+import { AbortedError, type NodeSync } from "./_sync.ts";
 import type { RankPhase, RankReport, TimelineSpan } from "../schema/workload.ts";
 import type { Op, PathPolicy, RankProgram } from "../workloads/ops.ts";
 
@@ -113,6 +113,8 @@ export class RankExecutor {
       }
     }
     for (const o of this.program.initial) {
+      // Ctrl-C, a failed rank or a lost node: stop between objects, not after the whole layout.
+      if (this.#sync.aborted) throw new AbortedError();
       await this.#transfer(`layout|${o.path}`, this.#path(o.path), o.object, true, o.bytes);
     }
   }

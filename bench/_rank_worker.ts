@@ -1,6 +1,7 @@
 /**
- * Worker entry of one rank: lays out the rank's objects, runs its program,
- * and sends back its report or the one-line cause of its failure.
+ * Worker entry of one rank: lays out the rank's objects, (when gated) says
+ * it is ready and waits at the start gate, runs its program, and sends back
+ * its report or the one-line cause of its failure.
  *
  * @module
  */
@@ -20,10 +21,13 @@ export interface RankStart {
   readonly ranks: number;
   readonly sync: { ints: SharedArrayBuffer; f64: SharedArrayBuffer };
   readonly timelineIteration: number;
+  /** Say "ready" after the layout and wait for the main thread to open the start gate. */
+  readonly gated?: boolean;
 }
 
 /** Rank → main. */
 export type RankMessage =
+  | { readonly type: "ready"; readonly rank: number }
   | { readonly type: "done"; readonly report: RankReport }
   | { readonly type: "failed"; readonly rank: number; readonly message: string }
   | { readonly type: "aborted"; readonly rank: number };
@@ -35,6 +39,10 @@ self.onmessage = async (e: MessageEvent<RankStart>) => {
   let out: RankMessage;
   try {
     await exec.layout();
+    if (m.gated) {
+      self.postMessage({ type: "ready", rank: m.program.rank } satisfies RankMessage);
+      await sync.gate();
+    }
     out = { type: "done", report: await exec.run() };
   } catch (err) {
     if (err instanceof AbortedError) out = { type: "aborted", rank: m.program.rank };

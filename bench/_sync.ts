@@ -1,8 +1,10 @@
 /**
  * Node-wide coordination of the rank Workers through one SharedArrayBuffer:
  * a barrier for phases, counting semaphores for the per-path limits
- * (MLP-Offload's "one rank reads and one writes a tier at a time"), an abort
- * flag, and progress counters the main thread reads for the progress line.
+ * (MLP-Offload's "one rank reads and one writes a tier at a time"), a start
+ * gate the main thread opens (a run across processes starts every node's
+ * first iteration together), an abort flag, and progress counters the main
+ * thread reads for the progress line.
  *
  * Waits use `Atomics.waitAsync`, so a rank waiting at a barrier or for a
  * path keeps its other streams running.
@@ -13,7 +15,8 @@
  *   1  COUNT     ranks arrived at the current barrier
  *   2  GEN       barrier generation (bumped when the last rank arrives)
  *   3  ITER      iteration rank 0 is in (progress)
- *   4+ per path  [readers in, writers in, most readers at once, most writers at once]
+ *   4  GO        the start gate: 0 closed, 1 open
+ *   5+ per path  [readers in, writers in, most readers at once, most writers at once]
  * Float64Array (after the ints, 8-aligned)
  *   per rank    [bytes read, bytes written]
  *   per rank and path  [bytes read, bytes written]  (one writer each: the rank)
@@ -26,7 +29,8 @@ const ABORT = 0;
 const COUNT = 1;
 const GEN = 2;
 const ITER = 3;
-const PATHS = 4;
+const GO = 4;
+const PATHS = 5;
 
 /** Thrown in a rank whose wait was cut short by an abort. */
 export class AbortedError extends Error {
@@ -92,6 +96,22 @@ export class NodeSync {
       if (w.async) await w.value;
     }
     this.#check();
+  }
+
+  /** Opens the start gate: every rank waiting in {@linkcode gate} goes on. */
+  open(): void {
+    Atomics.store(this.ints, GO, 1);
+    Atomics.notify(this.ints, GO);
+  }
+
+  /** Waits until the main thread opens the start gate; throws {@linkcode AbortedError} on abort. */
+  async gate(): Promise<void> {
+    for (;;) {
+      this.#check();
+      if (Atomics.load(this.ints, GO) !== 0) return;
+      const w = Atomics.waitAsync(this.ints, GO, 0);
+      if (w.async) await w.value;
+    }
   }
 
   /** Enters path `p` for reading or writing, waiting while `limit` ranks are in. */

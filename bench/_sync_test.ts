@@ -79,3 +79,21 @@ Deno.test("NodeSync counts bytes per path as well as per rank", () => {
   assert.deepEqual(a.totals(), [110, 4103]);
   assert.deepEqual(a.pathTotals(), [[110, 0], [0, 4096]]);
 });
+
+test("NodeSync.gate() holds every rank until open(), and abort() wakes a rank held there", async () => {
+  const a = new NodeSync(2, 1);
+  const b = new NodeSync(2, 1, a.buffers);
+  let through = 0;
+  const held = [a.gate(), b.gate()].map((p) => p.then(() => through++));
+  await new Promise((r) => setTimeout(r, 10));
+  assert.equal(through, 0, "a rank went past a closed gate");
+  a.open();
+  await Promise.all(held);
+  assert.equal(through, 2);
+  await b.gate(); // open stays open
+
+  const c = new NodeSync(1, 0);
+  const waiting = c.gate();
+  c.abort();
+  await assert.rejects(waiting, AbortedError);
+});

@@ -10,11 +10,12 @@
 
 import type { Group } from "../cluster/types.ts";
 import { RankLostError } from "../cluster/errors.ts";
-import { DEFAULT_TIMEOUT_MS, type JobOptions } from "../core/config.ts";
+import { DEFAULT_TIMEOUT_MS, type JobOptions, type TierSpec } from "../core/config.ts";
 import type { ClusterProcess, ClusterRun, ClusterSection } from "../schema/cluster.ts";
 import type { RunResult } from "../schema/result.ts";
 import type { RunStatus } from "../schema/run_status.ts";
 import { cleanScratch } from "../tiers/clean.ts";
+import type { S3TierOptions } from "../tiers/s3.ts";
 import { newRunId } from "../tiers/scratch.ts";
 import { aggregateRun, type ProcessRun } from "./cluster_aggregate.ts";
 import {
@@ -212,10 +213,11 @@ function lowestLive(group: Group, lost: readonly { rank: number }[]): number {
  * Removes what lost members left under this run's name on the tiers this
  * process can reach: a shared tier's scratch of every lost rank, and on a
  * node-local tier that of the lost ranks of this node. Only areas whose
- * marker names that rank's scratch id are touched.
+ * marker names that rank's scratch id are touched. `jobs` are the runs'
+ * jobs, or any list of tiers with their S3 options.
  */
-async function removeLostScratch(
-  jobs: readonly JobOptions[],
+export async function removeLostScratch(
+  jobs: readonly { readonly tier: TierSpec; readonly s3?: S3TierOptions | undefined }[],
   runId: string,
   lost: readonly { rank: number }[],
 ): Promise<void> {

@@ -50,6 +50,18 @@ export interface RunWorkloadOptions {
   readonly runId?: string;
   /** Recorded as is in the document. */
   readonly config?: Record<string, unknown>;
+  /**
+   * Names the tiers' scratch (default: the run id): a run across processes
+   * gives each its own (`<run id>-r<rank>`), so nodes share a remote tier.
+   */
+  readonly scratchId?: string;
+  /**
+   * Called once every rank has laid out its objects (or failed to), before
+   * any rank starts its first iteration; the ranks start when it resolves.
+   * A run across processes meets the other nodes here. When it rejects, no
+   * rank starts and the run fails with its error (the outcome's `error`).
+   */
+  readonly beforeStart?: () => Promise<void>;
 }
 
 /** What a workload run produced; `error` when it ended early (the document says how). */
@@ -208,7 +220,7 @@ export async function runWorkload(
         if (!spec) {
           throw new TypeError(`workload uses path "${policy.name}", which no tier provides`);
         }
-        const tier = await open(spec, opts.s3);
+        const tier = await open(spec, opts.s3, opts.scratchId);
         const facts = tier.describe();
         let direct = false;
         let runtime: PathRuntime;
@@ -254,13 +266,29 @@ export async function runWorkload(
           });
         }, 200)
         : undefined;
+      // With a beforeStart hook, the ranks wait at the start gate after their layout.
+      const beforeStart = opts.beforeStart;
+      const laidOut = new Set<number>();
+      let gate: Promise<void> | undefined;
+      let gateFailed: { error: unknown } | undefined;
+      const reachGate = (rank: number) => {
+        laidOut.add(rank);
+        if (!beforeStart || gate || laidOut.size < program.ranks.length) return;
+        gate = beforeStart().then(() => sync.open(), (error) => {
+          gateFailed = { error };
+          sync.abort();
+        });
+      };
       try {
         await new Promise<void>((resolve) => {
           for (const rp of program.ranks) {
             const w = new Worker(WORKER_URL, { type: "module", name: `rank${rp.rank}` });
             workers.push(w);
             const finish = (m: RankMessage) => {
+              if (m.type === "ready") return reachGate(m.rank);
               messages.push(m);
+              // A rank that ended before the gate still lets the others meet there.
+              reachGate(m.type === "done" ? m.report.rank : m.rank);
               if (m.type !== "done") sync.abort();
               if (messages.length === program.ranks.length) resolve();
             };
@@ -275,14 +303,17 @@ export async function runWorkload(
               ranks: program.ranks.length,
               sync: sync.buffers,
               timelineIteration,
+              ...(beforeStart ? { gated: true } : {}),
             };
             w.postMessage(start);
           }
         });
+        await gate;
       } finally {
         if (timer !== undefined) clearInterval(timer);
         opts.signal?.removeEventListener("abort", onAbort);
       }
+      if (gateFailed) throw gateFailed.error;
       for (const [i, path] of result.paths.entries()) {
         [path.peak_readers, path.peak_writers] = sync.peak(i);
       }

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { join } from "node:path";
 import { parseTierSpec } from "../core/config.ts";
 import { ConfigError } from "../core/errors.ts";
 import { scratchLeft, tempMount, withTempDir } from "../tests/_helpers.ts";
@@ -175,5 +176,62 @@ Deno.test("runWorkload() refuses, before touching a tier, iterations whose progr
     const perIteration = once.ranks.reduce((n, r) => n + r.ops.length, 0);
     assert.ok(perIteration * (most + fits.warmupIterations) <= MAX_PROGRAM_OPS);
     assert.ok(perIteration * (most + 1 + fits.warmupIterations) > MAX_PROGRAM_OPS);
+  });
+});
+
+Deno.test("runWorkload() calls beforeStart once, after every rank laid out and before any I/O is measured", async () => {
+  await withTempDir(async (dir) => {
+    let calls = 0, hookDone = false, movedBefore = 0, ticks = 0;
+    let laidOut: string[] = [];
+    const { doc, error } = await runWorkload(
+      zeroInfinity,
+      setup,
+      [parseTierSpec(`file:${dir}`)],
+      {},
+      {
+        scratchId: "hooktest-r1",
+        onProgress: (p) => {
+          if (hookDone) return;
+          ticks++;
+          movedBefore += p.bytesRead + p.bytesWritten;
+        },
+        beforeStart: async () => {
+          calls++;
+          const [scratch] = await scratchLeft(dir);
+          assert.match(scratch ?? "", /hooktest-r1/);
+          laidOut = [...Deno.readDirSync(join(dir, scratch!))].filter((e) => e.isDirectory)
+            .map((e) => e.name).sort();
+          // long enough for the progress line to look twice: nothing may move meanwhile
+          await new Promise((r) => setTimeout(r, 450));
+          hookDone = true;
+        },
+      },
+    );
+    assert.equal(error, undefined);
+    assert.equal(doc.status, "ok", doc.error);
+    assert.equal(calls, 1);
+    assert.deepEqual(laidOut, ["r0", "r1"]);
+    assert.ok(ticks >= 1);
+    assert.equal(movedBefore, 0);
+    assert.ok(doc.workload!.summary!.iteration_s > 0);
+    assert.deepEqual(await scratchLeft(dir), []);
+  });
+});
+
+Deno.test("runWorkload() with a beforeStart that rejects starts no rank, fails with its error and leaves nothing", async () => {
+  await withTempDir(async (dir) => {
+    const cause = new Error("rank 2 on elsewhere was lost during the start");
+    const { doc, error } = await runWorkload(
+      zeroInfinity,
+      setup,
+      [parseTierSpec(`file:${dir}`)],
+      {},
+      { beforeStart: () => Promise.reject(cause) },
+    );
+    assert.equal(error, cause);
+    assert.equal(doc.status, "failed");
+    assert.equal(doc.error, cause.message);
+    assert.equal(doc.workload!.summary, null);
+    assert.deepEqual(await scratchLeft(dir), []);
   });
 });

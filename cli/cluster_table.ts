@@ -1,14 +1,15 @@
 /**
  * What `run` across processes prints under its table: each node's share of
  * every run over the common window, and the aggregates by their rules
- * (docs/multinode.md).
+ * (docs/multinode.md); for a `workload` across processes, each node's own
+ * summary.
  *
  * @module
  */
 
 import Table from "cli-table3";
 import { formatRate } from "../core/units.ts";
-import type { ClusterSection } from "../schema/cluster.ts";
+import type { ClusterSection, ClusterWorkload } from "../schema/cluster.ts";
 
 /**
  * Renders the per-node table and one line per run and direction naming the
@@ -52,6 +53,40 @@ export function formatClusterTable(c: ClusterSection<unknown>, runs = true): str
   const head = `${c.processes_count} processes on ${c.nodes.length} node(s) ` +
     `(${c.launcher}, ${c.transport})`;
   const lost = (c.lost ?? []).map((l) => `lost: ${l.error}`);
-  if (!runs) return [head, ...lost].join("\n");
-  return [head, table.toString(), ...lines, ...lost].join("\n");
+  const tables = [
+    ...(runs && c.runs.length > 0 ? [table.toString()] : []),
+    ...(c.workloads_per_process ? [formatNodeWorkloads(c.workloads_per_process)] : []),
+  ];
+  return [head, ...tables, ...(runs ? lines : []), ...lost].join("\n");
+}
+
+function seconds(x: number | undefined): string {
+  return x === undefined ? "" : x >= 10 ? x.toFixed(1) : x >= 0.1 ? x.toFixed(2) : x.toFixed(3);
+}
+
+/** One row per node of a workload across processes: its own medians and bytes per iteration. */
+function formatNodeWorkloads(ws: readonly ClusterWorkload[]): string {
+  const table = new Table({
+    head: ["node", "rank", "status", "iteration s", "update s", "stall s", "flush s", "MB/iter"],
+    colAligns: ["left", "right", "left", "right", "right", "right", "right", "right"],
+    style: { head: [], border: [] },
+  });
+  for (const w of ws) {
+    const sum = w.workload.summary;
+    const moved = sum
+      ? Object.entries(sum.bytes).filter(([k]) => !k.endsWith(":hit"))
+        .reduce((t, [, v]) => t + v, 0)
+      : 0;
+    table.push([
+      w.node,
+      w.rank,
+      w.status,
+      seconds(sum?.iteration_s),
+      seconds(sum?.update_s),
+      seconds(sum?.stall_s),
+      seconds(sum?.flush_s),
+      sum ? (moved / 1e6).toFixed(1) : "",
+    ]);
+  }
+  return table.toString();
 }

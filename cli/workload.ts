@@ -6,9 +6,10 @@
  */
 
 import { Command } from "@commander-js/extra-typings";
-import { formatTierSpec } from "../core/config.ts";
+import { DEFAULT_TIMEOUT_MS, formatTierSpec } from "../core/config.ts";
 import { ConfigError } from "../core/errors.ts";
 import { parseSize } from "../core/units.ts";
+import { runClusterWorkload } from "../bench/cluster_workload.ts";
 import { runWorkload } from "../bench/workload.ts";
 import type { WorkloadOptions } from "../workloads/common.ts";
 import { WORKLOAD_NAMES, workloadByName } from "../workloads/registry.ts";
@@ -24,6 +25,7 @@ import {
 } from "./_options.ts";
 import { parseTierList } from "./_paths.ts";
 import { reportSession } from "./_session.ts";
+import { acrossProcesses, launchedBy } from "./_cluster.ts";
 
 /** Workload options from the CLI: numbers checked, sizes parsed. */
 function parseWorkloadOptions(o: {
@@ -117,6 +119,32 @@ export function workloadCommand() {
     const setup = resolveSetup(setupOf(o));
     const specs = parseTierList(o.tiers);
     const options = parseWorkloadOptions(o);
+    const s3 = { endpoint: o.endpoint, region: o.region };
+    const config = {
+      command: "workload",
+      workload: name,
+      tiers: specs.map(formatTierSpec),
+      setup,
+      options,
+    };
+    const launch = launchedBy();
+    if (launch) {
+      // Each process is one node's share; the root writes the one document.
+      await acrossProcesses(
+        launch,
+        o,
+        DEFAULT_TIMEOUT_MS,
+        ({ group, runId, signal, progress }) =>
+          runClusterWorkload(group, def, setup, specs, options, {
+            signal,
+            runId,
+            onProgress: (p) => progress.updateWorkload(name, p),
+            s3,
+            config,
+          }),
+      );
+      return;
+    }
     await reportSession(
       o,
       ({ runId, signal, progress }) =>
@@ -124,14 +152,8 @@ export function workloadCommand() {
           signal,
           runId,
           onProgress: (p) => progress.updateWorkload(name, p),
-          s3: { endpoint: o.endpoint, region: o.region },
-          config: {
-            command: "workload",
-            workload: name,
-            tiers: specs.map(formatTierSpec),
-            setup,
-            options,
-          },
+          s3,
+          config,
         }),
     );
   });

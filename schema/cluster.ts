@@ -9,6 +9,8 @@
 
 import type { LatencyStats } from "../core/recorder.ts";
 import type { ContentionResult } from "./contention.ts";
+import type { RunStatus } from "./run_status.ts";
+import type { WorkloadResult } from "./workload.ts";
 
 /**
  * Bytes over a span, across processes: as a run's `first_done`/`last_done`
@@ -81,6 +83,21 @@ export interface ClusterRun {
   }[];
 }
 
+/**
+ * One process's own share of a `workload` across processes: its node's
+ * ranks, on its own local tiers and its own scratch on the shared remote
+ * path, as a single-node `workload` reports them.
+ */
+export interface ClusterWorkload {
+  rank: number;
+  node: string;
+  status: RunStatus;
+  /** One line, when its run did not end ok. */
+  error?: string;
+  /** Its result; times relative to its own start (every node started at one barrier). */
+  workload: WorkloadResult;
+}
+
 /** The `cluster` section; `Run` is result.ts's RunResult. */
 export interface ClusterSection<Run> {
   /** What started the processes (`openmpi`, `mpich`, `slurm`, `torchrun`). */
@@ -93,11 +110,22 @@ export interface ClusterSection<Run> {
   /** The hosts, distinct. */
   hosts: string[];
   processes: ClusterProcess<Run>[];
+  /** `run`: each run's aggregate; empty for a `workload`. */
   runs: ClusterRun[];
   /** IOR's stonewalling was on: the first process to finish stopped the others. */
   stonewalling?: boolean;
+  /**
+   * `workload` across processes: each process's own result, in rank order
+   * (the document's `workload` is their aggregate: times the slowest node's,
+   * bytes summed).
+   */
+  workloads_per_process?: ClusterWorkload[];
   /** Ranks lost during the run, with the one-line cause. */
   lost?: { rank: number; node: string; error: string }[];
-  /** What coordination cost, at the root: each barrier's and the gather's wait, ms. */
+  /**
+   * What coordination cost, at the root: each barrier's and the gather's
+   * wait, ms (a `workload`: the start barrier, and the gather of the results
+   * at the end, which waits for the slowest node).
+   */
   coordination: { barrier_ms: number[]; gather_ms: number[] };
 }

@@ -1,0 +1,222 @@
+/**
+ * A training workload run by every process of a {@linkcode Group} at once
+ * (`workload` under mpirun, srun or a torchrun-style launcher): each process
+ * is one node's share — its node's ranks on its own local tiers, and on the
+ * shared remote path under its own scratch name — and every node starts its
+ * first iteration at one barrier after its layout. Iterations then run
+ * freely per node; the per-path limits (MLP-Offload's one reader and one
+ * writer) hold per node, as the real system's node-local locks do. At the
+ * end each process's result goes to the root, which writes one document: the
+ * aggregate (bench/workload_aggregate.ts) and, in `cluster`, every node's own
+ * result.
+ *
+ * @module
+ */
+
+import type { Group } from "../cluster/types.ts";
+import { RankLostError } from "../cluster/errors.ts";
+import { DEFAULT_TIMEOUT_MS, type TierSpec } from "../core/config.ts";
+import type { ClusterProcess, ClusterSection, ClusterWorkload } from "../schema/cluster.ts";
+import type { RunResult } from "../schema/result.ts";
+import type { RunStatus } from "../schema/run_status.ts";
+import type { WorkloadResult } from "../schema/workload.ts";
+import { newRunId } from "../tiers/scratch.ts";
+import type { WorkloadDefinition, WorkloadOptions } from "../workloads/common.ts";
+import type { TrainingSetup } from "../workloads/setup.ts";
+import { decodeJson, encodeJson, FOREVER_MS } from "./cluster_phase.ts";
+import { type ClusterOutcome, removeLostScratch, scratchIdOf } from "./cluster_session.ts";
+import { runWorkload, type RunWorkloadOptions } from "./workload.ts";
+import { aggregateWorkloads } from "./workload_aggregate.ts";
+
+/** Options of {@linkcode runClusterWorkload}: those of runWorkload that a group leaves open. */
+export type ClusterWorkloadOptions = Omit<RunWorkloadOptions, "scratchId" | "beforeStart">;
+
+/**
+ * How long the start barrier waits for the slowest node's layout: a day. A
+ * lost member ends the wait at once; not FOREVER_MS, because a member waits
+ * for the hub's release half as long again, and a timer past 2^31 − 1 ms
+ * fires at once.
+ */
+const START_WAIT_MS = 24 * 60 * 60 * 1000;
+
+/** What a process sends the root at the end. */
+interface WorkloadReport {
+  status: RunStatus;
+  error?: string;
+  workload?: WorkloadResult;
+}
+
+/**
+ * Runs `def` on every process of `group`, each process one node's share,
+ * and returns on the root one document. A member lost stops every other one
+ * (through `group.lost`); the root (or, when rank 0 was lost, the lowest live
+ * rank) writes what it has, and `cluster.lost` names the rank. Every process
+ * removes its own scratch, and the survivors a lost member's where they can
+ * reach it.
+ *
+ * @example
+ * ```ts ignore
+ * const group = await joinGroup(detectLaunch(), { version: VERSION, timeoutMs: 30_000 });
+ * const out = await runClusterWorkload(group, zeroInfinity, setup, specs);
+ * if (out.root) await writeResult("out.json", out.doc);
+ * ```
+ */
+export async function runClusterWorkload(
+  group: Group,
+  def: WorkloadDefinition,
+  setup: TrainingSetup,
+  specs: readonly TierSpec[],
+  workloadOptions: WorkloadOptions = {},
+  opts: ClusterWorkloadOptions = {},
+): Promise<ClusterOutcome> {
+  const timeoutMs = DEFAULT_TIMEOUT_MS;
+  const runId = decodeJson<string>(
+    await group.broadcast(encodeJson(opts.runId ?? newRunId()), timeoutMs),
+  );
+  const signal = opts.signal ? AbortSignal.any([opts.signal, group.lost]) : group.lost;
+  const lost: NonNullable<ClusterSection<RunResult>["lost"]> = [];
+  const noteLost = (e: unknown): boolean => {
+    const cause = e instanceof RankLostError ? e : group.lost.reason;
+    if (!(cause instanceof RankLostError)) return false;
+    if (!lost.some((l) => l.rank === cause.rank)) {
+      lost.push({ rank: cause.rank, node: cause.node, error: cause.message });
+    }
+    return true;
+  };
+  const phase = `the start of workload ${def.name}`;
+  let met = false, released = false, barrierMs = 0, gatherMs = 0;
+  // The slowest node's layout sets when everyone starts.
+  const barrier = async () => {
+    met = true;
+    const t0 = performance.now();
+    await group.barrier(phase, START_WAIT_MS);
+    barrierMs = performance.now() - t0;
+    released = true;
+  };
+  const outcome = await runWorkload(def, setup, specs, workloadOptions, {
+    ...opts,
+    runId,
+    signal,
+    scratchId: scratchIdOf(runId, group.rank),
+    beforeStart: barrier,
+  });
+  // What group.lost names first is the cause; a hub that gave up after it may look lost too.
+  noteLost(undefined);
+  let broken = false;
+  if (!met) {
+    // Ended before its ranks laid out (a tier that would not set up): keep the group in step.
+    try {
+      await barrier();
+    } catch (e) {
+      noteLost(e);
+      broken = true;
+    }
+  } else if (outcome.error !== undefined && noteLost(outcome.error)) {
+    broken = true;
+  }
+  const doc = outcome.doc;
+  const mine: WorkloadReport = {
+    status: doc.status,
+    ...(doc.error !== undefined ? { error: doc.error } : {}),
+    ...(doc.workload ? { workload: doc.workload } : {}),
+  };
+  let reports: WorkloadReport[] | undefined;
+  if (!broken && lost.length === 0) {
+    const t0 = performance.now();
+    try {
+      reports = (await group.gather(encodeJson(mine), FOREVER_MS))?.map((b) =>
+        decodeJson<WorkloadReport>(b)
+      );
+      gatherMs = performance.now() - t0;
+    } catch (e) {
+      if (!noteLost(e)) {
+        doc.status = "failed";
+        doc.error = e instanceof Error ? e.message : String(e);
+      }
+    }
+  }
+  if (lost.length > 0) {
+    await removeLostScratch(specs.map((tier) => ({ tier, s3: opts.s3 })), runId, lost);
+  }
+  // The writer moves off the root only when the root was the first loss seen here.
+  const root = group.rank === (lost[0]?.rank === group.root ? lowestLive(group, lost) : group.root);
+  if (!root) {
+    if (lost.length === 0) return { ...outcome, doc, root };
+    doc.status = "failed";
+    doc.error = lost[0]!.error;
+    return { doc, root };
+  }
+  // Without a gather (a member lost), this process's own result is all there is.
+  const parts = reports ?? group.members.map((_, r) => (r === group.rank ? mine : undefined));
+  const shares: ClusterWorkload[] = parts.flatMap((p, rank) =>
+    p?.workload
+      ? [{
+        rank,
+        node: group.members[rank]!.node,
+        status: p.status,
+        ...(p.error !== undefined ? { error: p.error } : {}),
+        workload: p.workload,
+      }]
+      : []
+  );
+  const ok = shares.filter((s) => s.status === "ok");
+  if (ok.length > 0) {
+    doc.workload = aggregateWorkloads(ok);
+    if (ok.length < group.size) {
+      doc.workload.notes.push(
+        `the aggregate covers ranks ${ok.map((s) => s.rank).join(", ")} only: ` +
+          `the other processes did not end ok`,
+      );
+    }
+  }
+  const processes: ClusterProcess<RunResult>[] = group.members.map((m) => ({
+    rank: m.rank,
+    node: m.node,
+    host: m.host,
+    pid: m.pid,
+    runs: [],
+    start_ms: [],
+  }));
+  doc.cluster = {
+    launcher: group.info.launcher,
+    transport: group.info.transport,
+    processes_count: group.size,
+    nodes: [...new Set(group.members.map((m) => m.node))],
+    hosts: [...new Set(group.members.map((m) => m.host))],
+    processes,
+    runs: [],
+    workloads_per_process: shares,
+    ...(lost.length > 0 ? { lost } : {}),
+    coordination: {
+      barrier_ms: released ? [round3(barrierMs)] : [],
+      gather_ms: reports ? [round3(gatherMs)] : [],
+    },
+  };
+  if (lost.length > 0) {
+    doc.status = "failed";
+    doc.error = lost.map((l) => l.error).join("; ");
+    return { doc, root };
+  }
+  const failed = parts.findIndex((p) => p !== undefined && p.status !== "ok");
+  if (failed >= 0 && doc.status === "ok") {
+    const p = parts[failed]!;
+    doc.status = worstStatus(parts.flatMap((x) => (x ? [x.status] : [])));
+    doc.error = `rank ${failed} on ${group.members[failed]!.node}: ${p.error ?? p.status}`;
+  }
+  return { doc, root, ...(outcome.error === undefined ? {} : { error: outcome.error }) };
+}
+
+function worstStatus(statuses: readonly RunStatus[]): RunStatus {
+  if (statuses.includes("failed")) return "failed";
+  if (statuses.includes("interrupted")) return "interrupted";
+  return "ok";
+}
+
+function lowestLive(group: Group, lost: readonly { rank: number }[]): number {
+  for (const m of group.members) if (!lost.some((l) => l.rank === m.rank)) return m.rank;
+  return group.rank;
+}
+
+function round3(x: number): number {
+  return Math.round(x * 1000) / 1000;
+}
