@@ -8,11 +8,16 @@
 #   3. `plan --nodes 1,3` on that profile: how the placement shifts.
 # Then a Markdown summary of all three. Coordination cost: `deno task bench:coord`.
 #
+# THROTTLE=300m caps the file tier's disk at that many bytes/s each way during `bench` (a cgroup-v1
+# blkio throttle on its processes, as tools/replay_rounds.sh does; the Ceph daemons stay outside),
+# so the node-local tier behaves like a device of known bandwidth and the plan has a reason to use
+# the shared tier; THROTTLE=none (the default) leaves the disk as it is.
+#
 # Needs root, Ceph, Open MPI and Slurm (the test command installs them); no other Ceph or Slurm may
 # be up (their ports are fixed). Writes only under $OUT, $FILE_DIR and its own Ceph and Slurm state
 # directories, and removes the clusters at exit, Ctrl-C included.
 #
-#   OUT=results/multinode RUNTIME=5 deno task bench:multinode
+#   OUT=results/multinode RUNTIME=5 THROTTLE=300m deno task bench:multinode
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DENO=${DENO:-"npx -y deno@2.9.6"}
@@ -22,17 +27,42 @@ MODEL=${MODEL:-7b}
 FILE_DIR=${FILE_DIR:-/tmp/tierbench-multinode-nvme}
 CEPH_DIR=${CEPH_DIR:-/tmp/tierbench-ceph-multinode}
 SLURM_DIR=${SLURM_DIR:-/tmp/tierbench-slurm-multinode}
+THROTTLE=${THROTTLE:-none}
+CG=/sys/fs/cgroup/blkio/tierbench-multinode-$$
 
 mkdir -p "$OUT" "$FILE_DIR"
 ceph_started= slurm_started=
 cleanup() {
   set +e
+  [ -d "$CG" ] && rmdir "$CG"
   [ -n "$slurm_started" ] && $DENO task -q slurm:down --dir "$SLURM_DIR" >/dev/null 2>&1
   [ -n "$ceph_started" ] && $DENO task -q ceph:down --dir "$CEPH_DIR" >/dev/null 2>&1
   rmdir "$FILE_DIR" 2>/dev/null
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
+
+bytes() { # 300m → 314572800
+  local n=${1%[kKmMgG]} u=${1: -1}
+  case $u in k | K) echo $((n << 10)) ;; m | M) echo $((n << 20)) ;; g | G) echo $((n << 30)) ;; *) echo "$1" ;; esac
+}
+if [ "$THROTTLE" != none ]; then
+  [ -d /sys/fs/cgroup/blkio ] || {
+    echo "multinode_rounds: THROTTLE needs cgroup-v1 blkio at /sys/fs/cgroup/blkio (or THROTTLE=none)" >&2
+    exit 2
+  }
+  src=$(findmnt -no SOURCE -T "$FILE_DIR")
+  disk=$(lsblk -no PKNAME "$src" 2>/dev/null | head -1)
+  dev=$(lsblk -ndo MAJ:MIN "/dev/${disk:-${src#/dev/}}" | tr -d ' ')
+  mkdir "$CG"
+  echo "$dev $(bytes "$THROTTLE")" >"$CG/blkio.throttle.read_bps_device"
+  echo "$dev $(bytes "$THROTTLE")" >"$CG/blkio.throttle.write_bps_device"
+  echo "file tier capped at $THROTTLE/s each way on $dev during bench ($CG)"
+fi
+# runs a command inside the throttle (when there is one); its children (mpirun's) inherit it
+throttled() {
+  if [ -d "$CG" ]; then bash -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$CG" "$@"; else "$@"; fi
+}
 
 DENO_BIN=$($DENO eval 'console.log(Deno.execPath())')
 TB=("$DENO_BIN" run -q --allow-all "$PWD/main.ts")
@@ -64,7 +94,7 @@ for launcher in mpirun srun; do
 done
 
 echo "bench under mpirun $(date +%T)"
-"${MPIRUN[@]}" "${TB[@]}" bench --file-dir "$FILE_DIR" --pfs "$TIERBENCH_PFS_DIR" --s3 "$S3" \
+throttled "${MPIRUN[@]}" "${TB[@]}" bench --file-dir "$FILE_DIR" --pfs "$TIERBENCH_PFS_DIR" --s3 "$S3" \
   --endpoint "$TIERBENCH_S3_ENDPOINT" --quiet --output "$OUT/bench.json" >"$OUT/bench.txt"
 "${TB[@]}" plan --profile "$OUT/bench.json" --model "$MODEL" --nodes 1,3 \
   --output "$OUT/plan.json" >"$OUT/plan.txt"

@@ -22,7 +22,7 @@ function read<T>(path: string): T {
 /** One row per run document `run-<launcher>-<tier>-<rw>.json` in `dir`. */
 export function runTable(dir: string): string[] {
   const rows = [
-    "| launcher (transport) | tier | rw | aggregate, common window | each process | last-done | first-done | p99 lat (merged) | barrier / gather ms |",
+    "| launcher (transport) | tier | rw | aggregate, common window | each process | last-done | first-done | p99 lat (merged) | root's wait at barrier / gather, ms (incl. the slowest layout) |",
     "|---|---|---|---|---|---|---|---|---|",
   ];
   const names = [...Deno.readDirSync(dir)].map((e) => e.name)
