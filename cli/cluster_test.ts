@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { ROOT, runCli, scratchLeft } from "../tests/_helpers.ts";
+import { needing } from "../tests/_requirements.ts";
 import type { ResultDocument } from "../schema/result.ts";
 
 /** A port nothing listens on now. */
@@ -257,3 +258,51 @@ Deno.test("run across processes: rank 0 killed mid-run, the lowest live rank wri
     assert.deepEqual(await scratchLeft(dir), []);
   });
 });
+
+Deno.test(needing(["mpich"], {
+  name: "run under MPICH's mpirun -np 3: one document from the MPI transport, no scratch left",
+  async fn() {
+    await withShmDir(async (dir) => {
+      const out = join(dir, "out.json");
+      const r = await new Deno.Command("mpirun.mpich", {
+        args: [
+          "-np",
+          "3",
+          "-env",
+          "TIERBENCH_NODE_PER_RANK",
+          "1",
+          Deno.execPath(),
+          "run",
+          "-q",
+          "--allow-all",
+          join(ROOT, "main.ts"),
+          "run",
+          "--tier",
+          `memory:${dir}`,
+          "--rw",
+          "write",
+          "--bs",
+          "64k",
+          "--size",
+          "8m",
+          "--runtime",
+          "1",
+          "--quiet",
+          "--output",
+          out,
+        ],
+        stdout: "piped",
+        stderr: "piped",
+        env: { NO_COLOR: "1" },
+      }).output();
+      assert.equal(r.code, 0, new TextDecoder().decode(r.stderr));
+      const doc = JSON.parse(await Deno.readTextFile(out)) as ResultDocument;
+      assert.equal(doc.cluster!.launcher, "mpich");
+      assert.equal(doc.cluster!.transport, "mpi");
+      assert.deepEqual(doc.cluster!.nodes, [`${host}#0`, `${host}#1`, `${host}#2`]);
+      const sum = doc.cluster!.runs[0]!.per_process.reduce((a, p) => a + p.write_bw_bytes, 0);
+      assert.equal(doc.runs[0]!.write.bw_bytes, sum);
+      assert.deepEqual(await scratchLeft(dir), []);
+    });
+  },
+}));
