@@ -22,7 +22,7 @@ import {
 } from "../core/recorder.ts";
 import type { ClusterDirection, ClusterRun, ClusterSpan } from "../schema/cluster.ts";
 import type { DirectionResult, RunResult, TimeSeries } from "../schema/result.ts";
-import type { RunStatus } from "../schema/run_status.ts";
+import { worstStatus } from "../schema/run_status.ts";
 
 /** One process's result of one run. */
 export interface ProcessRun {
@@ -189,11 +189,6 @@ function summedSeries(parts: readonly ProcessRun[]): TimeSeries {
 }
 
 /** The worst status of the processes: failed over interrupted over ok. */
-function worst(statuses: readonly RunStatus[]): RunStatus {
-  if (statuses.includes("failed")) return "failed";
-  if (statuses.includes("interrupted")) return "interrupted";
-  return "ok";
-}
 
 /**
  * Aggregates one run over the processes that measured it. `run` is a
@@ -232,7 +227,7 @@ export function aggregateRun(
     nodes.set(p.node, n);
   }
   const first = sorted[0]!.run;
-  const status = worst(sorted.map((p) => p.run.status));
+  const status = worstStatus(sorted.map((p) => p.run.status));
   const failed = sorted.find((p) => p.run.error !== undefined);
   const numjobs = first.options.numjobs;
   const run: RunResult = {

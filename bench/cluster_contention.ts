@@ -16,11 +16,11 @@ import type { TierSpec } from "../core/config.ts";
 import type { ClusterProcess, ClusterRun, ClusterSection } from "../schema/cluster.ts";
 import type { ContentionResult } from "../schema/contention.ts";
 import type { RunResult } from "../schema/result.ts";
-import type { RunStatus } from "../schema/run_status.ts";
+import { worstStatus } from "../schema/run_status.ts";
 import { cleanScratch } from "../tiers/clean.ts";
 import { newRunId } from "../tiers/scratch.ts";
 import { aggregateRun, type ProcessRun } from "./cluster_aggregate.ts";
-import { decodeJson, encodeJson, FOREVER_MS } from "./cluster_phase.ts";
+import { decodeJson, encodeJson, FOREVER_MS, writerRank } from "./cluster_phase.ts";
 import { type ClusterOutcome, scratchIdOf } from "./cluster_session.ts";
 import {
   type ContentionCoordination,
@@ -122,7 +122,7 @@ export async function runContentionAcross(
     }
   }
   if (lost.length > 0) await removeLostScratch(specs, o, runId, lost);
-  const rootRank = lost.some((l) => l.rank === group.root) ? lowestLive(group, lost) : group.root;
+  const rootRank = writerRank(group, lost);
   const root = group.rank === rootRank;
   if (!root) return { ...outcome, root };
 
@@ -162,7 +162,7 @@ export async function runContentionAcross(
       runs.push(section);
     }
     doc.runs = aggregates;
-    const status = worst([doc.status, ...matrices.map((c) => c.status)]);
+    const status = worstStatus([doc.status, ...matrices.map((c) => c.status)]);
     if (status !== doc.status) {
       doc.status = status;
       const error = doc.contention?.error ?? matrices.find((c) => c.error)?.error;
@@ -192,17 +192,6 @@ export async function runContentionAcross(
     root,
     ...(outcome.error === undefined ? {} : { error: outcome.error }),
   };
-}
-
-function worst(statuses: readonly RunStatus[]): RunStatus {
-  if (statuses.includes("failed")) return "failed";
-  if (statuses.includes("interrupted")) return "interrupted";
-  return "ok";
-}
-
-function lowestLive(group: Group, lost: readonly { rank: number }[]): number {
-  for (const m of group.members) if (!lost.some((l) => l.rank === m.rank)) return m.rank;
-  return group.rank;
 }
 
 /**

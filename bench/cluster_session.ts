@@ -13,7 +13,7 @@ import { RankLostError } from "../cluster/errors.ts";
 import { DEFAULT_TIMEOUT_MS, type JobOptions, type TierSpec } from "../core/config.ts";
 import type { ClusterProcess, ClusterRun, ClusterSection } from "../schema/cluster.ts";
 import type { RunResult } from "../schema/result.ts";
-import type { RunStatus } from "../schema/run_status.ts";
+import { type RunStatus, worstStatus } from "../schema/run_status.ts";
 import { cleanScratch } from "../tiers/clean.ts";
 import type { S3TierOptions } from "../tiers/s3.ts";
 import { newRunId } from "../tiers/scratch.ts";
@@ -24,6 +24,7 @@ import {
   PhaseError,
   type PhaseOutcome,
   runPhase,
+  writerRank,
 } from "./cluster_phase.ts";
 import { type SessionOptions, type SessionOutcome, withSession } from "./session.ts";
 
@@ -143,10 +144,7 @@ export async function runClusterSession(
     },
   );
   if (lost.length > 0) await removeLostScratch(jobs, runId, lost);
-  // Another rank writes only when the first loss it saw was the root's: a root that ends
-  // its run and exits while this one is still finishing is not a lost root.
-  const root = group.rank ===
-    (lost[0]?.rank === group.root ? lowestLive(group, lost) : group.root);
+  const root = group.rank === writerRank(group, lost);
   if (!root) return { ...outcome, root };
   const doc = outcome.doc;
   const processes: ClusterProcess<RunResult>[] = group.members.map((m) => ({
@@ -196,17 +194,6 @@ export async function runClusterSession(
 
 function statusOnAbort(wasLost: boolean): RunStatus {
   return wasLost ? "failed" : "interrupted";
-}
-
-function worstStatus(statuses: readonly RunStatus[]): RunStatus {
-  if (statuses.includes("failed")) return "failed";
-  if (statuses.includes("interrupted")) return "interrupted";
-  return "ok";
-}
-
-function lowestLive(group: Group, lost: readonly { rank: number }[]): number {
-  for (const m of group.members) if (!lost.some((l) => l.rank === m.rank)) return m.rank;
-  return group.rank;
 }
 
 /**

@@ -18,12 +18,12 @@ import { RankLostError } from "../cluster/errors.ts";
 import { DEFAULT_TIMEOUT_MS, type TierSpec } from "../core/config.ts";
 import type { ClusterProcess, ClusterSection, ClusterWorkload } from "../schema/cluster.ts";
 import type { RunResult } from "../schema/result.ts";
-import type { RunStatus } from "../schema/run_status.ts";
+import { type RunStatus, worstStatus } from "../schema/run_status.ts";
 import type { WorkloadResult } from "../schema/workload.ts";
 import { newRunId } from "../tiers/scratch.ts";
 import type { WorkloadDefinition, WorkloadOptions } from "../workloads/common.ts";
 import type { TrainingSetup } from "../workloads/setup.ts";
-import { decodeJson, encodeJson, FOREVER_MS } from "./cluster_phase.ts";
+import { decodeJson, encodeJson, FOREVER_MS, writerRank } from "./cluster_phase.ts";
 import { type ClusterOutcome, removeLostScratch, scratchIdOf } from "./cluster_session.ts";
 import { runWorkload, type RunWorkloadOptions } from "./workload.ts";
 import { aggregateWorkloads } from "./workload_aggregate.ts";
@@ -139,7 +139,7 @@ export async function runClusterWorkload(
     await removeLostScratch(specs.map((tier) => ({ tier, s3: opts.s3 })), runId, lost);
   }
   // The writer moves off the root only when the root was the first loss seen here.
-  const root = group.rank === (lost[0]?.rank === group.root ? lowestLive(group, lost) : group.root);
+  const root = group.rank === writerRank(group, lost);
   if (!root) {
     if (lost.length === 0) return { ...outcome, doc, root };
     doc.status = "failed";
@@ -204,17 +204,6 @@ export async function runClusterWorkload(
     doc.error = `rank ${failed} on ${group.members[failed]!.node}: ${p.error ?? p.status}`;
   }
   return { doc, root, ...(outcome.error === undefined ? {} : { error: outcome.error }) };
-}
-
-function worstStatus(statuses: readonly RunStatus[]): RunStatus {
-  if (statuses.includes("failed")) return "failed";
-  if (statuses.includes("interrupted")) return "interrupted";
-  return "ok";
-}
-
-function lowestLive(group: Group, lost: readonly { rank: number }[]): number {
-  for (const m of group.members) if (!lost.some((l) => l.rank === m.rank)) return m.rank;
-  return group.rank;
 }
 
 function round3(x: number): number {

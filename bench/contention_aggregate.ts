@@ -18,7 +18,7 @@ import {
   slowdown,
   slowdownMatrix,
 } from "../schema/contention.ts";
-import type { RunStatus } from "../schema/run_status.ts";
+import { worstStatus } from "../schema/run_status.ts";
 
 type Bw = { read_bw_bytes: number; write_bw_bytes: number };
 
@@ -32,11 +32,6 @@ function least(xs: readonly (number | null)[]): number | null {
 }
 
 /** A failure anywhere outranks an interruption anywhere. */
-function worst(statuses: readonly RunStatus[]): RunStatus {
-  if (statuses.includes("failed")) return "failed";
-  if (statuses.includes("interrupted")) return "interrupted";
-  return "ok";
-}
 
 /** true when every process's was, false when any's was, else null. */
 function allClear(xs: readonly (boolean | null)[]): boolean | null {
@@ -105,7 +100,7 @@ export function aggregateContention(parts: readonly ContentionResult[]): Content
       bw[t] = sum(each.map((x) => x.bw_bytes[t] ?? 0));
       slow[t] = slowdown(alone[t]?.[`${g.rw[t]!}_bw_bytes`] ?? 0, bw[t]!);
     }
-    const status = worst(each.map((x) => x.status));
+    const status = worstStatus(each.map((x) => x.status));
     const failed = each.find((x) => x.status === status && x.error !== undefined);
     groups.push({
       ...g,
@@ -119,7 +114,7 @@ export function aggregateContention(parts: readonly ContentionResult[]): Content
   }
   const out: ContentionResult = {
     schema: CONTENTION_SCHEMA,
-    status: worst(parts.map((p) => p.status)),
+    status: worstStatus(parts.map((p) => p.status)),
     pattern: first.pattern,
     tiers: first.tiers,
     alone,

@@ -1,62 +1,9 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { ROOT, runCli, scratchLeft } from "../tests/_helpers.ts";
+import { launchRanks as launch } from "../tests/_launch.ts";
 import { needing } from "../tests/_requirements.ts";
 import type { ResultDocument } from "../schema/result.ts";
-
-/** A port nothing listens on now. */
-function freePort(): number {
-  const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (l.addr as Deno.NetAddr).port;
-  l.close();
-  return port;
-}
-
-interface Ranks {
-  readonly children: Deno.ChildProcess[];
-  /** Each rank's exit code, stdout and stderr, once all have exited. */
-  done(): Promise<{ code: number; stdout: string; stderr: string }[]>;
-}
-
-/** Starts `ranks` of `size` tierbench processes as a torchrun-style launcher would. */
-function launch(
-  size: number,
-  args: string[] | ((rank: number) => string[]),
-  ranks: readonly number[] = [...Array(size).keys()],
-) {
-  const port = String(freePort());
-  const children = ranks.map((rank) =>
-    new Deno.Command(Deno.execPath(), {
-      args: [
-        "run",
-        "-q",
-        "--allow-all",
-        join(ROOT, "main.ts"),
-        ...(typeof args === "function" ? args(rank) : args),
-      ],
-      stdout: "piped",
-      stderr: "piped",
-      env: {
-        NO_COLOR: "1",
-        RANK: String(rank),
-        WORLD_SIZE: String(size),
-        LOCAL_RANK: String(rank),
-        MASTER_ADDR: "127.0.0.1",
-        MASTER_PORT: port,
-        TIERBENCH_NODE_PER_RANK: "1",
-      },
-    }).spawn()
-  );
-  const dec = new TextDecoder();
-  return {
-    children,
-    done: () =>
-      Promise.all(children.map(async (c) => {
-        const out = await c.output();
-        return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
-      })),
-  } satisfies Ranks;
-}
 
 async function withShmDir(fn: (dir: string) => Promise<void>): Promise<void> {
   const dir = await Deno.makeTempDir({ dir: "/dev/shm", prefix: "tierbench-cluster-test-" });

@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { scratchLeft, withTempDir } from "../tests/_helpers.ts";
-import { launchRanks } from "../tests/_torchrun.ts";
+import { launchRanks } from "../tests/_launch.ts";
 import type { ResultDocument } from "../schema/result.ts";
 import { slowdown } from "../schema/contention.ts";
 

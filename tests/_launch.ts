@@ -27,17 +27,24 @@ export interface LaunchedRanks {
 
 /**
  * Starts `ranks` (default: all) of `size` tierbench processes running
- * `args`, torchrun-style, every process a node of its own.
+ * `args` (the same for all, or each rank's own), torchrun-style, every
+ * process a node of its own.
  */
 export function launchRanks(
   size: number,
-  args: readonly string[],
+  args: readonly string[] | ((rank: number) => readonly string[]),
   ranks: readonly number[] = [...Array(size).keys()],
 ): LaunchedRanks {
   const port = String(freePort());
   const children = ranks.map((rank) =>
     new Deno.Command(Deno.execPath(), {
-      args: ["run", "-q", "--allow-all", join(ROOT, "main.ts"), ...args],
+      args: [
+        "run",
+        "-q",
+        "--allow-all",
+        join(ROOT, "main.ts"),
+        ...(typeof args === "function" ? args(rank) : args),
+      ],
       stdout: "piped",
       stderr: "piped",
       env: {
