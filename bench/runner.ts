@@ -500,7 +500,8 @@ class Sampler {
       rl += f[b + JOB.READ_LAT_SUM]!;
       wl += f[b + JOB.WRITE_LAT_SUM]!;
       const due = f[b + JOB.NEXT_DUE]!;
-      if (due > 0) lag = Math.max(lag, now - due);
+      const end = f[b + JOB.ISSUE_END]!;
+      if (due > 0) lag = Math.max(lag, (end > 0 ? Math.min(now, end) : now) - due);
     }
     return { rb, wb, ro, wo, rl, wl, lag };
   }

@@ -128,11 +128,13 @@ export const JOB = {
   BUSY_OFFSET: 13,
   BUSY_FILE: 14,
   BUSY_READ: 15,
-  /** Under a rate: the intended start (monoNow) of the next request not yet issued; 0 when done. */
+  /** Under a rate: the intended start (monoNow) of the next request not yet issued. */
   NEXT_DUE: 16,
   /** Under a rate: the sum of measured latencies (ns, from intended starts) of reads, of writes. */
   READ_LAT_SUM: 17,
   WRITE_LAT_SUM: 18,
+  /** Under a rate: monoNow() when the job stopped issuing; 0 while it issues. */
+  ISSUE_END: 19,
   STRIDE: 20,
 } as const;
 

@@ -192,9 +192,10 @@ export class Pacer {
     this.#due = this.#t0 + this.#schedule.next();
   }
 
-  /** Marks the moment the job stopped issuing (the first refusal). */
-  stop(now: number): void {
+  /** Marks the moment the job stopped issuing (the first refusal); returns that moment. */
+  stop(now: number): number {
     if (this.#stoppedAt < 0) this.#stoppedAt = now;
+    return this.#stoppedAt;
   }
 
   /**

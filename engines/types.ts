@@ -104,7 +104,7 @@ export class JobRuntime {
    */
   mayIssue(now: number): boolean {
     if (Atomics.load(this.#ctl, CTL.STOP) !== 0 || now >= this.#measureEnd) {
-      this.#pacer?.stop(now);
+      this.#stopPacing(now);
       return false;
     }
     if (this.#pacer) return this.#paced(now);
@@ -119,19 +119,25 @@ export class JobRuntime {
     const due = p.due;
     const full = this.plan.ioSize > 0 && this.#issuedMeasured >= this.plan.ioSize;
     if (due >= this.#measureEnd || (full && Math.max(due, prep) >= this.#measureStart)) {
-      p.stop(prep);
+      this.#stopPacing(prep);
       return false;
     }
     const ctl = this.#ctl;
     const at = p.waitForDue((ms) => Atomics.wait(ctl, CTL.STOP, 0, ms) !== "timed-out");
     if (at < 0) {
-      p.stop(monoNow());
+      this.#stopPacing(monoNow());
       return false;
     }
     p.issue(prep, at);
     this.#f64[this.#base + JOB.NEXT_DUE] = p.due;
     if (at >= this.#measureStart) this.#issuedMeasured += this.plan.bs;
     return true;
+  }
+
+  /** Under a rate: the job issues no more; the sampler's lag stops growing there. */
+  #stopPacing(now: number): void {
+    if (this.#pacer === undefined) return;
+    this.#f64[this.#base + JOB.ISSUE_END] = this.#pacer.stop(now);
   }
 
   /** Whether the runner has told jobs to stop (end, error elsewhere, or a signal). */
@@ -227,8 +233,7 @@ export class JobRuntime {
 
   /** Marks this job finished; the first job to finish fixes the first-done moment. */
   finish(): void {
-    this.#pacer?.stop(monoNow());
-    this.#f64[this.#base + JOB.NEXT_DUE] = 0;
+    this.#stopPacing(monoNow());
     if (this.#lastCompletion >= 0) {
       // The runner reads job ends on its own clock: convert through "now".
       const ago = monoNow() - this.#lastCompletion;
