@@ -107,6 +107,7 @@ self.onmessage = async (event: MessageEvent<JobStart>) => {
     job: plan.job,
     read: encodeLatency(rt.read),
     write: encodeLatency(rt.write),
+    ...(plan.rate ? { schedule: rt.schedule()! } : {}),
     ...(failure ? { failure } : {}),
   };
   self.postMessage(message);

@@ -176,7 +176,7 @@ function direction(
 function summedSeries(parts: readonly ProcessRun[]): TimeSeries {
   const base = parts[0]!.run.timeseries;
   const n = Math.min(...parts.map((p) => p.run.timeseries.t_ms.length));
-  const sum = (key: Exclude<keyof TimeSeries, "interval_ms" | "t_ms">) =>
+  const sum = (key: "read_bw_bytes" | "write_bw_bytes" | "read_iops" | "write_iops") =>
     Array.from({ length: n }, (_, k) => parts.reduce((a, p) => a + p.run.timeseries[key][k]!, 0));
   return {
     interval_ms: base.interval_ms,

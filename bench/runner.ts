@@ -20,6 +20,7 @@ import { monoNow } from "../core/libc.ts";
 import { ConfigError, IoError } from "../core/errors.ts";
 import { redactSecrets } from "../core/secrets.ts";
 import { verifyPlans } from "../core/verify.ts";
+import { type JobSchedule, RATE_TOLERANCE_MS, rateIntervalMs, scheduleMet } from "../core/rate.ts";
 import { holdReadBack, newReadBackGate } from "../engines/verify_readback.ts";
 import {
   CTL,
@@ -45,6 +46,7 @@ import type {
   DirectionResult,
   RunOptions,
   RunResult,
+  ScheduleResult,
   SpanFigures,
   TimeSeries,
 } from "../schema/result.ts";
@@ -146,6 +148,15 @@ function options(job: JobOptions): RunOptions {
         },
       }
       : {}),
+    ...(job.rate
+      ? {
+        rate: {
+          bytes_per_s: job.rate.bytesPerS ?? null,
+          iops: job.rate.iops ?? null,
+          process: job.rate.process,
+        },
+      }
+      : {}),
   };
 }
 
@@ -230,6 +241,7 @@ export async function runJob(
 
   const stop = () => {
     Atomics.store(shared.ctl, CTL.STOP, 1);
+    Atomics.notify(shared.ctl, CTL.STOP); // paced jobs wait on it for their next start
     Atomics.store(shared.ctl, CTL.GO, 1);
     Atomics.notify(shared.ctl, CTL.GO);
   };
@@ -265,6 +277,9 @@ export async function runJob(
       endFsync: job.endFsync,
       timeoutMs: job.timeoutMs ?? DEFAULT_TIMEOUT_MS,
       ...(engine === "io_uring" && job.ioUring ? { ioUring: job.ioUring } : {}),
+      ...(job.rate
+        ? { rate: { intervalMs: rateIntervalMs(job.rate, job.bs), process: job.rate.process } }
+        : {}),
       ...(verify ? { verify: { ...verify[j]!, ...(gate ? { readBackGate: gate } : {}) } } : {}),
     };
     const w = new Worker(WORKER_URL, { type: "module", name: `${job.name}#${j}` });
@@ -433,7 +448,7 @@ class Sampler {
   #timer: ReturnType<typeof setInterval> | undefined;
   #start = 0;
   #last = { t: 0, bytes: 0, ops: 0 };
-  #tsLast = { t: 0, rb: 0, wb: 0, ro: 0, wo: 0 };
+  #tsLast = { t: 0, rb: 0, wb: 0, ro: 0, wo: 0, rl: 0, wl: 0 };
   #series: TimeSeries;
 
   constructor(job: JobOptions, shared: SharedCounters, onProgress?: (p: RunProgress) => void) {
@@ -447,6 +462,7 @@ class Sampler {
       write_bw_bytes: [],
       read_iops: [],
       write_iops: [],
+      ...(job.rate ? { lag_ms: [], read_lat_ns: [], write_lat_ns: [] } : {}),
     };
   }
 
@@ -467,26 +483,32 @@ class Sampler {
   startMeasuring(start: number): void {
     this.#start = start;
     this.#last = { t: nowAbs(), bytes: 0, ops: 0 };
-    this.#tsLast = { t: start, rb: 0, wb: 0, ro: 0, wo: 0 };
+    this.#tsLast = { t: start, rb: 0, wb: 0, ro: 0, wo: 0, rl: 0, wl: 0 };
     this.#timer = setInterval(() => this.#tick(), SAMPLE_MS);
   }
 
   #totals() {
     const f = this.#shared.f64;
-    let rb = 0, wb = 0, ro = 0, wo = 0;
+    let rb = 0, wb = 0, ro = 0, wo = 0, rl = 0, wl = 0, lag = 0;
+    const now = monoNow();
     for (let j = 0; j < this.#job.numjobs; j++) {
       const b = jobBase(j);
       rb += f[b + JOB.READ_BYTES]!;
       wb += f[b + JOB.WRITE_BYTES]!;
       ro += f[b + JOB.READ_OPS]!;
       wo += f[b + JOB.WRITE_OPS]!;
+      rl += f[b + JOB.READ_LAT_SUM]!;
+      wl += f[b + JOB.WRITE_LAT_SUM]!;
+      const due = f[b + JOB.NEXT_DUE]!;
+      const end = f[b + JOB.ISSUE_END]!;
+      if (due > 0) lag = Math.max(lag, (end > 0 ? Math.min(now, end) : now) - due);
     }
-    return { rb, wb, ro, wo };
+    return { rb, wb, ro, wo, rl, wl, lag };
   }
 
   #tick(): void {
     const now = nowAbs();
-    const { rb, wb, ro, wo } = this.#totals();
+    const { rb, wb, ro, wo, rl, wl, lag } = this.#totals();
     // Time series: one point per completed interval after the ramp.
     const iv = this.#job.logAvgMsec;
     while (now >= this.#tsLast.t + iv && this.#tsLast.t + iv > this.#start) {
@@ -497,7 +519,15 @@ class Sampler {
       this.#series.write_bw_bytes.push(Math.round((wb - this.#tsLast.wb) / s));
       this.#series.read_iops.push(Math.round((ro - this.#tsLast.ro) / s));
       this.#series.write_iops.push(Math.round((wo - this.#tsLast.wo) / s));
-      this.#tsLast = { t: end, rb, wb, ro, wo };
+      const last = this.#tsLast;
+      this.#series.lag_ms?.push(Math.round(lag));
+      this.#series.read_lat_ns?.push(
+        ro > last.ro ? Math.round((rl - last.rl) / (ro - last.ro)) : null,
+      );
+      this.#series.write_lat_ns?.push(
+        wo > last.wo ? Math.round((wl - last.wl) / (wo - last.wo)) : null,
+      );
+      this.#tsLast = { t: end, rb, wb, ro, wo, rl, wl };
     }
     if (!this.#onProgress) return;
     const dt = (now - this.#last.t) / 1000;
@@ -627,8 +657,32 @@ function buildResult(
     },
     jobs,
   };
+  if (job.rate) {
+    const schedules = [...results.values()].flatMap((r) => r.schedule ? [r.schedule] : []);
+    result.schedule = scheduleOf(rateIntervalMs(job.rate, job.bs), schedules);
+  }
   if (outcome.error !== undefined) result.error = outcome.error;
   return result;
+}
+
+/** The run's schedule figures from its jobs': counts summed, lags the worst job's. */
+function scheduleOf(intervalMs: number, jobs: readonly JobSchedule[]): ScheduleResult {
+  let intended = 0, issued = 0, maxLag = 0, finalLag = 0;
+  for (const s of jobs) {
+    intended += s.intended_ios;
+    issued += s.issued_ios;
+    maxLag = Math.max(maxLag, s.max_lag_ms);
+    finalLag = Math.max(finalLag, s.final_lag_ms);
+  }
+  return {
+    interval_ms: Math.round(intervalMs * 1000) / 1000,
+    intended_ios: intended,
+    issued_ios: issued,
+    max_lag_ms: maxLag,
+    final_lag_ms: finalLag,
+    tolerance_ms: Math.round((intervalMs + RATE_TOLERANCE_MS) * 1000) / 1000,
+    met: jobs.length > 0 && scheduleMet(finalLag, intervalMs),
+  };
 }
 
 function round2(x: number): number {

@@ -10,7 +10,7 @@ import type { SessionOutcome } from "../bench/session.ts";
 import { type ResultDocument, writeResult } from "../schema/result.ts";
 import { formatClusterTable } from "./cluster_table.ts";
 import { formatContentionTable } from "./contention_table.ts";
-import { formatTable } from "./run_table.ts";
+import { formatScheduleNotes, formatTable } from "./run_table.ts";
 import { formatSweep } from "./sweep_table.ts";
 import { formatWorkloadSummaries, formatWorkloadTable } from "./workload_table.ts";
 import { EXIT_FAILED, EXIT_USAGE, fail } from "./_exit.ts";
@@ -62,5 +62,6 @@ export async function finish(
     const cause = error instanceof Error ? error.message : doc.error ?? "run failed";
     fail(`${cause}${where}`, EXIT_FAILED);
   }
+  for (const line of formatScheduleNotes(doc.runs)) console.log(line);
   console.log(`results: ${output}`);
 }

@@ -18,6 +18,7 @@ import {
   parseJobOptions,
   RW_MODES,
 } from "../core/config.ts";
+import { RATE_PROCESSES } from "../core/rate.ts";
 import {
   addOutputOptions,
   addS3Options,
@@ -69,6 +70,21 @@ export function runCommand() {
     .option("--fixedbufs", "io_uring: register the I/O buffers (READ_FIXED/WRITE_FIXED)")
     .option("--registerfiles", "io_uring: register the job's files (IOSQE_FIXED_FILE)")
     .option("--sqthread-poll", "io_uring: a kernel thread polls the submission queue (SQPOLL)")
+    .option(
+      "--rate <bytes>",
+      "open loop: each job issues bs-sized requests at this many bytes/s (k, m, g; fio's rate); " +
+        "lat counts from each request's intended start",
+    )
+    .option("--rate-iops <n>", "open loop: each job issues this many requests/s (fio's rate_iops)")
+    .addOption(
+      new Option(
+        "--rate-process <process>",
+        "with --rate or --rate-iops: linear (even gaps) or poisson (exponential gaps drawn from " +
+          "--seed); fio's rate_process, default linear",
+      ).choices(RATE_PROCESSES),
+    )
+    .addOption(new Option("--rate_iops <n>").hideHelp())
+    .addOption(new Option("--rate_process <process>").hideHelp())
     .option("--seed <n>", "seed for random offsets and the read/write mix", DEFAULTS.seed)
     .option("--log-avg-msec <ms>", "interval of the bandwidth time series", DEFAULTS.logAvgMsec)
     .option(
@@ -147,8 +163,18 @@ export function runCommand() {
       objectSize: o.objectSize,
       partSize: o.partSize,
       multipartThreshold: o.multipartThreshold,
+      rate: o.rate,
+      rateIops: o.rateIops ?? o.rate_iops,
+      rateProcess: o.rateProcess ?? o.rate_process,
     });
     const launch = launchedBy();
+    if (launch && job.rate) {
+      throw new ConfigError(
+        o.rate !== undefined ? "rate" : "rate-iops",
+        "is not available across processes yet: the aggregate has no schedule figures",
+        "a run in one process",
+      );
+    }
     if (o.stonewalling && !launch) {
       throw new ConfigError(
         "stonewalling",

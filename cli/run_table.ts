@@ -29,8 +29,39 @@ function row(r: RunResult, dir: "read" | "write", d: DirectionResult): string[] 
     us(p["99.000000"] ?? 0),
     us(p["99.990000"] ?? 0),
     `${(r.cpu.usr_pct + r.cpu.sys_pct).toFixed(0)}%`,
-    r.status === "ok" ? "" : r.status,
+    [r.status === "ok" ? "" : r.status, behind(r)].filter((x) => x !== "").join(", "),
   ];
+}
+
+/** The table's marker for a run that fell behind its rate: `behind 1.52 s`; "" otherwise. */
+function behind(r: RunResult): string {
+  const s = r.schedule;
+  return s === undefined || s.met ? "" : `behind ${(s.final_lag_ms / 1000).toFixed(2)} s`;
+}
+
+/**
+ * One line per run that did not keep its rate (--rate, --rate-iops), for the
+ * end of a run's output; empty when every run kept it or none had one.
+ *
+ * @example
+ * ```ts ignore
+ * for (const line of formatScheduleNotes(doc.runs)) console.log(line);
+ * ```
+ */
+export function formatScheduleNotes(runs: readonly RunResult[]): string[] {
+  return runs.flatMap((r) => {
+    const s = r.schedule;
+    const rate = r.options.rate;
+    if (s === undefined || s.met || rate === undefined) return [];
+    const per = rate.bytes_per_s !== null
+      ? `${formatRate(rate.bytes_per_s)}`
+      : `${rate.iops!.toLocaleString("en-US")} IOPS`;
+    return [
+      `rate not met: ${r.name} ended ${(s.final_lag_ms / 1000).toFixed(2)} s behind its ` +
+      `schedule of ${per} per job (${s.issued_ios.toLocaleString("en-US")} of ` +
+      `${s.intended_ios.toLocaleString("en-US")} requests issued; lat counts from intended starts)`,
+    ];
+  });
 }
 
 /**

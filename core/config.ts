@@ -14,6 +14,7 @@ import { ConfigError } from "./errors.ts";
 import { MIN_VERIFY_BS } from "./verify.ts";
 import { formatSize, parseDuration, parseSize } from "./units.ts";
 import { describeZodIssue, type ZodIssue } from "./zod_issue.ts";
+import { RATE_PROCESSES, type RateOptions } from "./rate.ts";
 
 /** Access patterns, named as fio names them. */
 export const RW_MODES = ["read", "write", "randread", "randwrite", "randrw"] as const;
@@ -155,6 +156,12 @@ export interface JobOptions {
    * block read is checked (bench/verify.ts). Absent means false.
    */
   readonly verify?: boolean;
+  /**
+   * Open-loop rate (--rate or --rate-iops, --rate-process; core/rate.ts):
+   * each job issues on a schedule and lat runs from intended starts. Absent:
+   * closed loop (the next request goes when one completes).
+   */
+  readonly rate?: RateOptions;
 }
 
 /** The per-request timeout when `--timeout` is not given: 30 s. */
@@ -211,6 +218,9 @@ export interface RawJobOptions {
   allowDevice?: boolean | undefined;
   timeout?: string | undefined;
   verify?: boolean | undefined;
+  rate?: string | undefined;
+  rateIops?: string | undefined;
+  rateProcess?: string | undefined;
 }
 
 /** Defaults, as fio's where fio has one. */
@@ -229,6 +239,7 @@ export const DEFAULTS = {
   fileLayout: "files",
   partSize: "16m",
   multipartThreshold: "64m",
+  rateProcess: "linear",
 } as const;
 
 /** Field names as the CLI spells them, for messages. */
@@ -241,6 +252,8 @@ const FLAG: Record<string, string> = {
   multipartThreshold: "multipart-threshold",
   runtimeMs: "runtime",
   rampMs: "ramp",
+  rateIops: "rate-iops",
+  rateProcess: "rate-process",
 };
 
 const MAX_BS = 256 * 1024 ** 2;
@@ -308,6 +321,9 @@ const SCHEMA = z.object({
   partSize: sizeField("partSize"),
   multipartThreshold: sizeField("multipartThreshold"),
   timeout: durationField("timeout").optional(),
+  rate: sizeField("rate").optional(),
+  rateIops: intField("rateIops", 1, 100_000_000).optional(),
+  rateProcess: z.enum(RATE_PROCESSES),
 });
 
 /** The first issue as a ConfigError (the custom issues quote the value themselves). */
@@ -353,6 +369,9 @@ export function parseJobOptions(raw: RawJobOptions): JobOptions {
     partSize: raw.partSize ?? DEFAULTS.partSize,
     multipartThreshold: raw.multipartThreshold ?? DEFAULTS.multipartThreshold,
     timeout: raw.timeout,
+    rate: raw.rate,
+    rateIops: raw.rateIops,
+    rateProcess: raw.rateProcess ?? DEFAULTS.rateProcess,
   });
   if (!parsed.success) throw toConfigError(parsed.error.issues);
   const o = parsed.data;
@@ -425,6 +444,7 @@ export function parseJobOptions(raw: RawJobOptions): JobOptions {
     );
   }
   if (raw.verify) checkVerify(tier, o);
+  checkRate(tier, raw, o.iodepth);
   if (tier.kind === "s3" && o.partSize < MIN_PART_SIZE) {
     throw new ConfigError(
       "part-size",
@@ -495,7 +515,45 @@ export function parseJobOptions(raw: RawJobOptions): JobOptions {
     ...(o.timeout === undefined ? {} : { timeoutMs: o.timeout }),
     ...(raw.allowDevice ? { allowDevice: true } : {}),
     ...(raw.verify ? { verify: true } : {}),
+    ...(o.rate !== undefined
+      ? { rate: { bytesPerS: o.rate, process: o.rateProcess } }
+      : o.rateIops !== undefined
+      ? { rate: { iops: o.rateIops, process: o.rateProcess } }
+      : {}),
   };
+}
+
+/** What `--rate`, `--rate-iops` and `--rate-process` cannot do together or on a tier. */
+function checkRate(tier: TierSpec, raw: RawJobOptions, iodepth: number): void {
+  if (raw.rate !== undefined && raw.rateIops !== undefined) {
+    throw new ConfigError(
+      "rate",
+      "and --rate-iops were both given: fio then paces by rate and ignores rate_iops without " +
+        "a word, so give one",
+      "--rate BYTES/s or --rate-iops N",
+    );
+  }
+  const paced = raw.rate !== undefined || raw.rateIops !== undefined;
+  if (raw.rateProcess !== undefined && !paced) {
+    throw new ConfigError("rate-process", "applies with --rate or --rate-iops only");
+  }
+  if (paced && iodepth > 1) {
+    throw new ConfigError(
+      raw.rate !== undefined ? "rate" : "rate-iops",
+      `with --iodepth ${iodepth} is not available yet: the engines reap completions only when ` +
+        "their slots are full, so while a job waits for its next intended start the requests " +
+        "that have completed would wait too, and their latency would grow by the wait",
+      "--iodepth 1, and --numjobs for several paced streams",
+    );
+  }
+  if (paced && tier.kind === "s3") {
+    throw new ConfigError(
+      raw.rate !== undefined ? "rate" : "rate-iops",
+      "is not available on an s3 tier yet: its requests share the job's event loop, where " +
+        "waiting for the next intended start would hold back the completions of those in flight",
+      "null, memory, file and pfs tiers",
+    );
+  }
 }
 
 /** What `--verify` cannot do. */

@@ -11,6 +11,7 @@
 
 import type { Engine, IoUringOptions, RwMode, TierKind } from "./config.ts";
 import type { EncodedLatency } from "./recorder.ts";
+import type { JobSchedule, RatePlan } from "./rate.ts";
 import type { VerifyPlan } from "./verify.ts";
 
 /** Where the s3 engine of one job puts and gets its objects. */
@@ -69,6 +70,8 @@ export interface JobPlan {
   readonly verify?: VerifyPlan;
   /** The io_uring engine's options; absent for other engines. */
   readonly ioUring?: IoUringOptions;
+  /** Open-loop rate (--rate, --rate-iops): requests go at intended starts; absent: closed loop. */
+  readonly rate?: RatePlan;
 }
 
 /** Indices in the Int32 control array. */
@@ -125,7 +128,14 @@ export const JOB = {
   BUSY_OFFSET: 13,
   BUSY_FILE: 14,
   BUSY_READ: 15,
-  STRIDE: 16,
+  /** Under a rate: the intended start (monoNow) of the next request not yet issued. */
+  NEXT_DUE: 16,
+  /** Under a rate: the sum of measured latencies (ns, from intended starts) of reads, of writes. */
+  READ_LAT_SUM: 17,
+  WRITE_LAT_SUM: 18,
+  /** Under a rate: monoNow() when the job stopped issuing; 0 while it issues. */
+  ISSUE_END: 19,
+  STRIDE: 20,
 } as const;
 
 /** Index of a job's first slot in the Float64 array. */
@@ -190,6 +200,8 @@ export type JobMessage =
     readonly job: number;
     readonly read: EncodedLatency;
     readonly write: EncodedLatency;
+    /** Under a rate: how far the job kept to its schedule. */
+    readonly schedule?: JobSchedule;
     readonly failure?: JobFailure;
   };
 

@@ -27,6 +27,7 @@ import {
 } from "../core/offsets.ts";
 import { type LatencyHistograms, newLatencyHistograms } from "../core/recorder.ts";
 import { monoNow } from "../core/libc.ts";
+import { type JobSchedule, Pacer } from "../core/rate.ts";
 
 /** Per-job bookkeeping shared by every engine. */
 export class JobRuntime {
@@ -48,6 +49,8 @@ export class JobRuntime {
   #snapshotTaken = false;
   /** monoNow() of the last measured completion (or of the end-of-job fsync). */
   #lastCompletion = -1;
+  /** The open-loop schedule (--rate, --rate-iops); undefined when closed-loop. */
+  readonly #pacer: Pacer | undefined;
 
   /** The runtime of job `plan.job`, counting into the run's `shared` counters. */
   constructor(plan: JobPlan, shared: SharedCounters) {
@@ -61,6 +64,7 @@ export class JobRuntime {
     this.#ctl = shared.ctl;
     this.#f64 = shared.f64;
     this.#base = jobBase(plan.job);
+    this.#pacer = plan.rate && new Pacer(plan.rate, plan.seed ^ (plan.job + 1) * 0x2545f491);
   }
 
   /** Blocks this Worker until the runner opens the start barrier; false if told to stop. */
@@ -68,6 +72,14 @@ export class JobRuntime {
     Atomics.wait(this.#ctl, CTL.GO, 0);
     this.#measureStart = monoNow() + this.#f64[RUN.RAMP_MS]!;
     this.#measureEnd = this.#measureStart + this.#f64[RUN.RUNTIME_MS]!;
+    if (this.#pacer) {
+      this.#pacer.start(
+        this.#measureStart - this.#f64[RUN.RAMP_MS]!,
+        this.#measureStart,
+        this.#measureEnd,
+      );
+      this.#f64[this.#base + JOB.NEXT_DUE] = this.#pacer.due;
+    }
     return Atomics.load(this.#ctl, CTL.STOP) === 0;
   }
 
@@ -85,13 +97,47 @@ export class JobRuntime {
   /**
    * Whether an I/O may start at `now`: not stopped, not past the end of a
    * time-based run, and short of io_size for a size-based one. Counts it.
+   *
+   * Under a rate (--rate, --rate-iops) it first waits for the request's
+   * intended start (core/rate.ts), and refuses a request intended at or
+   * after the end of a time-based run.
    */
   mayIssue(now: number): boolean {
-    if (Atomics.load(this.#ctl, CTL.STOP) !== 0 || now >= this.#measureEnd) return false;
+    if (Atomics.load(this.#ctl, CTL.STOP) !== 0 || now >= this.#measureEnd) {
+      this.#stopPacing(now);
+      return false;
+    }
+    if (this.#pacer) return this.#paced(now);
     if (now < this.#measureStart) return true; // ramp: does not count toward io_size
     if (this.plan.ioSize > 0 && this.#issuedMeasured >= this.plan.ioSize) return false;
     this.#issuedMeasured += this.plan.bs;
     return true;
+  }
+
+  #paced(prep: number): boolean {
+    const p = this.#pacer!;
+    const due = p.due;
+    const full = this.plan.ioSize > 0 && this.#issuedMeasured >= this.plan.ioSize;
+    if (due >= this.#measureEnd || (full && Math.max(due, prep) >= this.#measureStart)) {
+      this.#stopPacing(prep);
+      return false;
+    }
+    const ctl = this.#ctl;
+    const at = p.waitForDue((ms) => Atomics.wait(ctl, CTL.STOP, 0, ms) !== "timed-out");
+    if (at < 0) {
+      this.#stopPacing(monoNow());
+      return false;
+    }
+    p.issue(prep, at);
+    this.#f64[this.#base + JOB.NEXT_DUE] = p.due;
+    if (at >= this.#measureStart) this.#issuedMeasured += this.plan.bs;
+    return true;
+  }
+
+  /** Under a rate: the job issues no more; the sampler's lag stops growing there. */
+  #stopPacing(now: number): void {
+    if (this.#pacer === undefined) return;
+    this.#f64[this.#base + JOB.ISSUE_END] = this.#pacer.stop(now);
   }
 
   /** Whether the runner has told jobs to stop (end, error elsewhere, or a signal). */
@@ -104,21 +150,34 @@ export class JobRuntime {
    * has no separate submission step (then clat = lat, as fio reports for
    * synchronous engines, copied once in finish() instead of per I/O); `ttfbNs` ≥ 0 only for requests with a first byte
    * (S3 GETs). I/Os that complete in the ramp, or after the end of a
-   * time-based run, are not recorded.
+   * time-based run, are not recorded. Under a rate, lat runs from the
+   * request's intended start instead (the engine's `latNs` and `slatNs` are
+   * from the `now` it gave {@linkcode mayIssue}, which may precede the wait).
    */
   complete(isRead: boolean, now: number, latNs: number, slatNs: number, ttfbNs = -1): void {
+    // Under a rate: lat from the intended start; slat and clat from the real issue.
+    const paced = this.#pacer?.settle(now, latNs);
     if (now < this.#measureStart || now > this.#measureEnd) return;
     const h = isRead ? this.read : this.write;
-    const lat = latNs < 1 ? 1 : Math.round(latNs);
-    h.lat.recordValue(lat);
-    if (ttfbNs >= 0) h.ttfb.recordValue(ttfbNs < 1 ? 1 : Math.round(ttfbNs));
-    if (slatNs >= 0) {
-      const slat = slatNs < 1 ? 1 : Math.round(slatNs);
-      h.slat.recordValue(slat);
-      h.clat.recordValue(lat > slat ? lat - slat : 1);
-    }
     const f = this.#f64;
     const b = this.#base;
+    if (paced !== undefined) {
+      const clatNs = slatNs >= 0 ? latNs - slatNs : (now - paced.issuedAt) * 1e6;
+      if (slatNs >= 0) h.slat.recordValue(ns(slatNs - (paced.issuedAt - paced.prep) * 1e6));
+      h.clat.recordValue(ns(clatNs));
+      latNs = (now - paced.intended) * 1e6;
+      f[b + (isRead ? JOB.READ_LAT_SUM : JOB.WRITE_LAT_SUM)]! += latNs;
+      h.lat.recordValue(ns(latNs));
+    } else {
+      const lat = ns(latNs);
+      h.lat.recordValue(lat);
+      if (slatNs >= 0) {
+        const slat = ns(slatNs);
+        h.slat.recordValue(slat);
+        h.clat.recordValue(lat > slat ? lat - slat : 1);
+      }
+    }
+    if (ttfbNs >= 0) h.ttfb.recordValue(ns(ttfbNs));
     if (isRead) {
       f[b + JOB.READ_BYTES]! += this.plan.bs;
       f[b + JOB.READ_OPS]! += 1;
@@ -149,6 +208,8 @@ export class JobRuntime {
   busy(since: number, isRead: boolean, file: number, offset: number): void {
     const f = this.#f64;
     const b = this.#base;
+    // Under a rate the engine's prep time may precede the wait for the intended start.
+    if (this.#pacer !== undefined) since = this.#pacer.issuedAtOf(since);
     f[b + JOB.BUSY_OFFSET] = offset;
     f[b + JOB.BUSY_FILE] = file;
     f[b + JOB.BUSY_READ] = isRead ? 1 : 0;
@@ -165,8 +226,14 @@ export class JobRuntime {
     this.#f64[this.#base + JOB.RETRIES]! += 1;
   }
 
+  /** How far the job kept to its rate; undefined when it had none. */
+  schedule(): JobSchedule | undefined {
+    return this.#pacer?.summary(monoNow());
+  }
+
   /** Marks this job finished; the first job to finish fixes the first-done moment. */
   finish(): void {
+    this.#stopPacing(monoNow());
     if (this.#lastCompletion >= 0) {
       // The runner reads job ends on its own clock: convert through "now".
       const ago = monoNow() - this.#lastCompletion;
@@ -190,6 +257,11 @@ export class JobRuntime {
     f[b + JOB.FD_TAKEN] = 1;
     this.#snapshotTaken = true;
   }
+}
+
+/** A latency in whole ns for a histogram (at least 1). */
+function ns(x: number): number {
+  return x < 1 ? 1 : Math.round(x);
 }
 
 /** A failed system call inside an engine, with its own errno. */

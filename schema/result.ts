@@ -63,6 +63,38 @@ export interface TimeSeries {
   write_bw_bytes: number[];
   read_iops: number[];
   write_iops: number[];
+  /**
+   * Under a rate only: how far behind its schedule the job furthest behind
+   * was at the end of each interval, ms (0 when on time).
+   */
+  lag_ms?: number[];
+  /**
+   * Under a rate only: the mean latency (from intended starts) of the reads,
+   * and of the writes, that completed in each interval, ns; null where none did.
+   */
+  read_lat_ns?: (number | null)[];
+  write_lat_ns?: (number | null)[];
+}
+
+/**
+ * How far a run under a rate kept to its schedule (core/rate.ts), all jobs
+ * together: counts summed, lags the worst job's.
+ */
+export interface ScheduleResult {
+  /** Mean ms between a job's intended starts. */
+  interval_ms: number;
+  /** Requests whose intended start fell in the measured window (up to where each job stopped). */
+  intended_ios: number;
+  /** Of those, the ones issued. */
+  issued_ios: number;
+  /** The longest a measured request waited past its intended start (or a job at its end), ms. */
+  max_lag_ms: number;
+  /** How far behind the furthest-behind job was when it stopped issuing, ms. */
+  final_lag_ms: number;
+  /** How far behind a job may end and still have met its rate: interval_ms + 10 ms. */
+  tolerance_ms: number;
+  /** Every job ended within tolerance_ms of its schedule. */
+  met: boolean;
 }
 
 /** The options a run used, resolved (fio's names where fio has one). */
@@ -109,6 +141,11 @@ export interface RunOptions {
   };
   /** s3 only: object size, part size and multipart threshold in bytes. */
   s3?: { object_size: number; part_size: number; multipart_threshold: number };
+  /**
+   * Open-loop rate per job (--rate or --rate-iops, --rate-process); absent
+   * when closed-loop. The one not given is null.
+   */
+  rate?: { bytes_per_s: number | null; iops: number | null; process: string };
 }
 
 /** One run: one pattern on one tier. */
@@ -124,6 +161,8 @@ export interface RunResult {
   read: DirectionResult;
   write: DirectionResult;
   timeseries: TimeSeries;
+  /** Under a rate: how far the run kept to its schedule; absent when closed-loop. */
+  schedule?: ScheduleResult;
   /** CPU time of the whole tierbench process during measurement, as % of one core. */
   cpu: { usr_pct: number; sys_pct: number };
   jobs: {
