@@ -10,8 +10,9 @@ import { dirname, join } from "node:path";
 import { ConfigError } from "../core/errors.ts";
 import { parseSize } from "../core/units.ts";
 import { stringifyResult } from "../schema/result.ts";
-import { DEEPSPEED_VERSIONS, type DeepSpeedVersion } from "../solver/export.ts";
+import { DEFAULT_DEEPSPEED_VERSION, parseDeepSpeedVersion } from "../solver/export.ts";
 import { makePlan } from "../solver/planner.ts";
+import { DEFAULT_HOST_RESERVE, parseHostReserve } from "../solver/host_memory.ts";
 import { readProfile } from "../solver/profile.ts";
 import { newRunId } from "../tiers/scratch.ts";
 import { resolveSetup } from "../workloads/setup.ts";
@@ -30,8 +31,13 @@ export function planCommand() {
   return addSetupOptions(cmd, "plan")
     .option("--host-cache <size>", "host memory the optimizer state may use as cache", "64g")
     .option(
+      "--host-reserve <share|size>",
+      "host memory held back from the plan (OS, framework): a share or a size",
+      DEFAULT_HOST_RESERVE,
+    )
+    .option(
       "--deepspeed-version <v>",
-      `DeepSpeed version of the export: ${DEEPSPEED_VERSIONS.join(", ")}`,
+      `DeepSpeed release of the export, any x.y.z (default ${DEFAULT_DEEPSPEED_VERSION})`,
     )
     .option(
       "--local-dir <dir>",
@@ -54,13 +60,8 @@ export function planCommand() {
         throw new ConfigError("host-cache", `"${o.hostCache}" is not a size`, "e.g. 64g, 512g, 0");
       }
       const version = o.deepspeedVersion;
-      if (version !== undefined && !(DEEPSPEED_VERSIONS as readonly string[]).includes(version)) {
-        throw new ConfigError(
-          "deepspeed-version",
-          `"${version}" has no verified key set`,
-          DEEPSPEED_VERSIONS.join(", "),
-        );
-      }
+      if (version !== undefined) parseDeepSpeedVersion(version);
+      const hostReserve = parseHostReserve(o.hostReserve);
       const nodes = parseNodes(o.nodes);
       const profile = await readProfile(resolvePath(o.profile));
       const dirs: Record<string, string> = {};
@@ -68,8 +69,9 @@ export function planCommand() {
       if (o.remoteDir) dirs.remote = o.remoteDir;
       const plan = await makePlan(profile, setup, {
         hostCacheBytes: hostCache,
+        hostReserve,
         ...(o.adamRate !== undefined ? { adamRate: setup.adamParamsPerSec } : {}),
-        ...(version !== undefined ? { deepspeedVersion: version as DeepSpeedVersion } : {}),
+        ...(version !== undefined ? { deepspeedVersion: version } : {}),
         ...(Object.keys(dirs).length > 0 ? { dirs } : {}),
         nodes: nodes[0]!,
         ...(nodes.length > 1 ? { nodesSweep: nodes } : {}),

@@ -49,7 +49,16 @@ export function formatPlan(doc: PlanDocument): string {
     ]);
   }
   const table = new Table({
-    head: ["update phase", "predicted s", "read s", "write s", "compute s", "hidden s", "plan is"]
+    head: [
+      "update phase",
+      "predicted s",
+      "read s",
+      "write s",
+      "compute s",
+      "hidden s",
+      "host memory",
+      "plan is",
+    ]
       .map((h) => pc.bold(h)),
     style: { head: [], border: [] },
   });
@@ -61,6 +70,7 @@ export function formatPlan(doc: PlanDocument): string {
     s(p.write_s),
     s(p.compute_s),
     s(p.overlap_s),
+    hostMemory(p),
     name === "plan" || !p.feasible ? "" : `${(p.update_s / plan.update_s).toFixed(2)}× faster`,
   ];
   table.push(row("plan", plan));
@@ -89,6 +99,20 @@ export function formatPlan(doc: PlanDocument): string {
     if (typeof e.error === "string") lines.push(pc.dim(`no ${who} export: ${e.error}`));
   }
   return lines.join("\n");
+}
+
+/**
+ * A prediction's host memory: the total in GB and its parts (g: gradients,
+ * s: optimizer state, b: pinned buffers), or a dash in plans written before.
+ */
+function hostMemory(p: Prediction): string {
+  const m = p.host_memory;
+  if (!m) return "–";
+  const g = (x: number) => (x / 1e9).toFixed(1);
+  const grads = m.gradients === "host" ? `g ${g(m.gradients_bytes)}` : "g swapped";
+  return `${g(m.total_bytes)} GB${m.fits ? "" : " (too much)"}\n${grads}, s ${
+    g(m.state_bytes)
+  }, b ${g(m.buffer_bytes)}`;
 }
 
 function gbps(x: number): string {

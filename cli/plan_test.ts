@@ -61,9 +61,11 @@ Deno.test("tierbench plan refuses bad input with exit 2 and a line naming the fi
       [["--profile", bad], /--profile: .*bad\.json: /],
       [["--profile", POLARIS, "--host-cache", "lots"], /--host-cache: "lots" is not a size/],
       [["--profile", POLARIS, "--model", "6b"], /--model: /],
+      [["--profile", POLARIS, "--host-reserve", "lots"], /--host-reserve: "lots" is not a share/],
+      [["--profile", POLARIS, "--host-reserve", "100%"], /--host-reserve: "100%" leaves no/],
       [
         ["--profile", POLARIS, "--deepspeed-version", "0.1"],
-        /--deepspeed-version: "0.1" has no verified key set/,
+        /--deepspeed-version: "0.1" is not a DeepSpeed release/,
       ],
       ...["0", "-1", "two", "1.5", "4,2", "1,,4", "2,2", "100001"].map((
         n,

@@ -41,9 +41,37 @@ export interface Prediction {
    * absent, the closed form of solver/model.ts (plans written before).
    */
   method?: "simulated";
+  /**
+   * The host memory this prediction assumes, node-wide (all ranks), with its
+   * parts; absent in plans written before it was added.
+   */
+  host_memory?: HostMemoryUse;
   /** False when the placement does not fit the capacities; `note` says which. */
   feasible: boolean;
   note?: string;
+}
+
+/**
+ * Host memory a prediction assumes, node-wide, bytes (solver/host_memory.ts):
+ * what it keeps there against what the node has less the reserve.
+ */
+export interface HostMemoryUse {
+  /** gradients_bytes + state_bytes + buffer_bytes. */
+  total_bytes: number;
+  /** fp32 gradients kept in host memory (bytes_per_state per parameter); 0 when swapped. */
+  gradients_bytes: number;
+  /** Where the gradients are: kept in host memory, or swapped to the paths (read back in the update). */
+  gradients: "host" | "swapped";
+  /** Optimizer state (params, m, v) kept in host memory: the host cache, or all of it (ZeRO-Offload). */
+  state_bytes: number;
+  /** Pinned I/O buffers: buffer_count × one subgroup's fp32 elements, per rank and path in use. */
+  buffer_bytes: number;
+  /** Swap buffers per rank and path in use (0 without swapping). */
+  buffer_count: number;
+  /** The node's memory less the reserve: what the total is held against. */
+  available_bytes: number;
+  /** total_bytes ≤ available_bytes. */
+  fits: boolean;
 }
 
 /** A storage path of the plan: which profiled tier, how much state, which limits. */

@@ -15,7 +15,7 @@
  */
 
 import { mlpOffload } from "../workloads/mlp_offload.ts";
-import type { WorkloadProgram } from "../workloads/ops.ts";
+import type { Op, RankProgram, WorkloadProgram } from "../workloads/ops.ts";
 import type { TrainingSetup } from "../workloads/setup.ts";
 import { zeroInfinity } from "../workloads/zero_infinity.ts";
 import { placementOptions, type PlannedPath } from "../schema/plan.ts";
@@ -101,13 +101,66 @@ function summarise(program: WorkloadProgram, rates: RateOf): SimulatedUpdate {
 }
 
 /**
+ * `program` with each update's gradients read back before its Adam: for a
+ * subgroup whose params, m and v an update reads (or finds cached), one more
+ * read of its fp32 gradients (one state's bytes) from the subgroup's path on
+ * that path's read stream, issued when the subgroup's own reads may start;
+ * the Adam waits for it. What a plan whose gradients do not fit in host
+ * memory does (ZeRO-Infinity's gradient swap-in); mlp-offload's program
+ * keeps them in host memory and reads none.
+ */
+export function withGradientReads(program: WorkloadProgram): WorkloadProgram {
+  return { ...program, ranks: program.ranks.map(rankWithGradientReads) };
+}
+
+function rankWithGradientReads(rank: RankProgram): RankProgram {
+  const out: Op[] = [];
+  const newId: number[] = [];
+  const byId = new Map(rank.ops.map((op) => [op.id, op]));
+  for (const op of rank.ops) {
+    const after = op.after.map((a) => newId[a]!);
+    if (op.kind === "compute" && op.phase === "update") {
+      const inputs = op.after.map((a) => byId.get(a)!).filter((a) =>
+        (a.kind === "read" || a.kind === "hit") && a.iteration === op.iteration
+      );
+      const first = inputs[0];
+      if (first?.path !== undefined) {
+        const bytes = inputs.reduce((t, a) => t + a.bytes, 0) / inputs.length /
+          (first.kind === "hit" ? 3 : 1);
+        const subgroup = (first.object ?? first.label).split(".")[0]!;
+        const id = out.length;
+        out.push({
+          id,
+          kind: "read",
+          stream: `${first.path}:read`,
+          iteration: op.iteration,
+          phase: op.phase,
+          path: first.path,
+          object: `${subgroup}.grad`,
+          bytes,
+          label: `${subgroup}.grad`,
+          after: first.after.map((a) => newId[a]!),
+        });
+        after.push(id);
+      }
+    }
+    newId[op.id] = out.length;
+    out.push({ ...op, id: out.length, after });
+  }
+  return { ...rank, ops: out };
+}
+
+/**
  * The update phase of a plan's placement as mlp-offload runs it (what
- * `tierbench replay` runs), simulated.
+ * `tierbench replay` runs), simulated; with `gradientsSwapped`, each
+ * subgroup's gradients are read back in the update too
+ * ({@linkcode withGradientReads}).
  */
 export function simulatePlacement(
   setup: TrainingSetup,
   paths: readonly PlannedPath[],
   tiers: PipelineTiers,
+  gradientsSwapped = false,
 ): SimulatedUpdate {
   const options = placementOptions(paths);
   const cached = paths.some((p) => p.cache_subgroups > 0);
@@ -116,7 +169,7 @@ export function simulatePlacement(
     { local: ["local"], ...(options.remoteRatio! > 0 ? { remote: "remote" } : {}) },
     options,
   );
-  return summarise(program, pipelineRates(tiers));
+  return summarise(gradientsSwapped ? withGradientReads(program) : program, pipelineRates(tiers));
 }
 
 /** The update phase of ZeRO-Infinity (every subgroup on the local path), simulated. */

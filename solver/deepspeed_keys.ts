@@ -197,6 +197,62 @@ export const DEEPSPEED_0_16_9: DeepSpeedKeySet = {
   ],
 };
 
+/** A version as [major, minor, patch]. */
+type Triple = readonly [number, number, number];
+
+function before(v: Triple, w: Triple): boolean {
+  return v[0] !== w[0] ? v[0] < w[0] : v[1] !== w[1] ? v[1] < w[1] : v[2] < w[2];
+}
+
+/** The first release whose `offload_optimizer` has `ratio` (ZeRO-Offload++ Twin-Flow, #4636). */
+export const RATIO_FROM: Triple = [0, 12, 4];
+/** The first release whose `aio` reads `use_gds` (DeepNVMe GDS, #5852). */
+export const USE_GDS_FROM: Triple = [0, 15, 0];
+/** The first release whose `aio` reads `intra_op_parallelism` in place of `thread_count` (#7056). */
+export const INTRA_OP_FROM: Triple = [0, 16, 4];
+
+/**
+ * The key set of any DeepSpeed release `x.y.z`, by what its runtime parses:
+ * `offload_optimizer.ratio` from {@linkcode RATIO_FROM}, `aio.use_gds` from
+ * {@linkcode USE_GDS_FROM}, `aio.intra_op_parallelism` in place of
+ * `thread_count` from {@linkcode INTRA_OP_FROM}.
+ *
+ * @example
+ * ```ts
+ * import { keySetForVersion } from "./deepspeed_keys.ts";
+ * console.assert(keySetForVersion([0, 12, 3]).offloadOptimizer.ratio === undefined);
+ * console.assert(keySetForVersion([0, 16, 4]).threadKey === "intra_op_parallelism");
+ * ```
+ */
+export function keySetForVersion(v: Triple): DeepSpeedKeySet {
+  const offloadOptimizer: Record<string, KeyType> = { ...OFFLOAD_OPTIMIZER_KEYS };
+  if (before(v, RATIO_FROM)) delete offloadOptimizer.ratio;
+  const threadKey = before(v, INTRA_OP_FROM) ? "thread_count" : "intra_op_parallelism";
+  const aio: Record<string, KeyType> = {
+    block_size: "int",
+    queue_depth: "int",
+    [threadKey]: "int",
+    single_submit: "bool",
+    overlap_events: "bool",
+  };
+  if (!before(v, USE_GDS_FROM)) aio.use_gds = "bool";
+  const near = before(v, INTRA_OP_FROM) ? DEEPSPEED_0_13_3 : DEEPSPEED_0_16_9;
+  return {
+    version: v.join("."),
+    threadKey,
+    zeroOptimization: ZERO_KEYS,
+    offloadOptimizer,
+    aio,
+    sources: near.sources,
+    doubts: [
+      `the key set of ${
+        v.join(".")
+      } is derived from the version boundaries (ratio from 0.12.4, use_gds from 0.15.0, intra_op_parallelism from 0.16.4; docs/exports.md), with the sources of ${near.version}`,
+      ...near.doubts,
+    ],
+  };
+}
+
 /** The key sets by version, oldest first. */
 export const DEEPSPEED_KEY_SETS: Readonly<Record<string, DeepSpeedKeySet>> = {
   "0.13.3": DEEPSPEED_0_13_3,
@@ -206,9 +262,12 @@ export const DEEPSPEED_KEY_SETS: Readonly<Record<string, DeepSpeedKeySet>> = {
 /**
  * MLP-Offload's fork: DataStates/DeepSpeed (branch dist_nvme_opt, a submodule
  * of mauryaavinash95/MLP-Offload), 0.13.3+5486420c. Its `offload_optimizer`
- * takes the 0.13.3 fields and its own `dist_opt_*`, whose parsed types its
- * runtime prints (bools print True, ints 1). The fork's code that reads them
- * is not in the sources; the keys and types come from its configs and logs.
+ * takes the 0.13.3 fields and two of its own, `dist_cpu_caching` (float) and
+ * `dist_opt_ratio` (int), and refuses any other (issue 18, from the public
+ * fork's offload config; ../shared/notes/anchors.md). The artifact's configs
+ * and logs also show `dist_opt_enable_caching`, `dist_opt_grad_skip`,
+ * `dist_opt_one_at_time` and `dist_opt_compress`: keys of the snapshot its
+ * runs used, which the public fork refuses (docs/exports.md).
  */
 export const MLP_OFFLOAD_FORK = {
   version: "0.13.3+5486420c",
@@ -216,11 +275,8 @@ export const MLP_OFFLOAD_FORK = {
   branch: "dist_nvme_opt",
   offloadOptimizer: {
     ...OFFLOAD_OPTIMIZER_KEYS,
-    dist_opt_enable_caching: "bool",
-    dist_opt_grad_skip: "bool",
-    dist_opt_one_at_time: "int",
+    dist_cpu_caching: "float",
     dist_opt_ratio: "int",
-    dist_opt_compress: "int",
   } as Readonly<Record<string, KeyType>>,
   aio: DEEPSPEED_0_13_3.aio,
   zeroOptimization: ZERO_KEYS as Readonly<Record<string, KeyType>>,

@@ -28,18 +28,48 @@
 import {
   DEEPSPEED_KEY_SETS,
   type DeepSpeedKeySet,
+  keySetForVersion,
   type KeySource,
   type KeyType,
   MLP_OFFLOAD_FORK,
 } from "./deepspeed_keys.ts";
 import { PLAN_SCHEMA, type PlanDocument, type PlannedPath } from "../schema/plan.ts";
+import { ConfigError } from "../core/errors.ts";
 
 /** DeepSpeed versions whose keys are known (solver/_deepspeed_keys.ts). */
 export const DEEPSPEED_VERSIONS = ["0.13.3", "0.16.9"] as const;
-/** A DeepSpeed version {@linkcode deepspeedConfig} writes for. */
-export type DeepSpeedVersion = typeof DEEPSPEED_VERSIONS[number];
+/**
+ * A DeepSpeed version {@linkcode deepspeedConfig} writes for: any release
+ * `x.y.z` ({@linkcode parseDeepSpeedVersion}); its keys follow from the
+ * version boundaries (solver/deepspeed_keys.ts, keySetForVersion).
+ */
+export type DeepSpeedVersion = string;
 /** The newest version whose keys the sources verify. */
 export const DEFAULT_DEEPSPEED_VERSION: DeepSpeedVersion = "0.16.9";
+
+/**
+ * `text` as a DeepSpeed release `x.y.z` (a local suffix such as `+5486420c`
+ * is allowed and ignored).
+ *
+ * @throws {ConfigError} on `deepspeed-version` naming what it takes.
+ *
+ * @example
+ * ```ts
+ * import { parseDeepSpeedVersion } from "./export.ts";
+ * console.assert(parseDeepSpeedVersion("0.16.4").join() === "0,16,4");
+ * ```
+ */
+export function parseDeepSpeedVersion(text: string): [number, number, number] {
+  const m = /^v?(\d{1,4})\.(\d{1,4})\.(\d{1,4})(\+[\w.]+)?$/.exec(text.trim());
+  if (!m) {
+    throw new ConfigError(
+      "deepspeed-version",
+      `"${text}" is not a DeepSpeed release`,
+      "a version x.y.z as deepspeed.__version__ prints it, e.g. 0.14.4 or 0.16.9",
+    );
+  }
+  return [Number(m[1]), Number(m[2]), Number(m[3])];
+}
 
 /**
  * Swap buffers of the optimizer swapper with pipelined reads and writes: one
@@ -121,15 +151,13 @@ export interface MlpOffloadExport {
   sources: Record<string, string>;
 }
 
-/** The key set of `version`; throws for a version without one. */
+/**
+ * The key set of `version`: the verified set where there is one, else the
+ * one its version range parses; throws a ConfigError for a version that is
+ * not `x.y.z`.
+ */
 export function deepspeedKeySet(version: string): DeepSpeedKeySet {
-  const set = DEEPSPEED_KEY_SETS[version];
-  if (!set) {
-    throw new Error(
-      `no verified key set for DeepSpeed ${version}: use one of ${DEEPSPEED_VERSIONS.join(", ")}`,
-    );
-  }
-  return set;
+  return DEEPSPEED_KEY_SETS[version] ?? keySetForVersion(parseDeepSpeedVersion(version));
 }
 
 /**
@@ -316,7 +344,12 @@ export function deepspeedConfig(plan: PlanDocument, opts: ExportOptions = {}): D
     const config = {
       zero_optimization: {
         stage: 3 as const,
-        offload_optimizer: { device: "cpu", pin_memory: true },
+        offload_optimizer: {
+          device: "cpu",
+          pin_memory: true,
+          // all of the optimizer on the CPU, where the version parses Twin-Flow's ratio
+          ...("ratio" in keys.offloadOptimizer ? { ratio: 1 } : {}),
+        },
         sub_group_size: subGroupSize,
       },
     };
@@ -391,10 +424,13 @@ export function deepspeedConfig(plan: PlanDocument, opts: ExportOptions = {}): D
  *   (remote share 1/K); the fork's code that reads the key is not in the
  *   sources, so neither the direction nor the exact pattern is verified. The
  *   plan's remote share r becomes K = round(1/r), at least 2.
- * - `dist_opt_enable_caching` (bool): the host cache, on when the plan caches
- *   any subgroup; `dist_opt_grad_skip` (bool) true, as in its runs and in
- *   tierbench's model (gradients stay in host memory); `dist_opt_one_at_time`
- *   (int) 1 when the plan limits a path to one reader or writer.
+ * - `buffer_count`: 4 × (the plan's cache per path + 1), since the fork
+ *   caches buffer_count // 4 − 1 subgroups per path.
+ * - nothing else of its own: the public fork accepts `dist_cpu_caching` and
+ *   `dist_opt_ratio` beyond DeepSpeed's keys and refuses any other, so the
+ *   artifact's `dist_opt_enable_caching`, `dist_opt_grad_skip`,
+ *   `dist_opt_one_at_time` and `dist_opt_compress` are not written
+ *   (docs/exports.md says what they meant).
  * - `aio`: the plan path's request size and depth (its runs: 2 MiB, depth 8
  *   by default), `thread_count` 4 as in its runs; the fork reads
  *   `thread_count` (0.13.3), not `intra_op_parallelism`.
@@ -465,19 +501,31 @@ export function mlpOffloadSettings(plan: PlanDocument, opts: ExportOptions = {})
 
   const paths = remoteCount > 0 && remote ? [local, remote] : [local];
   const caching = paths.some((p) => p.cache_subgroups > 0);
-  const limited = paths.some((p) => p.readers === 1 || p.writers === 1);
+  // the fork caches buffer_count // 4 − 1 subgroups per path (one buffer each for p, m, v, g)
+  const cachePerPath = Math.max(0, ...paths.map((p) => p.cache_subgroups));
+  const bufferCount = opts.bufferCount ?? 4 * (cachePerPath + 1);
+  const cachedByFork = Math.max(0, Math.floor(bufferCount / 4) - 1);
+  if (paths.some((p) => p.cache_subgroups !== cachedByFork)) {
+    notes.push(
+      `buffer_count ${bufferCount} caches ${cachedByFork} subgroups per path (buffer_count // 4 − 1); the plan caches ${
+        paths.map((p) => `${p.name} ${p.cache_subgroups}`).join(", ")
+      }`,
+    );
+  }
   for (const p of paths) {
     for (const [what, n] of [["readers", p.readers], ["writers", p.writers]] as const) {
-      if (n !== undefined && n !== 1) {
+      if (n !== 1) {
         notes.push(
-          `the ${p.name} path's ${n} ${what} at a time is no MLP-Offload key: it allows one (dist_opt_one_at_time) or any`,
+          `the ${p.name} path's ${
+            n ?? "unlimited"
+          } ${what} at a time is no key of the fork: it allows one reader and one writer node-wide (its /dev/shm locks)`,
         );
       }
     }
   }
-  if (limited && paths.some((p) => p.readers === undefined || p.writers === undefined)) {
-    notes.push(
-      "dist_opt_one_at_time applies to every path: the plan limits only some of them",
+  if (plan.predictions.plan.host_memory?.gradients === "swapped") {
+    caveats.push(
+      "the plan swaps gradients (they do not fit in host memory): the fork has no key for it; its runs kept them in host memory (skip_grads1 in their logs)",
     );
   }
   if (remoteCount > 0) {
@@ -487,9 +535,7 @@ export function mlpOffloadSettings(plan: PlanDocument, opts: ExportOptions = {})
   }
   if (caching) {
     caveats.push(
-      `the cache size per path (${
-        paths.map((p) => `${p.name} ${p.cache_subgroups}`).join(", ")
-      }) is no key of its configs: the fork sizes its cache itself`,
+      "dist_cpu_caching (float) is left out: what share it sets is not in the sources; the cache follows buffer_count",
     );
   }
   if (placement.order === "ascending" && caching) {
@@ -511,19 +557,17 @@ export function mlpOffloadSettings(plan: PlanDocument, opts: ExportOptions = {})
   const offload = {
     device: "nvme",
     nvme_path: dirs.join(";"),
-    buffer_count: positiveInt(opts.bufferCount ?? MLP_OFFLOAD_BUFFER_COUNT, "bufferCount"),
+    buffer_count: positiveInt(bufferCount, "bufferCount"),
     pipeline_read: true,
     pipeline_write: true,
     pin_memory: true,
     dist_opt_ratio: k,
-    dist_opt_enable_caching: caching,
-    dist_opt_grad_skip: true,
-    dist_opt_one_at_time: limited ? 1 : 0,
   };
   sources[`${oo}.device`] = `${script} ("device": "nvme")`;
   sources[`${oo}.nvme_path`] =
     `${script} writes $OPT_PATHS, which ${launch} passes as "$NVME_PATH;$PFS_PATH" (-C); directories from the plan's paths`;
-  sources[`${oo}.buffer_count`] = `${launch} -b 32 (its default in ${script}: 16)`;
+  sources[`${oo}.buffer_count`] =
+    `4 × (the plan's cache per path + 1): the fork caches buffer_count // 4 − 1 subgroups per path (its logged runs: 25 → 5); ${launch} -b 32`;
   const pipelined =
     `${launch} -P 1; written as a JSON boolean, which the fork parses to True (${printed})`;
   sources[`${oo}.pipeline_read`] = pipelined;
@@ -531,12 +575,6 @@ export function mlpOffloadSettings(plan: PlanDocument, opts: ExportOptions = {})
   sources[`${oo}.pin_memory`] = `${script} ("pin_memory": true)`;
   sources[`${oo}.dist_opt_ratio`] =
     `${launch} -O 3 with two paths, -O 0 with one; an int in ${printed}; one subgroup in K on the remote path as tierbench reads it (not verified in the fork's code)`;
-  sources[`${oo}.dist_opt_enable_caching`] =
-    `${launch} -E 1 with two paths; a bool in ${printed}; on when the plan caches subgroups`;
-  sources[`${oo}.dist_opt_grad_skip`] =
-    `${launch} -g 1 (skip gradient flushing); a bool in ${printed}`;
-  sources[`${oo}.dist_opt_one_at_time`] =
-    `${launch} -s 1 (one process per tier at a time); an int in ${printed}; 1 when the plan limits a path to one reader or writer`;
   sources[`${zo}.stage`] = `${script} (ZERO_STAGE=3)`;
   sources[`${zo}.sub_group_size`] = "the plan's setup.subgroup_elements";
 

@@ -9,6 +9,7 @@ import {
 import {
   DEEPSPEED_VERSIONS,
   deepspeedConfig,
+  deepspeedKeySet,
   DEFAULT_DEEPSPEED_VERSION,
   keyProblems,
   mlpOffloadSettings,
@@ -231,7 +232,7 @@ Deno.test("deepspeedConfig(): a plan that keeps everything in host memory is ZeR
   assert.deepEqual(ds.config, {
     zero_optimization: {
       stage: 3,
-      offload_optimizer: { device: "cpu", pin_memory: true },
+      offload_optimizer: { device: "cpu", pin_memory: true, ratio: 1 },
       sub_group_size: 100000000,
     },
   });
@@ -240,8 +241,8 @@ Deno.test("deepspeedConfig(): a plan that keeps everything in host memory is ZeR
 
 Deno.test("deepspeedConfig() refuses what it cannot write correctly", () => {
   assert.throws(
-    () => deepspeedConfig(localOnly(), { deepspeedVersion: "0.9.0" as "0.16.9" }),
-    /no verified key set for DeepSpeed 0\.9\.0: use one of 0\.13\.3, 0\.16\.9/,
+    () => deepspeedConfig(localOnly(), { deepspeedVersion: "0.9" }),
+    /"0\.9" is not a DeepSpeed release/,
   );
   const noSize = localOnly();
   delete noSize.setup.subgroup_elements;
@@ -282,14 +283,11 @@ Deno.test("mlpOffloadSettings() for the sample plan: two paths, one in three rem
       offload_optimizer: {
         device: "nvme",
         nvme_path: "/mnt/nvme;/mnt/lustre/scratch",
-        buffer_count: 32,
+        buffer_count: 12,
         pipeline_read: true,
         pipeline_write: true,
         pin_memory: true,
         dist_opt_ratio: 3,
-        dist_opt_enable_caching: true,
-        dist_opt_grad_skip: true,
-        dist_opt_one_at_time: 1,
       },
       sub_group_size: 100000000,
     },
@@ -305,7 +303,7 @@ Deno.test("mlpOffloadSettings() for the sample plan: two paths, one in three rem
   assert.equal(m.matches_plan, true);
   // what the sources leave open is said, without failing the match
   assert.ok(m.notes.some((n) => /not in the sources/.test(n)));
-  assert.ok(m.notes.some((n) => /cache size per path/.test(n)));
+  assert.ok(m.notes.some((n) => /dist_cpu_caching .* is left out/.test(n)));
 });
 
 Deno.test("mlpOffloadSettings(): every key is one the fork reads, with its type, and has a source", () => {
@@ -384,4 +382,85 @@ Deno.test("the key sets name their sources, with full commits where one was read
     assert.ok(set.threadKey in set.aio);
     assert.ok(set.doubts.length > 0);
   }
+});
+
+/** The `aio` and `offload_optimizer` keys the export writes for `version`, nvme and cpu plans. */
+function exportedKeys(version: string) {
+  const nvme = deepspeedConfig(samplePlan(), { deepspeedVersion: version }).config;
+  const cpu = deepspeedConfig(samplePlan({ host_subgroups: 179, paths: [] }), {
+    deepspeedVersion: version,
+  }).config;
+  return {
+    aio: Object.keys(nvme.aio ?? {}).sort(),
+    cpu: Object.keys(cpu.zero_optimization.offload_optimizer).sort(),
+  };
+}
+const AIO_BASE = ["block_size", "overlap_events", "queue_depth", "single_submit"];
+
+Deno.test("DeepSpeed below 0.12.4: thread_count, no use_gds, no offload_optimizer.ratio", () => {
+  for (const v of ["0.10.3", "0.12.3"]) {
+    const k = exportedKeys(v);
+    assert.deepEqual(k.aio, [...AIO_BASE, "thread_count"].sort());
+    assert.deepEqual(k.cpu, ["device", "pin_memory"]);
+    assert.equal(deepspeedKeySet(v).offloadOptimizer.ratio, undefined);
+  }
+});
+
+Deno.test("DeepSpeed 0.12.4 to 0.14.x: ratio parsed, thread_count, no use_gds", () => {
+  for (const v of ["0.12.4", "0.14.5"]) {
+    const k = exportedKeys(v);
+    assert.deepEqual(k.aio, [...AIO_BASE, "thread_count"].sort());
+    assert.deepEqual(k.cpu, ["device", "pin_memory", "ratio"]);
+  }
+});
+
+Deno.test("DeepSpeed 0.15.0 to 0.16.3: use_gds beside thread_count", () => {
+  for (const v of ["0.15.0", "0.16.3"]) {
+    assert.deepEqual(exportedKeys(v).aio, [...AIO_BASE, "thread_count", "use_gds"].sort());
+  }
+});
+
+Deno.test("DeepSpeed 0.16.4 on: intra_op_parallelism replaces thread_count", () => {
+  for (const v of ["0.16.4", "0.17.1", "1.0.0"]) {
+    assert.deepEqual(
+      exportedKeys(v).aio,
+      [...AIO_BASE, "intra_op_parallelism", "use_gds"].sort(),
+    );
+  }
+});
+
+Deno.test("a DeepSpeed version that is not x.y.z is refused naming --deepspeed-version", () => {
+  for (const v of ["0.16", "latest", "0.16.x", ""]) {
+    assert.throws(
+      () => deepspeedConfig(samplePlan(), { deepspeedVersion: v }),
+      /deepspeed-version.*is not a DeepSpeed release/,
+    );
+  }
+});
+
+Deno.test("the MLP-Offload export has exactly the keys its public fork accepts, none it refuses", () => {
+  const forkOwn = ["dist_cpu_caching", "dist_opt_ratio"];
+  assert.deepEqual(
+    Object.keys(MLP_OFFLOAD_FORK.offloadOptimizer).filter((k) =>
+      !(k in DEEPSPEED_0_13_3.offloadOptimizer)
+    ).sort(),
+    forkOwn,
+  );
+  const oo = mlpOffloadSettings(samplePlan()).config.zero_optimization.offload_optimizer;
+  assert.deepEqual(Object.keys(oo).sort(), [
+    "buffer_count",
+    "device",
+    "dist_opt_ratio",
+    "nvme_path",
+    "pin_memory",
+    "pipeline_read",
+    "pipeline_write",
+  ]);
+  for (const k of Object.keys(oo)) assert.ok(k in MLP_OFFLOAD_FORK.offloadOptimizer, k);
+  for (const gone of ["dist_opt_enable_caching", "dist_opt_grad_skip", "dist_opt_one_at_time"]) {
+    assert.ok(!(gone in oo), gone);
+  }
+  const paths = String(oo.nvme_path).split(";");
+  assert.ok(paths.length <= 2);
+  assert.ok(Number.isInteger(oo.dist_opt_ratio));
 });

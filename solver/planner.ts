@@ -18,6 +18,12 @@ import { planActivations } from "./activations.ts";
 import { PLAN_SCHEMA, type PlanDocument } from "../schema/plan.ts";
 
 import { solve } from "./solve.ts";
+import {
+  DEFAULT_HOST_RESERVE,
+  type HostReserve,
+  parseHostReserve,
+  reserveBytes,
+} from "./host_memory.ts";
 import type { SolverTier } from "./solver_tier.ts";
 import type { Profile, ProfileTier } from "../schema/profile.ts";
 import { slowdownLookup, togetherOf } from "./slowdown.ts";
@@ -28,6 +34,11 @@ import type { NodesSweepPoint, RemoteShareUsed } from "../schema/plan.ts";
 export interface PlanOptions {
   /** Host memory of the node the optimizer state may use as cache, bytes. */
   readonly hostCacheBytes: number;
+  /**
+   * Host memory held back for everything but the optimizer state, gradients
+   * and swap buffers (default {@linkcode DEFAULT_HOST_RESERVE} of the node's).
+   */
+  readonly hostReserve?: HostReserve;
   readonly deepspeedVersion?: DeepSpeedVersion;
   /** CPU Adam rate of a rank, parameters/s: over the profile's, which is over the setup's. */
   readonly adamRate?: number;
@@ -100,6 +111,7 @@ export async function makePlan(
     inputs: {
       host_cache_bytes: opts.hostCacheBytes,
       host_memory_bytes: profile.host.memory_bytes,
+      host_reserve_bytes: hostReserveOf(profile, opts),
       cpu_adam_params_per_s: adamRate,
       adam_rate_from: opts.adamRate !== undefined
         ? "option"
@@ -160,6 +172,7 @@ async function solveAt(
     ...(remote ? { remote: asSolverTier(remote) } : {}),
     hostCacheBytes: opts.hostCacheBytes,
     hostMemoryBytes: profile.host.memory_bytes,
+    hostReserveBytes: hostReserveOf(profile, opts),
     slowdown: slowdownLookup(profile),
     together: (tier, other) => {
       const x = togetherOf(profile, tier, other);
@@ -176,6 +189,12 @@ async function solveAt(
       : {}),
   });
   return { solved, local, remote, adamRate, shares };
+}
+
+/** The reserve of `opts` on the profile's node, bytes. */
+function hostReserveOf(profile: Profile, opts: PlanOptions): number {
+  const reserve = opts.hostReserve ?? parseHostReserve(DEFAULT_HOST_RESERVE);
+  return reserveBytes(reserve, profile.host.memory_bytes);
 }
 
 /** One count of a sweep, from its solution. */

@@ -12,11 +12,17 @@
  * ```
  * minimise T
  *   T ≥ C                                   compute (CPU Adam of a rank)
- *   T ≥ k_p · (n_p − h_p)        each path   k_p: busy seconds per uncached subgroup, node-wide
+ *   T ≥ k_p · (n_p − h_p) + g_p · n_p   each path   k_p: busy seconds per uncached subgroup, node-wide
  *   Σ n_p = S                               every subgroup somewhere
  *   0 ≤ h_p ≤ n_p,  Σ h_p · b ≤ H           host cache (b: one subgroup's state on all ranks)
  *   n_p · b ≤ capacity_p                    capacities
  * ```
+ *
+ * g_p is 0 while the gradients stay in host memory; where they do not fit
+ * (solver/host_memory.ts: gradients, the host cache and the pinned swap
+ * buffers against the node's memory less the reserve), the plan swaps them
+ * as ZeRO-Infinity does, each to its subgroup's path, and g_p is the read of
+ * a subgroup's fp32 gradients in the update, cached subgroups included.
  *
  * k_p is read + write of a subgroup's params, m and v at the path's
  * bandwidths (reading and writing at once where measured so), each times the
@@ -42,7 +48,8 @@ import type { Highs } from "highs";
 import { shardParameters, subgroupSizes, type TrainingSetup } from "../workloads/setup.ts";
 import { type PathRates, pathSeconds, predictPhase } from "./model.ts";
 import { type SimulatedUpdate, simulateInfinity, simulatePlacement } from "./_pipeline.ts";
-import type { PlannedPath, Prediction } from "../schema/plan.ts";
+import type { HostMemoryUse, PlannedPath, Prediction } from "../schema/plan.ts";
+import { describeHostMemory, gb, hostMemoryUse, SWAP_BUFFER_COUNT } from "./host_memory.ts";
 import type { SlowdownLookup, SolverTier } from "./solver_tier.ts";
 import {
   MLP_OFFLOAD_CACHE_SUBGROUPS,
@@ -59,8 +66,13 @@ export interface SolveInput {
   readonly remote?: SolverTier;
   /** Host memory of the node the optimizer state may use as cache, bytes. */
   readonly hostCacheBytes: number;
-  /** All host memory of the node, bytes (for the ZeRO-Offload baseline); undefined: not checked. */
+  /**
+   * All host memory of the node, bytes; undefined: host memory is not checked
+   * (gradients stay in host memory, as before the check).
+   */
   readonly hostMemoryBytes?: number;
+  /** Host memory held back for everything else, bytes (default 0). */
+  readonly hostReserveBytes?: number;
   readonly slowdown?: SlowdownLookup;
   /**
    * `tier`'s bandwidths, bytes/s, while it reads and writes at once and
@@ -121,6 +133,37 @@ function stateBytes(s: TrainingSetup, elements: number): number {
  * ```
  */
 export async function solve(input: SolveInput): Promise<Solution> {
+  const both = await solveWith(input, false);
+  // the remote path's swap buffers took host memory the plan did not use: plan again without
+  // them (and without the remote path), keeping the faster; MLP-Offload's baseline uses both
+  const plan = both.predictions.plan;
+  if (
+    !input.remote || input.hostMemoryBytes === undefined ||
+    both.paths.filter((p) => p.subgroups > 0).length !== 1 || both.paths[0]!.subgroups === 0
+  ) {
+    return both;
+  }
+  const local = await solveWith(input, true);
+  const better = local.predictions.plan.feasible &&
+    (!plan.feasible || local.predictions.plan.update_s < plan.update_s);
+  if (!better) return both;
+  return {
+    ...local,
+    predictions: {
+      ...local.predictions,
+      ...(both.predictions.mlp_offload ? { mlp_offload: both.predictions.mlp_offload } : {}),
+    },
+    why: [
+      ...local.why,
+      `the remote path is left unused so that its swap buffers stay free for the host cache and gradients: ${
+        plan.update_s.toFixed(2)
+      } s → ${local.predictions.plan.update_s.toFixed(2)} s`,
+    ],
+  };
+}
+
+/** The solver, with the remote path's buffers budgeted, or with it `localOnly`. */
+async function solveWith(input: SolveInput, localOnly: boolean): Promise<Solution> {
   const t0 = performance.now();
   const { setup } = input;
   const sizes = subgroupSizes(setup);
@@ -133,8 +176,31 @@ export async function solve(input: SolveInput): Promise<Solution> {
   const subgroupNode = stateBytes(setup, avg) * R; // one subgroup of every rank
   const look = input.slowdown ?? (() => 1);
 
-  const zeroOffload = baselineOffload(input, computeS);
-  const zeroInfinity = baselineInfinity(input, computeS);
+  // host memory: what is available, the swap buffers, the host cache that fits beside them,
+  // and whether the gradients fit beside those (else they are swapped, as ZeRO-Infinity does)
+  const available = input.hostMemoryBytes === undefined
+    ? Infinity
+    : Math.max(0, input.hostMemoryBytes - (input.hostReserveBytes ?? 0));
+  const gradientNode = setup.bytesPerState * P * R;
+  const buffersOf = (pathsInUse: number) =>
+    SWAP_BUFFER_COUNT * setup.bytesPerState * largest * R * pathsInUse;
+  const tierCount = input.remote && !localOnly ? 2 : 1;
+  const cacheBytes = Math.max(0, Math.min(input.hostCacheBytes, available - buffersOf(tierCount)));
+  const gradientsSwapped = gradientNode + cacheBytes + buffersOf(tierCount) > available;
+  const memoryOf = (paths: readonly PlannedPath[]): HostMemoryUse => {
+    const cached = paths.reduce((t, p) => t + p.cache_subgroups, 0);
+    const inUse = Math.max(1, paths.filter((p) => p.subgroups > 0).length);
+    return hostMemoryUse({
+      gradientsBytes: gradientsSwapped ? 0 : gradientNode,
+      gradients: gradientsSwapped ? "swapped" : "host",
+      stateBytes: cached * stateBytes(setup, largest) * R,
+      bufferCount: SWAP_BUFFER_COUNT,
+      bufferBytes: buffersOf(inUse),
+    }, available);
+  };
+
+  const zeroOffload = baselineOffload(input, computeS, available);
+  const zeroInfinity = baselineInfinity(input, computeS, available, buffersOf(1));
 
   // busy seconds per uncached subgroup on each path, with contention when both are in use
   const tiers = input.remote ? [input.local, input.remote] : [input.local];
@@ -174,12 +240,25 @@ export async function solve(input: SolveInput): Promise<Solution> {
       writeBytes: subgroupNode,
     })
   );
-  const maxCached = Math.floor(input.hostCacheBytes / (stateBytes(setup, largest) * R));
+  const maxCached = Math.floor(cacheBytes / (stateBytes(setup, largest) * R));
+  // reading a subgroup's gradients back in the update, node-wide, where they are swapped
+  const g = contended.map((t, i) =>
+    gradientsSwapped
+      ? pathSeconds({
+        rates: ratesOf(t, "", slow[i]!.read, slow[i]!.write),
+        readBytes: setup.bytesPerState * avg * R,
+        writeBytes: 0,
+      })
+      : 0
+  );
 
   // the breakdown (read, write, compute) from the closed form; the phase time and the paths'
   // busy times from the pipeline itself, simulated at the input's rates
   const simulated = (paths: PlannedPath[], p: Prediction, adamRate: number): Prediction =>
-    withSimulation(p, simulatePlacement({ ...setup, adamParamsPerSec: adamRate }, paths, input));
+    withSimulation(
+      { ...p, host_memory: memoryOf(paths) },
+      simulatePlacement({ ...setup, adamParamsPerSec: adamRate }, paths, input, gradientsSwapped),
+    );
   // Deep Optimizer States: the stride depends on the setup, not on the placement
   const dos = input.gpu ? bestStride(setup, S, avg, input.gpu) : undefined;
   highs ??= highsLoader();
@@ -191,8 +270,9 @@ export async function solve(input: SolveInput): Promise<Solution> {
       S,
       computeS,
       k: cost,
+      g,
       maxCached,
-      capacity: tiers.map((t) => t.capacityBytes),
+      capacity: tiers.map((t, i) => localOnly && i > 0 ? 0 : t.capacityBytes),
       subgroupNode,
     });
     const res = solver.solve(lp, {});
@@ -244,12 +324,13 @@ export async function solve(input: SolveInput): Promise<Solution> {
       const i = names.indexOf(p.name);
       const t = tiers[i]!;
       const moved = stateBytes(setup, avg) * (p.subgroups - p.cache_subgroups) * R;
+      const gradients = gradientsSwapped ? setup.bytesPerState * avg * p.subgroups * R : 0;
       const both = used.length > 1;
       return {
         rates: both
           ? ratesOf(contended[i]!, p.name, slow[i]!.read, slow[i]!.write)
           : ratesOf(t, p.name, 1, 1),
-        readBytes: moved,
+        readBytes: moved + gradients,
         writeBytes: moved,
       };
     });
@@ -288,7 +369,38 @@ export async function solve(input: SolveInput): Promise<Solution> {
     read: (t.mixedReadBw ?? t.readBw) / slow[i]!.read,
     write: (t.mixedWriteBw ?? t.writeBw) / slow[i]!.write,
   }));
-  const why = explain(input, paths, tiers, k, rates, computeS, busyOf, maxCached);
+  const why = explain(paths, tiers, k, rates, computeS, busyOf, maxCached, cacheBytes);
+  if (cacheBytes < input.hostCacheBytes) {
+    why.push(
+      `the host cache is cut from ${gb(input.hostCacheBytes)} to ${
+        gb(cacheBytes)
+      }: the pinned swap buffers (${gb(buffersOf(tierCount))}) leave no more of the ${
+        gb(available)
+      } of host memory available`,
+    );
+  }
+  const mem = plan.host_memory!;
+  why.push(
+    gradientsSwapped
+      ? `gradients swapped to the paths, as ZeRO-Infinity does, and read back in the update: keeping them needs ${
+        gb(gradientNode)
+      } of fp32 gradients (${setup.bytesPerState} B/param × ${R} ranks × ${
+        (P / 1e9).toFixed(2)
+      } G params) beside ${gb(cacheBytes)} of host cache and ${
+        gb(buffersOf(tierCount))
+      } of pinned swap buffers, ${
+        gb(gradientNode + cacheBytes + buffersOf(tierCount))
+      } in all, more than the ${gb(available)} of host memory available${reserveText(input)}`
+      : `gradients kept in host memory (no gradient I/O): ${describeHostMemory(mem)}${
+        reserveText(input)
+      }`,
+  );
+  if (!mem.fits) {
+    plan.feasible = false;
+    plan.note = `the plan needs ${gb(mem.total_bytes)} of host memory, ${
+      gb(mem.available_bytes)
+    } is available${reserveText(input)}`;
+  }
   if (refined) why.push(refined);
   if (dos) {
     if (dosStride !== undefined) {
@@ -315,6 +427,12 @@ export async function solve(input: SolveInput): Promise<Solution> {
   if (input.remote) {
     const fixed = mlpOffloadPaths(paths, S, maxCached);
     const p = simulated(fixed, closedOf(fixed), setup.adamParamsPerSec);
+    if (!p.host_memory!.fits) {
+      p.feasible = false;
+      p.note = `MLP-Offload's fixed ratio needs ${gb(p.host_memory!.total_bytes)} of host memory, ${
+        gb(p.host_memory!.available_bytes)
+      } is available`;
+    }
     const over = fixed.find((f, i) => {
       const cap = tiers[i]!.capacityBytes;
       return cap !== undefined && f.subgroups > Math.floor(cap / subgroupNode);
@@ -410,6 +528,7 @@ function buildLp(
     S: number;
     computeS: number;
     k: number[];
+    g: number[];
     maxCached: number;
     capacity: (number | undefined)[];
     subgroupNode: number;
@@ -417,7 +536,9 @@ function buildLp(
 ): string {
   const paths = m.k.map((_, i) => i);
   const c: string[] = [];
-  for (const i of paths) c.push(` busy${i}: T - ${m.k[i]} n${i} + ${m.k[i]} h${i} >= 0`);
+  for (const i of paths) {
+    c.push(` busy${i}: T - ${m.k[i]! + m.g[i]!} n${i} + ${m.k[i]} h${i} >= 0`);
+  }
   c.push(` all: ${paths.map((i) => `n${i}`).join(" + ")} = ${m.S}`);
   for (const i of paths) c.push(` cached${i}: h${i} - n${i} <= 0`);
   c.push(` cache: ${paths.map((i) => `h${i}`).join(" + ")} <= ${m.maxCached}`);
@@ -455,28 +576,50 @@ function withSimulation(closed: Prediction, sim: SimulatedUpdate): Prediction {
   };
 }
 
+/** ", the node's N GiB less a reserve of M GiB" where a reserve is set. */
+function reserveText(input: SolveInput): string {
+  if (input.hostMemoryBytes === undefined) return "";
+  const reserve = input.hostReserveBytes ?? 0;
+  return ` (the node's ${(input.hostMemoryBytes / 2 ** 30).toFixed(1)} GiB less ${
+    (reserve / 2 ** 30).toFixed(1)
+  } GiB reserved)`;
+}
+
 /** ZeRO-Offload: every state in host memory, no I/O; feasible when it fits. */
-function baselineOffload(input: SolveInput, computeS: number): Prediction {
+function baselineOffload(input: SolveInput, computeS: number, available: number): Prediction {
   const s = input.setup;
+  const P = shardParameters(s);
+  const R = s.ranksPerNode;
   // fp32 params, m, v and gradients of every rank
-  const need = 4 * s.bytesPerState * shardParameters(s) * s.ranksPerNode;
-  const p = predictPhase({ paths: [], computeS });
-  if (input.hostMemoryBytes !== undefined && need > input.hostMemoryBytes) {
+  const host_memory = hostMemoryUse({
+    gradientsBytes: s.bytesPerState * P * R,
+    gradients: "host",
+    stateBytes: 3 * s.bytesPerState * P * R,
+    bufferCount: 0,
+    bufferBytes: 0,
+  }, available);
+  const p = { ...predictPhase({ paths: [], computeS }), host_memory };
+  if (!host_memory.fits) {
     return {
       ...p,
       feasible: false,
       note: `needs ${
-        (need / 2 ** 30).toFixed(0)
-      } GiB of host memory for the optimizer state, the node has ${
-        (input.hostMemoryBytes / 2 ** 30).toFixed(0)
-      } GiB`,
+        (host_memory.total_bytes / 2 ** 30).toFixed(0)
+      } GiB of host memory for the optimizer state and gradients, ${
+        (available / 2 ** 30).toFixed(0)
+      } GiB is available${reserveText(input)}`,
     };
   }
   return p;
 }
 
 /** ZeRO-Infinity: every subgroup on the node-local path, gradients too, all ranks at once. */
-function baselineInfinity(input: SolveInput, computeS: number): Prediction {
+function baselineInfinity(
+  input: SolveInput,
+  computeS: number,
+  available: number,
+  buffers: number,
+): Prediction {
   const s = input.setup;
   const P = shardParameters(s);
   const R = s.ranksPerNode;
@@ -489,7 +632,23 @@ function baselineInfinity(input: SolveInput, computeS: number): Prediction {
     }],
     computeS,
   });
-  const p = withSimulation(closed, simulateInfinity(s, { local: t }));
+  const host_memory = hostMemoryUse({
+    gradientsBytes: 0,
+    gradients: "swapped",
+    stateBytes: 0,
+    bufferCount: SWAP_BUFFER_COUNT,
+    bufferBytes: buffers,
+  }, available);
+  const p = withSimulation({ ...closed, host_memory }, simulateInfinity(s, { local: t }));
+  if (!host_memory.fits) {
+    return {
+      ...p,
+      feasible: false,
+      note: `its pinned swap buffers need ${(buffers / 2 ** 30).toFixed(1)} GiB of host memory, ${
+        (available / 2 ** 30).toFixed(1)
+      } GiB is available${reserveText(input)}`,
+    };
+  }
   const need = 4 * s.bytesPerState * P * R;
   if (t.capacityBytes !== undefined && need > t.capacityBytes) {
     return {
@@ -509,7 +668,6 @@ function gbps(x: number): string {
 
 /** Sentences that say why the plan is what it is. */
 function explain(
-  input: SolveInput,
   paths: PlannedPath[],
   tiers: SolverTier[],
   k: number[],
@@ -517,6 +675,7 @@ function explain(
   computeS: number,
   busyOf: Record<string, number>,
   maxCached: number,
+  cacheBytes: number,
 ): string[] {
   const out: string[] = [];
   const used = paths.filter((p) => p.subgroups > 0);
@@ -560,7 +719,7 @@ function explain(
   out.push(
     cached >= maxCached
       ? `the host cache is the binding limit: ${cached} subgroups per rank fit in ${
-        (input.hostCacheBytes / 2 ** 30).toFixed(0)
+        (cacheBytes / 2 ** 30).toFixed(0)
       } GiB; more would cut I/O further`
       : `${cached} subgroups per rank cached in host memory (room for ${maxCached})`,
   );

@@ -180,3 +180,46 @@ Deno.test("solve() takes a Deep Optimizer States stride only when the phase wait
   assert.ok(computeBound.dosStride !== undefined);
   assert.ok(computeBound.predictions.plan.compute_s < 1.7);
 });
+
+Deno.test("solve(): gradients that do not fit in host memory are swapped, read back, and the why says so", async () => {
+  // 7B on 2 ranks: 4 B/param of fp32 gradients is 28 GB, against 24 GiB less a 10 % reserve
+  const setup = resolveSetup({ model: "7b", ranksPerNode: 2 });
+  const memory = 24 * GiB;
+  const input: SolveInput = {
+    setup,
+    local: tier("file", 1e9, 2e9),
+    hostCacheBytes: 4 * GiB,
+    hostMemoryBytes: memory,
+    hostReserveBytes: 0.1 * memory,
+  };
+  const s = await solve(input);
+  const gradients = setup.bytesPerState * setup.parameters;
+  const mem = s.predictions.plan.host_memory!;
+  assert.ok(gradients > mem.available_bytes);
+  assert.equal(mem.gradients, "swapped");
+  assert.equal(mem.gradients_bytes, 0);
+  assert.ok(mem.fits && mem.total_bytes <= memory * 0.9);
+  // every subgroup's gradients are read back in the update (4 B/param more than p, m, v)
+  assert.ok(s.predictions.plan.bytes["local:read"]! >= gradients * 0.99);
+  assert.ok(s.why.some((w) => /gradients swapped/.test(w) && /more than the/.test(w)));
+  // on a node where they fit, they stay in host memory and nothing reads them
+  const big = await solve({ ...input, hostMemoryBytes: 512 * GiB, hostReserveBytes: 51 * GiB });
+  const kept = big.predictions.plan.host_memory!;
+  assert.equal(kept.gradients, "host");
+  assert.equal(kept.gradients_bytes, gradients);
+  assert.ok(kept.total_bytes <= kept.available_bytes);
+  assert.ok(big.why.some((w) => /gradients kept in host memory/.test(w)));
+  assert.ok(big.predictions.plan.update_s < s.predictions.plan.update_s);
+});
+
+Deno.test("every prediction states the host memory it assumes", async () => {
+  const s = await solve({ ...base, hostMemoryBytes: 512 * GiB, hostReserveBytes: 51 * GiB });
+  for (const [name, p] of Object.entries(s.predictions)) {
+    const m = p.host_memory;
+    assert.ok(m, name);
+    assert.equal(m.total_bytes, m.gradients_bytes + m.state_bytes + m.buffer_bytes, name);
+    assert.equal(m.fits, m.total_bytes <= m.available_bytes, name);
+  }
+  assert.equal(s.predictions.zero_infinity.host_memory!.gradients, "swapped");
+  assert.equal(s.predictions.zero_offload.host_memory!.buffer_bytes, 0);
+});
