@@ -3,8 +3,8 @@
  *
  * Every stream of the program runs as its own async loop; an op starts when
  * the op before it on its stream and every op in its `after` list are done.
- * Storage ops go through one channel per stream and path (libaio for file
- * paths, the S3 SDK for s3), think times sleep on the blocking pool
+ * Storage ops go through one channel per stream and path (libaio or
+ * io_uring for file paths, the S3 SDK for s3), think times sleep on the blocking pool
  * (sub-millisecond precise, unlike timers), barriers and per-path limits go
  * through {@linkcode NodeSync}. The clock is CLOCK_MONOTONIC, the same in
  * every Worker, so the main thread can line ranks up.
@@ -19,10 +19,16 @@
 import { join } from "node:path";
 import { monoNow } from "../core/libc.ts";
 import { AioChannel } from "../engines/libaio_stream.ts";
+import { UringChannel } from "../engines/io_uring_stream.ts";
 import { S3Channel, type S3PathTarget } from "../engines/s3_stream.ts";
 import { AbortedError, type NodeSync } from "./_sync.ts";
 import type { RankPhase, RankReport, TimelineSpan } from "../schema/workload.ts";
 import type { Op, PathPolicy, RankProgram } from "../workloads/ops.ts";
+
+/** The engines of a rank's streams on file-backed paths. */
+export const STREAM_ENGINES = ["libaio", "io_uring"] as const;
+/** One of {@linkcode STREAM_ENGINES}. */
+export type StreamEngine = typeof STREAM_ENGINES[number];
 
 /** How a rank reaches one path. */
 export interface PathRuntime {
@@ -33,6 +39,8 @@ export interface PathRuntime {
   readonly dir?: string;
   /** Open files with O_DIRECT. */
   readonly direct: boolean;
+  /** file-backed tiers: the streams' engine (default libaio). */
+  readonly engine?: StreamEngine;
   readonly s3?: S3PathTarget;
 }
 
@@ -69,7 +77,7 @@ export class RankExecutor {
   readonly #paths: Map<string, PathRuntime>;
   readonly #sync: NodeSync;
   readonly #timelineIteration: number;
-  readonly #channels = new Map<string, AioChannel | S3Channel>();
+  readonly #channels = new Map<string, AioChannel | UringChannel | S3Channel>();
 
   constructor(
     program: RankProgram,
@@ -89,11 +97,15 @@ export class RankExecutor {
     return p;
   }
 
-  #channel(key: string, path: PathRuntime): AioChannel | S3Channel {
+  #channel(key: string, path: PathRuntime): AioChannel | UringChannel | S3Channel {
     let ch = this.#channels.get(key);
     if (!ch) {
       const { iodepth, bs } = path.policy;
-      ch = path.s3 ? new S3Channel(path.s3, iodepth, bs) : new AioChannel(iodepth, bs, path.direct);
+      ch = path.s3
+        ? new S3Channel(path.s3, iodepth, bs)
+        : path.engine === "io_uring"
+        ? new UringChannel(iodepth, bs, path.direct)
+        : new AioChannel(iodepth, bs, path.direct);
       this.#channels.set(key, ch);
     }
     return ch;

@@ -79,6 +79,8 @@ export interface ContentionOptions {
   readonly size?: string | undefined;
   readonly bs?: string | undefined;
   readonly iodepth?: string | undefined;
+  /** The engine of memory, file and pfs tiers (default libaio); s3 has its own. */
+  readonly engine?: ContentionEngine | undefined;
   /** s3: endpoint URL (default from the environment). */
   readonly endpoint?: string | undefined;
   /** s3: region (default from the environment). */
@@ -147,14 +149,25 @@ interface Plan {
   readonly jobs: Record<ContentionDirection, JobOptions>[];
 }
 
-/** How a tier runs by default: libaio at depth, O_DIRECT where it means a device. */
-function tierDefaults(spec: TierSpec): { engine: string; direct: boolean } {
+/** The engines `contention --engine` offers for memory, file and pfs tiers. */
+export const CONTENTION_ENGINES = ["libaio", "io_uring"] as const;
+/** One of {@linkcode CONTENTION_ENGINES}. */
+export type ContentionEngine = typeof CONTENTION_ENGINES[number];
+
+/**
+ * How a tier runs: `engine` (libaio unless asked) at depth, O_DIRECT where
+ * it means a device.
+ */
+function tierDefaults(
+  spec: TierSpec,
+  engine: ContentionEngine = "libaio",
+): { engine: string; direct: boolean } {
   switch (spec.kind) {
     case "memory":
-      return { engine: "libaio", direct: false };
+      return { engine, direct: false };
     case "file":
     case "pfs":
-      return { engine: "libaio", direct: true };
+      return { engine, direct: true };
     case "s3":
       return { engine: "s3", direct: false };
     case "null":
@@ -182,7 +195,7 @@ function jobFor(
     runtime: o.runtime ?? CONTENTION_DEFAULTS.runtime,
     ramp: o.ramp ?? CONTENTION_DEFAULTS.ramp,
     iodepth: o.iodepth ?? CONTENTION_DEFAULTS.iodepth,
-    engine: "libaio",
+    engine: s3 ? "libaio" : o.engine ?? "libaio",
     endFsync: false,
     ...(s3 ? { endpoint: o.endpoint, region: o.region } : { direct }),
   });
@@ -219,7 +232,7 @@ function plan(specs: readonly TierSpec[], o: ContentionOptions): Plan {
   for (const [i, spec] of specs.entries()) {
     tiers[labels[i]!] = {
       spec: texts[i]!,
-      engine: tierDefaults(spec).engine,
+      engine: tierDefaults(spec, o.engine).engine,
       iodepth: first.iodepth,
       direct: jobs[i]!.read.direct,
       end_fsync: false,

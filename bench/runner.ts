@@ -121,6 +121,9 @@ function options(job: JobOptions): RunOptions {
     direct: job.direct,
     engine: engineOf(job),
     engine_impl: engineImpl(job),
+    ...(job.engineChoice
+      ? { engine_choice: { chosen: job.engineChoice.chosen, why: job.engineChoice.why } }
+      : {}),
     seed: job.seed,
     log_avg_msec: job.logAvgMsec,
     nrfiles: job.nrfiles,

@@ -50,6 +50,11 @@ import { runJob, type RunProgress, type StepProgress } from "./runner.ts";
 import { type SessionOutcome, withSession } from "./session.ts";
 import { parseDuration, parseSize } from "../core/units.ts";
 
+/** The engines `sweep --engine` offers for memory, file and pfs tiers. */
+export const SWEEP_ENGINES = ["libaio", "io_uring"] as const;
+/** One of {@linkcode SWEEP_ENGINES}. */
+export type SweepEngine = typeof SWEEP_ENGINES[number];
+
 /** Defaults of the sweep's options, as the CLI spells them. */
 export const SWEEP_DEFAULTS = {
   rw: "read",
@@ -86,6 +91,8 @@ export interface RawSweepOptions {
   readonly ssDur?: string | undefined;
   /** O_DIRECT on file and pfs tiers (default on). */
   readonly direct?: boolean | undefined;
+  /** The engine of memory, file and pfs tiers (default libaio, as DeepSpeed's aio). */
+  readonly engine?: SweepEngine | undefined;
   readonly deepspeedVersion?: string | undefined;
   readonly endpoint?: string | undefined;
   readonly region?: string | undefined;
@@ -241,7 +248,7 @@ export function planSweep(raw: RawSweepOptions): SweepPlan {
               iodepth: String(depth),
               numjobs: String(nj),
               direct: direct && (tier.kind === "file" || tier.kind === "pfs"),
-              engine: fileTier ? "libaio" : "psync",
+              engine: fileTier ? raw.engine ?? "libaio" : "psync",
               endpoint: raw.endpoint,
               region: raw.region,
             }));

@@ -13,6 +13,7 @@ import {
   TIE_MARGIN,
 } from "./sweep.ts";
 import type { SweepPoint } from "../schema/sweep.ts";
+import { ioUringRefusal } from "../engines/io_uring.ts";
 
 const GRID = { bs: ["64k", "128k"], iodepth: [1, 4], numjobs: [1, 2] };
 
@@ -93,6 +94,49 @@ Deno.test("sweep runs every point of a small grid on a file tier, picks the best
     assert(r.stdout.includes('"thread_count"'));
     assert.match(r.stdout, /criterion: fixed time/);
   });
+});
+
+Deno.test({
+  name: "sweep --engine io_uring runs every point with io_uring, the choice in the config",
+  ignore: ioUringRefusal() !== undefined,
+  fn: () =>
+    withTempDir(async (dir) => {
+      const output = join(dir, "sweep.json");
+      const r = await runCli([
+        "sweep",
+        "--tier",
+        `file:${dir}`,
+        "--bs",
+        "64k",
+        "--iodepth",
+        "1,4",
+        "--numjobs",
+        "1",
+        "--size",
+        "2m",
+        "--runtime",
+        "200ms",
+        "--ramp",
+        "0",
+        "--engine",
+        "io_uring",
+        "--quiet",
+        "--output",
+        output,
+      ]);
+      assert.equal(r.code, 0, r.stderr);
+      assert.deepEqual(await scratchLeft(dir), []);
+      const doc = JSON.parse(await Deno.readTextFile(output)) as ResultDocument;
+      assert.equal(doc.status, "ok");
+      assert.equal(doc.config.engine, "io_uring");
+      assert.equal(doc.runs.length, 2);
+      for (const run of doc.runs) {
+        assert.equal(run.status, "ok");
+        assert.equal(run.options.engine, "io_uring");
+        assert.ok(run.options.io_uring!.features.length > 0);
+        assert.ok(run.read.io_bytes > 0);
+      }
+    }),
 });
 
 Deno.test("pickBest() with no margin is the highest bandwidth, and a tie goes to fewer I/Os in flight", () => {

@@ -22,9 +22,12 @@ import type { S3TierOptions } from "../tiers/s3.ts";
 import type { S3Tier } from "../tiers/s3.ts";
 import type { FileBackedTier } from "../tiers/file_backed.ts";
 import type { WorkloadDefinition, WorkloadOptions, WorkloadPaths } from "../workloads/common.ts";
-import type { PathRuntime } from "./_rank.ts";
+import type { PathRuntime, StreamEngine } from "./_rank.ts";
+
+export { STREAM_ENGINES, type StreamEngine } from "./_rank.ts";
 import type { RankMessage, RankStart } from "./_rank_worker.ts";
 import { NodeSync } from "./_sync.ts";
+import { ioUringRefusal } from "../engines/io_uring.ts";
 import { aggregate, type WorkloadPathResult, type WorkloadResult } from "../schema/workload.ts";
 import { describeSetup, type TrainingSetup } from "../workloads/setup.ts";
 
@@ -62,6 +65,8 @@ export interface RunWorkloadOptions {
    * rank starts and the run fails with its error (the outcome's `error`).
    */
   readonly beforeStart?: () => Promise<void>;
+  /** The rank streams' engine on memory, file and pfs paths (default libaio). */
+  readonly engine?: StreamEngine;
 }
 
 /** What a workload run produced; `error` when it ended early (the document says how). */
@@ -208,6 +213,11 @@ export async function runWorkload(
       spans: [],
     },
   };
+  const engine = opts.engine ?? "libaio";
+  if (engine === "io_uring" && specs.some((s) => s.kind !== "s3")) {
+    const refused = ioUringRefusal();
+    if (refused !== undefined) throw new ConfigError("engine", refused);
+  }
   const session = { ...opts, kind: "workload", config: opts.config ?? {} } as const;
   return await withSession(session, async ({ doc, tier: open }) => {
     doc.workload = result;
@@ -238,10 +248,17 @@ export async function runWorkload(
           if (spec.kind === "pfs" && !direct) {
             result.notes.push(`${policy.name}: O_DIRECT refused on ${spec.path}; buffered I/O`);
           }
-          runtime = { policy, index, direct, dir };
+          runtime = { policy, index, direct, dir, engine };
         }
         runtimes.push(runtime);
-        result.paths.push({ ...policy, direct, tier: facts } satisfies WorkloadPathResult);
+        result.paths.push(
+          {
+            ...policy,
+            direct,
+            ...(spec.kind === "s3" ? {} : { engine }),
+            tier: facts,
+          } satisfies WorkloadPathResult,
+        );
       }
       const sync = new NodeSync(program.ranks.length, runtimes.length);
       const onAbort = () => sync.abort();

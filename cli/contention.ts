@@ -9,10 +9,11 @@
  * @module
  */
 
-import { Command } from "@commander-js/extra-typings";
+import { Command, Option } from "@commander-js/extra-typings";
 import { formatTierSpec } from "../core/config.ts";
 import {
   CONTENTION_DEFAULTS,
+  CONTENTION_ENGINES,
   type ContentionOptions,
   runContentionSession,
 } from "../bench/contention.ts";
@@ -48,6 +49,10 @@ export function contentionCommand() {
       iodepthOption("I/Os (requests for s3) in flight per tier").default(
         CONTENTION_DEFAULTS.iodepth,
       ),
+    )
+    .addOption(
+      new Option("--engine <name>", "I/O engine of memory, file and pfs tiers")
+        .choices(CONTENTION_ENGINES).default("libaio" as const),
     );
   return addOutputOptions(
     addS3Options(measured)
@@ -60,6 +65,7 @@ export function contentionCommand() {
       size: o.size,
       bs: o.bs,
       iodepth: o.iodepth,
+      engine: o.engine,
       endpoint: o.endpoint,
       region: o.region,
       mixed: o.mixed,

@@ -9,6 +9,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { type CliResult, runCli, scratchLeft, withTempDir } from "../tests/_helpers.ts";
 import { remoteTest, uniquePrefix } from "../tests/_remote.ts";
+import { ioUringRefusal } from "../engines/io_uring.ts";
 
 // deno-lint-ignore no-explicit-any
 type Json = any;
@@ -133,6 +134,40 @@ Deno.test("tierbench contention --no-mixed: no mixed pairs, in the JSON or the t
     assert.deepEqual(Object.keys(doc.contention.slowdown.write.file), ["memory"]);
     assert.deepEqual(await scratchLeft(dir), []);
   });
+});
+
+Deno.test({
+  name: "tierbench contention --engine io_uring: memory and a disk directory run through io_uring",
+  ignore: ioUringRefusal() !== undefined,
+  fn: () =>
+    withTempDir(async (dir) => {
+      const out = join(dir, "contention.json");
+      const r = await runCli([
+        "contention",
+        "--tiers",
+        `memory:/dev/shm,file:${dir}`,
+        "--runtime",
+        "0.2",
+        "--ramp",
+        "0",
+        "--size",
+        "8m",
+        "--no-mixed",
+        "--engine",
+        "io_uring",
+        "--quiet",
+        "--output",
+        out,
+      ]);
+      assert.equal(r.code, 0, r.stderr);
+      const doc = JSON.parse(await Deno.readTextFile(out));
+      assert.equal(doc.config.engine, "io_uring");
+      assertMatrix(doc.contention, ["memory", "file"], ["memory+file"], [], false);
+      assert.equal(doc.contention.pattern.tiers.memory.engine, "io_uring");
+      assert.equal(doc.contention.pattern.tiers.file.engine, "io_uring");
+      assert.ok(doc.runs.every((run: Json) => run.options.engine === "io_uring"));
+      assert.deepEqual(await scratchLeft(dir), []);
+    }),
 });
 
 Deno.test("tierbench contention: fewer than two tiers, null: and a bad size exit 2 in one line", async () => {

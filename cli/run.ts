@@ -29,6 +29,7 @@ import {
   sizeOption,
 } from "./_options.ts";
 import { ConfigError } from "../core/errors.ts";
+import { chooseAsyncEngine } from "../engines/engine_choice.ts";
 import { resolvePath } from "./_paths.ts";
 import { runAndReport } from "./_session.ts";
 import { launchedBy, runAcross } from "./_cluster.ts";
@@ -59,13 +60,18 @@ export function runCommand() {
     )
     .addOption(
       iodepthOption(
-        "I/Os in flight per job (file tiers: above 1 needs --engine libaio or io_uring; s3: requests)",
+        "I/Os in flight per job (file tiers: above 1 without --engine picks io_uring where the " +
+          "kernel allows it, else libaio; s3: requests)",
       ).default(DEFAULTS.iodepth),
     )
     .option("--numjobs <n>", "parallel jobs, each on its own file and Worker", DEFAULTS.numjobs)
     .option("--direct", "open files with O_DIRECT (bypass the page cache)", false)
     .addOption(
-      new Option("--engine <name>", "I/O engine").choices(ENGINES).default(DEFAULTS.engine),
+      new Option(
+        "--engine <name>",
+        `I/O engine (default: ${DEFAULTS.engine}; with --iodepth above 1 on file tiers: io_uring ` +
+          "where the kernel allows it, else libaio, said in options.engine_choice)",
+      ).choices(ENGINES),
     )
     .option("--fixedbufs", "io_uring: register the I/O buffers (READ_FIXED/WRITE_FIXED)")
     .option("--registerfiles", "io_uring: register the job's files (IOSQE_FIXED_FILE)")
@@ -166,7 +172,7 @@ export function runCommand() {
       rate: o.rate,
       rateIops: o.rateIops ?? o.rate_iops,
       rateProcess: o.rateProcess ?? o.rate_process,
-    });
+    }, chooseAsyncEngine);
     const launch = launchedBy();
     if (launch && job.rate) {
       throw new ConfigError(

@@ -118,6 +118,50 @@ Deno.test({
     }),
 });
 
+Deno.test("tierbench run: --iodepth 8 without --engine picks io_uring where the kernel allows it and says why; --iodepth 1 stays psync", async () => {
+  await withTempDir(async (dir) => {
+    const run = async (iodepth: string) => {
+      const out = join(dir, `d${iodepth}.json`);
+      const r = await runCli([
+        "run",
+        "--tier",
+        `file:${dir}`,
+        "--bs",
+        "64k",
+        "--iodepth",
+        iodepth,
+        "--size",
+        "2m",
+        "--output",
+        out,
+      ]);
+      assert.equal(r.code, 0, r.stderr);
+      return JSON.parse(await Deno.readTextFile(out)).runs[0];
+    };
+    const deep = await run("8");
+    assert.equal(deep.status, "ok");
+    if (ioUringRefusal() === undefined) {
+      assert.equal(deep.options.engine, "io_uring");
+      assert.deepEqual(deep.options.engine_choice, {
+        chosen: "io_uring",
+        why: "--iodepth 8 without --engine: io_uring is available",
+      });
+      assert.ok(deep.options.io_uring.features.length > 0);
+    } else {
+      assert.equal(deep.options.engine, "libaio");
+      assert.match(
+        deep.options.engine_choice.why,
+        /^--iodepth 8 without --engine: io_uring_setup failed with E\w+ \(kernel\.io_uring_disabled .*\), libaio instead$/,
+      );
+    }
+    assert.equal(deep.read.io_bytes, 2 * 1024 * 1024);
+    const one = await run("1");
+    assert.equal(one.options.engine, "psync");
+    assert.equal("engine_choice" in one.options, false);
+    assert.deepEqual(await scratchLeft(dir), []);
+  });
+});
+
 Deno.test("tierbench run: io_uring's options without --engine io_uring exit 2 naming the option", async () => {
   assertOneLine(
     await runCli(["run", "--tier", "null:", "--fixedbufs"]),

@@ -5,9 +5,9 @@
  * @module
  */
 
-import { Command } from "@commander-js/extra-typings";
+import { Command, Option } from "@commander-js/extra-typings";
 import { formatTierSpec } from "../core/config.ts";
-import { planSweep, runSweep, SWEEP_DEFAULTS } from "../bench/sweep.ts";
+import { planSweep, runSweep, SWEEP_DEFAULTS, SWEEP_ENGINES } from "../bench/sweep.ts";
 import { DEEPSPEED_VERSIONS } from "../solver/export.ts";
 import {
   addOutputOptions,
@@ -61,6 +61,10 @@ export function sweepCommand() {
       "--no-direct",
       "buffered I/O on file and pfs tiers (default O_DIRECT, as DeepSpeed's aio)",
     )
+    .addOption(
+      new Option("--engine <name>", "I/O engine of memory, file and pfs tiers")
+        .choices(SWEEP_ENGINES).default("libaio" as const),
+    )
     .option(
       "--deepspeed-version <v>",
       `DeepSpeed version of the aio block: ${DEEPSPEED_VERSIONS.join(", ")}`,
@@ -80,6 +84,7 @@ export function sweepCommand() {
       ssLimit: o.ssLimit,
       ssDur: o.ssDur,
       direct: o.direct,
+      engine: o.engine,
       deepspeedVersion: o.deepspeedVersion,
       endpoint: o.endpoint,
       region: o.region,
@@ -109,6 +114,7 @@ export function sweepCommand() {
           ss_limit_pct: plan.ssLimitPct,
           ss_samples: plan.ssSamples,
           direct: o.direct,
+          engine: o.engine,
           deepspeed_version: plan.deepspeedVersion,
           criterion: plan.criterion,
         },

@@ -5,12 +5,12 @@
  * @module
  */
 
-import { Command } from "@commander-js/extra-typings";
+import { Command, Option } from "@commander-js/extra-typings";
 import { DEFAULT_TIMEOUT_MS, formatTierSpec } from "../core/config.ts";
 import { ConfigError } from "../core/errors.ts";
 import { parseSize } from "../core/units.ts";
 import { runClusterWorkload } from "../bench/cluster_workload.ts";
-import { runWorkload } from "../bench/workload.ts";
+import { runWorkload, STREAM_ENGINES } from "../bench/workload.ts";
 import type { WorkloadOptions } from "../workloads/common.ts";
 import { WORKLOAD_NAMES, workloadByName } from "../workloads/registry.ts";
 import { resolveSetup } from "../workloads/setup.ts";
@@ -92,6 +92,10 @@ export function workloadCommand() {
   const tuned = addSetupOptions(cmd, "workload")
     .addOption(bsOption("request size on storage paths (default: the workload's)"))
     .addOption(iodepthOption("requests in flight per stream (default: the workload's)"))
+    .addOption(
+      new Option("--engine <name>", "I/O engine of the streams on memory, file and pfs paths")
+        .choices(STREAM_ENGINES).default("libaio" as const),
+    )
     .option(
       "--readers <n>",
       "node-wide: at most n ranks read a storage path at once, 0 for no limit (default: the workload's; mlp-offload 1)",
@@ -126,6 +130,7 @@ export function workloadCommand() {
       tiers: specs.map(formatTierSpec),
       setup,
       options,
+      engine: o.engine,
     };
     const launch = launchedBy();
     if (launch) {
@@ -141,6 +146,7 @@ export function workloadCommand() {
             onProgress: (p) => progress.updateWorkload(name, p),
             s3,
             config,
+            engine: o.engine,
           }),
       );
       return;
@@ -154,6 +160,7 @@ export function workloadCommand() {
           onProgress: (p) => progress.updateWorkload(name, p),
           s3,
           config,
+          engine: o.engine,
         }),
     );
   });

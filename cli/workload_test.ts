@@ -8,6 +8,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { runCli, scratchLeft, spawnCli, withTempDir } from "../tests/_helpers.ts";
+import { ioUringRefusal } from "../engines/io_uring.ts";
 
 Deno.test("tierbench workload zero-infinity writes a workload result with a summary and prints its table", async () => {
   await withTempDir(async (dir) => {
@@ -43,6 +44,58 @@ Deno.test("tierbench workload zero-infinity writes a workload result with a summ
     assert.deepEqual(await scratchLeft(dir), []);
     assert.deepEqual((await scratchLeft("/dev/shm")).filter((d) => d.includes(doc.run_id)), []);
   });
+});
+
+Deno.test({
+  name:
+    "tierbench workload --engine io_uring: the rank streams move the same bytes per path as with libaio",
+  ignore: ioUringRefusal() !== undefined,
+  fn: () =>
+    withTempDir(async (dir) => {
+      const shm = await Deno.makeTempDir({ dir: "/dev/shm", prefix: "tierbench-test-" });
+      try {
+        const run = async (engine: string) => {
+          const out = join(dir, `${engine}.json`);
+          const r = await runCli([
+            "workload",
+            "zero-infinity",
+            "--model",
+            "7b",
+            "--scale",
+            "0.0002",
+            "--ranks-per-node",
+            "2",
+            "--iterations",
+            "1",
+            "--tiers",
+            `memory:${shm},file:${dir}`,
+            "--engine",
+            engine,
+            "--quiet",
+            "--output",
+            out,
+          ]);
+          assert.equal(r.code, 0, r.stderr);
+          const doc = JSON.parse(await Deno.readTextFile(out));
+          assert.equal(doc.status, "ok", doc.error);
+          assert.equal(doc.config.engine, engine);
+          for (const p of doc.workload.paths) assert.equal(p.engine, engine, p.name);
+          return doc.workload;
+        };
+        const aio = await run("libaio");
+        const uring = await run("io_uring");
+        assert.ok(aio.summary.bytes["local:read"] > 0 && aio.summary.bytes["local:write"] > 0);
+        assert.deepEqual(uring.summary.bytes, aio.summary.bytes);
+        assert.deepEqual(
+          uring.paths.map((p: { name: string; direct: boolean }) => [p.name, p.direct]),
+          aio.paths.map((p: { name: string; direct: boolean }) => [p.name, p.direct]),
+        );
+        assert.deepEqual(await scratchLeft(dir), []);
+        assert.deepEqual(await scratchLeft(shm), []);
+      } finally {
+        await Deno.remove(shm, { recursive: true });
+      }
+    }),
 });
 
 Deno.test("tierbench workload refuses bad input with exit 2 and a line naming the field", async () => {

@@ -36,6 +36,17 @@ export interface IoUringOptions {
   readonly sqthreadPoll: boolean;
 }
 
+/**
+ * The engine a job got when `--iodepth` was above 1 on a file-backed tier
+ * and no `--engine` was named: io_uring where the kernel allows it, else
+ * libaio, and why.
+ */
+export interface EngineChoice {
+  readonly chosen: "io_uring" | "libaio";
+  /** One line: the iodepth and what the kernel said, e.g. "--iodepth 8 without --engine: io_uring is available". */
+  readonly why: string;
+}
+
 /** Tier kinds this build knows. */
 export const TIER_KINDS = ["null", "memory", "file", "pfs", "s3"] as const;
 /** One of {@linkcode TIER_KINDS}. */
@@ -122,6 +133,8 @@ export interface JobOptions {
   /** Open files with O_DIRECT. */
   readonly direct: boolean;
   readonly engine: Engine;
+  /** How `engine` was chosen when none was named (`--iodepth` above 1); absent when named or psync. */
+  readonly engineChoice?: EngineChoice;
   /** The io_uring engine's options (--fixedbufs, --registerfiles, --sqthread-poll); io_uring only. */
   readonly ioUring?: IoUringOptions;
   /** Seed for random offsets and the read/write mix. */
@@ -336,6 +349,11 @@ function toConfigError(issues: readonly ZodIssue[]): ConfigError {
 /**
  * Validates option text and resolves defaults into a {@linkcode JobOptions}.
  *
+ * With `chooseEngine`, a job on a file-backed tier with `iodepth` above 1
+ * and no `engine` gets the engine it picks (engines/engine_choice.ts asks
+ * the kernel), recorded as `engineChoice`; without it such a job is refused,
+ * psync being synchronous. `iodepth` 1 without `engine` stays psync.
+ *
  * @throws {ConfigError} naming the first field at fault and its allowed values.
  *
  * @example
@@ -345,7 +363,10 @@ function toConfigError(issues: readonly ZodIssue[]): ConfigError {
  * console.assert(job.bs === 4096 && job.size === 64 * 1024 * 1024);
  * ```
  */
-export function parseJobOptions(raw: RawJobOptions): JobOptions {
+export function parseJobOptions(
+  raw: RawJobOptions,
+  chooseEngine?: (iodepth: number) => EngineChoice,
+): JobOptions {
   if (raw.tier === undefined) {
     throw new ConfigError("tier", "is required", TIER_FORMS);
   }
@@ -389,11 +410,15 @@ export function parseJobOptions(raw: RawJobOptions): JobOptions {
     throw new ConfigError("timeout", `${raw.timeout} is below 100ms`, "e.g. 5, 30s, 2m");
   }
   const fileTier = tier.kind === "memory" || tier.kind === "file" || tier.kind === "pfs";
-  if (o.iodepth > 1 && o.engine === "psync" && fileTier) {
+  const engineChoice = raw.engine === undefined && o.iodepth > 1 && fileTier
+    ? chooseEngine?.(o.iodepth)
+    : undefined;
+  const engine: Engine = engineChoice?.chosen ?? o.engine;
+  if (o.iodepth > 1 && engine === "psync" && fileTier) {
     throw new ConfigError(
       "iodepth",
       `${o.iodepth} needs an asynchronous engine: psync keeps one I/O in flight per job ` +
-        "(use --engine libaio, or --numjobs for parallel synchronous I/O)",
+        "(use --engine libaio or io_uring, or --numjobs for parallel synchronous I/O)",
     );
   }
   const uringFlag = raw.fixedbufs
@@ -403,7 +428,7 @@ export function parseJobOptions(raw: RawJobOptions): JobOptions {
     : raw.sqthreadPoll
     ? "sqthread-poll"
     : undefined;
-  if (uringFlag !== undefined && o.engine !== "io_uring") {
+  if (uringFlag !== undefined && engine !== "io_uring") {
     throw new ConfigError(uringFlag, "applies to --engine io_uring only");
   }
   if (tier.kind === "s3" && raw.direct) {
@@ -443,7 +468,7 @@ export function parseJobOptions(raw: RawJobOptions): JobOptions {
       "--filename DEVICE with --rw read or randread",
     );
   }
-  if (raw.verify) checkVerify(tier, o);
+  if (raw.verify) checkVerify(tier, { ...o, engine });
   checkRate(tier, raw, o.iodepth);
   if (tier.kind === "s3" && o.partSize < MIN_PART_SIZE) {
     throw new ConfigError(
@@ -487,8 +512,9 @@ export function parseJobOptions(raw: RawJobOptions): JobOptions {
     iodepth: o.iodepth,
     numjobs: o.numjobs,
     direct: raw.direct ?? false,
-    engine: o.engine,
-    ...(o.engine === "io_uring"
+    engine,
+    ...(engineChoice ? { engineChoice } : {}),
+    ...(engine === "io_uring"
       ? {
         ioUring: {
           fixedbufs: raw.fixedbufs ?? false,

@@ -86,6 +86,40 @@ Deno.test("parseJobOptions() refuses iodepth above 1 with psync", () => {
   assert.match(e.message, /--engine libaio/);
 });
 
+Deno.test("parseJobOptions() lets chooseEngine pick the engine for iodepth above 1 when none is named", () => {
+  const choose = (iodepth: number) => ({
+    chosen: "libaio" as const,
+    why: `--iodepth ${iodepth} without --engine: io_uring_setup failed with EPERM, libaio instead`,
+  });
+  const job = parseJobOptions({ tier: "file:/tmp", iodepth: "8" }, choose);
+  assert.equal(job.engine, "libaio");
+  assert.deepEqual(job.engineChoice, choose(8));
+  assert.equal(job.ioUring, undefined);
+  const uring = parseJobOptions(
+    { tier: "memory:", iodepth: "4" },
+    () => ({ chosen: "io_uring", why: "available" }),
+  );
+  assert.equal(uring.engine, "io_uring");
+  assert.deepEqual(uring.ioUring, { fixedbufs: false, registerfiles: false, sqthreadPoll: false });
+  // iodepth 1 stays psync; a named engine is kept; the chooser is not asked for either
+  const never = () => {
+    throw new Error("not asked");
+  };
+  const one = parseJobOptions({ tier: "file:/tmp" }, never);
+  assert.equal(one.engine, "psync");
+  assert.equal(one.engineChoice, undefined);
+  const named = parseJobOptions({ tier: "file:/tmp", iodepth: "8", engine: "libaio" }, never);
+  assert.equal(named.engine, "libaio");
+  assert.equal(named.engineChoice, undefined);
+  assert.equal(parseJobOptions({ tier: "null:", iodepth: "8" }, never).engineChoice, undefined);
+  // an explicit psync at depth is still refused
+  assert.equal(
+    configError(() => parseJobOptions({ tier: "file:/tmp", iodepth: "8", engine: "psync" }, never))
+      .field,
+    "iodepth",
+  );
+});
+
 Deno.test("parseJobOptions() rejects out-of-range integers", () => {
   assert.deepEqual(
     configError(() => parseJobOptions({ tier: "null:", numjobs: "0" })).field,

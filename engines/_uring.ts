@@ -39,6 +39,13 @@ const SYMBOLS = {
     parameters: ["i64", "i64", "i64", "i64", "i64", "pointer", "i64"],
     result: "i32",
   },
+  /** The same io_uring_enter on a thread of Deno's blocking pool (errno is lost there). */
+  sys_enter_nb: {
+    name: "syscall",
+    parameters: ["i64", "i64", "i64", "i64", "i64", "pointer", "i64"],
+    result: "i32",
+    nonblocking: true,
+  },
   sys_register: {
     name: "syscall",
     parameters: ["i64", "i64", "i64", "pointer", "i64"],
@@ -419,6 +426,27 @@ export class Uring {
       this.#waitArg.pointer,
       24n,
     );
+  }
+
+  /**
+   * Waits until at least one completion is ready, on a thread of Deno's
+   * blocking pool, so this thread's event loop stays free (a rank's other
+   * streams, timers, barriers): 0, or -1 when the wait failed. errno is set
+   * on the pool's thread and lost; read {@linkcode Uring.ready}, and learn
+   * the errno with a short {@linkcode Uring.wait} when nothing is ready.
+   * Call it only with requests in flight.
+   */
+  async waitAsync(): Promise<number> {
+    const rc = await this.#sys.sys_enter_nb(
+      NR.enter,
+      BigInt(this.fd),
+      0n,
+      1n,
+      BigInt(IORING_ENTER_GETEVENTS),
+      null,
+      0n,
+    );
+    return rc < 0 ? -1 : 0;
   }
 
   #enter(

@@ -24,7 +24,7 @@ export type ContentionGroupDirection = ContentionDirection | "mixed";
 export interface ContentionTierPattern {
   /** The tier as `--tier` text. */
   spec: string;
-  /** `libaio` for file-backed tiers, `s3` for s3. */
+  /** `libaio` (or `io_uring` with --engine io_uring) for file-backed tiers, `s3` for s3. */
   engine: string;
   iodepth: number;
   /** O_DIRECT: on for file and pfs (unless the mount refuses it), off for memory and s3. */

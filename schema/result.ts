@@ -114,6 +114,12 @@ export interface RunOptions {
   engine: string;
   /** Where the engine's calls come from (libc, libaio.so.1, or raw system calls). */
   engine_impl: string;
+  /**
+   * How the engine was chosen when `--iodepth` was above 1 on a file-backed
+   * tier and no `--engine` was named: io_uring where the kernel allows it,
+   * else libaio, and why. Absent when the engine was named (or is psync).
+   */
+  engine_choice?: { chosen: string; why: string };
   seed: number;
   log_avg_msec: number;
   nrfiles: number;

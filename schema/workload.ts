@@ -66,6 +66,8 @@ export interface RankReport {
 /** A path as the results describe it. */
 export interface WorkloadPathResult extends PathPolicy {
   direct: boolean;
+  /** The rank streams' engine on a file-backed path (`--engine`: libaio or io_uring); absent for s3. */
+  engine?: string;
   tier: TierFacts;
   /** Most ranks that were reading / writing the path at the same moment (checks the limits). */
   peak_readers?: number;

@@ -1,0 +1,252 @@
+/**
+ * One asynchronous I/O stream of a rank through io_uring, as
+ * `AioChannel` (libaio_stream.ts) does it through libaio (and as DataStates-LLM's
+ * io_uring handler moves a checkpoint): the object is cut into requests, up
+ * to `iodepth` of them are in flight in one ring (engines/_uring.ts), and the
+ * stream waits for completions without blocking the rank's other streams.
+ *
+ * Submission is a synchronous io_uring_enter; the wait is the same call
+ * declared `nonblocking`, so it runs on a thread of Deno's blocking pool and
+ * the Worker's event loop stays free. Completions are read from the shared
+ * CQ ring on the rank's thread, all that are ready at once; each carries its
+ * own result (bytes or -errno), so every failed request keeps its errno.
+ *
+ * @module
+ */
+
+import { IoError } from "../core/errors.ts";
+import {
+  type AlignedBuffer,
+  allocAligned,
+  cString,
+  errnoName,
+  freeAligned,
+  lastErrno,
+  libc,
+  O,
+  readSmallFile,
+  strerror,
+} from "../core/libc.ts";
+import { ETIME, OP, Uring } from "./_uring.ts";
+import { fillRandom } from "./_file.ts";
+import { refusalMessage } from "./io_uring.ts";
+import { requestSize } from "./libaio_stream.ts";
+
+const EIO = 5;
+const EPERM = 1;
+const EINTR = 4;
+const EAGAIN = 11;
+const EBUSY = 16;
+const ENOSYS = 38;
+const ALIGNMENT = 4096;
+/** How long the wait that learns a lost errno lasts: 1 ms. */
+const ERRNO_WAIT_NS = 1_000_000;
+
+/** An {@linkcode IoError} for a libc call that has just failed on this thread, with its errno. */
+function callFailed(syscall: string, path: string, offset?: number): IoError {
+  const errno = lastErrno();
+  return new IoError({
+    syscall,
+    errno,
+    code: errnoName(errno),
+    path,
+    offset,
+    detail: `(${strerror(errno)})`,
+  });
+}
+
+/**
+ * An io_uring ring with its buffers, for one stream of one rank: each
+ * {@linkcode UringChannel.transfer} moves one object, keeping up to
+ * `iodepth` requests of at most `bs` bytes in flight. The same interface as
+ * `AioChannel`. One transfer at a time per channel.
+ *
+ * @example
+ * ```ts ignore
+ * const ch = new UringChannel(8, 1 << 20, true);
+ * try { await ch.transfer("/mnt/nvme/r0/params", true, 64 << 20); } finally { ch.close(); }
+ * ```
+ */
+export class UringChannel {
+  /** Requests in flight at most. */
+  readonly iodepth: number;
+  /** The largest request, in bytes. */
+  readonly bs: number;
+  /** Whether files are opened with O_DIRECT. */
+  readonly direct: boolean;
+  readonly #ring: Uring;
+  /** `iodepth` slots of `bs` bytes, 4 KiB aligned, random bytes. */
+  readonly #buffers: AlignedBuffer;
+  #closed = false;
+
+  /**
+   * Sets the ring and its buffers up. Throws an Error naming
+   * kernel.io_uring_disabled when the kernel refuses io_uring, else
+   * {@linkcode IoError} for a failed setup.
+   */
+  constructor(iodepth: number, bs: number, direct: boolean) {
+    this.iodepth = iodepth;
+    this.bs = bs;
+    this.direct = direct;
+    this.#ring = Uring.open({ entries: iodepth }, (syscall, errno) => {
+      if (syscall === "io_uring_setup" && (errno === EPERM || errno === ENOSYS)) {
+        throw new Error(
+          refusalMessage(errno, readSmallFile("/proc/sys/kernel/io_uring_disabled")?.trim()),
+        );
+      }
+      throw new IoError({ syscall, errno, code: errnoName(errno), path: "" });
+    });
+    this.#buffers = allocAligned(iodepth * bs, ALIGNMENT);
+    fillRandom(this.#buffers.bytes, 0x5eed);
+  }
+
+  /**
+   * Reads or writes `bytes` of the file at `path` from offset 0, creating it
+   * for a write. Throws {@linkcode IoError} naming the call, errno and offset.
+   */
+  async transfer(path: string, write: boolean, bytes: number): Promise<void> {
+    if (this.#closed) throw new TypeError("channel closed");
+    const c = libc();
+    const flags = (write ? O.WRONLY | O.CREAT : O.RDONLY) | O.CLOEXEC |
+      (this.direct ? O.DIRECT : 0);
+    const fd = c.open(cString(path), flags, 0o600);
+    if (fd < 0) throw callFailed("open", path);
+    try {
+      await this.#run(fd, path, write, bytes);
+    } finally {
+      c.close(fd);
+    }
+  }
+
+  async #run(fd: number, path: string, write: boolean, bytes: number): Promise<void> {
+    const req = requestSize(bytes, this.bs, this.iodepth, ALIGNMENT);
+    const total = Math.ceil(bytes / req);
+    const free: number[] = [];
+    for (let s = this.iodepth - 1; s >= 0; s--) free.push(s);
+    const lengths = new Array<number>(this.iodepth).fill(0);
+    const offsets = new Array<number>(this.iodepth).fill(0);
+    const ring = this.#ring;
+    const base = Number(this.#buffers.address);
+    const op = write ? OP.WRITE : OP.READ;
+    const call = write ? "write (io_uring)" : "read (io_uring)";
+    // next: requests prepared; queued: prepared, not yet taken by the kernel.
+    let next = 0, done = 0, queued = 0;
+    while (done < total) {
+      while (ring.inFlight + queued < this.iodepth && next < total) {
+        const slot = free.pop()!;
+        const offset = next * req;
+        const len = Math.min(req, bytes - offset);
+        lengths[slot] = len;
+        offsets[slot] = offset;
+        ring.prepare(op, fd, 0, base + slot * this.bs, len, offset, slot, 0);
+        next++;
+        queued++;
+      }
+      if (queued > 0) {
+        const rc = ring.submit();
+        if (rc < 0) {
+          const errno = -rc;
+          if ((errno !== EAGAIN && errno !== EBUSY && errno !== EINTR) || ring.inFlight === 0) {
+            throw new IoError({
+              syscall: "io_uring_enter",
+              errno,
+              code: errnoName(errno),
+              path,
+              offset: (next - queued) * req,
+            });
+          }
+        } else queued -= rc;
+      }
+      if (ring.inFlight === 0) continue;
+      let n = ring.ready();
+      if (n === 0) {
+        const waited = await ring.waitAsync();
+        n = ring.ready();
+        if (n === 0 && waited < 0) {
+          // The pool's thread lost errno: a short wait here says what it was.
+          const rc = ring.wait(1, ERRNO_WAIT_NS);
+          if (rc < 0 && rc !== -ETIME && rc !== -EINTR) {
+            throw new IoError({
+              syscall: "io_uring_enter",
+              errno: -rc,
+              code: errnoName(-rc),
+              path,
+              detail: "(wait)",
+            });
+          }
+          n = ring.ready();
+        }
+      }
+      let failure: IoError | undefined;
+      for (let e = 0; e < n; e++) {
+        const slot = ring.cqeData(e);
+        const res = ring.cqeResult(e);
+        if (failure === undefined) {
+          if (res < 0) {
+            failure = new IoError({
+              syscall: call,
+              errno: -res,
+              code: errnoName(-res),
+              path,
+              offset: offsets[slot]!,
+              detail: `(${strerror(-res)})`,
+            });
+          } else if (
+            res !== lengths[slot] &&
+            !this.#finishShort(fd, path, write, slot, res, lengths, offsets)
+          ) {
+            failure = new IoError({
+              syscall: call,
+              errno: EIO,
+              code: "EIO",
+              path,
+              offset: offsets[slot]!,
+              detail: `(short transfer: ${res} of ${lengths[slot]} bytes)`,
+            });
+          }
+        }
+        free.push(slot);
+        done++;
+      }
+      ring.advance(n);
+      if (failure) throw failure;
+    }
+  }
+
+  /**
+   * A short write carries no errno (a full file system shows up as fewer
+   * bytes). Writing the rest synchronously either finishes the request or
+   * fails with the errno that says why (ENOSPC, EDQUOT, EIO). Returns false
+   * for a short read (end of file), which the caller reports.
+   */
+  #finishShort(
+    fd: number,
+    path: string,
+    write: boolean,
+    slot: number,
+    res: number,
+    lengths: number[],
+    offsets: number[],
+  ): boolean {
+    if (!write) return false;
+    const c = libc();
+    let at = res;
+    const len = lengths[slot]!;
+    const base = this.#buffers.address + BigInt(slot * this.bs);
+    while (at < len) {
+      const p = Deno.UnsafePointer.create(base + BigInt(at))!;
+      const n = c.pwrite(fd, p, BigInt(len - at), BigInt(offsets[slot]! + at));
+      if (n < 0) throw callFailed("pwrite", path, offsets[slot]! + at);
+      if (n === 0) return false;
+      at += n;
+    }
+    return true;
+  }
+
+  /** Closes the ring (waiting for what is in flight) and frees the buffers. */
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    if (this.#ring.close()) freeAligned(this.#buffers);
+  }
+}

@@ -1,0 +1,56 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { IoError } from "../core/errors.ts";
+import { withTempDir } from "../tests/_helpers.ts";
+import { ioUringRefusal } from "./io_uring.ts";
+import { UringChannel } from "./io_uring_stream.ts";
+import { AioChannel } from "./libaio_stream.ts";
+
+const ignore = ioUringRefusal() !== undefined;
+
+Deno.test({
+  name: "UringChannel writes and reads an object of any size with O_DIRECT, as AioChannel does",
+  ignore,
+  fn: () =>
+    withTempDir(async (dir) => {
+      const bytes = 5 * 65536 + 3 * 4096; // not a multiple of bs: a short last request
+      const uring = new UringChannel(4, 65536, true);
+      const aio = new AioChannel(4, 65536, true);
+      try {
+        await uring.transfer(join(dir, "u"), true, bytes);
+        await aio.transfer(join(dir, "a"), true, bytes);
+        assert.equal((await Deno.stat(join(dir, "u"))).size, bytes);
+        assert.equal((await Deno.stat(join(dir, "a"))).size, bytes);
+        await uring.transfer(join(dir, "a"), false, bytes);
+        await uring.transfer(join(dir, "u"), false, 4096); // smaller than one request
+      } finally {
+        uring.close();
+        aio.close();
+      }
+    }),
+});
+
+Deno.test({
+  name:
+    "UringChannel names the call, errno and path of a failure: a missing file, a read past the end",
+  ignore,
+  fn: () =>
+    withTempDir(async (dir) => {
+      const ch = new UringChannel(2, 8192, false);
+      try {
+        await assert.rejects(
+          ch.transfer(join(dir, "missing"), false, 8192),
+          (e: unknown) => e instanceof IoError && e.message.includes("ENOENT"),
+        );
+        await Deno.writeFile(join(dir, "short"), new Uint8Array(4096));
+        await assert.rejects(
+          ch.transfer(join(dir, "short"), false, 16384),
+          (e: unknown) =>
+            e instanceof IoError && /read \(io_uring\)/.test(e.message) &&
+            /short transfer/.test(e.message),
+        );
+      } finally {
+        ch.close();
+      }
+    }),
+});
