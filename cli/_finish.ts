@@ -7,7 +7,8 @@
 
 import { ConfigError } from "../core/errors.ts";
 import type { SessionOutcome } from "../bench/session.ts";
-import { type ResultDocument, writeResult } from "../schema/result.ts";
+import { type ResultDocument, stringifyResult, writeResult } from "../schema/result.ts";
+import { type FioJobSource, type OutputFormat, toFioJson } from "../schema/fio_json.ts";
 import { formatClusterTable } from "./cluster_table.ts";
 import { formatContentionTable } from "./contention_table.ts";
 import { formatScheduleNotes, formatTable } from "./run_table.ts";
@@ -36,22 +37,72 @@ export function formatTables(doc: ResultDocument): string {
   return [...runs, ...cluster, ...sweep, ...workload, ...matrix, ...workloads].join("\n");
 }
 
-/** Writes the results, prints the table, and exits with the right status. */
+/** How the result is written: its format and, for fio's formats, the job file's options. */
+export interface FinishFormat {
+  readonly format?: OutputFormat | undefined;
+  readonly source?: FioJobSource | undefined;
+}
+
+/** `output` when it means standard output. */
+export const STDOUT = "-";
+
+/** The document as `format` has it (`normal` has none). */
+function documentText(doc: ResultDocument, f: FinishFormat): string | undefined {
+  switch (f.format ?? "json") {
+    case "normal":
+      return undefined;
+    case "json":
+      return stringifyResult(doc);
+    case "fio-json":
+      return JSON.stringify(toFioJson(doc, f.source ? { source: f.source } : {}), null, 2);
+    case "json+":
+      return JSON.stringify(
+        toFioJson(doc, { plus: true, ...(f.source ? { source: f.source } : {}) }),
+        null,
+        2,
+      );
+  }
+}
+
+async function writeText(path: string, text: string): Promise<void> {
+  const dir = path.includes("/") ? path.slice(0, path.lastIndexOf("/")) : "";
+  if (dir) await Deno.mkdir(dir, { recursive: true });
+  await Deno.writeTextFile(path, text);
+}
+
+/**
+ * Writes the results, prints the table, and exits with the right status.
+ * With `output` "-" the document goes to stdout and every other line to
+ * stderr; with format `normal` the tables are the output (to `output`, or
+ * stdout when it is absent or "-") and no document is written.
+ */
 export async function finish(
   outcome: SessionOutcome,
   output: string,
   signal: AbortSignal,
+  f: FinishFormat = {},
 ): Promise<void> {
   const { doc, error } = outcome;
   if (error instanceof ConfigError) fail(error.message, EXIT_USAGE);
+  const toStdout = output === STDOUT;
+  const say = toStdout ? console.error : console.log;
   // a workload that got as far as setting its tiers up has something to show
   const wrote = doc.runs.length > 0 || (doc.workload?.paths.length ?? 0) > 0 ||
     doc.cluster !== undefined;
+  const text = documentText(doc, f);
   if (wrote) {
-    await writeResult(output, doc);
-    console.log(formatTables(doc));
+    if (text === undefined) {
+      if (toStdout) console.log(formatTables(doc));
+      else await writeText(output, formatTables(doc) + "\n");
+    } else {
+      if (toStdout) console.log(text);
+      else if ((f.format ?? "json") === "json") await writeResult(output, doc);
+      else await writeText(output, text + "\n");
+      say(formatTables(doc));
+    }
   }
-  const where = wrote ? `; ${doc.status === "ok" ? "" : "partial "}results in ${output}` : "";
+  const place = toStdout ? "on stdout" : `in ${output}`;
+  const where = wrote ? `; ${doc.status === "ok" ? "" : "partial "}results ${place}` : "";
   if (doc.status === "interrupted" || signal.aborted) {
     fail(
       `interrupted by ${String(signal.reason ?? "a signal")}${where}; scratch files removed`,
@@ -62,6 +113,6 @@ export async function finish(
     const cause = error instanceof Error ? error.message : doc.error ?? "run failed";
     fail(`${cause}${where}`, EXIT_FAILED);
   }
-  for (const line of formatScheduleNotes(doc.runs)) console.log(line);
-  console.log(`results: ${output}`);
+  for (const line of formatScheduleNotes(doc.runs)) say(line);
+  if (!toStdout) say(`results: ${output}`);
 }

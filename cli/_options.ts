@@ -9,7 +9,12 @@
  * @module
  */
 
-import { type Command, Option, type OptionValues } from "@commander-js/extra-typings";
+import {
+  type Command,
+  InvalidArgumentError,
+  Option,
+  type OptionValues,
+} from "@commander-js/extra-typings";
 import type { RawTrainingSetup } from "../workloads/setup.ts";
 import { SETUP_DEFAULTS } from "../workloads/setup.ts";
 import { MODEL_NAMES } from "../workloads/model.ts";
@@ -252,4 +257,27 @@ export function setupOf(o: SetupFlags): RawTrainingSetup {
     adamRate: o.adamRate,
     gpuTflops: o.gpuTflops,
   };
+}
+
+// --- fio's spellings ----------------------------------------------------------------------------
+
+/**
+ * `flags` as fio spells an option tierbench names `of` (`--ramp_time` for
+ * `--ramp`): the same option under fio's name, said so in `--help`. The two
+ * conflict when both are given.
+ */
+export function fioAlias<F extends string>(flags: F, of: string) {
+  return new Option(flags, `fio's name for ${of}`);
+}
+
+/**
+ * `--direct [0|1]`: O_DIRECT; the bare flag, or fio's `--direct=1` and
+ * `--direct=0`.
+ */
+export function directOption(help: string) {
+  return new Option("--direct [0|1]", help).argParser((v: string): boolean => {
+    if (v === "1" || v === "true") return true;
+    if (v === "0" || v === "false") return false;
+    throw new InvalidArgumentError(`"${v}" is not 1 or 0 (fio's --direct=1, --direct=0)`);
+  });
 }

@@ -11,7 +11,7 @@ import { runSession, type SessionOutcome } from "../bench/session.ts";
 import type { ResultDocument } from "../schema/result.ts";
 import { newRunId } from "../tiers/scratch.ts";
 import { ProgressLine } from "./progress.ts";
-import { finish } from "./_finish.ts";
+import { finish, type FinishFormat, STDOUT } from "./_finish.ts";
 import { outputPath } from "./_paths.ts";
 import { withSignals } from "./_signals.ts";
 
@@ -24,22 +24,34 @@ export interface SessionContext {
   readonly progress: ProgressLine;
 }
 
+/** Where a session's result goes, and how. */
+export interface ReportTo {
+  readonly output?: string | undefined;
+  readonly quiet: boolean;
+  /** `--output-format` (default json); fio's formats with the job file's options, if any. */
+  readonly outputFormat?: FinishFormat["format"];
+  readonly fioSource?: FinishFormat["source"];
+}
+
 /**
  * Runs `body` under signal handling with a progress line (none when
  * `o.quiet`), then writes its outcome to `o.output` (default
- * results/<host>-<run id>.json), prints its tables and exits as it calls for.
+ * results/<host>-<run id>.json; "-" or, for format normal, absent: stdout),
+ * prints its tables and exits as it calls for.
  */
 export async function reportSession(
-  o: { readonly output?: string | undefined; readonly quiet: boolean },
+  o: ReportTo,
   body: (session: SessionContext) => Promise<SessionOutcome>,
 ): Promise<void> {
   const runId = newRunId();
-  const output = outputPath(o.output, runId);
+  const output = o.output === STDOUT || (o.output === undefined && o.outputFormat === "normal")
+    ? STDOUT
+    : outputPath(o.output, runId);
   const progress = new ProgressLine(o.quiet);
   await withSignals(async (signal) => {
     const outcome = await body({ runId, signal, progress });
     progress.stop();
-    await finish(outcome, output, signal);
+    await finish(outcome, output, signal, { format: o.outputFormat, source: o.fioSource });
   });
 }
 
@@ -54,7 +66,7 @@ export type AfterRuns = (
 export async function runAndReport(
   jobs: JobOptions[],
   kind: ResultDocument["kind"],
-  o: { readonly output?: string | undefined; readonly quiet: boolean },
+  o: ReportTo,
   remote?: ResultDocument["remote"],
   after?: AfterRuns,
 ): Promise<void> {

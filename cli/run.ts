@@ -23,6 +23,8 @@ import {
   addOutputOptions,
   addS3Options,
   bsOption,
+  directOption,
+  fioAlias,
   iodepthOption,
   rampOption,
   runtimeOption,
@@ -33,6 +35,51 @@ import { chooseAsyncEngine } from "../engines/engine_choice.ts";
 import { resolvePath } from "./_paths.ts";
 import { runAndReport } from "./_session.ts";
 import { launchedBy, runAcross } from "./_cluster.ts";
+import { OUTPUT_FORMATS } from "../schema/fio_json.ts";
+import { runJobFile } from "./_jobfile.ts";
+
+/** The options a job file gives itself; on the command line beside one they are refused. */
+const NOT_WITH_JOB_FILE = [
+  "tier",
+  "rw",
+  "rwmixread",
+  "bs",
+  "size",
+  "ioSize",
+  "io_size",
+  "runtime",
+  "ramp",
+  "ramp_time",
+  "iodepth",
+  "numjobs",
+  "direct",
+  "engine",
+  "ioengine",
+  "fixedbufs",
+  "registerfiles",
+  "sqthreadPoll",
+  "sqthread_poll",
+  "rate",
+  "rateIops",
+  "rate_iops",
+  "rateProcess",
+  "rate_process",
+  "seed",
+  "randseed",
+  "logAvgMsec",
+  "log_avg_msec",
+  "nrfiles",
+  "fileLayout",
+  "filename",
+  "allowDevice",
+  "endFsync",
+  "objectSize",
+  "partSize",
+  "multipartThreshold",
+  "verify",
+  "name",
+  "stonewalling",
+] as const;
 
 /** How `run` words the S3 options: it spells the defaults out. */
 const RUN_S3_HELP = {
@@ -44,20 +91,26 @@ const RUN_S3_HELP = {
 /** The `run` command. */
 export function runCommand() {
   const cmd = new Command("run")
-    .description("run one fio-style job on one tier")
-    .requiredOption(
+    .description(
+      "run one fio-style job on one tier, or the jobs of a fio job file (docs/jobfiles.md)",
+    )
+    .argument("[jobfile]", "a fio job file (.fio): run its jobs as fio would")
+    .option(
       "--tier <spec>",
-      "where to do I/O: file:DIR, memory:[DIR] (default /dev/shm), pfs:DIR, s3://BUCKET[/PREFIX], null:",
+      "where to do I/O: file:DIR, memory:[DIR] (default /dev/shm), pfs:DIR, " +
+        "s3://BUCKET[/PREFIX], null: (required without a job file)",
     )
     .addOption(new Option("--rw <mode>", "access pattern").choices(RW_MODES).default(DEFAULTS.rw))
     .option("--rwmixread <pct>", "percentage of reads for randrw", DEFAULTS.rwmixread)
     .addOption(bsOption("block size (k, m, g suffixes, binary)").default(DEFAULTS.bs))
     .addOption(sizeOption("size of each job's file").default(DEFAULTS.size))
     .option("--io-size <size>", "bytes each job moves when not time-based (default: --size)")
+    .addOption(fioAlias("--io_size <size>", "--io-size").conflicts("ioSize"))
     .addOption(runtimeOption("measure for this long, looping over the file (time-based)"))
     .addOption(
       rampOption("warm-up before measuring, excluded from results").default(DEFAULTS.ramp),
     )
+    .addOption(fioAlias("--ramp_time <seconds>", "--ramp").conflicts("ramp"))
     .addOption(
       iodepthOption(
         "I/Os in flight per job (file tiers: above 1 without --engine picks io_uring where the " +
@@ -65,7 +118,10 @@ export function runCommand() {
       ).default(DEFAULTS.iodepth),
     )
     .option("--numjobs <n>", "parallel jobs, each on its own file and Worker", DEFAULTS.numjobs)
-    .option("--direct", "open files with O_DIRECT (bypass the page cache)", false)
+    .addOption(
+      directOption("open files with O_DIRECT (bypass the page cache); also fio's --direct=1/0")
+        .default(false),
+    )
     .addOption(
       new Option(
         "--engine <name>",
@@ -73,9 +129,11 @@ export function runCommand() {
           "where the kernel allows it, else libaio, said in options.engine_choice)",
       ).choices(ENGINES),
     )
+    .addOption(fioAlias("--ioengine <name>", "--engine").choices(ENGINES).conflicts("engine"))
     .option("--fixedbufs", "io_uring: register the I/O buffers (READ_FIXED/WRITE_FIXED)")
     .option("--registerfiles", "io_uring: register the job's files (IOSQE_FIXED_FILE)")
     .option("--sqthread-poll", "io_uring: a kernel thread polls the submission queue (SQPOLL)")
+    .addOption(fioAlias("--sqthread_poll", "--sqthread-poll").conflicts("sqthreadPoll"))
     .option(
       "--rate <bytes>",
       "open loop: each job issues bs-sized requests at this many bytes/s (k, m, g; fio's rate); " +
@@ -89,10 +147,15 @@ export function runCommand() {
           "--seed); fio's rate_process, default linear",
       ).choices(RATE_PROCESSES),
     )
-    .addOption(new Option("--rate_iops <n>").hideHelp())
-    .addOption(new Option("--rate_process <process>").hideHelp())
+    .addOption(fioAlias("--rate_iops <n>", "--rate-iops").conflicts("rateIops"))
+    .addOption(
+      fioAlias("--rate_process <process>", "--rate-process").choices(RATE_PROCESSES)
+        .conflicts("rateProcess"),
+    )
     .option("--seed <n>", "seed for random offsets and the read/write mix", DEFAULTS.seed)
+    .addOption(fioAlias("--randseed <n>", "--seed").conflicts("seed"))
     .option("--log-avg-msec <ms>", "interval of the bandwidth time series", DEFAULTS.logAvgMsec)
+    .addOption(fioAlias("--log_avg_msec <ms>", "--log-avg-msec").conflicts("logAvgMsec"))
     .option(
       "--nrfiles <n>",
       "files per job, blocks striped round-robin over them",
@@ -132,12 +195,44 @@ export function runCommand() {
         false,
       )
       .option("--name <name>", "label for the table and results")
+      .addOption(
+        new Option(
+          "--output-format <format>",
+          "json: tierbench's document; fio-json: fio's --output-format=json layout; json+: " +
+            "fio-json with clat_ns bins; normal: the table alone (to stdout unless --output)",
+        ).choices(OUTPUT_FORMATS).default("json" as const),
+      )
       .option(
         "--stonewalling",
         "across processes (mpirun, srun): stop every process when the first finishes its " +
           "--io-size (IOR's stonewalling, not fio's stonewall)",
       ),
-  ).action(async (o) => {
+  ).action(async (jobfile, o, command) => {
+    if (o.output === "-" && o.outputFormat === "normal") {
+      throw new ConfigError(
+        "output",
+        "- with --output-format normal: normal goes to stdout already",
+      );
+    }
+    if (jobfile !== undefined) {
+      const given = NOT_WITH_JOB_FILE.find((k) => command.getOptionValueSource(k) === "cli");
+      if (given !== undefined) {
+        const flag = command.options.find((opt) => opt.attributeName() === given)?.long ?? given;
+        throw new ConfigError(
+          flag.replace(/^--/, ""),
+          "job options come from the job file with one: give it in the file's [global] section",
+        );
+      }
+      if (launchedBy()) {
+        throw new ConfigError(
+          "jobfile",
+          "is not available across processes yet",
+          "a single process",
+        );
+      }
+      await runJobFile(resolvePath(jobfile), o);
+      return;
+    }
     const job = parseJobOptions({
       timeout: o.timeout,
       name: o.name,
@@ -146,18 +241,18 @@ export function runCommand() {
       rwmixread: o.rwmixread,
       bs: o.bs,
       size: o.size,
-      ioSize: o.ioSize,
+      ioSize: o.io_size ?? o.ioSize,
       runtime: o.runtime,
-      ramp: o.ramp,
+      ramp: o.ramp_time ?? o.ramp,
       iodepth: o.iodepth,
       numjobs: o.numjobs,
       direct: o.direct,
-      engine: o.engine,
+      engine: o.ioengine ?? o.engine,
       fixedbufs: o.fixedbufs,
       registerfiles: o.registerfiles,
-      sqthreadPoll: o.sqthreadPoll,
-      seed: o.seed,
-      logAvgMsec: o.logAvgMsec,
+      sqthreadPoll: o.sqthread_poll ?? o.sqthreadPoll,
+      seed: o.randseed ?? o.seed,
+      logAvgMsec: o.log_avg_msec ?? o.logAvgMsec,
       nrfiles: o.nrfiles,
       fileLayout: o.fileLayout,
       endFsync: o.endFsync,
@@ -174,6 +269,13 @@ export function runCommand() {
       rateProcess: o.rateProcess ?? o.rate_process,
     }, chooseAsyncEngine);
     const launch = launchedBy();
+    if (launch && o.outputFormat !== "json") {
+      throw new ConfigError(
+        "output-format",
+        `${o.outputFormat} is not available across processes yet`,
+        "json",
+      );
+    }
     if (launch && job.rate) {
       throw new ConfigError(
         o.rate !== undefined ? "rate" : "rate-iops",

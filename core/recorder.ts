@@ -174,3 +174,33 @@ export function mergeLatency(into: LatencyHistograms, from: LatencyHistograms): 
   into.slat.add(from.slat);
   into.ttfb.add(from.ttfb);
 }
+
+/**
+ * Every value the histogram recorded, as `[value, count]` pairs in rising
+ * order, one pair per HDR bucket: `value` is the highest value the bucket
+ * holds (within 0.1 % of every value recorded into it).
+ *
+ * @example
+ * ```ts
+ * import { newHistogram, recordedValues } from "./recorder.ts";
+ * const h = newHistogram();
+ * h.recordValue(1500);
+ * h.recordValue(1500);
+ * h.recordValue(90_000);
+ * const pairs = recordedValues(h);
+ * console.assert(pairs.length === 2 && pairs[0]![1] === 2);
+ * ```
+ */
+export function recordedValues(h: Histogram): [value: number, count: number][] {
+  if (!(h instanceof hdr.JsHistogram)) {
+    throw new TypeError("recordedValues: a JavaScript HDR histogram (newHistogram) is required");
+  }
+  const it = h.recordedValuesIterator;
+  it.reset();
+  const pairs: [number, number][] = [];
+  while (it.hasNext()) {
+    const v = it.next();
+    pairs.push([v.valueIteratedTo, v.countAtValueIteratedTo]);
+  }
+  return pairs;
+}
