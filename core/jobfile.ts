@@ -210,6 +210,8 @@ const KEYS: Record<string, { field: string; map: Mapper }> = {
 /** The keys a job file may use, fio's and tierbench's own. */
 export const JOB_FILE_KEYS: readonly string[] = Object.keys(KEYS);
 
+const GROUPING_KEYS = new Set(["stonewall", "wait_for_previous", "new_group"]);
+
 const TIER_KINDS_OF_DIRECTORY = ["file", "memory", "pfs"];
 
 /**
@@ -312,7 +314,10 @@ export function resolveJobFile(parsed: ParsedJobFile, file: string): JobFile {
       const dir = o.directory as string | undefined;
       raw.filename = f.startsWith("/") || dir === undefined ? f : `${dir}/${f}`;
     }
-    const options = Object.fromEntries(section.entries.map((e) => [e.key, e.value ?? ""]));
+    // fio leaves its grouping keys out of `job options`
+    const options = Object.fromEntries(
+      section.entries.filter((e) => !GROUPING_KEYS.has(e.key)).map((e) => [e.key, e.value ?? ""]),
+    );
     return { name: raw.name!, raw, options, run, groupid, origin, where };
   });
   const global = Object.fromEntries(parsed.global.map((e) => [e.key, e.value ?? ""]));
