@@ -28,7 +28,7 @@ import type { ScalingResult } from "../schema/scaling.ts";
 import type { AfterRuns } from "./_session.ts";
 import { newRunId } from "../tiers/scratch.ts";
 import { EXIT_FAILED, fail } from "./_exit.ts";
-import { finish } from "./_finish.ts";
+import { finish, STDOUT } from "./_finish.ts";
 import { outputPath } from "./_paths.ts";
 import { withSignals } from "./_signals.ts";
 import { ProgressLine } from "./progress.ts";
@@ -95,7 +95,8 @@ export async function acrossProcesses(
       // Left before the end is written: MPI is finalized before any exit.
       await dispose();
       if (outcome.root) {
-        await finish(outcome, outputPath(o.output, outcome.doc.run_id), signal);
+        const output = o.output === STDOUT ? STDOUT : outputPath(o.output, outcome.doc.run_id);
+        await finish(outcome, output, signal);
       } else if (outcome.doc.status !== "ok") {
         const cause = outcome.error instanceof Error
           ? outcome.error.message
