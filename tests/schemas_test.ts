@@ -118,6 +118,25 @@ Deno.test("run, contention, sweep, workload and plan documents the CLI writes va
   });
 });
 
+Deno.test("bench --quick writes a profile with the contention matrix and no workloads that validates against the result schema", async () => {
+  await withTempDir(async (dir) => {
+    const out = join(dir, "quick.json");
+    await cli(["bench", "--quick", "--file-dir", dir, "--quiet", "--output", out]);
+    const doc = await assertValidFile(out) as {
+      kind: string;
+      contention?: { status: string };
+      workloads?: unknown;
+      config: { jobs: { runtimeMs: number; rampMs: number; size: number }[] };
+    };
+    assert.equal(doc.kind, "profile");
+    assert.equal(doc.contention?.status, "ok");
+    assert.equal(doc.workloads, undefined);
+    for (const j of doc.config.jobs) {
+      assert.deepEqual([j.runtimeMs, j.rampMs, j.size], [500, 0, 16 << 20]);
+    }
+  });
+});
+
 Deno.test("a run across 3 torchrun-style processes writes one document that validates against the result schema", async () => {
   const dir = await Deno.makeTempDir({ dir: "/dev/shm", prefix: "tierbench-schema-test-" });
   try {
