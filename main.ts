@@ -30,7 +30,7 @@ import {
   sweepCommand,
   workloadCommand,
 } from "./cli/mod.ts";
-import { polishHelp } from "./cli/_help.ts";
+import { polishHelp } from "./cli/help_text.ts";
 
 /** The program: its subcommands in the order `--help` lists them. */
 function program() {

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { Command } from "@commander-js/extra-typings";
-import { EXAMPLES, polishHelp } from "./_help.ts";
+import { EXAMPLES, polishHelp } from "./help_text.ts";
 
 Deno.test("polishHelp: defaults and choices read as values, units noted, 2–3 examples last", () => {
   const program = new Command().name("tierbench");
