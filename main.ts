@@ -30,6 +30,7 @@ import {
   sweepCommand,
   workloadCommand,
 } from "./cli/mod.ts";
+import { polishHelp } from "./cli/help_text.ts";
 
 /** The program: its subcommands in the order `--help` lists them. */
 function program() {
@@ -57,6 +58,7 @@ function program() {
     // as program.command() would: errors thrown, not printed, and --help's exit too
     program.addCommand(command.copyInheritedSettings(program));
   }
+  polishHelp(program);
   return program;
 }
 

@@ -5,8 +5,6 @@
  * @module
  */
 
-/// <reference lib="deno.worker" />
-
 import { IoUringEngine } from "../engines/io_uring.ts";
 import { LibaioEngine } from "../engines/libaio.ts";
 import { NoopEngine } from "../engines/noop.ts";
@@ -20,6 +18,9 @@ import { S3Error } from "../core/errors.ts";
 import { redactSecrets } from "../core/secrets.ts";
 import { VerifyError } from "../core/verify.ts";
 import { readBackWritten } from "../engines/verify_readback.ts";
+import { workerScope } from "../core/worker_scope.ts";
+
+const scope = workerScope<JobStart, JobMessage>();
 
 function openEngine(plan: JobPlan): JobEngine | Promise<JobEngine> {
   switch (plan.engine) {
@@ -78,14 +79,14 @@ function describe(e: unknown): JobFailure {
   return { kind: "other", name: err.name, message: redactSecrets(err.message) };
 }
 
-self.onmessage = async (event: MessageEvent<JobStart>) => {
+scope.onmessage = async (event: MessageEvent<JobStart>) => {
   const { plan, ctl, f64 } = event.data;
   const rt = new JobRuntime(plan, { ctl, f64 });
   let engine: JobEngine | undefined;
   let failure: JobFailure | undefined;
   try {
     engine = await openEngine(plan);
-    self.postMessage({ type: "ready", job: plan.job } satisfies JobMessage);
+    scope.postMessage({ type: "ready", job: plan.job } satisfies JobMessage);
     if (rt.waitForStart()) await engine.run(rt);
     if (plan.verify && !rt.stopped) {
       rt.finish(); // the end of the measured I/O: the read-back is not measured
@@ -110,6 +111,6 @@ self.onmessage = async (event: MessageEvent<JobStart>) => {
     ...(plan.rate ? { schedule: rt.schedule()! } : {}),
     ...(failure ? { failure } : {}),
   };
-  self.postMessage(message);
-  self.close();
+  scope.postMessage(message);
+  scope.close();
 };

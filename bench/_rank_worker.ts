@@ -6,13 +6,12 @@
  * @module
  */
 
-/// <reference lib="deno.worker" />
-
 import { redactSecrets } from "../core/secrets.ts";
 import { type PathRuntime, RankExecutor } from "./_rank.ts";
 import type { RankReport } from "../schema/workload.ts";
 import { AbortedError, NodeSync } from "./_sync.ts";
 import type { RankProgram } from "../workloads/ops.ts";
+import { workerScope } from "../core/worker_scope.ts";
 
 /** Main → rank: the one message that starts it. */
 export interface RankStart {
@@ -32,7 +31,9 @@ export type RankMessage =
   | { readonly type: "failed"; readonly rank: number; readonly message: string }
   | { readonly type: "aborted"; readonly rank: number };
 
-self.onmessage = async (e: MessageEvent<RankStart>) => {
+const scope = workerScope<RankStart, RankMessage>();
+
+scope.onmessage = async (e: MessageEvent<RankStart>) => {
   const m = e.data;
   const sync = new NodeSync(m.ranks, m.paths.length, m.sync);
   const exec = new RankExecutor(m.program, m.paths, sync, m.timelineIteration);
@@ -40,7 +41,7 @@ self.onmessage = async (e: MessageEvent<RankStart>) => {
   try {
     await exec.layout();
     if (m.gated) {
-      self.postMessage({ type: "ready", rank: m.program.rank } satisfies RankMessage);
+      scope.postMessage({ type: "ready", rank: m.program.rank } satisfies RankMessage);
       await sync.gate();
     }
     out = { type: "done", report: await exec.run() };
@@ -52,5 +53,5 @@ self.onmessage = async (e: MessageEvent<RankStart>) => {
       out = { type: "failed", rank: m.program.rank, message: redactSecrets(message) };
     }
   }
-  self.postMessage(out);
+  scope.postMessage(out);
 };

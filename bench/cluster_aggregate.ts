@@ -112,7 +112,7 @@ export function commonWindow(
 
 function mergedHistograms(parts: readonly ProcessRun[], dir: Dir): LatencyHistograms {
   const into = newLatencyHistograms();
-  for (const p of parts) mergeLatency(into, decodeLatency(p.run[dir].hist));
+  for (const p of parts) mergeLatency(into, decodeLatency(p.run[dir].hist!));
   return into;
 }
 

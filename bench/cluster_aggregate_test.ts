@@ -51,7 +51,7 @@ Deno.test("aggregateRun: merged percentiles are the percentiles of the merged hi
   const { run, section } = aggregateRun(parts);
   for (const dir of ["read", "write"] as const) {
     const merged = newLatencyHistograms();
-    for (const p of parts) mergeLatency(merged, decodeLatency(p.run[dir].hist));
+    for (const p of parts) mergeLatency(merged, decodeLatency(p.run[dir].hist!));
     const expected = latencyStats(merged.lat);
     assert.deepEqual(section[dir].lat_ns, expected);
     assert.deepEqual(run[dir].lat_ns, expected);

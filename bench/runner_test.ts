@@ -37,7 +37,7 @@ Deno.test("runJob() moves exactly io_size per job on the file tier with O_DIRECT
     assert.ok(r.read.bw_bytes > 0 && r.read.iops > 0);
     assert.equal(r.jobs.length, 2);
     assert.ok(r.read.first_done.io_bytes <= r.read.last_done.io_bytes);
-    assert.equal(decodeHistogram(r.read.hist.lat).totalCount, 512);
+    assert.equal(decodeHistogram(r.read.hist!.lat).totalCount, 512);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

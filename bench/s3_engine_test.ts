@@ -67,7 +67,7 @@ remoteTest("S3Engine GETs whole objects and records the time to first byte", asy
     assert.ok(ttfb, "ttfb_ns for GETs");
     assert.equal(ttfb.N, 16);
     assert.ok(ttfb.mean <= r.read.lat_ns.mean, "the first byte comes before the last");
-    assert.equal(decodeHistogram(r.read.hist.ttfb).totalCount, 16);
+    assert.equal(decodeHistogram(r.read.hist!.ttfb).totalCount, 16);
     // Each job laid out 8 objects of 4 MiB, kept for later read runs until the tier goes.
     const keys = await listKeys(env, tier.scratchPrefix);
     assert.equal(keys.filter((k) => /\/job[01]\/obj\d$/.test(k)).length, 16);

@@ -12,7 +12,7 @@ import { newRunId } from "../tiers/scratch.ts";
 import type { S3TierOptions } from "../tiers/s3.ts";
 import { formatTierSpec, type JobOptions, type TierSpec } from "../core/config.ts";
 import { hostFacts, peakRssBytes } from "../core/host.ts";
-import { RESULT_SCHEMA, type ResultDocument } from "../schema/result.ts";
+import { RESULT_SCHEMA, RESULT_SCHEMA_ID, type ResultDocument } from "../schema/result.ts";
 import type { RunStatus } from "../schema/run_status.ts";
 import { runJob, type RunProgress } from "./runner.ts";
 
@@ -38,6 +38,7 @@ export function newResultDocument(
   started: string = new Date().toISOString(),
 ): ResultDocument {
   return {
+    $schema: RESULT_SCHEMA_ID,
     schema: RESULT_SCHEMA,
     tool: { name: "tierbench", version: VERSION, deno: Deno.version.deno, peak_rss_bytes: 0 },
     run_id: runId,

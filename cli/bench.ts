@@ -83,6 +83,14 @@ function benchContention(tiers: TierSpec[], o: ContentionOptions): AfterRuns {
   };
 }
 
+/**
+ * `bench --quick`: each point 0.5 s measured after no warm-up, on 16 MiB
+ * files, and no training workloads; the contention matrix stays, so the
+ * profile still carries everything `plan` reads. A smoke test of the node
+ * and of the binary, not a profile to plan a real run with.
+ */
+export const QUICK = { runtime: "0.5", ramp: "0", size: "16m" } as const;
+
 /** The `bench` command. */
 export function benchCommand() {
   const cmd = new Command("bench")
@@ -95,14 +103,25 @@ export function benchCommand() {
     .option("--no-file", "skip the file tier")
     .option("--pfs <dir>", "a directory on a shared mount (default: $TIERBENCH_PFS_DIR)")
     .option("--s3 <url>", "s3://BUCKET[/PREFIX] (default: $TIERBENCH_S3_BUCKET)")
-    .addOption(endpointOption("S3 endpoint (default: $TIERBENCH_S3_ENDPOINT)"));
+    .addOption(endpointOption("S3 endpoint (default: $TIERBENCH_S3_ENDPOINT)"))
+    .option(
+      "--quick",
+      "a quick profile (seconds, not minutes): --runtime 0.5 --ramp 0 --size 16m unless " +
+        "given, and no training workloads; for a smoke test, not for planning",
+    );
   const measured = addMeasureOptions(cmd, {
     runtime: ["measured time per point", "3"],
     ramp: ["warm-up per point, excluded", "1"],
     size: ["file size per job", "256m"],
   });
   return addOutputOptions(measured, "profile JSON (default results/<host>-<run id>.json)")
-    .action(async (o) => {
+    .action(async (options, command) => {
+      const o = { ...options };
+      if (o.quick) {
+        for (const key of ["runtime", "ramp", "size"] as const) {
+          if (command.getOptionValueSource(key) === "default") o[key] = QUICK[key];
+        }
+      }
       const env = remoteFromEnv();
       const pfsDir = o.pfs ?? env.pfsDir;
       const s3 = o.s3 ?? env.s3;
@@ -145,14 +164,16 @@ export function benchCommand() {
             : "tierbench: no contention matrix: it needs two tiers or more",
         );
       }
-      const workloads = benchWorkloads(tiers, profile.endpoint);
-      if (!o.quiet) {
+      const workloads = o.quick ? undefined : benchWorkloads(tiers, profile.endpoint);
+      if (!o.quiet && !workloads) {
+        console.error("tierbench: --quick: no training workloads");
+      } else if (!o.quiet) {
         console.error(`tierbench: then ${BENCH_WORKLOADS.join(", ")} (${BENCH_SETUP_TEXT})`);
       }
       const after: AfterRuns = async (doc, signal, onProgress) => {
         const out = contention ? await contention(doc, signal, onProgress) : { doc };
         if (out.doc.status !== "ok" || signal.aborted) return out;
-        return await workloads(out.doc, signal, onProgress);
+        return workloads ? await workloads(out.doc, signal, onProgress) : out;
       };
       const remote = { configured: configured !== "", note };
       const launch = launchedBy();

@@ -167,7 +167,8 @@ function direction(
   if (d.total_ios === 0) return emptyDirection();
   const bw = sampleStats(bwSeries.map((b) => b / 1024));
   const iops = sampleStats(iopsSeries);
-  const clat = plus ? decodeHistogram(d.hist.clat) : undefined;
+  // a document written before histograms were kept has none: no bins then
+  const clat = plus && d.hist ? decodeHistogram(d.hist.clat) : undefined;
   return {
     io_bytes: d.io_bytes,
     io_kbytes: Math.floor(d.io_bytes / 1024),
@@ -314,8 +315,8 @@ export function toFioJson(
     doc.runs.reduce((a, r, k) => a + (groupOf(k) === groupOf(i) ? r[dir].bw_bytes : 0), 0);
   const jobs = doc.runs.map((run, i): FioJob => {
     const ts = run.timeseries;
-    const hists = [run.read, run.write].filter((d) => d.total_ios > 0).map((d) =>
-      decodeHistogram(d.hist.clat)
+    const hists = [run.read, run.write].flatMap((d) =>
+      d.total_ios > 0 && d.hist ? [decodeHistogram(d.hist.clat)] : []
     );
     const seconds = (run.ramp.ms + Math.max(run.read.runtime, run.write.runtime)) / 1000;
     return {

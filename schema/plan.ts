@@ -15,6 +15,13 @@ import type { WorkloadOptions } from "../workloads/common.ts";
 /** The schema id of plan documents. */
 export const PLAN_SCHEMA = "tierbench/plan@1";
 
+/**
+ * The `$id` of the plan document's JSON Schema (schemas/plan.schema.json,
+ * generated from {@linkcode PlanDocument} by `deno task schemas`), written as
+ * `"$schema"` into every plan beside `schema`.
+ */
+export const PLAN_SCHEMA_ID = "https://tierbench.dev/schemas/plan-1.json";
+
 /** One predicted update phase, per rank, with where its time goes. */
 export interface Prediction {
   /** Update-phase time, s. */
@@ -130,6 +137,8 @@ export interface NodesSweepPoint {
 
 /** The whole plan. */
 export interface PlanDocument {
+  /** The document's JSON Schema, {@linkcode PLAN_SCHEMA_ID}; absent in plans written before it was added. */
+  $schema?: typeof PLAN_SCHEMA_ID;
   schema: typeof PLAN_SCHEMA;
   created: string;
   /** Where the profile came from, and its tiers. */

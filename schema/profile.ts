@@ -14,6 +14,14 @@ import { RESULT_SCHEMA } from "./result.ts";
 /** The schema id of hand-written profiles. */
 export const PROFILE_SCHEMA = "tierbench/profile@1";
 
+/**
+ * The `$id` of the hand-written profile's JSON Schema
+ * (schemas/profile.schema.json, generated from the zod schema solver/profile.ts
+ * checks profiles with, by `deno task schemas`); a profile may name it as
+ * `"$schema"` so that editors check and complete it.
+ */
+export const PROFILE_SCHEMA_ID = "https://tierbench.dev/schemas/profile-1.json";
+
 /** The documents {@linkcode loadProfile} accepts. */
 export const ACCEPTED_SCHEMAS = [PROFILE_SCHEMA, RESULT_SCHEMA] as const;
 

@@ -20,6 +20,13 @@ import type { EncodedLatency, LatencyStats } from "../core/recorder.ts";
 /** The schema id written into every result. */
 export const RESULT_SCHEMA = "tierbench/result@1";
 
+/**
+ * The `$id` of the result document's JSON Schema (schemas/result.schema.json,
+ * generated from {@linkcode ResultDocument} by `deno task schemas`), written
+ * as `"$schema"` into every result beside `schema`.
+ */
+export const RESULT_SCHEMA_ID = "https://tierbench.dev/schemas/result-1.json";
+
 /** Bandwidth over a span, for first-done and last-done figures. */
 export interface SpanFigures {
   /** Span in ms, from the start of measurement. */
@@ -50,8 +57,11 @@ export interface DirectionResult {
   last_done: SpanFigures;
   /** Time to first byte, for requests that have one (S3 GETs). */
   ttfb_ns?: LatencyStats;
-  /** HdrHistogram compressed base64 of each latency (ns), merged over jobs. */
-  hist: EncodedLatency;
+  /**
+   * HdrHistogram compressed base64 of each latency (ns), merged over jobs;
+   * tierbench writes it always, results written before it was added lack it.
+   */
+  hist?: EncodedLatency;
 }
 
 /** Bandwidth and IOPS sampled at a fixed interval during measurement. */
@@ -128,9 +138,10 @@ export interface RunOptions {
   end_fsync: boolean;
   /**
    * How long one request may take (--timeout, default 30 s) before the run
-   * fails as timed out, in ms.
+   * fails as timed out, in ms; tierbench writes it always, results written
+   * before it was added lack it.
    */
-  timeout_ms: number;
+  timeout_ms?: number;
   /** The existing file read jobs shared (--filename), when one was named. */
   filename?: string;
   /** Verify mode (--verify): blocks stamped and checked (bench/verify.ts); absent when off. */
@@ -185,6 +196,8 @@ export interface RunResult {
 
 /** The whole document. */
 export interface ResultDocument {
+  /** The document's JSON Schema, {@linkcode RESULT_SCHEMA_ID}; absent in results written before it was added. */
+  $schema?: typeof RESULT_SCHEMA_ID;
   schema: typeof RESULT_SCHEMA;
   tool: { name: "tierbench"; version: string; deno: string; peak_rss_bytes: number };
   run_id: string;

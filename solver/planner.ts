@@ -15,7 +15,7 @@ import {
   mlpOffloadSettings,
 } from "./export.ts";
 import { planActivations } from "./activations.ts";
-import { PLAN_SCHEMA, type PlanDocument } from "../schema/plan.ts";
+import { PLAN_SCHEMA, PLAN_SCHEMA_ID, type PlanDocument } from "../schema/plan.ts";
 
 import { solve } from "./solve.ts";
 import {
@@ -98,6 +98,7 @@ export async function makePlan(
   const { solved, local, adamRate, shares } = await solveAt(profile, setup, opts, nodes);
   const cached = solved.paths.reduce((t, p) => t + p.cache_subgroups, 0);
   const plan: PlanDocument = {
+    $schema: PLAN_SCHEMA_ID,
     schema: PLAN_SCHEMA,
     created: new Date().toISOString(),
     profile: {

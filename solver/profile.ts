@@ -39,6 +39,7 @@ import {
   type Profile,
   PROFILE_PATTERN,
   PROFILE_SCHEMA,
+  PROFILE_SCHEMA_ID,
   PROFILE_TIER_KINDS,
   type ProfileContention,
   ProfileError,
@@ -134,9 +135,31 @@ const profileDocSchema = z.strictObject({
   contention: contentionSchema.optional(),
   scaling: scalingSchema.optional(),
   sources: z.array(sourceSchema).optional(),
+  /** The JSON Schema the document follows (schemas/profile.schema.json), for editors. */
+  $schema: z.literal(PROFILE_SCHEMA_ID).optional(),
 });
 
 type ProfileDoc = z.infer<typeof profileDocSchema>;
+
+/**
+ * The JSON Schema (draft-07) of a hand-written profile, generated from the
+ * zod schema {@linkcode loadProfile} checks it with; `deno task schemas` writes
+ * it to schemas/profile.schema.json. Checks zod makes in code (the slowdown
+ * keys, the sources' fields, a real calendar date) are not in it.
+ *
+ * @example
+ * ```ts
+ * import { profileJsonSchema } from "./profile.ts";
+ * console.assert((profileJsonSchema().required as string[]).includes("tiers"));
+ * ```
+ */
+export function profileJsonSchema(): Record<string, unknown> {
+  return z.toJSONSchema(profileDocSchema, {
+    target: "draft-7",
+    io: "input",
+    unrepresentable: "any",
+  });
+}
 
 /** The fields an object at `path` of a hand-written profile may have. */
 function fieldsAt(path: readonly PropertyKey[]): string[] {

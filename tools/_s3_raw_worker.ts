@@ -6,15 +6,16 @@
  * @module
  */
 
-/// <reference lib="deno.worker" />
-
 import { rawLoop, type RawLoopOptions } from "./_s3_raw.ts";
+import { workerScope } from "../core/worker_scope.ts";
 
-self.onmessage = async (e: MessageEvent<RawLoopOptions>) => {
+const scope = workerScope<RawLoopOptions, { bw: number } | { error: string }>();
+
+scope.onmessage = async (e: MessageEvent<RawLoopOptions>) => {
   try {
-    self.postMessage({ bw: await rawLoop(e.data) });
+    scope.postMessage({ bw: await rawLoop(e.data) });
   } catch (err) {
-    self.postMessage({ error: err instanceof Error ? err.message : String(err) });
+    scope.postMessage({ error: err instanceof Error ? err.message : String(err) });
   }
-  self.close();
+  scope.close();
 };
