@@ -16,7 +16,8 @@ export interface Pattern {
   readonly bs: number;
   /** File size in bytes. */
   readonly size: number;
-  readonly engine: "psync" | "libaio" | "io_uring";
+  /** `null`: no I/O at all — fio's null engine, tierbench's null tier. */
+  readonly engine: "psync" | "libaio" | "io_uring" | "null";
   readonly iodepth: number;
   readonly direct: boolean;
   /** Measured seconds (time-based). */
@@ -65,7 +66,8 @@ export class ToolOutputError extends Error {
 export function fioArgs(p: Pattern, filename: string): string[] {
   return [
     "--name=tb",
-    `--filename=${filename}`,
+    // The null engine opens no file (and makes none).
+    ...(p.engine === "null" ? [] : [`--filename=${filename}`]),
     `--rw=${p.rw}`,
     `--bs=${p.bs}`,
     `--size=${p.size}`,
@@ -83,7 +85,7 @@ export function fioArgs(p: Pattern, filename: string): string[] {
 /**
  * tierbench `run` arguments for `p` on `tier` (`file:DIR` or `memory:DIR`),
  * reading `filename` in place when given; the caller adds `--output` and
- * `--quiet`.
+ * `--quiet`. The `null` engine is the null tier's own (`tier` is `null:`).
  *
  * @example
  * ```ts
@@ -110,8 +112,7 @@ export function tierbenchArgs(p: Pattern, tier: string, filename?: string): stri
     String(p.runtimeS),
     "--ramp",
     String(p.rampS),
-    "--engine",
-    p.engine,
+    ...(p.engine === "null" ? [] : ["--engine", p.engine]),
     "--iodepth",
     String(p.iodepth),
     "--numjobs",

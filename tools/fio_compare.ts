@@ -7,21 +7,34 @@
  * that tierbench's peak RSS stays flat however many bytes it moves. In a read
  * case both tools read the one file laid out (by fio) for that round —
  * tierbench through `--filename` — so they meet the same blocks in the same
- * cache state; in a write case each writes a fresh file.
+ * cache state; in a write case each writes a fresh file. The null case runs
+ * tierbench's null tier against fio's null engine: no I/O, the harness alone.
+ *
+ * With `--device loop` (root only) the disk cases run on an ext4 file system
+ * on a loop device with direct I/O over a file on tmpfs, which the comparison
+ * makes and removes: its speed is set by CPU and memory, so it holds still
+ * from round to round and each harness's per-request cost shows. The loop
+ * mode has its own cases (4 KiB random reads with every engine, 1 MiB
+ * sequential reads and writes at depth 8 with every engine that has a depth)
+ * and 5 rounds by default.
  *
  * ```sh
  * deno task bench:fio                          # 4 rounds, scratch under the current directory
  * deno task bench:fio --quick --dir /mnt/nvme  # 1 round of 1 s ramp + 2 s per run
+ * deno task bench:fio --device loop --rounds 5 # as root: on a loop device over tmpfs
  * ```
  *
  * Everything it writes lies in two scratch directories it creates itself,
  * `DIR/tierbench-fio-compare-<random>` and the same under /dev/shm, both
- * removed at the end, on failure and on Ctrl-C. Raw figures go to
- * `results/fio-compare-<time>.json`.
+ * removed at the end, on failure and on Ctrl-C; in loop mode DIR is the mount
+ * point of the loop device, and the mount, its mount point (under the
+ * temporary directory), the loop device and its backing file
+ * (`/dev/shm/tierbench-fio-loop-<random>.img`) are removed the same way. Raw
+ * figures go to `results/fio-compare-<time>.json`.
  *
  * Exit status: 0 every run finished (whether or not targets were met), 1 a
- * run failed, fio is missing or it was interrupted, 2 a usage error. Failures
- * print one line, never a stack.
+ * run failed, fio is missing or it was interrupted, 2 a usage error (and
+ * `--device loop` when not root). Failures print one line, never a stack.
  *
  * @module
  */
@@ -56,6 +69,7 @@ import {
   Scratch,
   UsageError,
 } from "./_fio_process.ts";
+import { LoopDevice, type LoopFacts, requireRoot } from "./_loop_device.ts";
 import { median } from "../core/stats.ts";
 
 const MiB = 1024 ** 2;
@@ -73,11 +87,14 @@ const TIERBENCH_PERMISSIONS = ["--allow-all"];
 // ---------------------------------------------------------------------------
 // Cases
 
+/** Where a case runs: a scratch directory, or no I/O at all (the null case). */
+type CasePlace = Place | "null";
+
 /** One comparison: a pattern both tools run, and what tierbench must reach. */
 interface CaseDef {
   readonly id: string;
   readonly label: string;
-  readonly place: Place;
+  readonly place: CasePlace;
   readonly metric: "bw" | "iops";
   /** Least acceptable ratio tierbench/fio. */
   readonly target: number;
@@ -95,8 +112,30 @@ function seqCase(rw: "read" | "write", engine: Pattern["engine"], iodepth: numbe
   };
 }
 
-/** The compared cases, in the order they run in each round. */
-const CASES: readonly CaseDef[] = [
+/** 4 KiB O_DIRECT random reads on the disk (or the loop device). */
+function randreadCase(engine: Pattern["engine"], iodepth: number, target: number): CaseDef {
+  return {
+    id: `randread-4k-${engine}-d${iodepth}`,
+    label: `4k rand read, direct, ${engine} d${iodepth}`,
+    place: "disk",
+    metric: "iops",
+    target,
+    pattern: { rw: "randread", bs: 4096, engine, iodepth, direct: true },
+  };
+}
+
+/** tierbench's null tier against fio's null engine: the harnesses alone, no I/O. */
+const NULL_CASE: CaseDef = {
+  id: "null-4k-randread-d1",
+  label: "null tier vs fio null engine, 4k d1",
+  place: "null",
+  metric: "iops",
+  target: 1.3,
+  pattern: { rw: "randread", bs: 4096, engine: "null", iodepth: 1, direct: false },
+};
+
+/** The compared cases on a real disk, in the order they run in each round. */
+const DISK_CASES: readonly CaseDef[] = [
   seqCase("read", "psync", 1),
   seqCase("read", "libaio", 1),
   seqCase("read", "libaio", 8),
@@ -111,23 +150,41 @@ const CASES: readonly CaseDef[] = [
     target: 0.95,
     pattern: { rw: "randread", bs: 4096, engine: "psync", iodepth: 1, direct: false },
   },
-  {
-    id: "randread-4k-libaio-d32",
-    label: "4k rand read, direct, libaio d32",
-    place: "disk",
-    metric: "iops",
-    target: 0.9,
-    pattern: { rw: "randread", bs: 4096, engine: "libaio", iodepth: 32, direct: true },
-  },
-  {
-    id: "randread-4k-io_uring-d32",
-    label: "4k rand read, direct, io_uring d32",
-    place: "disk",
-    metric: "iops",
-    target: 0.9,
-    pattern: { rw: "randread", bs: 4096, engine: "io_uring", iodepth: 32, direct: true },
-  },
+  randreadCase("libaio", 32, 0.9),
+  randreadCase("io_uring", 32, 0.9),
+  NULL_CASE,
 ];
+
+/**
+ * The compared cases on the loop device (issue 17's list): psync has no
+ * depth, so it runs at depth 1 where the others run at 8 or 32.
+ */
+const LOOP_CASES: readonly CaseDef[] = [
+  seqCase("read", "psync", 1),
+  seqCase("read", "libaio", 8),
+  seqCase("read", "io_uring", 8),
+  seqCase("write", "psync", 1),
+  seqCase("write", "libaio", 8),
+  seqCase("write", "io_uring", 8),
+  randreadCase("psync", 1, 0.97),
+  randreadCase("libaio", 32, 0.95),
+  randreadCase("io_uring", 32, 0.95),
+  NULL_CASE,
+];
+
+/** The cases of a device mode. */
+function casesOf(device: DeviceMode): readonly CaseDef[] {
+  return device === "loop" ? LOOP_CASES : DISK_CASES;
+}
+
+/**
+ * Bytes of the loop device's backing file: the file systems holds one test
+ * file at a time (two while a write case's file is being removed), plus
+ * ext4's own (journal, inode tables).
+ */
+function loopBytes(size: number): number {
+  return 2 * size + 256 * MiB;
+}
 
 /** The RSS check: memory tier, 1 MiB sequential read of a 256 MiB file. */
 const RSS = { size: 256 * MiB, small: GiB, large: 8 * GiB, target: 1.1 } as const;
@@ -135,9 +192,16 @@ const RSS = { size: 256 * MiB, small: GiB, large: 8 * GiB, target: 1.1 } as cons
 // ---------------------------------------------------------------------------
 // Settings
 
+/** Where the disk cases run: the directory of `--dir`, or a loop device made for the run. */
+type DeviceMode = "disk" | "loop";
+
 /** The resolved options. */
 interface Settings {
-  /** Directory of the disk cases (a scratch directory is made inside). */
+  readonly device: DeviceMode;
+  /**
+   * Directory of the disk cases (a scratch directory is made inside); in
+   * loop mode, the tmpfs directory until the loop device is mounted.
+   */
   readonly dir: string;
   /** tmpfs directory of the tmpfs and RSS cases. */
   readonly tmpfsDir: string;
@@ -154,6 +218,7 @@ interface Settings {
 
 /** Raw option text, as commander hands it over. */
 interface RawOptions {
+  device: string;
   dir?: string | undefined;
   tmpfsDir: string;
   rounds?: string | undefined;
@@ -196,11 +261,29 @@ function fileTime(d: Date): string {
   return d.toISOString().replace(/[-:]/g, "").replace(/\.\d+Z$/, "Z");
 }
 
+function deviceOption(text: string): DeviceMode {
+  if (text !== "disk" && text !== "loop") {
+    throw new UsageError(`--device: "${text}" is neither disk nor loop`);
+  }
+  return text;
+}
+
 function resolveSettings(o: RawOptions, now: Date): Settings {
+  const device = deviceOption(o.device);
+  if (device === "loop" && o.dir !== undefined) {
+    throw new UsageError("--dir: not with --device loop (the loop device is the directory)");
+  }
+  const tmpfsDir = resolvePath(o.tmpfsDir);
   return {
-    dir: resolvePath(o.dir ?? "."),
-    tmpfsDir: resolvePath(o.tmpfsDir),
-    rounds: intOption("rounds", o.rounds ?? (o.quick ? "1" : "4"), 1, 99),
+    device,
+    dir: device === "loop" ? tmpfsDir : resolvePath(o.dir ?? "."),
+    tmpfsDir,
+    rounds: intOption(
+      "rounds",
+      o.rounds ?? (o.quick ? "1" : device === "loop" ? "5" : "4"),
+      1,
+      99,
+    ),
     runtimeS: intOption("runtime", o.runtime ?? (o.quick ? "2" : "5"), 1, 3600),
     rampS: intOption("ramp", o.ramp ?? "1", 0, 3600),
     size: sizeOption("size", o.size),
@@ -244,14 +327,20 @@ interface Context {
 function patternOf(c: CaseDef, s: Settings): Pattern {
   return {
     ...c.pattern,
-    size: c.place === "tmpfs" ? s.tmpfsSize : s.size,
+    size: c.place === "disk" ? s.size : s.tmpfsSize,
     runtimeS: s.runtimeS,
     rampS: s.rampS,
   };
 }
 
 function tierSpec(c: CaseDef, scratch: Scratch): string {
+  if (c.place === "null") return "null:";
   return `${c.place === "tmpfs" ? "memory" : "file"}:${scratch.dirs[c.place]}`;
+}
+
+/** The scratch directory of a case's own files (the null case's result documents: tmpfs). */
+function placeOf(c: CaseDef): Place {
+  return c.place === "null" ? "tmpfs" : c.place;
 }
 
 /** Runs tierbench's CLI in its own process (so its peak RSS is its own); returns its result. */
@@ -292,26 +381,29 @@ async function tierbenchCase(
 ): Promise<TierbenchFigures> {
   const p = patternOf(c, ctx.settings);
   const args = tierbenchArgs(p, tierSpec(c, ctx.scratch), shared);
-  const text = await runTierbench(ctx, c.place, name, args);
+  const text = await runTierbench(ctx, placeOf(c), name, args);
   return parseOrFail(`tierbench ${name}`, () => parseTierbenchJson(text, direction(p)));
 }
 
 /**
  * Runs fio on the shared file of a read case, or on a fresh file in the
- * case's scratch directory (removed afterwards) for a write case.
+ * case's scratch directory (removed afterwards) for a write case; the null
+ * case opens no file (and runs in the tmpfs scratch directory all the same).
  */
 async function fioCase(ctx: Context, c: CaseDef, name: string, shared?: string): Promise<Figures> {
   const p = patternOf(c, ctx.settings);
   const file = `${name}.fio.dat`;
+  const place = placeOf(c);
   try {
     const out = await ctx.runner.run(
       ctx.settings.fio,
-      fioArgs(p, shared ?? ctx.scratch.path(c.place, file)),
+      fioArgs(p, shared ?? ctx.scratch.path(place, file)),
+      ctx.scratch.dirs[place],
     );
     if (!out.success) throw new CompareError(`fio ${name}: ${lastLine(out)}`);
     return parseOrFail(`fio ${name}`, () => parseFioJson(decoder.decode(out.stdout), direction(p)));
   } finally {
-    if (shared === undefined) await ctx.scratch.removeFile(c.place, file);
+    if (shared === undefined) await ctx.scratch.removeFile(place, file);
   }
 }
 
@@ -321,7 +413,7 @@ async function fioCase(ctx: Context, c: CaseDef, name: string, shared?: string):
  */
 async function layOutShared(ctx: Context, c: CaseDef, name: string): Promise<string> {
   const p = patternOf(c, ctx.settings);
-  const path = ctx.scratch.path(c.place, `${name}.shared.dat`);
+  const path = ctx.scratch.path(placeOf(c), `${name}.shared.dat`);
   const out = await ctx.runner.run(ctx.settings.fio, [
     "--name=layout",
     `--filename=${path}`,
@@ -355,7 +447,7 @@ async function measureCase(ctx: Context, c: CaseDef, round: number): Promise<Cas
   let tb: TierbenchFigures | undefined;
   let fio: Figures | undefined;
   // Reads: both tools read one file laid out for this round; writes: fresh files each.
-  const reads = direction(patternOf(c, ctx.settings)) === "read";
+  const reads = c.place !== "null" && direction(patternOf(c, ctx.settings)) === "read";
   const shared = reads ? await layOutShared(ctx, c, name) : undefined;
   try {
     for (const tool of first === "tierbench" ? ["tierbench", "fio"] : ["fio", "tierbench"]) {
@@ -363,7 +455,7 @@ async function measureCase(ctx: Context, c: CaseDef, round: number): Promise<Cas
       else fio = await fioCase(ctx, c, name, shared);
     }
   } finally {
-    if (shared !== undefined) await ctx.scratch.removeFile(c.place, `${name}.shared.dat`);
+    if (shared !== undefined) await ctx.scratch.removeFile(placeOf(c), `${name}.shared.dat`);
   }
   const ratio = metricOf(c, tb!) / metricOf(c, fio!);
   return { round, first, tierbench: tb!, fio: fio!, ratio };
@@ -421,6 +513,11 @@ interface CaseSummary {
   /** Median over rounds of the per-round ratio. */
   ratio_median: number;
   met: boolean;
+  /** The spread of each tool's figure over the rounds. */
+  tierbench_min: number;
+  tierbench_max: number;
+  fio_min: number;
+  fio_max: number;
   rounds: CaseRound[];
 }
 
@@ -442,15 +539,21 @@ function round3(x: number): number {
 
 function summarizeCase(c: CaseDef, rounds: CaseRound[]): CaseSummary {
   const ratio = median(rounds.map((r) => r.ratio));
+  const tb = rounds.map((r) => metricOf(c, r.tierbench));
+  const fio = rounds.map((r) => metricOf(c, r.fio));
   return {
     id: c.id,
     label: c.label,
     metric: c.metric === "bw" ? "bw_bytes" : "iops",
     target: c.target,
-    tierbench_median: median(rounds.map((r) => metricOf(c, r.tierbench))),
-    fio_median: median(rounds.map((r) => metricOf(c, r.fio))),
+    tierbench_median: median(tb),
+    fio_median: median(fio),
     ratio_median: ratio,
     met: round3(ratio) >= c.target,
+    tierbench_min: Math.min(...tb),
+    tierbench_max: Math.max(...tb),
+    fio_min: Math.min(...fio),
+    fio_max: Math.max(...fio),
     rounds,
   };
 }
@@ -476,11 +579,27 @@ function fmtFigure(metric: CaseSummary["metric"], v: number): string {
   return metric === "bw_bytes" ? `${fmtInt(v / MiB)} MiB/s` : `${fmtInt(v)} IOPS`;
 }
 
+/** A spread over rounds: `1,020–1,100 MiB/s`. */
+function fmtSpread(metric: CaseSummary["metric"], min: number, max: number): string {
+  const scale = metric === "bw_bytes" ? MiB : 1;
+  return `${fmtInt(min / scale)}–${fmtFigure(metric, max)}`;
+}
+
 function fmtMiB(bytes: number): string {
   return `${(bytes / MiB).toFixed(1)} MiB`;
 }
 
-const HEAD = ["case", "tierbench", "fio", "ratio", "per round", "target", "met"];
+const HEAD = [
+  "case",
+  "tierbench",
+  "fio",
+  "ratio",
+  "per round",
+  "target",
+  "met",
+  "tierbench min–max",
+  "fio min–max",
+];
 
 /** The table's rows, as text. */
 function rows(cases: CaseSummary[], rss: RssSummary): string[][] {
@@ -492,6 +611,8 @@ function rows(cases: CaseSummary[], rss: RssSummary): string[][] {
     c.rounds.map((r) => r.ratio.toFixed(2)).join(" "),
     `≥ ${c.target.toFixed(2)}`,
     c.met ? "yes" : "NO",
+    fmtSpread(c.metric, c.tierbench_min, c.tierbench_max),
+    fmtSpread(c.metric, c.fio_min, c.fio_max),
   ]);
   out.push([
     rss.label,
@@ -501,6 +622,10 @@ function rows(cases: CaseSummary[], rss: RssSummary): string[][] {
     rss.rounds.map((r) => r.ratio.toFixed(2)).join(" "),
     `≤ ${rss.target.toFixed(2)}`,
     rss.met ? "yes" : "NO",
+    `${fmtMiB(Math.min(...rss.rounds.map((r) => r.rss_8g_bytes)))}–${
+      fmtMiB(Math.max(...rss.rounds.map((r) => r.rss_8g_bytes)))
+    } (8g)`,
+    "–",
   ]);
   return out;
 }
@@ -508,7 +633,7 @@ function rows(cases: CaseSummary[], rss: RssSummary): string[][] {
 function terminalTable(body: string[][]): string {
   const t = new Table({
     head: HEAD,
-    colAligns: ["left", "right", "right", "right", "left", "left", "left"],
+    colAligns: ["left", "right", "right", "right", "left", "left", "left", "right", "right"],
     style: { head: [], border: [] },
   });
   t.push(...body);
@@ -518,7 +643,7 @@ function terminalTable(body: string[][]): string {
 function markdownTable(body: string[][]): string {
   const cell = (s: string) => s.replaceAll("|", "\\|");
   const line = (cells: string[]) => `| ${cells.map(cell).join(" | ")} |`;
-  const align = ["---", "---:", "---:", "---:", "---", "---", "---"];
+  const align = ["---", "---:", "---:", "---:", "---", "---", "---", "---:", "---:"];
   return [line(HEAD), `|${align.join("|")}|`, ...body.map(line)].join("\n");
 }
 
@@ -534,13 +659,25 @@ interface Environment {
   tmpfs_dir: string;
   fio_version: string;
   deno_version: string;
+  /** `disk` (the directory of --dir) or `loop` (a loop device made for the run). */
+  device_mode: DeviceMode;
+  /** The loop device, in loop mode. */
+  loop?: LoopFacts;
 }
 
-function describeEnvironment(s: Settings, fio: string, date: Date): Environment {
+function describeEnvironment(
+  s: Settings,
+  fio: string,
+  date: Date,
+  loop?: LoopFacts,
+): Environment {
   const host = hostFacts();
-  const facts = pathFacts(s.dir);
+  const facts = pathFacts(loop?.mount_point ?? s.dir);
   const d = facts.device;
-  const device = d
+  const device = loop
+    ? `${loop.device} (loop device, direct-io=${loop.direct_io ? "on" : "off"}, ` +
+      `backed by ${loop.backing_file} on tmpfs, ${fmtSize(loop.backing_bytes)})`
+    : d
     ? [
       d.partition ? `${d.partition} on ${d.name}` : d.name,
       d.model,
@@ -559,6 +696,8 @@ function describeEnvironment(s: Settings, fio: string, date: Date): Environment 
     tmpfs_dir: s.tmpfsDir,
     fio_version: fio,
     deno_version: Deno.version.deno,
+    device_mode: s.device,
+    ...(loop ? { loop } : {}),
   };
 }
 
@@ -566,7 +705,7 @@ function headerLine(env: Environment, s: Settings): string {
   return `${env.date} · CPU ${env.cpu_model} (${env.cores} cores) · kernel ${env.kernel} · ` +
     `${env.dir}: ${env.fs_type} on ${env.device} · tmpfs ${env.tmpfs_dir} · ` +
     `${env.fio_version} vs tierbench on deno ${env.deno_version} · ${s.rounds} round(s) of ` +
-    `${s.rampS} s ramp + ${s.runtimeS} s, files ${fmtSize(s.size)} (disk) / ` +
+    `${s.rampS} s ramp + ${s.runtimeS} s, files ${fmtSize(s.size)} (${s.device}) / ` +
     `${fmtSize(s.tmpfsSize)} (tmpfs)`;
 }
 
@@ -589,23 +728,29 @@ function progressLine(round: number, rounds: number, label: string, text: string
 async function compare(s: Settings): Promise<void> {
   const began = performance.now();
   const date = new Date();
+  if (s.device === "loop") requireRoot();
   const fio = await fioVersion(s.fio);
   await checkDir("dir", s.dir);
   await checkDir("tmpfs-dir", s.tmpfsDir);
-  const env = describeEnvironment(s, fio, date);
   if (!["tmpfs", "ramfs"].includes(pathFacts(s.tmpfsDir).fs_type)) {
     throw new UsageError(`--tmpfs-dir: ${s.tmpfsDir} is not on tmpfs`);
   }
+  const defs = casesOf(s.device);
 
   const runner = new ChildRunner();
   runner.install();
-  const scratch = await Scratch.create(s);
-  const caseRounds = new Map<string, CaseRound[]>(CASES.map((c) => [c.id, []]));
+  const loop = s.device === "loop" ? new LoopDevice() : undefined;
+  let scratch: Scratch | undefined;
+  let env: Environment;
+  const caseRounds = new Map<string, CaseRound[]>(defs.map((c) => [c.id, []]));
   const rssRounds: RssRound[] = [];
   try {
+    const loopFacts = await loop?.setup(runner, s.tmpfsDir, loopBytes(s.size));
+    env = describeEnvironment(s, fio, date, loopFacts);
+    scratch = await Scratch.create({ dir: loopFacts?.mount_point ?? s.dir, tmpfsDir: s.tmpfsDir });
     const ctx: Context = { settings: s, scratch, runner };
     for (let round = 1; round <= s.rounds; round++) {
-      for (const c of CASES) {
+      for (const c of defs) {
         const r = await measureCase(ctx, c, round);
         caseRounds.get(c.id)!.push(r);
         const m = c.metric === "bw" ? "bw_bytes" : "iops";
@@ -630,15 +775,16 @@ async function compare(s: Settings): Promise<void> {
   } catch (e) {
     // Said once the finally below has run.
     if (e instanceof CompareError || e instanceof Interrupted) {
-      e.message += "; scratch files removed";
+      e.message += loop ? "; scratch files and loop device removed" : "; scratch files removed";
     }
     throw e;
   } finally {
-    scratch.removeSync();
+    scratch?.removeSync();
+    loop?.removeSync();
     runner.uninstall();
   }
 
-  const cases = CASES.map((c) => summarizeCase(c, caseRounds.get(c.id)!));
+  const cases = defs.map((c) => summarizeCase(c, caseRounds.get(c.id)!));
   const rss = summarizeRss(rssRounds);
   const body = rows(cases, rss);
   const header = headerLine(env, s);
@@ -670,11 +816,18 @@ const program = new Command()
   .description(
     "run fio and tierbench alternately on identical patterns and compare their figures",
   )
+  .option(
+    "--device <kind>",
+    "disk: the directory of --dir; loop (root only): ext4 on a loop device with direct I/O " +
+      "over a file on --tmpfs-dir, made and removed here",
+    "disk",
+  )
   .option("--dir <dir>", "directory on the disk to test (default: the current directory)")
   .option("--tmpfs-dir <dir>", "tmpfs directory for the tmpfs and RSS cases", "/dev/shm")
   .option(
     "--rounds <n>",
-    "rounds; each runs every case with both tools (default 4: each tool first as often)",
+    "rounds; each runs every case with both tools, taking turns at going first (default 4; " +
+      "5 with --device loop)",
   )
   .option("--runtime <seconds>", "measured seconds per run (default 5)")
   .option("--ramp <seconds>", "warm-up seconds per run, excluded (default 1)")
