@@ -60,48 +60,69 @@ Deno.test("run across 3 torchrun-style processes: one document with every proces
   });
 });
 
-Deno.test("run across processes: a rank killed mid-run stops the others, the root names it, writes partial results and every scratch goes", async () => {
-  await withShmDir(async (dir) => {
-    const out = join(dir, "out.json");
-    const ranks = launch(3, [
-      "run",
-      "--tier",
-      `memory:${dir}`,
-      "--rw",
-      "write",
-      "--bs",
-      "64k",
-      "--size",
-      "8m",
-      "--runtime",
-      "120",
-      "--timeout",
-      "10",
-      "--quiet",
-      "--output",
-      out,
-    ]);
-    // Wait (bounded) until every rank has its scratch, then a little into the run.
-    for (let i = 0; i < 600 && (await scratchLeft(dir)).length < 3; i++) {
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    assert.equal((await scratchLeft(dir)).length, 3);
-    await new Promise((r) => setTimeout(r, 1500));
-    ranks.children[1]!.kill("SIGKILL");
-    const results = await ranks.done();
-    assert.equal(results[0]!.code, 1, results[0]!.stderr);
-    const line = results[0]!.stderr.trim().split("\n").at(-1)!;
-    assert.match(line, new RegExp(`rank 1 on ${host}#1 was lost`));
-    assert.notEqual(results[2]!.code, 0);
-    const doc = JSON.parse(await Deno.readTextFile(out)) as ResultDocument;
-    assert.equal(doc.status, "failed");
-    assert.deepEqual(doc.cluster!.lost!.map((l) => l.rank), [1]);
-    // the root's own run was cut short, long before its 120 s
-    const mine = doc.cluster!.processes[0]!.runs[0]!;
-    assert.ok(mine.read.runtime < 120_000 && mine.write.runtime < 120_000);
-    assert.deepEqual(await scratchLeft(dir), []);
+/**
+ * Kills `victim` (SIGKILL) a little into a 120 s run of 3 ranks; `writer` is
+ * the rank that must write the partial document and name it.
+ */
+function killMidRun(victim: number, writer: number, what: string): void {
+  Deno.test(`run across processes: ${what}`, async () => {
+    await withShmDir(async (dir) => {
+      const out = join(dir, "out.json");
+      const ranks = launch(3, [
+        "run",
+        "--tier",
+        `memory:${dir}`,
+        "--rw",
+        "write",
+        "--bs",
+        "64k",
+        "--size",
+        "8m",
+        "--runtime",
+        "120",
+        "--timeout",
+        "10",
+        "--quiet",
+        "--output",
+        out,
+      ]);
+      // Wait (bounded) until every rank has its scratch, then a little into the run.
+      for (let i = 0; i < 600 && (await scratchLeft(dir)).length < 3; i++) {
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      assert.equal((await scratchLeft(dir)).length, 3);
+      await new Promise((r) => setTimeout(r, 1500));
+      ranks.children[victim]!.kill("SIGKILL");
+      const results = await ranks.done();
+      assert.equal(results[writer]!.code, 1, results[writer]!.stderr);
+      const line = results[writer]!.stderr.trim().split("\n").at(-1)!;
+      assert.match(
+        line,
+        new RegExp(`rank ${victim} on ${host}#${victim} was lost.*partial results in`),
+      );
+      const other = [0, 1, 2].find((r) => r !== victim && r !== writer)!;
+      assert.notEqual(results[other]!.code, 0);
+      const doc = JSON.parse(await Deno.readTextFile(out)) as ResultDocument;
+      assert.equal(doc.status, "failed");
+      assert.deepEqual(doc.cluster!.lost!.map((l) => l.rank), [victim]);
+      // the writer's own run was cut short, long before its 120 s
+      const mine = doc.cluster!.processes[writer]!.runs[0]!;
+      assert.ok(mine.read.runtime < 120_000 && mine.write.runtime < 120_000);
+      assert.deepEqual(await scratchLeft(dir), []);
+    });
   });
-});
+}
+
+killMidRun(
+  1,
+  0,
+  "a rank killed mid-run stops the others, the root names it, writes partial results and every scratch goes",
+);
+killMidRun(
+  0,
+  1,
+  "rank 0 killed mid-run, the lowest live rank writes the partial results naming it and every scratch goes",
+);
 
 Deno.test("run across processes: a rank that never arrives fails the others within --timeout, naming it", async () => {
   await withShmDir(async (dir) => {
@@ -164,46 +185,6 @@ Deno.test("run --stonewalling without a launcher exits 2 naming the option", asy
   const r = await runCli(["run", "--tier", "null:", "--size", "1m", "--stonewalling"]);
   assert.equal(r.code, 2);
   assert.match(r.stderr, /--stonewalling: .*no launcher/);
-});
-
-Deno.test("run across processes: rank 0 killed mid-run, the lowest live rank writes the partial results naming it and every scratch goes", async () => {
-  await withShmDir(async (dir) => {
-    const out = join(dir, "out.json");
-    const ranks = launch(3, [
-      "run",
-      "--tier",
-      `memory:${dir}`,
-      "--rw",
-      "write",
-      "--bs",
-      "64k",
-      "--size",
-      "8m",
-      "--runtime",
-      "120",
-      "--timeout",
-      "10",
-      "--quiet",
-      "--output",
-      out,
-    ]);
-    for (let i = 0; i < 600 && (await scratchLeft(dir)).length < 3; i++) {
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    assert.equal((await scratchLeft(dir)).length, 3);
-    await new Promise((r) => setTimeout(r, 1500));
-    ranks.children[0]!.kill("SIGKILL");
-    const results = await ranks.done();
-    assert.equal(results[1]!.code, 1, results[1]!.stderr);
-    const line = results[1]!.stderr.trim().split("\n").at(-1)!;
-    assert.match(line, new RegExp(`rank 0 on ${host}#0 was lost.*partial results in`));
-    assert.notEqual(results[2]!.code, 0);
-    const doc = JSON.parse(await Deno.readTextFile(out)) as ResultDocument;
-    assert.equal(doc.status, "failed");
-    assert.deepEqual(doc.cluster!.lost!.map((l) => l.rank), [0]);
-    assert.equal(doc.cluster!.processes[1]!.runs.length, 1);
-    assert.deepEqual(await scratchLeft(dir), []);
-  });
 });
 
 Deno.test(needing(["mpich"], {
