@@ -117,8 +117,13 @@ Deno.test("tierbench run: bad rate options exit 2 naming the field and what is a
     /--rate-iops: "1.5" is not an integer/,
   );
   assertOneLine(
+    await runCli(["run", "--tier", "null:", "--rate", "1m", "--rate-process", "uniform"]),
+    /--rate-process <process>' argument 'uniform' is invalid\. Allowed choices are linear, poisson/,
+  );
+  // fio's spelling: the same field and choices
+  assertOneLine(
     await runCli(["run", "--tier", "null:", "--rate", "1m", "--rate_process", "uniform"]),
-    /--rate-process: .*allowed: linear, poisson/,
+    /--rate_process <process>' argument 'uniform' is invalid\. Allowed choices are linear, poisson/,
   );
   assertOneLine(
     await runCli(["run", "--tier", "null:", "--rate-process", "poisson"]),
