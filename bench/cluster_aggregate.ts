@@ -23,6 +23,7 @@ import {
 import type { ClusterDirection, ClusterRun, ClusterSpan } from "../schema/cluster.ts";
 import type { DirectionResult, RunResult, TimeSeries } from "../schema/result.ts";
 import { worstStatus } from "../schema/run_status.ts";
+import { round3 } from "../core/stats.ts";
 
 /** One process's result of one run. */
 export interface ProcessRun {
@@ -253,8 +254,4 @@ export function aggregateRun(
     per_node: [...nodes.values()],
   };
   return { run, section };
-}
-
-function round3(x: number): number {
-  return Math.round(x * 1000) / 1000;
 }

@@ -10,18 +10,24 @@
  * @module
  */
 
-import { RankLostError } from "../cluster/errors.ts";
 import type { Group } from "../cluster/types.ts";
 import type { TierSpec } from "../core/config.ts";
-import type { ClusterProcess, ClusterRun, ClusterSection } from "../schema/cluster.ts";
+import { round3 } from "../core/stats.ts";
+import type { ClusterProcess, ClusterRun } from "../schema/cluster.ts";
 import type { ContentionResult } from "../schema/contention.ts";
 import type { RunResult } from "../schema/result.ts";
 import { worstStatus } from "../schema/run_status.ts";
-import { cleanScratch } from "../tiers/clean.ts";
 import { newRunId } from "../tiers/scratch.ts";
 import { aggregateRun, type ProcessRun } from "./cluster_aggregate.ts";
-import { decodeJson, encodeJson, FOREVER_MS, writerRank } from "./cluster_phase.ts";
-import { type ClusterOutcome, scratchIdOf } from "./cluster_session.ts";
+import {
+  clusterSection,
+  failOnLost,
+  LostMembers,
+  removeLostScratch,
+  scratchIdOf,
+} from "./cluster_document.ts";
+import { decodeJson, encodeJson, FOREVER_MS } from "./cluster_phase.ts";
+import type { ClusterOutcome } from "./cluster_session.ts";
 import {
   type ContentionCoordination,
   type ContentionOptions,
@@ -98,13 +104,9 @@ export async function runContentionAcross(
     coordinate,
   }, config);
 
-  const lost: NonNullable<ClusterSection<RunResult>["lost"]> = [];
-  const noteLost = (e: unknown): void => {
-    const cause = e instanceof RankLostError ? e : group.lost.reason;
-    if (cause instanceof RankLostError && !lost.some((l) => l.rank === cause.rank)) {
-      lost.push({ rank: cause.rank, node: cause.node, error: cause.message });
-    }
-  };
+  const members = new LostMembers(group);
+  const lost = members.list;
+  const noteLost = (e: unknown) => members.note(e);
   const mine: Report = {
     ...(outcome.doc.contention ? { contention: outcome.doc.contention } : {}),
     runs: outcome.doc.runs,
@@ -121,9 +123,17 @@ export async function runContentionAcross(
       noteLost(error);
     }
   }
-  if (lost.length > 0) await removeLostScratch(specs, o, runId, lost);
-  const rootRank = writerRank(group, lost);
-  const root = group.rank === rootRank;
+  if (lost.length > 0) {
+    const labels = tierLabels(specs);
+    const areas = specs.map((tier, i) => ({
+      tier,
+      endpoint: o.endpoint,
+      region: o.region,
+      scratchId: (rank: number) => contentionScratchId(scratchIdOf(runId, rank), tier, labels[i]!),
+    }));
+    await removeLostScratch(areas, runId, lost);
+  }
+  const root = members.writes;
   if (!root) return { ...outcome, root };
 
   const doc = outcome.doc;
@@ -169,21 +179,12 @@ export async function runContentionAcross(
       if (error !== undefined) doc.error ??= error;
     }
   }
-  doc.cluster = {
-    launcher: group.info.launcher,
-    transport: group.info.transport,
-    processes_count: group.size,
-    nodes: [...new Set(group.members.map((m) => m.node))],
-    hosts: [...new Set(group.members.map((m) => m.host))],
+  doc.cluster = clusterSection(group, lost, {
     processes,
     runs,
-    ...(lost.length > 0 ? { lost } : {}),
     coordination: { barrier_ms: barrierMs, gather_ms: gatherMs },
-  };
-  if (lost.length > 0) {
-    doc.status = "failed";
-    doc.error = lost.map((l) => l.error).join("; ");
-  } else if (broken && doc.status === "ok") {
+  });
+  if (!failOnLost(doc, lost) && broken && doc.status === "ok") {
     doc.status = "failed";
     doc.error = messageOf(broken.error);
   }
@@ -194,39 +195,6 @@ export async function runContentionAcross(
   };
 }
 
-/**
- * Removes what lost members left under this run's name on the tiers this
- * process can reach (a shared tier, or a node-local tier of this node); only
- * areas whose marker names that rank's scratch are touched.
- */
-async function removeLostScratch(
-  specs: readonly TierSpec[],
-  o: ContentionOptions,
-  runId: string,
-  lost: readonly { rank: number }[],
-): Promise<void> {
-  const labels = tierLabels(specs);
-  for (const [i, spec] of specs.entries()) {
-    if (spec.kind === "null") continue;
-    for (const { rank } of lost) {
-      const id = contentionScratchId(scratchIdOf(runId, rank), spec, labels[i]!);
-      try {
-        await cleanScratch(spec, {
-          runId: id,
-          ...(o.endpoint ? { endpoint: o.endpoint } : {}),
-          ...(o.region ? { region: o.region } : {}),
-        });
-      } catch {
-        // Unreachable from here (another node's local tier): `tierbench clean` there.
-      }
-    }
-  }
-}
-
 function messageOf(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
-}
-
-function round3(x: number): number {
-  return Math.round(x * 1000) / 1000;
 }

@@ -139,15 +139,3 @@ export async function runPhase(group: Group, opts: PhaseOptions): Promise<PhaseO
   });
   return { run, startMs, barrierMs, gatherMs, parts };
 }
-
-/**
- * The rank that writes a run's one document: the root; or, when the first
- * loss this process saw was the root's, the lowest rank not known to be lost
- * (a root that ended its run and exited while this one was still finishing is
- * not a lost root).
- */
-export function writerRank(group: Group, lost: readonly { rank: number }[]): number {
-  if (lost[0]?.rank !== group.root) return group.root;
-  for (const m of group.members) if (!lost.some((l) => l.rank === m.rank)) return m.rank;
-  return group.rank;
-}

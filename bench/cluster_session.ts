@@ -9,33 +9,29 @@
  */
 
 import type { Group } from "../cluster/types.ts";
-import { RankLostError } from "../cluster/errors.ts";
-import { DEFAULT_TIMEOUT_MS, type JobOptions, type TierSpec } from "../core/config.ts";
-import type { ClusterProcess, ClusterRun, ClusterSection } from "../schema/cluster.ts";
+import { DEFAULT_TIMEOUT_MS, type JobOptions } from "../core/config.ts";
+import { round3 } from "../core/stats.ts";
+import type { ClusterRun } from "../schema/cluster.ts";
 import type { RunResult } from "../schema/result.ts";
 import { type RunStatus, worstStatus } from "../schema/run_status.ts";
-import { cleanScratch } from "../tiers/clean.ts";
-import type { S3TierOptions } from "../tiers/s3.ts";
 import { newRunId } from "../tiers/scratch.ts";
 import { aggregateRun, type ProcessRun } from "./cluster_aggregate.ts";
+import {
+  clusterProcesses,
+  clusterSection,
+  failOnLost,
+  LostMembers,
+  removeLostScratch,
+  scratchIdOf,
+} from "./cluster_document.ts";
 import {
   decodeJson,
   encodeJson,
   PhaseError,
   type PhaseOutcome,
   runPhase,
-  writerRank,
 } from "./cluster_phase.ts";
 import { type SessionOptions, type SessionOutcome, withSession } from "./session.ts";
-
-/** How long to wait for a lost process on this host to finish exiting: 50 × 100 ms. */
-const LOST_EXIT_POLLS = 50;
-const LOST_EXIT_POLL_MS = 100;
-
-/** The scratch name of one process: the run id and its rank. */
-export function scratchIdOf(runId: string, rank: number): string {
-  return `${runId}-r${rank}`;
-}
 
 /** What a process of a cluster session ends with; `doc` is the one document on the root. */
 export interface ClusterOutcome extends SessionOutcome {
@@ -78,23 +74,14 @@ export async function runClusterSession(
   const mine: RunResult[] = [];
   const startMs: number[] = [];
   const gathered: ProcessRun[][] = [];
-  const lost: NonNullable<ClusterSection<RunResult>["lost"]> = [];
-  const noteLost = (e: unknown): boolean => {
-    // The signal's reason first: it names the loss as it happened ("during the run").
-    const cause = group.lost.reason instanceof RankLostError ? group.lost.reason : e;
-    if (!(cause instanceof RankLostError)) return false;
-    if (!lost.some((l) => l.rank === cause.rank)) {
-      lost.push({ rank: cause.rank, node: cause.node, error: cause.message });
-    }
-    return true;
-  };
+  const lost = new LostMembers(group);
 
   const outcome = await withSession(
     { kind: opts.kind, config: opts.config, runId, signal },
     async ({ doc, tier: open }) => {
       if (opts.remote) doc.remote = opts.remote;
       for (const [i, job] of jobs.entries()) {
-        if (signal.aborted) return statusOnAbort(noteLost(undefined));
+        if (signal.aborted) return statusOnAbort(lost.note());
         const tier = await open(job.tier, job.s3, scratchId);
         opts.onRunStart?.(job, i);
         let phase: PhaseOutcome;
@@ -113,7 +100,7 @@ export async function runClusterSession(
             mine.push(e.run);
             startMs.push(0);
           }
-          if (noteLost(e.cause)) return "failed";
+          if (lost.note(e.cause)) return "failed";
           doc.error = e.message;
           return "failed";
         }
@@ -130,7 +117,7 @@ export async function runClusterSession(
         try {
           status = decodeJson<RunStatus>(await group.broadcast(encodeJson(verdict), timeoutMs));
         } catch (e) {
-          if (noteLost(e)) return "failed";
+          if (lost.note(e)) return "failed";
           throw e;
         }
         if (status !== "ok") {
@@ -143,18 +130,18 @@ export async function runClusterSession(
       return "ok";
     },
   );
-  if (lost.length > 0) await removeLostScratch(jobs, runId, lost);
-  const root = group.rank === writerRank(group, lost);
+  if (lost.list.length > 0) {
+    const areas = jobs.map((j) => ({
+      tier: j.tier,
+      endpoint: j.s3?.endpoint,
+      region: j.s3?.region,
+    }));
+    await removeLostScratch(areas, runId, lost.list);
+  }
+  const root = lost.writes;
   if (!root) return { ...outcome, root };
   const doc = outcome.doc;
-  const processes: ClusterProcess<RunResult>[] = group.members.map((m) => ({
-    rank: m.rank,
-    node: m.node,
-    host: m.host,
-    pid: m.pid,
-    runs: [],
-    start_ms: [],
-  }));
+  const processes = clusterProcesses(group);
   const runs: ClusterRun[] = [];
   const aggregates: RunResult[] = [];
   for (const parts of gathered) {
@@ -173,68 +160,16 @@ export async function runClusterSession(
     processes[group.rank]!.start_ms.push(round3(startMs[i] ?? 0));
   }
   doc.runs = aggregates;
-  doc.cluster = {
-    launcher: group.info.launcher,
-    transport: group.info.transport,
-    processes_count: group.size,
-    nodes: [...new Set(group.members.map((m) => m.node))],
-    hosts: [...new Set(group.members.map((m) => m.host))],
+  doc.cluster = clusterSection(group, lost.list, {
     processes,
     runs,
     ...(stonewalling ? { stonewalling } : {}),
-    ...(lost.length > 0 ? { lost } : {}),
     coordination: { barrier_ms: barrierMs.map(round3), gather_ms: gatherMs.map(round3) },
-  };
-  if (lost.length > 0) {
-    doc.status = "failed";
-    doc.error = lost.map((l) => l.error).join("; ");
-  }
+  });
+  failOnLost(doc, lost.list);
   return { doc, root, ...(outcome.error === undefined ? {} : { error: outcome.error }) };
 }
 
 function statusOnAbort(wasLost: boolean): RunStatus {
   return wasLost ? "failed" : "interrupted";
-}
-
-/**
- * Removes what lost members left under this run's name on the tiers this
- * process can reach: a shared tier's scratch of every lost rank, and on a
- * node-local tier that of the lost ranks of this node. Only areas whose
- * marker names that rank's scratch id are touched. `jobs` are the runs'
- * jobs, or any list of tiers with their S3 options.
- */
-export async function removeLostScratch(
-  jobs: readonly { readonly tier: TierSpec; readonly s3?: S3TierOptions | undefined }[],
-  runId: string,
-  lost: readonly { rank: number }[],
-): Promise<void> {
-  const seen = new Set<string>();
-  for (const job of jobs) {
-    if (job.tier.kind === "null") continue;
-    for (const { rank } of lost) {
-      const key = `${JSON.stringify(job.tier)} ${rank}`;
-      if (seen.has(key)) continue;
-      seen.add(key);
-      const options = {
-        runId: scratchIdOf(runId, rank),
-        ...(job.s3?.endpoint ? { endpoint: job.s3.endpoint } : {}),
-        ...(job.s3?.region ? { region: job.s3.region } : {}),
-      };
-      try {
-        // A process killed a moment ago may still be exiting: its marker's pid is alive
-        // until then, and clean leaves a live run's scratch alone.
-        for (let attempt = 0; attempt < LOST_EXIT_POLLS; attempt++) {
-          const report = await cleanScratch(job.tier, options);
-          if (!report.skipped.some((s) => s.reason.includes("still running"))) break;
-          await new Promise((r) => setTimeout(r, LOST_EXIT_POLL_MS));
-        }
-      } catch {
-        // Unreachable from here (another node's local tier): `tierbench clean` there.
-      }
-    }
-  }
-}
-
-function round3(x: number): number {
-  return Math.round(x * 1000) / 1000;
 }

@@ -14,17 +14,24 @@
  */
 
 import type { Group } from "../cluster/types.ts";
-import { RankLostError } from "../cluster/errors.ts";
 import { DEFAULT_TIMEOUT_MS, type TierSpec } from "../core/config.ts";
-import type { ClusterProcess, ClusterSection, ClusterWorkload } from "../schema/cluster.ts";
-import type { RunResult } from "../schema/result.ts";
+import { round3 } from "../core/stats.ts";
+import type { ClusterWorkload } from "../schema/cluster.ts";
 import { type RunStatus, worstStatus } from "../schema/run_status.ts";
 import type { WorkloadResult } from "../schema/workload.ts";
 import { newRunId } from "../tiers/scratch.ts";
 import type { WorkloadDefinition, WorkloadOptions } from "../workloads/common.ts";
 import type { TrainingSetup } from "../workloads/setup.ts";
-import { decodeJson, encodeJson, FOREVER_MS, writerRank } from "./cluster_phase.ts";
-import { type ClusterOutcome, removeLostScratch, scratchIdOf } from "./cluster_session.ts";
+import {
+  clusterProcesses,
+  clusterSection,
+  failOnLost,
+  LostMembers,
+  removeLostScratch,
+  scratchIdOf,
+} from "./cluster_document.ts";
+import { decodeJson, encodeJson, FOREVER_MS } from "./cluster_phase.ts";
+import type { ClusterOutcome } from "./cluster_session.ts";
 import { runWorkload, type RunWorkloadOptions } from "./workload.ts";
 import { aggregateWorkloads } from "./workload_aggregate.ts";
 
@@ -74,15 +81,9 @@ export async function runClusterWorkload(
     await group.broadcast(encodeJson(opts.runId ?? newRunId()), timeoutMs),
   );
   const signal = opts.signal ? AbortSignal.any([opts.signal, group.lost]) : group.lost;
-  const lost: NonNullable<ClusterSection<RunResult>["lost"]> = [];
-  const noteLost = (e: unknown): boolean => {
-    const cause = e instanceof RankLostError ? e : group.lost.reason;
-    if (!(cause instanceof RankLostError)) return false;
-    if (!lost.some((l) => l.rank === cause.rank)) {
-      lost.push({ rank: cause.rank, node: cause.node, error: cause.message });
-    }
-    return true;
-  };
+  const members = new LostMembers(group);
+  const lost = members.list;
+  const noteLost = (e?: unknown) => members.note(e);
   const phase = `the start of workload ${def.name}`;
   let met = false, released = false, barrierMs = 0, gatherMs = 0;
   // The slowest node's layout sets when everyone starts.
@@ -101,7 +102,7 @@ export async function runClusterWorkload(
     beforeStart: barrier,
   });
   // What group.lost names first is the cause; a hub that gave up after it may look lost too.
-  noteLost(undefined);
+  noteLost();
   let broken = false;
   if (!met) {
     // Ended before its ranks laid out (a tier that would not set up): keep the group in step.
@@ -136,10 +137,15 @@ export async function runClusterWorkload(
     }
   }
   if (lost.length > 0) {
-    await removeLostScratch(specs.map((tier) => ({ tier, s3: opts.s3 })), runId, lost);
+    const areas = specs.map((tier) => ({
+      tier,
+      endpoint: opts.s3?.endpoint,
+      region: opts.s3?.region,
+    }));
+    await removeLostScratch(areas, runId, lost);
   }
   // The writer moves off the root only when the root was the first loss seen here.
-  const root = group.rank === writerRank(group, lost);
+  const root = members.writes;
   if (!root) {
     if (lost.length === 0) return { ...outcome, doc, root };
     doc.status = "failed";
@@ -169,34 +175,16 @@ export async function runClusterWorkload(
       );
     }
   }
-  const processes: ClusterProcess<RunResult>[] = group.members.map((m) => ({
-    rank: m.rank,
-    node: m.node,
-    host: m.host,
-    pid: m.pid,
-    runs: [],
-    start_ms: [],
-  }));
-  doc.cluster = {
-    launcher: group.info.launcher,
-    transport: group.info.transport,
-    processes_count: group.size,
-    nodes: [...new Set(group.members.map((m) => m.node))],
-    hosts: [...new Set(group.members.map((m) => m.host))],
-    processes,
+  doc.cluster = clusterSection(group, lost, {
+    processes: clusterProcesses(group),
     runs: [],
     workloads_per_process: shares,
-    ...(lost.length > 0 ? { lost } : {}),
     coordination: {
       barrier_ms: released ? [round3(barrierMs)] : [],
       gather_ms: reports ? [round3(gatherMs)] : [],
     },
-  };
-  if (lost.length > 0) {
-    doc.status = "failed";
-    doc.error = lost.map((l) => l.error).join("; ");
-    return { doc, root };
-  }
+  });
+  if (failOnLost(doc, lost)) return { doc, root };
   const failed = parts.findIndex((p) => p !== undefined && p.status !== "ok");
   if (failed >= 0 && doc.status === "ok") {
     const p = parts[failed]!;
@@ -204,8 +192,4 @@ export async function runClusterWorkload(
     doc.error = `rank ${failed} on ${group.members[failed]!.node}: ${p.error ?? p.status}`;
   }
   return { doc, root, ...(outcome.error === undefined ? {} : { error: outcome.error }) };
-}
-
-function round3(x: number): number {
-  return Math.round(x * 1000) / 1000;
 }

@@ -9,7 +9,8 @@
 
 import { detectLaunch, type Group, joinGroup, type LaunchInfo } from "../cluster/mod.ts";
 import { DEFAULT_TIMEOUT_MS, type JobOptions } from "../core/config.ts";
-import { runClusterSession, scratchIdOf } from "../bench/cluster_session.ts";
+import { runClusterSession } from "../bench/cluster_session.ts";
+import { scratchIdOf } from "../bench/cluster_document.ts";
 import { runContentionAcross } from "../bench/cluster_contention.ts";
 import type { ContentionOptions } from "../bench/contention.ts";
 import { decodeJson, encodeJson, FOREVER_MS } from "../bench/cluster_phase.ts";

@@ -16,6 +16,7 @@
 
 import { XorShift32 } from "./offsets.ts";
 import { monoNow } from "./libc.ts";
+import { round3 } from "./stats.ts";
 
 /** How intended starts are spaced, as fio names it. */
 export const RATE_PROCESSES = ["linear", "poisson"] as const;
@@ -261,8 +262,4 @@ export class Pacer {
   get intervalMs(): number {
     return this.#interval;
   }
-}
-
-function round3(x: number): number {
-  return Math.round(x * 1000) / 1000;
 }

@@ -49,3 +49,17 @@ export function unionLength(intervals: readonly (readonly [number, number])[]): 
   }
   return total;
 }
+
+/**
+ * `x` rounded to 3 decimals (µs in ms, ms in s): how documents keep times
+ * readable.
+ *
+ * @example
+ * ```ts
+ * import { round3 } from "./stats.ts";
+ * console.assert(round3(1.23456) === 1.235);
+ * ```
+ */
+export function round3(x: number): number {
+  return Math.round(x * 1000) / 1000;
+}

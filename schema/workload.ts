@@ -15,6 +15,7 @@
 import { median } from "../core/stats.ts";
 import type { TierFacts } from "../tiers/types.ts";
 import type { PathPolicy, WorkloadProgram } from "../workloads/ops.ts";
+import { round3 } from "../core/stats.ts";
 
 /** Per-path I/O of a phase of one rank. */
 export interface RankIo {
@@ -271,8 +272,4 @@ export function aggregate(
       spans,
     },
   };
-}
-
-function round3(x: number): number {
-  return Math.round(x * 1000) / 1000;
 }

@@ -71,6 +71,7 @@ import {
 } from "./_fio_process.ts";
 import { LoopDevice, type LoopFacts, requireRoot } from "./_loop_device.ts";
 import { median } from "../core/stats.ts";
+import { round3 } from "../core/stats.ts";
 
 const MiB = 1024 ** 2;
 const GiB = 1024 ** 3;
@@ -530,11 +531,6 @@ interface RssSummary {
   ratio_median: number;
   met: boolean;
   rounds: RssRound[];
-}
-
-/** A ratio as the table shows it (3 decimals), so "met" agrees with what is printed. */
-function round3(x: number): number {
-  return Math.round(x * 1000) / 1000;
 }
 
 function summarizeCase(c: CaseDef, rounds: CaseRound[]): CaseSummary {
