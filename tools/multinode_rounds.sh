@@ -28,13 +28,12 @@ FILE_DIR=${FILE_DIR:-/tmp/tierbench-multinode-nvme}
 CEPH_DIR=${CEPH_DIR:-/tmp/tierbench-ceph-multinode}
 SLURM_DIR=${SLURM_DIR:-/tmp/tierbench-slurm-multinode}
 THROTTLE=${THROTTLE:-none}
-CG=/sys/fs/cgroup/blkio/tierbench-multinode-$$
 
 mkdir -p "$OUT" "$FILE_DIR"
 ceph_started= slurm_started=
 cleanup() {
   set +e
-  [ -d "$CG" ] && rmdir "$CG"
+  throttle_remove
   [ -n "$slurm_started" ] && $DENO task -q slurm:down --dir "$SLURM_DIR" >/dev/null 2>&1
   [ -n "$ceph_started" ] && $DENO task -q ceph:down --dir "$CEPH_DIR" >/dev/null 2>&1
   rmdir "$FILE_DIR" 2>/dev/null
@@ -42,27 +41,9 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-bytes() { # 300m → 314572800
-  local n=${1%[kKmMgG]} u=${1: -1}
-  case $u in k | K) echo $((n << 10)) ;; m | M) echo $((n << 20)) ;; g | G) echo $((n << 30)) ;; *) echo "$1" ;; esac
-}
-if [ "$THROTTLE" != none ]; then
-  [ -d /sys/fs/cgroup/blkio ] || {
-    echo "multinode_rounds: THROTTLE needs cgroup-v1 blkio at /sys/fs/cgroup/blkio (or THROTTLE=none)" >&2
-    exit 2
-  }
-  src=$(findmnt -no SOURCE -T "$FILE_DIR")
-  disk=$(lsblk -no PKNAME "$src" 2>/dev/null | head -1)
-  dev=$(lsblk -ndo MAJ:MIN "/dev/${disk:-${src#/dev/}}" | tr -d ' ')
-  mkdir "$CG"
-  echo "$dev $(bytes "$THROTTLE")" >"$CG/blkio.throttle.read_bps_device"
-  echo "$dev $(bytes "$THROTTLE")" >"$CG/blkio.throttle.write_bps_device"
-  echo "file tier capped at $THROTTLE/s each way on $dev during bench ($CG)"
-fi
-# runs a command inside the throttle (when there is one); its children (mpirun's) inherit it
-throttled() {
-  if [ -d "$CG" ]; then bash -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$CG" "$@"; else "$@"; fi
-}
+# shellcheck source=tools/_throttle.sh
+. tools/_throttle.sh
+throttle_make "$THROTTLE" "$FILE_DIR" tierbench-multinode-$$ multinode_rounds
 
 DENO_BIN=$($DENO eval 'console.log(Deno.execPath())')
 TB=("$DENO_BIN" run -q --allow-all "$PWD/main.ts")

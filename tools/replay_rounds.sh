@@ -27,41 +27,21 @@ CACHES=${CACHES:-"1g 8g"}
 SCALE=${SCALE:-0.021}
 ITERATIONS=${ITERATIONS:-5}
 CEPH_DIR=${CEPH_DIR:-/tmp/tierbench-ceph-replay}
-CG=/sys/fs/cgroup/blkio/tierbench-replay-$$
 
 mkdir -p "$OUT" "$FILE_DIR"
 ceph_started=
 cleanup() {
   set +e
-  [ -d "$CG" ] && rmdir "$CG"
+  throttle_remove
   [ -n "$ceph_started" ] && $DENO task -q ceph:down --dir "$CEPH_DIR" >/dev/null 2>&1
   rmdir "$FILE_DIR" 2>/dev/null
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-bytes() { # 300m → 314572800
-  local n=${1%[kKmMgG]} u=${1: -1}
-  case $u in k | K) echo $((n << 10)) ;; m | M) echo $((n << 20)) ;; g | G) echo $((n << 30)) ;; *) echo "$1" ;; esac
-}
-
-if [ "$THROTTLE" != none ]; then
-  [ -d /sys/fs/cgroup/blkio ] || {
-    echo "replay_rounds: THROTTLE needs cgroup-v1 blkio at /sys/fs/cgroup/blkio (or THROTTLE=none)" >&2
-    exit 2
-  }
-  src=$(findmnt -no SOURCE -T "$FILE_DIR")
-  disk=$(lsblk -no PKNAME "$src" 2>/dev/null | head -1)
-  dev=$(lsblk -ndo MAJ:MIN "/dev/${disk:-${src#/dev/}}" | tr -d ' ')
-  mkdir "$CG"
-  echo "$dev $(bytes "$THROTTLE")" >"$CG/blkio.throttle.read_bps_device"
-  echo "$dev $(bytes "$THROTTLE")" >"$CG/blkio.throttle.write_bps_device"
-  echo "file tier capped at $THROTTLE/s each way on $dev ($CG)"
-fi
-# runs a measured command inside the throttle (when there is one)
-measured() {
-  if [ -d "$CG" ]; then bash -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$CG" "$@"; else "$@"; fi
-}
+# shellcheck source=tools/_throttle.sh
+. tools/_throttle.sh
+throttle_make "$THROTTLE" "$FILE_DIR" tierbench-replay-$$ replay_rounds
 
 ceph_started=1
 $DENO task -q ceph:up --dir "$CEPH_DIR" >"$OUT/ceph.env"
@@ -72,7 +52,7 @@ unset TIERBENCH_S3_BUCKET TIERBENCH_S3_ENDPOINT
 TIERS=memory:/dev/shm,file:$FILE_DIR,pfs:$TIERBENCH_PFS_DIR
 for r in $(seq 1 "$ROUNDS"); do
   echo "round $r: bench $(date +%T)"
-  measured $DENO task -q tierbench bench --file-dir "$FILE_DIR" --pfs "$TIERBENCH_PFS_DIR" \
+  throttled $DENO task -q tierbench bench --file-dir "$FILE_DIR" --pfs "$TIERBENCH_PFS_DIR" \
     --quiet --output "$OUT/profile-$r.json" >"$OUT/profile-$r.txt"
   for c in $CACHES; do
     plan=$OUT/plan-$r-$MODEL-$c.json
@@ -80,7 +60,7 @@ for r in $(seq 1 "$ROUNDS"); do
       --host-cache "$c" --output "$plan" >"${plan%.json}.txt"
     for i in 1 2; do
       echo "round $r: replay $MODEL with $c host cache ($i) $(date +%T)"
-      measured $DENO task -q tierbench replay "$plan" --tiers "$TIERS" --scale "$SCALE" \
+      throttled $DENO task -q tierbench replay "$plan" --tiers "$TIERS" --scale "$SCALE" \
         --iterations "$ITERATIONS" --quiet --output "$OUT/replay-$r-$MODEL-$c-$i.json" \
         >"$OUT/replay-$r-$MODEL-$c-$i.txt"
     done
@@ -88,7 +68,7 @@ for r in $(seq 1 "$ROUNDS"); do
   # the activation plan and every layer offloaded (ssdtrain), forward and backward
   first=$OUT/plan-$r-$MODEL-${CACHES%% *}.json
   echo "round $r: activations $(date +%T)"
-  measured $DENO task -q tierbench replay "$first" --tiers "$TIERS" --scale "$SCALE" \
+  throttled $DENO task -q tierbench replay "$first" --tiers "$TIERS" --scale "$SCALE" \
     --iterations 3 --activations --quiet --output "$OUT/activations-$r.json" >"$OUT/activations-$r.txt"
 done
 $DENO run --allow-read tools/replay_table.ts "$OUT"/replay-*.json "$OUT"/activations-*.json
