@@ -176,7 +176,7 @@ class StarGroup implements Group {
   }
 
   /** Hub: one message from every other rank; the first loss fails at once, the late are named together. */
-  async #collect(t: Transport, phase: string, timeoutMs: number) {
+  async #receiveAll(t: Transport, phase: string, timeoutMs: number) {
     const late: number[] = [];
     const got = await Promise.all(
       this.#others().map(async (r) => {
@@ -202,9 +202,14 @@ class StarGroup implements Group {
         timeoutMs,
       );
     }
-    return got.map((m, i) => {
+    return got.map((m) => m!);
+  }
+
+  /** Hub: every other rank's message for the current step, checked to be that step's. */
+  async #collect(t: Transport, phase: string, timeoutMs: number) {
+    return (await this.#receiveAll(t, phase, timeoutMs)).map((m, i) => {
       const r = i + 1;
-      const h = m!.header;
+      const h = m.header;
       if (h.t !== "arrive" && h.t !== "release" && h.t !== "data") {
         throw new Error(`rank ${r} sent "${h.t}" during ${phase}`);
       }
@@ -214,7 +219,7 @@ class StarGroup implements Group {
             "the members call different steps",
         );
       }
-      return m!;
+      return m;
     });
   }
 
@@ -297,37 +302,15 @@ class StarGroup implements Group {
     });
   }
 
+  /** Hub: every other rank's hello, naming itself. */
   async #collectHellos(t: Transport, phase: string, timeoutMs: number): Promise<Member[]> {
-    const late: number[] = [];
-    const got = await Promise.all(
-      this.#others().map(async (r) => {
-        try {
-          const h = decode(await t.receive(r, timeoutMs)).header;
-          if (h.t !== "hello" || h.member.rank !== r) {
-            throw new Error(`rank ${r} sent no hello during ${phase}`);
-          }
-          return h.member;
-        } catch (e) {
-          if (e instanceof PeerTimeoutError) {
-            late.push(r);
-            return undefined;
-          }
-          if (e instanceof PeerGoneError) {
-            throw new RankLostError(r, this.#node(r), phase, { cause: e });
-          }
-          throw e;
-        }
-      }),
-    );
-    if (late.length > 0) {
-      late.sort((a, b) => a - b);
-      throw new RankTimeoutError(
-        late.map((r) => ({ rank: r, node: this.#node(r) })),
-        phase,
-        timeoutMs,
-      );
-    }
-    return got as Member[];
+    return (await this.#receiveAll(t, phase, timeoutMs)).map(({ header: h }, i) => {
+      const r = i + 1;
+      if (h.t !== "hello" || h.member.rank !== r) {
+        throw new Error(`rank ${r} sent no hello during ${phase}`);
+      }
+      return h.member;
+    });
   }
 
   barrier(phase: string, timeoutMs: number): Promise<void> {
