@@ -18,19 +18,15 @@ import { IoError } from "../core/errors.ts";
 import {
   type AlignedBuffer,
   allocAligned,
-  cString,
   errnoName,
   freeAligned,
-  lastErrno,
-  libc,
-  O,
   readSmallFile,
   strerror,
 } from "../core/libc.ts";
 import { ETIME, OP, Uring } from "./_uring.ts";
 import { fillRandom } from "./_file.ts";
 import { refusalMessage } from "./io_uring.ts";
-import { requestSize } from "./libaio_stream.ts";
+import { finishShortWrite, requestSize, withObjectFile } from "./_stream.ts";
 
 const EIO = 5;
 const EPERM = 1;
@@ -41,19 +37,6 @@ const ENOSYS = 38;
 const ALIGNMENT = 4096;
 /** How long the wait that learns a lost errno lasts: 1 ms. */
 const ERRNO_WAIT_NS = 1_000_000;
-
-/** An {@linkcode IoError} for a libc call that has just failed on this thread, with its errno. */
-function callFailed(syscall: string, path: string, offset?: number): IoError {
-  const errno = lastErrno();
-  return new IoError({
-    syscall,
-    errno,
-    code: errnoName(errno),
-    path,
-    offset,
-    detail: `(${strerror(errno)})`,
-  });
-}
 
 /**
  * An io_uring ring with its buffers, for one stream of one rank: each
@@ -106,16 +89,7 @@ export class UringChannel {
    */
   async transfer(path: string, write: boolean, bytes: number): Promise<void> {
     if (this.#closed) throw new TypeError("channel closed");
-    const c = libc();
-    const flags = (write ? O.WRONLY | O.CREAT : O.RDONLY) | O.CLOEXEC |
-      (this.direct ? O.DIRECT : 0);
-    const fd = c.open(cString(path), flags, 0o600);
-    if (fd < 0) throw callFailed("open", path);
-    try {
-      await this.#run(fd, path, write, bytes);
-    } finally {
-      c.close(fd);
-    }
+    await withObjectFile(path, write, this.direct, (fd) => this.#run(fd, path, write, bytes));
   }
 
   async #run(fd: number, path: string, write: boolean, bytes: number): Promise<void> {
@@ -229,18 +203,14 @@ export class UringChannel {
     offsets: number[],
   ): boolean {
     if (!write) return false;
-    const c = libc();
-    let at = res;
-    const len = lengths[slot]!;
-    const base = this.#buffers.address + BigInt(slot * this.bs);
-    while (at < len) {
-      const p = Deno.UnsafePointer.create(base + BigInt(at))!;
-      const n = c.pwrite(fd, p, BigInt(len - at), BigInt(offsets[slot]! + at));
-      if (n < 0) throw callFailed("pwrite", path, offsets[slot]! + at);
-      if (n === 0) return false;
-      at += n;
-    }
-    return true;
+    return finishShortWrite(
+      fd,
+      path,
+      this.#buffers.address + BigInt(slot * this.bs),
+      res,
+      lengths[slot]!,
+      offsets[slot]!,
+    );
   }
 
   /** Closes the ring (waiting for what is in flight) and frees the buffers. */

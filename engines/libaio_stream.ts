@@ -16,28 +16,10 @@
 import { IoError } from "../core/errors.ts";
 import { AioRing } from "./_aio_ring.ts";
 import { fillRandom } from "./_file.ts";
-import { cString, errnoName, lastErrno, libc, O, strerror } from "../core/libc.ts";
+import { errnoName, strerror } from "../core/libc.ts";
+import { finishShortWrite, requestSize, withObjectFile } from "./_stream.ts";
 
 const EIO = 5;
-
-/** An {@linkcode IoError} for a libc call that has just failed on this thread, with its errno. */
-function callFailed(syscall: string, path: string, offset?: number): IoError {
-  const errno = lastErrno();
-  return new IoError({
-    syscall,
-    errno,
-    code: errnoName(errno),
-    path,
-    offset,
-    detail: `(${strerror(errno)})`,
-  });
-}
-
-/** Request size for an object: `bs`, or smaller so that a small object still fills the queue. */
-export function requestSize(bytes: number, bs: number, iodepth: number, alignment = 4096): number {
-  const share = Math.ceil(Math.ceil(bytes / iodepth) / alignment) * alignment;
-  return Math.max(alignment, Math.min(bs, share));
-}
 
 /**
  * A libaio context with its buffers, for one stream of one rank: each
@@ -81,16 +63,7 @@ export class AioChannel {
    */
   async transfer(path: string, write: boolean, bytes: number): Promise<void> {
     if (this.#closed) throw new TypeError("channel closed");
-    const c = libc();
-    const flags = (write ? O.WRONLY | O.CREAT : O.RDONLY) | O.CLOEXEC |
-      (this.direct ? O.DIRECT : 0);
-    const fd = c.open(cString(path), flags, 0o600);
-    if (fd < 0) throw callFailed("open", path);
-    try {
-      await this.#run(fd, path, write, bytes);
-    } finally {
-      c.close(fd);
-    }
+    await withObjectFile(path, write, this.direct, (fd) => this.#run(fd, path, write, bytes));
   }
 
   async #run(fd: number, path: string, write: boolean, bytes: number): Promise<void> {
@@ -183,18 +156,14 @@ export class AioChannel {
     offsets: number[],
   ): boolean {
     if (!write) return false;
-    const c = libc();
-    let at = res;
-    const len = lengths[slot]!;
-    const base = this.#ring.address(slot);
-    while (at < len) {
-      const p = Deno.UnsafePointer.create(base + BigInt(at))!;
-      const n = c.pwrite(fd, p, BigInt(len - at), BigInt(offsets[slot]! + at));
-      if (n < 0) throw callFailed("pwrite", path, offsets[slot]! + at);
-      if (n === 0) return false;
-      at += n;
-    }
-    return true;
+    return finishShortWrite(
+      fd,
+      path,
+      this.#ring.address(slot),
+      res,
+      lengths[slot]!,
+      offsets[slot]!,
+    );
   }
 
   /** Destroys the context (waiting for what is in flight) and frees the buffers. */

@@ -30,5 +30,6 @@ export { PsyncEngine } from "./psync.ts";
 export { S3Engine, WARMUP_MS } from "./s3.ts";
 export { NoopEngine } from "./noop.ts";
 export { holdReadBack, newReadBackGate, readBackWritten } from "./verify_readback.ts";
-export { AioChannel, requestSize } from "./libaio_stream.ts";
+export { AioChannel } from "./libaio_stream.ts";
+export { requestSize } from "./_stream.ts";
 export { S3Channel, type S3PathTarget } from "./s3_stream.ts";

@@ -11,7 +11,7 @@
 import type { S3Client } from "@aws-sdk/client-s3";
 import { fillRandom } from "./_file.ts";
 import { newS3Client, s3ErrorFrom, type S3Location } from "../tiers/s3_client.ts";
-import { requestSize } from "./libaio_stream.ts";
+import { requestSize } from "./_stream.ts";
 import { drainBody, getObject, objectError, putObject } from "./_s3_requests.ts";
 
 /** Where a rank's objects go on an S3 path. */

@@ -1,0 +1,88 @@
+/**
+ * What the rank streams over a kernel queue (libaio_stream.ts's AioChannel,
+ * io_uring_stream.ts's UringChannel) share: the request size of an object,
+ * opening and closing the object's file around a transfer, the error of a
+ * libc call that has just failed, and finishing a short write.
+ *
+ * @module
+ */
+
+import { IoError } from "../core/errors.ts";
+import { cString, errnoName, lastErrno, libc, O, strerror } from "../core/libc.ts";
+
+/** An {@linkcode IoError} for a libc call that has just failed on this thread, with its errno. */
+export function callFailed(syscall: string, path: string, offset?: number): IoError {
+  const errno = lastErrno();
+  return new IoError({
+    syscall,
+    errno,
+    code: errnoName(errno),
+    path,
+    offset,
+    detail: `(${strerror(errno)})`,
+  });
+}
+
+/**
+ * Request size for an object: `bs`, or smaller so that a small object still fills the queue.
+ *
+ * @example
+ * ```ts
+ * import { requestSize } from "./_stream.ts";
+ * console.assert(requestSize(64 << 20, 1 << 20, 8) === 1 << 20);
+ * console.assert(requestSize(1 << 20, 1 << 20, 8) === 128 << 10);
+ * ```
+ */
+export function requestSize(bytes: number, bs: number, iodepth: number, alignment = 4096): number {
+  const share = Math.ceil(Math.ceil(bytes / iodepth) / alignment) * alignment;
+  return Math.max(alignment, Math.min(bs, share));
+}
+
+/**
+ * Opens the object's file at `path` (created for a write; O_DIRECT when
+ * `direct`), runs `body` with its descriptor and closes it whatever happens.
+ * Throws {@linkcode IoError} naming `open` when it cannot be opened.
+ */
+export async function withObjectFile(
+  path: string,
+  write: boolean,
+  direct: boolean,
+  body: (fd: number) => Promise<void>,
+): Promise<void> {
+  const c = libc();
+  const flags = (write ? O.WRONLY | O.CREAT : O.RDONLY) | O.CLOEXEC | (direct ? O.DIRECT : 0);
+  const fd = c.open(cString(path), flags, 0o600);
+  if (fd < 0) throw callFailed("open", path);
+  try {
+    await body(fd);
+  } finally {
+    c.close(fd);
+  }
+}
+
+/**
+ * A short write through a kernel queue carries no errno (a full file system
+ * shows up as fewer bytes). Writes the rest of the request synchronously —
+ * `len` bytes from `buffer` at `offset`, `done` of them written — which
+ * either finishes it or fails with the errno that says why (ENOSPC, EDQUOT,
+ * EIO). Returns false when the file takes no more (0 bytes written).
+ */
+export function finishShortWrite(
+  fd: number,
+  path: string,
+  buffer: bigint,
+  done: number,
+  len: number,
+  offset: number,
+): boolean {
+  const c = libc();
+  let at = done;
+  while (at < len) {
+    const p = Deno.UnsafePointer.create(buffer + BigInt(at))!;
+    const n = c.pwrite(fd, p, BigInt(len - at), BigInt(offset + at));
+    if (n < 0) throw callFailed("pwrite", path, offset + at);
+    if (n === 0) return false;
+    at += n;
+  }
+  return true;
+}
