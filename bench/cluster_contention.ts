@@ -10,7 +10,7 @@
  * @module
  */
 
-import type { Group } from "../cluster/types.ts";
+import { type Group, NO_DEADLINE_MS } from "../cluster/types.ts";
 import type { TierSpec } from "../core/config.ts";
 import { round3 } from "../core/stats.ts";
 import type { ClusterProcess, ClusterRun } from "../schema/cluster.ts";
@@ -26,7 +26,7 @@ import {
   removeLostScratch,
   scratchIdOf,
 } from "./cluster_document.ts";
-import { decodeJson, encodeJson, FOREVER_MS } from "./cluster_phase.ts";
+import { decodeJson, encodeJson } from "./cluster_phase.ts";
 import type { ClusterOutcome } from "./cluster_session.ts";
 import {
   type ContentionCoordination,
@@ -90,7 +90,7 @@ export async function runContentionAcross(
     barrier: (label) => step(() => group.barrier(`the start of ${label}`, timeoutMs), barrierMs),
     share: <T>(value: T) =>
       step(async () => {
-        const all = await group.gather(encodeJson(value), FOREVER_MS);
+        const all = await group.gather(encodeJson(value), NO_DEADLINE_MS);
         const values = all?.map((bytes) => decodeJson<T>(bytes));
         return decodeJson<T[]>(await group.broadcast(encodeJson(values ?? []), timeoutMs));
       }, gatherMs),
@@ -116,7 +116,7 @@ export async function runContentionAcross(
   if (broken) noteLost(broken.error);
   else {
     try {
-      const all = await group.gather(encodeJson(mine), FOREVER_MS);
+      const all = await group.gather(encodeJson(mine), NO_DEADLINE_MS);
       reports = all?.map((bytes) => decodeJson<Report>(bytes));
     } catch (error) {
       broken = { error };

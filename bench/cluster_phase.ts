@@ -8,15 +8,12 @@
  * @module
  */
 
-import type { Group } from "../cluster/types.ts";
+import { type Group, NO_DEADLINE_MS } from "../cluster/types.ts";
 import type { JobOptions } from "../core/config.ts";
 import type { RunResult } from "../schema/result.ts";
 import type { Tier } from "../tiers/types.ts";
 import type { ProcessRun } from "./cluster_aggregate.ts";
 import { type RunHooks, runJob } from "./runner.ts";
-
-/** The longest a timer can wait (setTimeout's limit): no deadline. */
-export const FOREVER_MS = 2 ** 31 - 1;
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -127,7 +124,7 @@ export async function runPhase(group: Group, opts: PhaseOptions): Promise<PhaseO
   try {
     reports = await group.gather(
       encodeJson({ ...(run ? { run } : {}), startMs } satisfies PhaseReport),
-      FOREVER_MS,
+      NO_DEADLINE_MS,
     );
   } catch (e) {
     throw new PhaseError(run, e);

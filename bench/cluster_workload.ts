@@ -13,7 +13,7 @@
  * @module
  */
 
-import type { Group } from "../cluster/types.ts";
+import { type Group, NO_DEADLINE_MS } from "../cluster/types.ts";
 import { DEFAULT_TIMEOUT_MS, type TierSpec } from "../core/config.ts";
 import { round3 } from "../core/stats.ts";
 import type { ClusterWorkload } from "../schema/cluster.ts";
@@ -30,7 +30,7 @@ import {
   removeLostScratch,
   scratchIdOf,
 } from "./cluster_document.ts";
-import { decodeJson, encodeJson, FOREVER_MS } from "./cluster_phase.ts";
+import { decodeJson, encodeJson } from "./cluster_phase.ts";
 import type { ClusterOutcome } from "./cluster_session.ts";
 import { runWorkload, type RunWorkloadOptions } from "./workload.ts";
 import { aggregateWorkloads } from "./workload_aggregate.ts";
@@ -40,9 +40,7 @@ export type ClusterWorkloadOptions = Omit<RunWorkloadOptions, "scratchId" | "bef
 
 /**
  * How long the start barrier waits for the slowest node's layout: a day. A
- * lost member ends the wait at once; not FOREVER_MS, because a member waits
- * for the hub's release half as long again, and a timer past 2^31 − 1 ms
- * fires at once.
+ * lost member ends the wait at once.
  */
 const START_WAIT_MS = 24 * 60 * 60 * 1000;
 
@@ -125,7 +123,7 @@ export async function runClusterWorkload(
   if (!broken && lost.length === 0) {
     const t0 = performance.now();
     try {
-      reports = (await group.gather(encodeJson(mine), FOREVER_MS))?.map((b) =>
+      reports = (await group.gather(encodeJson(mine), NO_DEADLINE_MS))?.map((b) =>
         decodeJson<WorkloadReport>(b)
       );
       gatherMs = performance.now() - t0;

@@ -7,13 +7,19 @@
  * @module
  */
 
-import { detectLaunch, type Group, joinGroup, type LaunchInfo } from "../cluster/mod.ts";
+import {
+  detectLaunch,
+  type Group,
+  joinGroup,
+  type LaunchInfo,
+  NO_DEADLINE_MS,
+} from "../cluster/mod.ts";
 import { DEFAULT_TIMEOUT_MS, type JobOptions } from "../core/config.ts";
 import { runClusterSession } from "../bench/cluster_session.ts";
 import { scratchIdOf } from "../bench/cluster_document.ts";
 import { runContentionAcross } from "../bench/cluster_contention.ts";
 import type { ContentionOptions } from "../bench/contention.ts";
-import { decodeJson, encodeJson, FOREVER_MS } from "../bench/cluster_phase.ts";
+import { decodeJson, encodeJson } from "../bench/cluster_phase.ts";
 import type { RunProgress } from "../bench/runner.ts";
 import { measureScaling, type ScalingOptions } from "../bench/scaling.ts";
 import {
@@ -202,7 +208,7 @@ export async function benchAcross(
       }
     }
     // The others wait for the root's profile however long it takes, then hear how it ended.
-    await group.barrier("the end of the root's node profile", FOREVER_MS);
+    await group.barrier("the end of the root's node profile", NO_DEADLINE_MS);
     const status = decodeJson<string>(
       await group.broadcast(encodeJson(outcome?.doc.status ?? "ok"), timeoutMs),
     );

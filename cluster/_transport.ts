@@ -6,6 +6,8 @@
  * @module
  */
 
+import { NO_DEADLINE_MS } from "./types.ts";
+
 /** A link to a peer that is gone: its connection closed or reset, or its process exited. */
 export class PeerGoneError extends Error {
   override name = "PeerGoneError";
@@ -59,9 +61,6 @@ export interface WatchHandlers {
   intercept(peer: number, m: Uint8Array): boolean;
 }
 
-/** The longest delay setTimeout keeps (2^31 − 1 ms, about 24.8 days); longer ones fire at once. */
-export const MAX_TIMER_MS = 2 ** 31 - 1;
-
 interface Waiter {
   resolve(m: Uint8Array): void;
   reject(e: Error): void;
@@ -112,7 +111,7 @@ export class Inbox {
   }
 
   /**
-   * The next message, waiting up to `timeoutMs` (at most {@linkcode MAX_TIMER_MS}: a
+   * The next message, waiting up to `timeoutMs` (at most {@linkcode NO_DEADLINE_MS}: a
    * longer timer would fire at once).
    */
   take(timeoutMs: number): Promise<Uint8Array> {
@@ -126,7 +125,7 @@ export class Inbox {
         timer: setTimeout(() => {
           this.#waiters.splice(this.#waiters.indexOf(w), 1);
           reject(new PeerTimeoutError(this.peer, timeoutMs));
-        }, Math.min(timeoutMs, MAX_TIMER_MS)),
+        }, Math.min(timeoutMs, NO_DEADLINE_MS)),
       };
       this.#waiters.push(w);
     });

@@ -9,6 +9,13 @@
  * @module
  */
 
+/**
+ * The timeout of a step that has no deadline: the longest delay a timer
+ * keeps (2^31 − 1 ms, about 24.8 days; a longer one would fire at once). A
+ * lost member still ends such a step at once.
+ */
+export const NO_DEADLINE_MS = 2 ** 31 - 1;
+
 /** What started this process, read from its environment. */
 export type LauncherKind = "none" | "openmpi" | "mpich" | "slurm" | "torchrun";
 
