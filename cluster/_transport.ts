@@ -75,6 +75,7 @@ export class Inbox {
   #queue: Uint8Array[] = [];
   #waiters: Waiter[] = [];
   #gone: Error | undefined;
+  #left = false;
 
   /** Called when the peer is marked gone, once. */
   onGone: ((peer: number) => void) | undefined;
@@ -86,6 +87,15 @@ export class Inbox {
   /** Whether the peer is gone (messages it sent before may still be queued). */
   get gone(): boolean {
     return this.#gone !== undefined;
+  }
+
+  /**
+   * Marks the peer as leaving in order (it closes after its last step): its
+   * link dropping next is not a loss to report, though a receive from it
+   * still fails as gone.
+   */
+  leave(): void {
+    this.#left = true;
   }
 
   /** Hands `m` to the oldest waiting receiver, or queues it. */
@@ -102,7 +112,7 @@ export class Inbox {
 
   /** Marks the peer gone: every waiting and later receive rejects with `e` once the queue is empty. */
   fail(e: Error): void {
-    if (this.#gone === undefined) this.onGone?.(this.peer);
+    if (this.#gone === undefined && !this.#left) this.onGone?.(this.peer);
     this.#gone ??= e;
     for (const w of this.#waiters.splice(0)) {
       clearTimeout(w.timer);

@@ -66,6 +66,31 @@ Deno.test("tcp: a member waits at a barrier without a deadline (2^31 - 1 ms) unt
   await a[Symbol.asyncDispose]();
 });
 
+Deno.test("tcp: a member that closes after its last step has left in order, not been lost", async () => {
+  const port = freePort();
+  const info = (rank: number): LaunchInfo => ({
+    launcher: "torchrun",
+    transport: "tcp",
+    rank,
+    size: 2,
+    localRank: rank,
+    node: `${host}#${rank}`,
+    address: { host: "127.0.0.1", port },
+  });
+  const opts = { version: "1", timeoutMs: 10_000 };
+  const [member, hub] = await Promise.all([joinGroup(info(1), opts), joinGroup(info(0), opts)]);
+  // the member sends its last bytes and closes while the hub is still busy elsewhere
+  assert.equal(await member.gather(new Uint8Array([1]), 10_000), undefined);
+  await member[Symbol.asyncDispose]();
+  await new Promise((r) => setTimeout(r, 300));
+  assert.equal(hub.lost.aborted, false);
+  assert.deepEqual(await hub.gather(new Uint8Array([0]), 10_000), [
+    new Uint8Array([0]),
+    new Uint8Array([1]),
+  ]);
+  await hub[Symbol.asyncDispose]();
+});
+
 Deno.test("torchrun-style: 3 processes share barrier, gather by rank, broadcast and members", async () => {
   const probes = spawnTorchrun(3, () => ({ PROBE: "ok" }));
   const ends = await Promise.all(probes.map((p) => p.done));

@@ -27,6 +27,8 @@ export interface TcpOptions {
 
 const LOOPBACK = /^(127\.\d+\.\d+\.\d+|localhost|::1)$/;
 const RETRY_MS = 50;
+/** How long close() waits to tell its peers it leaves in order. */
+const LEAVE_WAIT_MS = 1000;
 
 /** Reads whole frames from a connection through one buffer. */
 class FrameReader {
@@ -102,7 +104,11 @@ class TcpTransport implements Transport {
     const inbox = this.#inboxes[peer]!;
     this.#loops.push((async () => {
       try {
-        for (let m = await reader.next(); m !== null; m = await reader.next()) inbox.push(m);
+        for (let m = await reader.next(); m !== null; m = await reader.next()) {
+          // an empty frame: the peer is closing in order (see close())
+          if (m.length === 0) inbox.leave();
+          else inbox.push(m);
+        }
         inbox.fail(new PeerGoneError(peer, { cause: new Error("connection closed") }));
       } catch (e) {
         inbox.fail(new PeerGoneError(peer, { cause: e }));
@@ -180,6 +186,18 @@ class TcpTransport implements Transport {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    // Tell every peer this is an orderly leave (an empty frame, after what is being written),
+    // so that a peer still busy does not take the link dropping for a lost member.
+    // A peer that stopped reading is not waited for beyond LEAVE_WAIT_MS.
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([
+      Promise.allSettled([...this.#conns].map(async ([peer, conn]) => {
+        await this.#writing.get(peer);
+        await writeAll(conn, framed(new Uint8Array(0)));
+      })),
+      new Promise((r) => (timer = setTimeout(r, LEAVE_WAIT_MS))),
+    ]);
+    clearTimeout(timer);
     for (const inbox of this.#inboxes) {
       inbox.fail(new PeerGoneError(inbox.peer, { cause: new Error("closed") }));
     }
