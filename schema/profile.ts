@@ -95,8 +95,53 @@ export interface ProfileTier {
   write_lat_us?: LatencyUs;
   /** Directory (file-backed tiers) or `s3://BUCKET/PREFIX`. */
   path?: string;
+  /**
+   * How the tier's bandwidth changes with the number of processes (ranks)
+   * hitting it at once: one curve per request size, ascending `bs`. Absent:
+   * the solver assumes {@linkcode FLAT_CONCURRENCY_NOTE}.
+   */
+  concurrency?: ProfileConcurrency[];
   note?: string;
 }
+
+/**
+ * One point of a tier's concurrency curve: `processes` processes at once,
+ * each one job of the curve's `bs` × `iodepth`; every figure is the total
+ * over all of them, bytes/s.
+ */
+export interface ConcurrencyPoint {
+  /** Processes hitting the tier at once (1, 2, … R). */
+  processes: number;
+  /** All `processes` reading. */
+  read_bw_bytes: number;
+  /** All `processes` writing. */
+  write_bw_bytes: number;
+  /** `processes` reading while `processes` others write: the reads' total. */
+  mixed_read_bw_bytes?: number;
+  /** The same run: the writes' total. */
+  mixed_write_bw_bytes?: number;
+}
+
+/** A tier's bandwidth as a function of concurrent processes, at one request size. */
+export interface ProfileConcurrency {
+  /** `measured` (bench/contention's processes phase) or `stated` (hand-written). */
+  basis: "measured" | "stated";
+  /** Request size of every job, bytes. */
+  bs: number;
+  /** Requests in flight per job. */
+  iodepth: number;
+  /** Ascending `processes`, starting at 1; no number twice. */
+  points: ConcurrencyPoint[];
+  note?: string;
+}
+
+/**
+ * What the solver assumes for a tier without a concurrency curve: n
+ * processes share the tier's one measured figure (the total does not change
+ * with n).
+ */
+export const FLAT_CONCURRENCY_NOTE =
+  "no concurrency curve: n processes at once share the tier's one figure (its total does not change with n)";
 
 /** The node's compute side. */
 export interface ProfileHost {
