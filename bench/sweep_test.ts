@@ -271,3 +271,13 @@ Deno.test("sweep stops on SIGINT: exit 1, partial results written, scratch remov
     assert.deepEqual(doc.runs.at(-1)!.status, "interrupted");
   });
 });
+
+Deno.test("sweepAio() takes any DeepSpeed release: thread_count up to 0.16.3, intra_op_parallelism from 0.16.4", () => {
+  const point = { bs: 1 << 20, iodepth: 8, numjobs: 2 };
+  const old = sweepAio({ kind: "file", path: "/mnt/nvme" }, point, "0.14.4");
+  assert.equal(old.thread_count, 2);
+  assert.equal(old.intra_op_parallelism, undefined);
+  const current = sweepAio({ kind: "file", path: "/mnt/nvme" }, point, "0.16.4");
+  assert.equal(current.intra_op_parallelism, 2);
+  assert.equal(current.thread_count, undefined);
+});

@@ -8,7 +8,7 @@
 import { Command, Option } from "@commander-js/extra-typings";
 import { formatTierSpec } from "../core/config.ts";
 import { planSweep, runSweep, SWEEP_DEFAULTS, SWEEP_ENGINES } from "../bench/sweep.ts";
-import { DEEPSPEED_VERSIONS } from "../solver/export.ts";
+import { DEFAULT_DEEPSPEED_VERSION } from "../solver/export.ts";
 import {
   addOutputOptions,
   addS3Options,
@@ -67,7 +67,7 @@ export function sweepCommand() {
     )
     .option(
       "--deepspeed-version <v>",
-      `DeepSpeed version of the aio block: ${DEEPSPEED_VERSIONS.join(", ")}`,
+      `DeepSpeed release x.y.z the aio block is written for (keys follow its version; default ${DEFAULT_DEEPSPEED_VERSION})`,
     );
   return addOutputOptions(addS3Options(cmd)).action(async (o) => {
     const tiers = o.tier.flatMap(parseTierList);
