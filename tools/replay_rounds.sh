@@ -4,6 +4,7 @@
 #   and the first once more with --activations (its activation plan and every layer offloaded),
 # on a real single-node Ceph started here, then a table of predicted against measured.
 #
+# REPLAYS=3 replays each plan three times (the table gives each replay's error and their median).
 # THROTTLE=300m caps the file tier's disk at that many bytes/s each way for the measured
 # commands (a cgroup-v1 blkio throttle: O_DIRECT reads and writes of those processes only; the
 # Ceph daemons stay outside), so that the disk behaves like a device of known bandwidth instead
@@ -26,6 +27,7 @@ MODEL=${MODEL:-7b}
 CACHES=${CACHES:-"1g 8g"}
 SCALE=${SCALE:-0.021}
 ITERATIONS=${ITERATIONS:-5}
+REPLAYS=${REPLAYS:-2}
 CEPH_DIR=${CEPH_DIR:-/tmp/tierbench-ceph-replay}
 
 mkdir -p "$OUT" "$FILE_DIR"
@@ -58,7 +60,7 @@ for r in $(seq 1 "$ROUNDS"); do
     plan=$OUT/plan-$r-$MODEL-$c.json
     $DENO task -q tierbench plan --profile "$OUT/profile-$r.json" --model "$MODEL" \
       --host-cache "$c" --output "$plan" >"${plan%.json}.txt"
-    for i in 1 2; do
+    for i in $(seq 1 "$REPLAYS"); do
       echo "round $r: replay $MODEL with $c host cache ($i) $(date +%T)"
       throttled $DENO task -q tierbench replay "$plan" --tiers "$TIERS" --scale "$SCALE" \
         --iterations "$ITERATIONS" --quiet --output "$OUT/replay-$r-$MODEL-$c-$i.json" \

@@ -10,6 +10,7 @@
  */
 
 import { basename } from "node:path";
+import { median } from "../core/stats.ts";
 import type { PlanDocument } from "../schema/plan.ts";
 import type { ActivationReplay, ReplayResult } from "../schema/replay.ts";
 
@@ -29,7 +30,8 @@ export interface ReplayRow {
  * @example
  * ```ts
  * import { describePlan } from "./replay_table.ts";
- * import { basename } from "node:path";
+ * import type { PlanDocument } from "../schema/plan.ts";
+import { median } from "../core/stats.ts";
  * const plan = {
  *   setup: { model: "7b" },
  *   inputs: { host_cache_bytes: 2 ** 30 },
@@ -80,22 +82,23 @@ function percent(error: number | null): string {
  *   { plan: "7B", predicted_s: 2, measured_s: 1.9, error: -0.05 },
  *   { plan: "7B", predicted_s: 2, measured_s: 2.1, error: 0.05 },
  * ]);
- * console.assert(t.includes("| 7B | 2.000 s | 1.900, 2.100 s | −5.0 %, +5.0 % |"));
+ * console.assert(t.includes("| 7B | 2.000 s | 1.900, 2.100 s | −5.0 %, +5.0 % | +0.0 % |"));
  * ```
  */
 export function replayTable(rows: readonly ReplayRow[]): string {
   const byPlan = new Map<string, ReplayRow[]>();
   for (const r of rows) byPlan.set(r.plan, [...(byPlan.get(r.plan) ?? []), r]);
   const lines = [
-    "| plan | predicted × scale | measured (median of the iterations), each replay | error |",
-    "| --- | --- | --- | --- |",
+    "| plan | predicted × scale | measured (median of the iterations), each replay | error | median error |",
+    "| --- | --- | --- | --- | --- |",
   ];
   for (const [plan, rs] of byPlan) {
     const measured = rs.map((r) => r.measured_s === null ? "—" : r.measured_s.toFixed(3));
+    const errors = rs.flatMap((r) => r.error === null ? [] : [r.error]);
     lines.push(
       `| ${plan} | ${rs[0]!.predicted_s.toFixed(3)} s | ${measured.join(", ")} s | ${
         rs.map((r) => percent(r.error)).join(", ")
-      } |`,
+      } | ${errors.length === rs.length ? percent(median(errors)) : "—"} |`,
     );
   }
   return lines.join("\n");

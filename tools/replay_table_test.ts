@@ -29,15 +29,19 @@ Deno.test("describePlan() names every tier the plan uses and leaves out empty pa
   );
 });
 
-Deno.test("replayTable() puts the replays of one plan on one row, in order", () => {
+Deno.test("replayTable() puts the replays of one plan on one row, in order, with their median error", () => {
   const t = replayTable([
     { plan: "a", predicted_s: 1, measured_s: 1.1, error: 0.1 },
     { plan: "b", predicted_s: 2, measured_s: null, error: null },
     { plan: "a", predicted_s: 1, measured_s: 0.95, error: -0.05 },
+    { plan: "a", predicted_s: 1, measured_s: 1.2, error: 0.2 },
   ]).split("\n");
   assert.equal(t.length, 4);
-  assert.equal(t[2], "| a | 1.000 s | 1.100, 0.950 s | +10.0 %, −5.0 % |");
-  assert.equal(t[3], "| b | 2.000 s | — s | — |");
+  assert.equal(
+    t[2],
+    "| a | 1.000 s | 1.100, 0.950, 1.200 s | +10.0 %, −5.0 %, +20.0 % | +10.0 % |",
+  );
+  assert.equal(t[3], "| b | 2.000 s | — s | — | — |");
 });
 
 Deno.test("activationRows() gives forward and backward of each run that offloads a layer", () => {
