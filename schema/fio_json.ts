@@ -3,7 +3,9 @@
  * `json+`): what `fio --output-format=json` (`json+`) prints, built from the
  * runs of a {@linkcode ResultDocument}, so that scripts written for fio's
  * JSON read tierbench's unchanged. Each run is one entry of `jobs[]` (its
- * numjobs reported together, as fio's `group_reporting` does).
+ * numjobs reported together, as fio's `group_reporting` does); a run across
+ * processes is written in fio's client/server layout (`client_stats[]`, see
+ * {@linkcode toFioJson}).
  *
  * What fio measures and tierbench does not is written as fio writes an
  * unmeasured figure (zero): `trim`, `sync`, `ctx`, `majf`, `minf`,
