@@ -100,3 +100,21 @@ Deno.test("sweep and contention: a fio spelling beside tierbench's of the same o
   assert.equal(normal.code, 2);
   assert.match(normal.stderr, /--output: - with --output-format normal/);
 });
+
+Deno.test("workload and bench: --ioengine and --ramp_time are fio's names for --engine and --ramp, refused beside them", async () => {
+  const workload = await runCli([
+    "workload",
+    "zero-infinity",
+    "--tiers",
+    "memory:",
+    "--engine",
+    "libaio",
+    "--ioengine",
+    "io_uring",
+  ]);
+  assert.equal(workload.code, 2);
+  assert.match(workload.stderr, /--ioengine.*cannot be used with.*--engine/);
+  const bench = await runCli(["bench", "--quick", "--ramp", "0", "--ramp_time", "0"]);
+  assert.equal(bench.code, 2);
+  assert.match(bench.stderr, /--ramp_time.*cannot be used with.*--ramp/);
+});
