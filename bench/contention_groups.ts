@@ -121,3 +121,43 @@ export function layoutClear(windows: readonly (ContentionWindow | null)[]): bool
     )
   );
 }
+
+/**
+ * Which group of the matrix each of a contention document's runs belongs to
+ * (numbered from 0 in the order they ran), from the runs' names
+ * (`<label> <direction> <group>`): each run alone is a group of its own;
+ * the members of a group ran one after another under one group name, in one
+ * direction unless the group is mixed (`memory:read+file:write`) or reads and
+ * writes at once (`… read+write`). fio's `groupid` in `--output-format
+ * fio-json`.
+ *
+ * @example
+ * ```ts
+ * import { contentionRunGroups } from "./contention_groups.ts";
+ * const ids = contentionRunGroups([
+ *   "memory read alone",
+ *   "file read alone",
+ *   "memory read memory+file",
+ *   "file read memory+file",
+ *   "memory write memory+file",
+ *   "file write memory+file",
+ * ]);
+ * console.assert(ids.join() === "0,1,2,2,3,3");
+ * ```
+ */
+export function contentionRunGroups(names: readonly string[]): number[] {
+  const ids: number[] = [];
+  let prev: { group: string; direction: string } | undefined;
+  let id = -1;
+  for (const name of names) {
+    const [, direction = "", ...rest] = name.split(" ");
+    const group = rest.join(" ");
+    const oneDirection = !group.includes(":") && !group.endsWith("read+write");
+    const same = prev !== undefined && group !== "alone" && group === prev.group &&
+      (!oneDirection || direction === prev.direction);
+    if (!same) id++;
+    prev = { group, direction };
+    ids.push(id);
+  }
+  return ids;
+}

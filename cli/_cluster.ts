@@ -32,7 +32,7 @@ import {
 import type { TierSpec } from "../core/config.ts";
 import type { ResultDocument } from "../schema/result.ts";
 import type { ScalingResult } from "../schema/scaling.ts";
-import type { AfterRuns } from "./_session.ts";
+import type { AfterRuns, ReportTo } from "./_session.ts";
 import { newRunId } from "../tiers/scratch.ts";
 import { EXIT_FAILED, fail } from "./_exit.ts";
 import { finish, STDOUT } from "./_finish.ts";
@@ -58,13 +58,14 @@ export interface GroupContext {
 
 /**
  * Joins the group `info` describes, runs `body` on every process, and on
- * the root writes the document it returns and exits as it calls for; the
+ * the root writes the document it returns (in `o.outputFormat`: fio's
+ * formats in fio's client/server layout) and exits as it calls for; the
  * other processes write nothing and exit 0, or 1 with one line naming their
  * rank and the cause.
  */
 export async function acrossProcesses(
   info: LaunchInfo,
-  o: { readonly output?: string | undefined; readonly quiet: boolean },
+  o: ReportTo,
   timeoutMs: number,
   body: (ctx: GroupContext) => Promise<SessionOutcome & { readonly root: boolean }>,
 ): Promise<void> {
@@ -102,8 +103,11 @@ export async function acrossProcesses(
       // Left before the end is written: MPI is finalized before any exit.
       await dispose();
       if (outcome.root) {
-        const output = o.output === STDOUT ? STDOUT : outputPath(o.output, outcome.doc.run_id);
-        await finish(outcome, output, signal);
+        const output =
+          o.output === STDOUT || (o.output === undefined && o.outputFormat === "normal")
+            ? STDOUT
+            : outputPath(o.output, outcome.doc.run_id);
+        await finish(outcome, output, signal, { format: o.outputFormat, source: o.fioSource });
       } else if (outcome.doc.status !== "ok") {
         const cause = outcome.error instanceof Error
           ? outcome.error.message
@@ -116,16 +120,23 @@ export async function acrossProcesses(
   });
 }
 
-/** `run` across processes: every job on every process at once, one aggregate document. */
+/**
+ * `run` across processes: every job on every process at once, one aggregate
+ * document; `config` is recorded (default: the command and its jobs).
+ */
 export async function runAcross(
   info: LaunchInfo,
   jobs: JobOptions[],
   kind: ResultDocument["kind"],
-  o: { readonly output?: string | undefined; readonly quiet: boolean },
+  o: ReportTo,
   stonewalling = false,
+  config: Record<string, unknown> = {
+    command: "run",
+    jobs,
+    ...(stonewalling ? { stonewalling } : {}),
+  },
 ): Promise<void> {
   const timeoutMs = Math.max(...jobs.map((j) => j.timeoutMs ?? DEFAULT_TIMEOUT_MS));
-  const config = { command: "run", jobs, ...(stonewalling ? { stonewalling } : {}) };
   await acrossProcesses(
     info,
     o,
@@ -145,7 +156,7 @@ export async function contentionAcross(
   tiers: readonly TierSpec[],
   options: ContentionOptions,
   config: Record<string, unknown>,
-  o: { readonly output?: string | undefined; readonly quiet: boolean },
+  o: ReportTo,
 ): Promise<void> {
   await acrossProcesses(
     info,
@@ -187,7 +198,7 @@ export interface BenchAcross {
 export async function benchAcross(
   info: LaunchInfo,
   b: BenchAcross,
-  o: { readonly output?: string | undefined; readonly quiet: boolean },
+  o: ReportTo,
 ): Promise<void> {
   const timeoutMs = Math.max(...b.jobs.map((j) => j.timeoutMs ?? DEFAULT_TIMEOUT_MS));
   await acrossProcesses(info, o, timeoutMs, async ({ group, runId, signal, onProgress }) => {

@@ -8,7 +8,13 @@
 import { ConfigError } from "../core/errors.ts";
 import type { SessionOutcome } from "../bench/session.ts";
 import { type ResultDocument, stringifyResult, writeResult } from "../schema/result.ts";
-import { type FioJobSource, type OutputFormat, toFioJson } from "../schema/fio_json.ts";
+import {
+  type FioJobSource,
+  type FioJsonOptions,
+  type OutputFormat,
+  toFioJson,
+} from "../schema/fio_json.ts";
+import { contentionRunGroups } from "../bench/contention_groups.ts";
 import { formatClusterTable } from "./cluster_table.ts";
 import { formatContentionTable } from "./contention_table.ts";
 import { formatScheduleNotes, formatTable } from "./run_table.ts";
@@ -46,6 +52,15 @@ export interface FinishFormat {
 /** `output` when it means standard output. */
 export const STDOUT = "-";
 
+/** How fio's layout groups the document's runs: a job file's groups, or a contention matrix's. */
+function fioOptions(doc: ResultDocument, f: FinishFormat, plus: boolean): FioJsonOptions {
+  if (f.source) return { plus, source: f.source };
+  if (doc.kind === "contention") {
+    return { plus, groups: contentionRunGroups(doc.runs.map((r) => r.name)) };
+  }
+  return { plus };
+}
+
 /** The document as `format` has it (`normal` has none). */
 function documentText(doc: ResultDocument, f: FinishFormat): string | undefined {
   switch (f.format ?? "json") {
@@ -54,13 +69,9 @@ function documentText(doc: ResultDocument, f: FinishFormat): string | undefined 
     case "json":
       return stringifyResult(doc);
     case "fio-json":
-      return JSON.stringify(toFioJson(doc, f.source ? { source: f.source } : {}), null, 2);
+      return JSON.stringify(toFioJson(doc, fioOptions(doc, f, false)), null, 2);
     case "json+":
-      return JSON.stringify(
-        toFioJson(doc, { plus: true, ...(f.source ? { source: f.source } : {}) }),
-        null,
-        2,
-      );
+      return JSON.stringify(toFioJson(doc, fioOptions(doc, f, true)), null, 2);
   }
 }
 

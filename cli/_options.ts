@@ -16,6 +16,8 @@ import {
   type OptionValues,
 } from "@commander-js/extra-typings";
 import type { RawTrainingSetup } from "../workloads/setup.ts";
+import { ConfigError } from "../core/errors.ts";
+import { OUTPUT_FORMATS, type OutputFormat } from "../schema/fio_json.ts";
 import { SETUP_DEFAULTS } from "../workloads/setup.ts";
 import { MODEL_NAMES } from "../workloads/model.ts";
 
@@ -110,7 +112,10 @@ export function iodepthOption(help: string) {
 /** Help and default of one option. */
 export type Described = readonly [help: string, defaultValue: string];
 
-/** Adds `--runtime`, `--ramp` and `--size`, in that order, each with its help and default. */
+/**
+ * Adds `--runtime`, `--ramp` (and fio's `--ramp_time`) and `--size`, in that
+ * order, each with its help and default; {@linkcode rampOf} reads the ramp.
+ */
 export function addMeasureOptions<
   A extends unknown[],
   O extends OptionValues,
@@ -122,6 +127,7 @@ export function addMeasureOptions<
   return cmd
     .addOption(runtimeOption(o.runtime[0]).default(o.runtime[1]))
     .addOption(rampOption(o.ramp[0]).default(o.ramp[1]))
+    .addOption(rampTimeOption())
     .addOption(sizeOption(o.size[0]).default(o.size[1]));
 }
 
@@ -280,4 +286,44 @@ export function directOption(help: string) {
     if (v === "0" || v === "false") return false;
     throw new InvalidArgumentError(`"${v}" is not 1 or 0 (fio's --direct=1, --direct=0)`);
   });
+}
+
+/** `--ramp_time <seconds>`: fio's name for `--ramp`, refused beside it. */
+export function rampTimeOption() {
+  return fioAlias("--ramp_time <seconds>", "--ramp").conflicts("ramp");
+}
+
+/** The ramp given as `--ramp_time` or `--ramp` (its default when neither). */
+export function rampOf(o: { readonly ramp: string; readonly ramp_time?: string | undefined }) {
+  return o.ramp_time ?? o.ramp;
+}
+
+/** `--ioengine <name>`: fio's name for `--engine`, with its choices, refused beside it. */
+export function ioengineOption<const C extends readonly string[]>(choices: C) {
+  return fioAlias("--ioengine <name>", "--engine").choices(choices).conflicts("engine");
+}
+
+/** How `--help` words `--output-format`. */
+export const OUTPUT_FORMAT_HELP =
+  "json: tierbench's document; fio-json: fio's --output-format=json layout; json+: " +
+  "fio-json with clat_ns bins; normal: the table alone (to stdout unless --output)";
+
+/** `--output-format normal|json|fio-json|json+` (default json). */
+export function outputFormatOption(help: string = OUTPUT_FORMAT_HELP) {
+  return new Option("--output-format <format>", help).choices(OUTPUT_FORMATS)
+    .default("json" as const);
+}
+
+/**
+ * Refuses `--output -` with `--output-format normal` (the table goes to
+ * stdout already).
+ *
+ * @throws {ConfigError} for that pair.
+ */
+export function checkOutputTarget(
+  o: { readonly output?: string | undefined; readonly outputFormat: OutputFormat },
+): void {
+  if (o.output === "-" && o.outputFormat === "normal") {
+    throw new ConfigError("output", "- with --output-format normal: normal goes to stdout already");
+  }
 }

@@ -17,7 +17,14 @@ import { profileJobs, profileTiers, REMOTE_HELP, remoteFromEnv } from "../bench/
 import { pathsOf, runWorkload } from "../bench/workload.ts";
 import { workloadByName } from "../workloads/registry.ts";
 import { resolveSetup } from "../workloads/setup.ts";
-import { addMeasureOptions, addOutputOptions, endpointOption } from "./_options.ts";
+import {
+  addMeasureOptions,
+  addOutputOptions,
+  checkOutputTarget,
+  endpointOption,
+  outputFormatOption,
+  rampOf,
+} from "./_options.ts";
 import { resolvePath } from "./_paths.ts";
 import { type AfterRuns, runAndReport } from "./_session.ts";
 import { benchAcross, launchedBy } from "./_cluster.ts";
@@ -115,13 +122,16 @@ export function benchCommand() {
     size: ["file size per job", "256m"],
   });
   return addOutputOptions(measured, "profile JSON (default results/<host>-<run id>.json)")
+    .addOption(outputFormatOption())
     .action(async (options, command) => {
+      checkOutputTarget(options);
       const o = { ...options };
       if (o.quick) {
         for (const key of ["runtime", "ramp", "size"] as const) {
           if (command.getOptionValueSource(key) === "default") o[key] = QUICK[key];
         }
       }
+      o.ramp = rampOf(o);
       const env = remoteFromEnv();
       const pfsDir = o.pfs ?? env.pfsDir;
       const s3 = o.s3 ?? env.s3;

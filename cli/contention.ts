@@ -22,7 +22,11 @@ import {
   addOutputOptions,
   addS3Options,
   bsOption,
+  checkOutputTarget,
   iodepthOption,
+  ioengineOption,
+  outputFormatOption,
+  rampOf,
 } from "./_options.ts";
 import { parseTierList } from "./_paths.ts";
 import { reportSession } from "./_session.ts";
@@ -53,19 +57,21 @@ export function contentionCommand() {
     .addOption(
       new Option("--engine <name>", "I/O engine of memory, file and pfs tiers")
         .choices(CONTENTION_ENGINES).default("libaio" as const),
-    );
+    )
+    .addOption(ioengineOption(CONTENTION_ENGINES));
   return addOutputOptions(
     addS3Options(measured)
       .option("--no-mixed", "skip the mixed pairs (one tier reading while another writes)"),
-  ).action(async (o) => {
+  ).addOption(outputFormatOption()).action(async (o) => {
+    checkOutputTarget(o);
     const tiers = parseTierList(o.tiers);
     const options: ContentionOptions = {
       runtime: o.runtime,
-      ramp: o.ramp,
+      ramp: rampOf(o),
       size: o.size,
       bs: o.bs,
       iodepth: o.iodepth,
-      engine: o.engine,
+      engine: o.ioengine ?? o.engine,
       endpoint: o.endpoint,
       region: o.region,
       mixed: o.mixed,

@@ -272,3 +272,49 @@ remoteTest(
     }
   },
 );
+
+Deno.test("tierbench contention --output-format fio-json --output -: stdout is fio's document, each run a job, the members of a group sharing its groupid", async () => {
+  await withTempDir(async (dir) => {
+    const r = await runCli([
+      "contention",
+      "--tiers",
+      `memory:/dev/shm,file:${dir}`,
+      "--runtime",
+      "0.5",
+      "--ramp_time",
+      "0.1",
+      "--size",
+      "16m",
+      "--quiet",
+      "--no-mixed",
+      "--output-format",
+      "fio-json",
+      "--output",
+      "-",
+    ]);
+    assert.equal(r.code, 0, r.stderr);
+    const doc = JSON.parse(r.stdout); // stdout holds the document alone
+    assert.match(r.stderr, /memory\+file/); // the table went to stderr
+    const jobs = doc.jobs as Json[];
+    assert.deepEqual(
+      jobs.map((j) => [j.jobname, j.groupid]),
+      [
+        ["memory read alone", 0],
+        ["memory write alone", 1],
+        ["file read alone", 2],
+        ["file write alone", 3],
+        ["memory read memory+file", 4],
+        ["file read memory+file", 4],
+        ["memory write memory+file", 5],
+        ["file write memory+file", 5],
+      ],
+    );
+    assert.equal(jobs[0]["job options"].ramp_time, "100ms");
+    for (const j of jobs.slice(4)) {
+      const dir = j.jobname.split(" ")[1] as "read" | "write";
+      assert.ok(j[dir].io_bytes > 0 && j[dir].bw > 0);
+      assert.ok(j[dir].bw_agg > 0 && j[dir].bw_agg < 100, "a member's share of its group");
+    }
+    assert.deepEqual(await scratchLeft(dir), []);
+  });
+});

@@ -23,10 +23,15 @@ import {
   addOutputOptions,
   addS3Options,
   bsOption,
+  checkOutputTarget,
   directOption,
   fioAlias,
   iodepthOption,
+  ioengineOption,
+  outputFormatOption,
+  rampOf,
   rampOption,
+  rampTimeOption,
   runtimeOption,
   sizeOption,
 } from "./_options.ts";
@@ -35,7 +40,6 @@ import { chooseAsyncEngine } from "../engines/engine_choice.ts";
 import { resolvePath } from "./_paths.ts";
 import { runAndReport } from "./_session.ts";
 import { launchedBy, runAcross } from "./_cluster.ts";
-import { OUTPUT_FORMATS } from "../schema/fio_json.ts";
 import { runJobFile } from "./_jobfile.ts";
 
 /** The options a job file gives itself; on the command line beside one they are refused. */
@@ -110,7 +114,7 @@ export function runCommand() {
     .addOption(
       rampOption("warm-up before measuring, excluded from results").default(DEFAULTS.ramp),
     )
-    .addOption(fioAlias("--ramp_time <seconds>", "--ramp").conflicts("ramp"))
+    .addOption(rampTimeOption())
     .addOption(
       iodepthOption(
         "I/Os in flight per job (file tiers: above 1 without --engine picks io_uring where the " +
@@ -129,7 +133,7 @@ export function runCommand() {
           "where the kernel allows it, else libaio, said in options.engine_choice)",
       ).choices(ENGINES),
     )
-    .addOption(fioAlias("--ioengine <name>", "--engine").choices(ENGINES).conflicts("engine"))
+    .addOption(ioengineOption(ENGINES))
     .option("--fixedbufs", "io_uring: register the I/O buffers (READ_FIXED/WRITE_FIXED)")
     .option("--registerfiles", "io_uring: register the job's files (IOSQE_FIXED_FILE)")
     .option("--sqthread-poll", "io_uring: a kernel thread polls the submission queue (SQPOLL)")
@@ -195,25 +199,14 @@ export function runCommand() {
         false,
       )
       .option("--name <name>", "label for the table and results")
-      .addOption(
-        new Option(
-          "--output-format <format>",
-          "json: tierbench's document; fio-json: fio's --output-format=json layout; json+: " +
-            "fio-json with clat_ns bins; normal: the table alone (to stdout unless --output)",
-        ).choices(OUTPUT_FORMATS).default("json" as const),
-      )
+      .addOption(outputFormatOption())
       .option(
         "--stonewalling",
         "across processes (mpirun, srun): stop every process when the first finishes its " +
           "--io-size (IOR's stonewalling, not fio's stonewall)",
       ),
   ).action(async (jobfile, o, command) => {
-    if (o.output === "-" && o.outputFormat === "normal") {
-      throw new ConfigError(
-        "output",
-        "- with --output-format normal: normal goes to stdout already",
-      );
-    }
+    checkOutputTarget(o);
     if (jobfile !== undefined) {
       const given = NOT_WITH_JOB_FILE.find((k) => command.getOptionValueSource(k) === "cli");
       if (given !== undefined) {
@@ -223,14 +216,7 @@ export function runCommand() {
           "job options come from the job file with one: give it in the file's [global] section",
         );
       }
-      if (launchedBy()) {
-        throw new ConfigError(
-          "jobfile",
-          "is not available across processes yet",
-          "a single process",
-        );
-      }
-      await runJobFile(resolvePath(jobfile), o);
+      await runJobFile(resolvePath(jobfile), o, launchedBy());
       return;
     }
     const job = parseJobOptions({
@@ -243,7 +229,7 @@ export function runCommand() {
       size: o.size,
       ioSize: o.io_size ?? o.ioSize,
       runtime: o.runtime,
-      ramp: o.ramp_time ?? o.ramp,
+      ramp: rampOf(o),
       iodepth: o.iodepth,
       numjobs: o.numjobs,
       direct: o.direct,
@@ -269,13 +255,6 @@ export function runCommand() {
       rateProcess: o.rateProcess ?? o.rate_process,
     }, chooseAsyncEngine);
     const launch = launchedBy();
-    if (launch && o.outputFormat !== "json") {
-      throw new ConfigError(
-        "output-format",
-        `${o.outputFormat} is not available across processes yet`,
-        "json",
-      );
-    }
     if (launch && job.rate) {
       throw new ConfigError(
         o.rate !== undefined ? "rate" : "rate-iops",

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { runCli, scratchLeft, withTempDir } from "../tests/_helpers.ts";
 import { needing } from "../tests/_requirements.ts";
+import { clat2csv, fio } from "../tests/_fio.ts";
 
 /** A job file as a fio user writes one: a write, then (stonewall) two reads at once. */
 function jobFile(dir: string): string {
@@ -28,13 +29,6 @@ rw=randread
 }
 
 type Obj = Record<string, unknown>;
-
-async function fio(args: string[]): Promise<string> {
-  const out = await new Deno.Command("fio", { args, stdout: "piped", stderr: "piped" }).output();
-  const dec = new TextDecoder();
-  assert.equal(out.code, 0, dec.decode(out.stderr));
-  return dec.decode(out.stdout);
-}
 
 function keys(o: unknown): string[] {
   return Object.keys(o as Obj).sort();
@@ -105,25 +99,6 @@ Deno.test(
     },
   }),
 );
-
-/** The CSV header and validation of fio's own json+ reader (Debian's fio package). */
-async function clat2csv(json: string, dest: string): Promise<{ header: string; jobs: number }> {
-  const run = async (args: string[]) => {
-    const out = await new Deno.Command("fio_jsonplus_clat2csv", {
-      args,
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
-    const dec = new TextDecoder();
-    assert.equal(out.code, 0, dec.decode(out.stderr) + dec.decode(out.stdout));
-    return dec.decode(out.stdout);
-  };
-  await run([json, dest]);
-  const validated = await run([json, dest, "--validate"]);
-  const jobs = validated.split("\n").filter((l) => l.endsWith("validated")).length;
-  const first = await Deno.readTextFile(dest.replace(/\.csv$/, "_job0.csv"));
-  return { header: first.split("\n")[0]!, jobs };
-}
 
 Deno.test(
   needing(["fio"], {

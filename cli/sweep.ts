@@ -12,7 +12,13 @@ import { DEFAULT_DEEPSPEED_VERSION } from "../solver/export.ts";
 import {
   addOutputOptions,
   addS3Options,
+  checkOutputTarget,
+  directOption,
+  ioengineOption,
+  outputFormatOption,
+  rampOf,
   rampOption,
+  rampTimeOption,
   runtimeOption,
   sizeOption,
 } from "./_options.ts";
@@ -43,6 +49,7 @@ export function sweepCommand() {
       ),
     )
     .addOption(rampOption("warm-up per point, excluded").default(SWEEP_DEFAULTS.ramp))
+    .addOption(rampTimeOption())
     .option(
       "--steady",
       "run each point until its bandwidth is steady (fio's bw_slope), at most --runtime",
@@ -57,6 +64,10 @@ export function sweepCommand() {
       "window of the slope test, in one-second samples",
       SWEEP_DEFAULTS.ssDur,
     )
+    .addOption(
+      directOption("O_DIRECT on file and pfs tiers (the default); also fio's --direct=1/0")
+        .default(true),
+    )
     .option(
       "--no-direct",
       "buffered I/O on file and pfs tiers (default O_DIRECT, as DeepSpeed's aio)",
@@ -65,11 +76,15 @@ export function sweepCommand() {
       new Option("--engine <name>", "I/O engine of memory, file and pfs tiers")
         .choices(SWEEP_ENGINES).default("libaio" as const),
     )
+    .addOption(ioengineOption(SWEEP_ENGINES))
     .option(
       "--deepspeed-version <v>",
       `DeepSpeed release x.y.z the aio block is written for (keys follow its version; default ${DEFAULT_DEEPSPEED_VERSION})`,
     );
-  return addOutputOptions(addS3Options(cmd)).action(async (o) => {
+  return addOutputOptions(addS3Options(cmd)).addOption(outputFormatOption()).action(async (o) => {
+    checkOutputTarget(o);
+    const ramp = rampOf(o);
+    const engine = o.ioengine ?? o.engine;
     const tiers = o.tier.flatMap(parseTierList);
     const plan = planSweep({
       tiers,
@@ -79,12 +94,12 @@ export function sweepCommand() {
       numjobs: o.numjobs,
       size: o.size,
       runtime: o.runtime,
-      ramp: o.ramp,
+      ramp,
       steady: o.steady ?? false,
       ssLimit: o.ssLimit,
       ssDur: o.ssDur,
       direct: o.direct,
-      engine: o.engine,
+      engine,
       deepspeedVersion: o.deepspeedVersion,
       endpoint: o.endpoint,
       region: o.region,
@@ -108,13 +123,13 @@ export function sweepCommand() {
           iodepth: o.iodepth,
           numjobs: o.numjobs,
           size: o.size,
-          ramp: o.ramp,
+          ramp,
           runtime: o.runtime ?? null,
           steady: o.steady ?? false,
           ss_limit_pct: plan.ssLimitPct,
           ss_samples: plan.ssSamples,
           direct: o.direct,
-          engine: o.engine,
+          engine,
           deepspeed_version: plan.deepspeedVersion,
           criterion: plan.criterion,
         },

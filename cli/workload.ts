@@ -21,6 +21,7 @@ import {
   addSetupOptions,
   bsOption,
   iodepthOption,
+  ioengineOption,
   setupOf,
 } from "./_options.ts";
 import { parseTierList } from "./_paths.ts";
@@ -96,6 +97,7 @@ export function workloadCommand() {
       new Option("--engine <name>", "I/O engine of the streams on memory, file and pfs paths")
         .choices(STREAM_ENGINES).default("libaio" as const),
     )
+    .addOption(ioengineOption(STREAM_ENGINES))
     .option(
       "--readers <n>",
       "node-wide: at most n ranks read a storage path at once, 0 for no limit (default: the workload's; mlp-offload 1)",
@@ -120,6 +122,7 @@ export function workloadCommand() {
     } catch (e) {
       fail((e as Error).message, EXIT_USAGE);
     }
+    const engine = o.ioengine ?? o.engine;
     const setup = resolveSetup(setupOf(o));
     const specs = parseTierList(o.tiers);
     const options = parseWorkloadOptions(o);
@@ -130,7 +133,7 @@ export function workloadCommand() {
       tiers: specs.map(formatTierSpec),
       setup,
       options,
-      engine: o.engine,
+      engine,
     };
     const launch = launchedBy();
     if (launch) {
@@ -146,7 +149,7 @@ export function workloadCommand() {
             onProgress: (p) => progress.updateWorkload(name, p),
             s3,
             config,
-            engine: o.engine,
+            engine,
           }),
       );
       return;
@@ -160,7 +163,7 @@ export function workloadCommand() {
           onProgress: (p) => progress.updateWorkload(name, p),
           s3,
           config,
-          engine: o.engine,
+          engine,
         }),
     );
   });

@@ -3,7 +3,9 @@
  * `json+`): what `fio --output-format=json` (`json+`) prints, built from the
  * runs of a {@linkcode ResultDocument}, so that scripts written for fio's
  * JSON read tierbench's unchanged. Each run is one entry of `jobs[]` (its
- * numjobs reported together, as fio's `group_reporting` does).
+ * numjobs reported together, as fio's `group_reporting` does); a run across
+ * processes is written in fio's client/server layout (`client_stats[]`, see
+ * {@linkcode toFioJson}).
  *
  * What fio measures and tierbench does not is written as fio writes an
  * unmeasured figure (zero): `trim`, `sync`, `ctx`, `majf`, `minf`,
@@ -96,7 +98,13 @@ export interface FioDocument {
   timestamp_ms: number;
   time: string;
   "global options": Record<string, string>;
-  jobs: FioJob[];
+  /** Every job (a run in one process). */
+  jobs?: FioJob[];
+  /**
+   * fio's client/server layout (a run across processes): each process's
+   * jobs with its `hostname` and `port`, then "All clients".
+   */
+  client_stats?: (FioJob & { hostname: string; port: number; rank?: number })[];
   disk_util: unknown[];
 }
 
@@ -284,11 +292,75 @@ export function fioJobOptions(run: RunResult): Record<string, string> {
   return out;
 }
 
+/** One run as an entry of fio's `jobs[]` (or `client_stats[]`). */
+function fioJob(
+  run: RunResult,
+  o: {
+    readonly groupid: number;
+    readonly options: Record<string, string>;
+    readonly plus: boolean;
+    /** The bandwidth of the run's group per direction, for `bw_agg`. */
+    readonly groupBw: { readonly read: number; readonly write: number };
+  },
+): FioJob {
+  const ts = run.timeseries;
+  const hists = [run.read, run.write].flatMap((d) =>
+    d.total_ios > 0 && d.hist ? [decodeHistogram(d.hist.clat)] : []
+  );
+  const seconds = (run.ramp.ms + Math.max(run.read.runtime, run.write.runtime)) / 1000;
+  return {
+    jobname: run.name,
+    groupid: o.groupid,
+    error: run.status === "ok" ? 0 : 1,
+    eta: 0,
+    elapsed: Math.max(1, Math.round(seconds)),
+    "job options": o.options,
+    read: direction(run.read, ts.read_bw_bytes, ts.read_iops, o.groupBw.read, o.plus),
+    write: direction(run.write, ts.write_bw_bytes, ts.write_iops, o.groupBw.write, o.plus),
+    trim: emptyDirection(),
+    sync: { total_ios: 0, lat_ns: { min: 0, max: 0, mean: 0, stddev: 0, N: 0 } },
+    job_runtime: Math.round(Math.max(run.read.runtime, run.write.runtime)),
+    usr_cpu: run.cpu.usr_pct,
+    sys_cpu: run.cpu.sys_pct,
+    ctx: 0,
+    majf: 0,
+    minf: 0,
+    iodepth_level: depthBuckets(run.options.iodepth, LEVEL_KEYS, levelBucket),
+    iodepth_submit: depthBuckets(run.options.iodepth, SUBMIT_KEYS, submitBucket),
+    iodepth_complete: depthBuckets(run.options.iodepth, SUBMIT_KEYS, submitBucket),
+    ...latencyBuckets(hists),
+    latency_depth: run.options.iodepth,
+    latency_target: 0,
+    latency_percentile: 100,
+    latency_window: 0,
+  };
+}
+
+/** Options of {@linkcode toFioJson}. */
+export interface FioJsonOptions {
+  /** json+: each measured `clat_ns` with its `bins`. */
+  readonly plus?: boolean;
+  /** The job file the runs came from: its options and groups. */
+  readonly source?: FioJobSource;
+  /**
+   * Each run's `groupid` where no job file gives it (the members of a
+   * contention group share one); default: each run its own group.
+   */
+  readonly groups?: readonly number[];
+}
+
 /**
  * The document's runs in fio's JSON layout; with `plus`, json+ (each
  * measured `clat_ns` with its `bins`). `source` gives the job file's options
  * and groups when the runs came from one; otherwise each run is its own
- * group with its options under fio's names.
+ * group (or `groups[i]`) with its options under fio's names.
+ *
+ * A document of a run across processes (with `cluster`) is written as fio's
+ * client/server mode writes one (`fio --client`): no `jobs`, but
+ * `client_stats`, each process's own runs with its `hostname` (the node)
+ * and `port` (0: there is no fio server; `rank` names the process), then,
+ * per run, the aggregate over every process as the entry fio sums its
+ * clients into, named "All clients".
  *
  * @example
  * ```ts
@@ -300,59 +372,60 @@ export function fioJobOptions(run: RunResult): Record<string, string> {
  *   config: {},
  * });
  * const fio = toFioJson(doc, { plus: true });
- * console.assert(fio.jobs[0]!.read.io_kbytes === 1024);
- * console.assert(fio.jobs[0]!.read.clat_ns.bins !== undefined);
+ * console.assert(fio.jobs![0]!.read.io_kbytes === 1024);
+ * console.assert(fio.jobs![0]!.read.clat_ns.bins !== undefined);
  * ```
  */
-export function toFioJson(
-  doc: ResultDocument,
-  o: { readonly plus?: boolean; readonly source?: FioJobSource } = {},
-): FioDocument {
+export function toFioJson(doc: ResultDocument, o: FioJsonOptions = {}): FioDocument {
   const plus = o.plus ?? false;
   const finished = new Date(doc.finished || doc.started);
-  const groupOf = (i: number) => o.source?.jobs[i]?.groupid ?? i;
-  const groupBw = (i: number, dir: "read" | "write") =>
-    doc.runs.reduce((a, r, k) => a + (groupOf(k) === groupOf(i) ? r[dir].bw_bytes : 0), 0);
-  const jobs = doc.runs.map((run, i): FioJob => {
-    const ts = run.timeseries;
-    const hists = [run.read, run.write].flatMap((d) =>
-      d.total_ios > 0 && d.hist ? [decodeHistogram(d.hist.clat)] : []
-    );
-    const seconds = (run.ramp.ms + Math.max(run.read.runtime, run.write.runtime)) / 1000;
-    return {
-      jobname: run.name,
-      groupid: groupOf(i),
-      error: run.status === "ok" ? 0 : 1,
-      eta: 0,
-      elapsed: Math.max(1, Math.round(seconds)),
-      "job options": o.source?.jobs[i]?.options ?? fioJobOptions(run),
-      read: direction(run.read, ts.read_bw_bytes, ts.read_iops, groupBw(i, "read"), plus),
-      write: direction(run.write, ts.write_bw_bytes, ts.write_iops, groupBw(i, "write"), plus),
-      trim: emptyDirection(),
-      sync: { total_ios: 0, lat_ns: { min: 0, max: 0, mean: 0, stddev: 0, N: 0 } },
-      job_runtime: Math.round(Math.max(run.read.runtime, run.write.runtime)),
-      usr_cpu: run.cpu.usr_pct,
-      sys_cpu: run.cpu.sys_pct,
-      ctx: 0,
-      majf: 0,
-      minf: 0,
-      iodepth_level: depthBuckets(run.options.iodepth, LEVEL_KEYS, levelBucket),
-      iodepth_submit: depthBuckets(run.options.iodepth, SUBMIT_KEYS, submitBucket),
-      iodepth_complete: depthBuckets(run.options.iodepth, SUBMIT_KEYS, submitBucket),
-      ...latencyBuckets(hists),
-      latency_depth: run.options.iodepth,
-      latency_target: 0,
-      latency_percentile: 100,
-      latency_window: 0,
-    };
-  });
-  return {
+  const groupOf = (i: number) => o.source?.jobs[i]?.groupid ?? o.groups?.[i] ?? i;
+  const optionsOf = (run: RunResult, i: number) => o.source?.jobs[i]?.options ?? fioJobOptions(run);
+  /** The bandwidth of run `i`'s group, over `runs` (each run's own, or every process's). */
+  const groupBw = (i: number, runs: readonly (readonly [number, RunResult])[]) => {
+    const sum = (dir: "read" | "write") =>
+      runs.reduce((a, [k, r]) => a + (groupOf(k) === groupOf(i) ? r[dir].bw_bytes : 0), 0);
+    return { read: sum("read"), write: sum("write") };
+  };
+  const head = {
     "fio version": `tierbench-${doc.tool.version}`,
     timestamp: Math.floor(finished.getTime() / 1000),
     timestamp_ms: finished.getTime(),
     time: ctime(finished),
     "global options": o.source?.global ?? {},
-    jobs,
-    disk_util: [],
   };
+  const cluster = doc.cluster;
+  if (cluster) {
+    const perProcess = cluster.processes.flatMap((p) => p.runs.map((r, k) => [k, r] as const));
+    const clientStats = doc.runs.flatMap((agg, i) => [
+      ...cluster.processes.flatMap((p) => {
+        const run = p.runs[i];
+        if (!run) return [];
+        const job = fioJob(run, {
+          groupid: groupOf(i),
+          options: optionsOf(agg, i),
+          plus,
+          groupBw: groupBw(i, perProcess),
+        });
+        return [{ ...job, hostname: p.node, port: 0, rank: p.rank }];
+      }),
+      {
+        ...fioJob(agg, {
+          groupid: groupOf(i),
+          options: optionsOf(agg, i),
+          plus,
+          groupBw: groupBw(i, doc.runs.map((r, k) => [k, r] as const)),
+        }),
+        jobname: "All clients",
+        hostname: "",
+        port: 0,
+      },
+    ]);
+    return { ...head, client_stats: clientStats, disk_util: [] };
+  }
+  const all = doc.runs.map((r, k) => [k, r] as const);
+  const jobs = doc.runs.map((run, i) =>
+    fioJob(run, { groupid: groupOf(i), options: optionsOf(run, i), plus, groupBw: groupBw(i, all) })
+  );
+  return { ...head, jobs, disk_util: [] };
 }
