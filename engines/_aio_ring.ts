@@ -201,6 +201,14 @@ export function timespec(ns: number): Uint8Array<ArrayBuffer> {
   return out;
 }
 
+/** Sets `out`, a {@linkcode timespec}, to `ns` nanoseconds (no allocation per wait). */
+export function setTimespec(out: Uint8Array<ArrayBuffer>, ns: number): void {
+  const v = new DataView(out.buffer, out.byteOffset, 16);
+  const whole = Math.max(0, Math.floor(ns));
+  v.setBigInt64(0, BigInt(Math.floor(whole / 1e9)), true);
+  v.setBigInt64(8, BigInt(whole % 1e9), true);
+}
+
 /**
  * A kernel AIO context of `depth` slots. Slot s owns iocb s and bytes
  * [s × slotBytes, (s + 1) × slotBytes) of {@linkcode AioRing.buffers}, all in
