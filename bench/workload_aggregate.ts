@@ -95,8 +95,10 @@ export function aggregateWorkloads(parts: readonly NodeWorkload[]): WorkloadResu
     `${parts.length} nodes (${parts.map((p) => p.node).join(", ")}): iteration and phase ` +
       `times are the slowest node's, bytes summed over nodes`,
   );
+  // The background schedules are the aggregate's own (above), never one node's.
+  const { background_rate: _oneNode, ...rest } = base;
   return {
-    ...base,
+    ...rest,
     notes,
     paths: base.paths.map((p, i) => {
       const peak = (key: "peak_readers" | "peak_writers") => {
