@@ -18,11 +18,17 @@
 
 import { join } from "node:path";
 import { monoNow } from "../core/libc.ts";
+import { scheduleMet, StreamSchedule } from "../core/rate.ts";
 import { AioChannel } from "../engines/libaio_stream.ts";
 import { UringChannel } from "../engines/io_uring_stream.ts";
 import { S3Channel, type S3PathTarget } from "../engines/s3_stream.ts";
 import { AbortedError, type NodeSync } from "./_sync.ts";
-import type { RankPhase, RankReport, TimelineSpan } from "../schema/workload.ts";
+import type {
+  BackgroundSchedule,
+  RankPhase,
+  RankReport,
+  TimelineSpan,
+} from "../schema/workload.ts";
 import type { Op, PathPolicy, RankProgram } from "../workloads/ops.ts";
 
 /** The engines of a rank's streams on file-backed paths. */
@@ -78,17 +84,28 @@ export class RankExecutor {
   readonly #sync: NodeSync;
   readonly #timelineIteration: number;
   readonly #channels = new Map<string, AioChannel | UringChannel | S3Channel>();
+  /** --background-rate: bytes/s of this rank's background stream to each path. */
+  readonly #backgroundRate: number | undefined;
+  /** The open-loop schedule of the background ops on each path, by path name. */
+  readonly #schedules = new Map<string, StreamSchedule>();
 
+  /**
+   * The executor of `program`; with `backgroundRate` (bytes/s), the ops
+   * marked `background` move their bytes on an open-loop schedule at that
+   * rate, one per path (core/rate.ts {@linkcode StreamSchedule}).
+   */
   constructor(
     program: RankProgram,
     paths: readonly PathRuntime[],
     sync: NodeSync,
     timelineIteration: number,
+    backgroundRate?: number,
   ) {
     this.program = program;
     this.#paths = new Map(paths.map((p) => [p.policy.name, p]));
     this.#sync = sync;
     this.#timelineIteration = timelineIteration;
+    this.#backgroundRate = backgroundRate;
   }
 
   #path(name: string | undefined): PathRuntime {
@@ -111,10 +128,50 @@ export class RankExecutor {
     return ch;
   }
 
-  async #transfer(key: string, path: PathRuntime, object: string, write: boolean, bytes: number) {
+  async #transfer(
+    key: string,
+    path: PathRuntime,
+    object: string,
+    write: boolean,
+    bytes: number,
+    schedule?: StreamSchedule,
+  ) {
     const ch = this.#channel(key, path);
-    if (ch instanceof S3Channel) await ch.transfer(this.program.rank, object, write, bytes);
-    else await ch.transfer(join(path.dir!, `r${this.program.rank}`, object), write, bytes);
+    if (ch instanceof S3Channel) {
+      if (schedule) throw new TypeError("a background rate on an s3 path is not available");
+      await ch.transfer(this.program.rank, object, write, bytes);
+    } else {
+      await ch.transfer(join(path.dir!, `r${this.program.rank}`, object), write, bytes, schedule);
+    }
+  }
+
+  /**
+   * Under --background-rate, the schedule a background op's requests follow,
+   * started at `readyAt` (when the ops it waits for finished) if its path's
+   * background stream was idle; undefined for every other op.
+   */
+  #paced(op: Op, readyAt: number): StreamSchedule | undefined {
+    const rate = this.#backgroundRate;
+    if (rate === undefined || !op.background || op.path === undefined) return undefined;
+    let schedule = this.#schedules.get(op.path);
+    if (!schedule) this.#schedules.set(op.path, schedule = new StreamSchedule(rate));
+    schedule.begin(readyAt);
+    return schedule;
+  }
+
+  /** How each path's background stream kept to --background-rate. */
+  #background(): BackgroundSchedule[] {
+    return [...this.#schedules.entries()].map(([name, schedule]) => {
+      const intervalMs = (this.#path(name).policy.bs / schedule.bytesPerS) * 1000;
+      const summary = schedule.summary();
+      return {
+        rank: this.program.rank,
+        path: name,
+        ...summary,
+        interval_ms: Math.round(intervalMs * 1000) / 1000,
+        met: scheduleMet(summary.end_lag_ms, intervalMs),
+      };
+    });
   }
 
   /** Makes the rank's directories and writes the objects the program starts from (unmeasured). */
@@ -122,6 +179,15 @@ export class RankExecutor {
     for (const p of this.#paths.values()) {
       if (p.dir !== undefined) {
         await Deno.mkdir(join(p.dir, `r${this.program.rank}`), { recursive: true });
+      }
+    }
+    // Under --background-rate the background streams' channels are set up now (buffers filled,
+    // kernel queue made), so their first op's schedule does not count the setup as lag.
+    if (this.#backgroundRate !== undefined) {
+      for (const op of this.program.ops) {
+        if (!op.background || op.path === undefined) continue;
+        if (op.kind !== "read" && op.kind !== "write") continue;
+        this.#channel(`${op.stream}|${op.path}`, this.#path(op.path));
       }
     }
     for (const o of this.program.initial) {
@@ -159,7 +225,10 @@ export class RankExecutor {
         else if (op.after.length > 1) await Promise.all(op.after.map((a) => done[a]!.promise));
         start[op.id] = monoNow();
         ioStart[op.id] = start[op.id]!;
-        await this.#exec(op, ioStart);
+        // When what the op waits for was done: a paced stream that was idle starts there.
+        let readyAt = op.after.length === 0 ? start[op.id]! : 0;
+        for (const a of op.after) readyAt = Math.max(readyAt, end[a]!);
+        await this.#exec(op, ioStart, readyAt);
         end[op.id] = monoNow();
         done[op.id]!.settled = true;
         done[op.id]!.resolve();
@@ -181,10 +250,11 @@ export class RankExecutor {
       phases: this.#aggregate(start, ioStart, end),
       timeline: this.#timeline(start, end),
       started,
+      ...(this.#backgroundRate === undefined ? {} : { background: this.#background() }),
     };
   }
 
-  async #exec(op: Op, ioStart: Float64Array): Promise<void> {
+  async #exec(op: Op, ioStart: Float64Array, readyAt: number): Promise<void> {
     switch (op.kind) {
       case "compute":
         await thinkMs(op.ms ?? 0);
@@ -199,12 +269,20 @@ export class RankExecutor {
       case "write": {
         const path = this.#path(op.path);
         const write = op.kind === "write";
+        const paced = this.#paced(op, readyAt);
         const limit = write ? path.policy.writers : path.policy.readers;
         if (limit !== undefined) await this.#sync.enter(path.index, write, limit);
         else this.#sync.enterUnlimited(path.index, write);
         try {
           ioStart[op.id] = monoNow();
-          await this.#transfer(`${op.stream}|${op.path}`, path, op.object!, write, op.bytes);
+          await this.#transfer(
+            `${op.stream}|${op.path}`,
+            path,
+            op.object!,
+            write,
+            op.bytes,
+            paced,
+          );
         } finally {
           this.#sync.leave(path.index, write);
         }

@@ -22,6 +22,8 @@ export interface RankStart {
   readonly timelineIteration: number;
   /** Say "ready" after the layout and wait for the main thread to open the start gate. */
   readonly gated?: boolean;
+  /** --background-rate: bytes/s of the rank's background stream to each path. */
+  readonly backgroundRate?: number;
 }
 
 /** Rank → main. */
@@ -36,7 +38,13 @@ const scope = workerScope<RankStart, RankMessage>();
 scope.onmessage = async (e: MessageEvent<RankStart>) => {
   const m = e.data;
   const sync = new NodeSync(m.ranks, m.paths.length, m.sync);
-  const exec = new RankExecutor(m.program, m.paths, sync, m.timelineIteration);
+  const exec = new RankExecutor(
+    m.program,
+    m.paths,
+    sync,
+    m.timelineIteration,
+    m.backgroundRate,
+  );
   let out: RankMessage;
   try {
     await exec.layout();

@@ -22,6 +22,7 @@ import type { S3TierOptions } from "../tiers/s3.ts";
 import type { S3Tier } from "../tiers/s3.ts";
 import type { FileBackedTier } from "../tiers/file_backed.ts";
 import type { WorkloadDefinition, WorkloadOptions, WorkloadPaths } from "../workloads/common.ts";
+import type { WorkloadProgram } from "../workloads/ops.ts";
 import type { PathRuntime, StreamEngine } from "./_rank.ts";
 
 export { STREAM_ENGINES, type StreamEngine } from "./_rank.ts";
@@ -67,6 +68,12 @@ export interface RunWorkloadOptions {
   readonly beforeStart?: () => Promise<void>;
   /** The rank streams' engine on memory, file and pfs paths (default libaio). */
   readonly engine?: StreamEngine;
+  /**
+   * `--background-rate`: bytes/s at which each rank moves the ops marked
+   * `background` (a lazy flush), per path, on an open-loop schedule; by
+   * default they go as fast as the tier allows.
+   */
+  readonly backgroundRate?: number;
 }
 
 /** What a workload run produced; `error` when it ended early (the document says how). */
@@ -166,6 +173,40 @@ function checkProgramSize(
 }
 
 /**
+ * Refuses `--background-rate` for a program with no background ops, or with
+ * some on an s3 path (the S3 streams have no schedule yet).
+ *
+ * @throws {ConfigError} naming --background-rate.
+ */
+function checkBackgroundRate(program: WorkloadProgram, byName: Map<string, TierSpec>): void {
+  const paths = new Set<string>();
+  for (const r of program.ranks) {
+    for (const op of r.ops) {
+      if (op.background && op.path !== undefined && (op.kind === "read" || op.kind === "write")) {
+        paths.add(op.path);
+      }
+    }
+  }
+  if (paths.size === 0) {
+    throw new ConfigError(
+      "background-rate",
+      `${program.workload} has no background I/O to pace`,
+      "a workload with background ops, e.g. datastates (its lazy flush)",
+    );
+  }
+  for (const name of paths) {
+    if (byName.get(name)?.kind === "s3") {
+      throw new ConfigError(
+        "background-rate",
+        `is not available on an s3 path yet (${program.workload}'s background ops go to ` +
+          `${name}, an s3:// tier)`,
+        "memory, file and pfs paths",
+      );
+    }
+  }
+}
+
+/**
  * Runs `def` with `setup` on the tiers named by `specs`.
  *
  * @example
@@ -194,6 +235,8 @@ export async function runWorkload(
     if (e instanceof RangeError) throw new ConfigError("tiers", e.message, undefined, { cause: e });
     throw e;
   }
+  const backgroundRate = opts.backgroundRate;
+  if (backgroundRate !== undefined) checkBackgroundRate(program, byName);
   const timelineIteration = program.warmupIterations + program.iterations - 1;
   const result: WorkloadResult = {
     name: def.name,
@@ -321,6 +364,7 @@ export async function runWorkload(
               sync: sync.buffers,
               timelineIteration,
               ...(beforeStart ? { gated: true } : {}),
+              ...(backgroundRate === undefined ? {} : { backgroundRate }),
             };
             w.postMessage(start);
           }
@@ -345,6 +389,14 @@ export async function runWorkload(
         const reports = messages.flatMap((m) => (m.type === "done" ? [m.report] : []));
         reports.sort((a, b) => a.rank - b.rank);
         Object.assign(result, aggregate(program, reports, timelineIteration));
+        if (backgroundRate !== undefined) {
+          const schedules = reports.flatMap((r) => r.background ?? []);
+          result.background_rate = {
+            bytes_per_s: backgroundRate,
+            met: schedules.every((x) => x.met),
+            schedules,
+          };
+        }
       }
     } finally {
       for (const w of workers) w.terminate();

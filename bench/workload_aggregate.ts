@@ -75,12 +75,30 @@ export function aggregateWorkloads(parts: readonly NodeWorkload[]): WorkloadResu
     offset += w.ranks.length;
   }
   const notes = [...new Set(results.flatMap((w) => w.notes))];
+  // --background-rate: every node's schedules, ranks numbered across nodes as above.
+  const rates = results.map((w) => w.background_rate);
+  let backgroundRate: WorkloadResult["background_rate"];
+  if (rates.every((r) => r !== undefined) && rates.length > 0) {
+    const schedules = [];
+    let before = 0;
+    for (const [i, w] of results.entries()) {
+      for (const x of rates[i]!.schedules) schedules.push({ ...x, rank: x.rank + before });
+      before += w.ranks.length;
+    }
+    backgroundRate = {
+      bytes_per_s: rates[0]!.bytes_per_s,
+      met: schedules.every((x) => x.met),
+      schedules,
+    };
+  }
   notes.push(
     `${parts.length} nodes (${parts.map((p) => p.node).join(", ")}): iteration and phase ` +
       `times are the slowest node's, bytes summed over nodes`,
   );
+  // The background schedules are the aggregate's own (above), never one node's.
+  const { background_rate: _oneNode, ...rest } = base;
   return {
-    ...base,
+    ...rest,
     notes,
     paths: base.paths.map((p, i) => {
       const peak = (key: "peak_readers" | "peak_writers") => {
@@ -95,6 +113,7 @@ export function aggregateWorkloads(parts: readonly NodeWorkload[]): WorkloadResu
     summary,
     iterations,
     ranks,
+    ...(backgroundRate === undefined ? {} : { background_rate: backgroundRate }),
     timeline: { ...base.timeline, spans },
   };
 }

@@ -98,3 +98,46 @@ Deno.test("aggregateWorkloads() of one node keeps its figures, and refuses none"
   assert.deepEqual(one.summary, { ...a.summary, iteration_s: 3, update_s: 1.5, stall_s: 0.75 });
   assert.throws(() => aggregateWorkloads([]), RangeError);
 });
+
+Deno.test("aggregateWorkloads() keeps every node's background schedules, ranks numbered across nodes, met only if all were", () => {
+  const schedule = (rank: number, met: boolean) => ({
+    rank,
+    path: "remote",
+    requests: 10,
+    bytes: 1 << 20,
+    max_lag_ms: met ? 1 : 500,
+    end_lag_ms: met ? 0 : 400,
+    interval_ms: 125,
+    met,
+  });
+  const a = nodeResult([5, 2], 100, 1);
+  const b = nodeResult([1, 3], 300, 1);
+  a.background_rate = {
+    bytes_per_s: 8 << 20,
+    met: true,
+    schedules: [0, 1].map((r) => schedule(r, true)),
+  };
+  b.background_rate = {
+    bytes_per_s: 8 << 20,
+    met: false,
+    schedules: [schedule(0, true), schedule(1, false)],
+  };
+  const all = aggregateWorkloads([
+    { rank: 0, node: "n0", workload: a },
+    { rank: 1, node: "n1", workload: b },
+  ]);
+  assert.equal(all.background_rate!.bytes_per_s, 8 << 20);
+  assert.equal(all.background_rate!.met, false);
+  assert.deepEqual(all.background_rate!.schedules.map((x) => [x.rank, x.met]), [
+    [0, true],
+    [1, true],
+    [2, true],
+    [3, false],
+  ]);
+  // Without --background-rate there is no such section.
+  assert.equal(
+    aggregateWorkloads([{ rank: 0, node: "n0", workload: nodeResult([5, 2], 100, 1) }])
+      .background_rate,
+    undefined,
+  );
+});

@@ -79,6 +79,20 @@ function parseWorkloadOptions(o: {
   return out;
 }
 
+/** `--background-rate`: bytes/s (size suffixes, an optional `/s`), or undefined when not given. */
+function parseBackgroundRate(v: string | undefined): number | undefined {
+  if (v === undefined) return undefined;
+  const n = parseSize(v.replace(/\/s$/i, ""));
+  if (n === undefined || n < 1) {
+    throw new ConfigError(
+      "background-rate",
+      `"${v}" is not a rate in bytes/s`,
+      "a size per second, e.g. 50m or 1g/s",
+    );
+  }
+  return n;
+}
+
 /** The `workload` command. */
 export function workloadCommand() {
   const cmd = new Command("workload")
@@ -114,7 +128,13 @@ export function workloadCommand() {
     )
     .option("--stride <k>", "deep-optimizer-states: every K-th subgroup updates on the device")
     .option("--prefetch <n>", "ssdtrain, teraio: layers read ahead in backward")
-    .option("--checkpoint-every <n>", "datastates: checkpoint every N iterations");
+    .option("--checkpoint-every <n>", "datastates: checkpoint every N iterations")
+    .option(
+      "--background-rate <size/s>",
+      "each rank moves the background I/O (datastates' lazy flush) to each path at this many " +
+        "bytes/s (k, m, g), each request at its intended start (open loop); default: as fast " +
+        "as the tier allows",
+    );
   return addOutputOptions(addS3Options(tuned)).action(async (name, o) => {
     let def;
     try {
@@ -126,6 +146,7 @@ export function workloadCommand() {
     const setup = resolveSetup(setupOf(o));
     const specs = parseTierList(o.tiers);
     const options = parseWorkloadOptions(o);
+    const backgroundRate = parseBackgroundRate(o.backgroundRate);
     const s3 = { endpoint: o.endpoint, region: o.region };
     const config = {
       command: "workload",
@@ -134,7 +155,9 @@ export function workloadCommand() {
       setup,
       options,
       engine,
+      ...(backgroundRate === undefined ? {} : { background_rate: backgroundRate }),
     };
+    const paced = backgroundRate === undefined ? {} : { backgroundRate };
     const launch = launchedBy();
     if (launch) {
       // Each process is one node's share; the root writes the one document.
@@ -150,6 +173,7 @@ export function workloadCommand() {
             s3,
             config,
             engine,
+            ...paced,
           }),
       );
       return;
@@ -164,6 +188,7 @@ export function workloadCommand() {
           s3,
           config,
           engine,
+          ...paced,
         }),
     );
   });

@@ -66,6 +66,16 @@ export function formatWorkloadTable(w: WorkloadResult): string {
       .join(", ");
     lines.push(`bytes per iteration: ${bytes}`);
   }
+  const bg = w.background_rate;
+  if (bg) {
+    const rate = `${formatSize(bg.bytes_per_s)}/s per rank and path`;
+    if (bg.met) lines.push(`background rate ${rate}: schedule met`);
+    else {
+      const behind = bg.schedules.filter((x) => !x.met)
+        .map((x) => `rank ${x.rank} ${x.path} ${(x.end_lag_ms / 1000).toFixed(2)} s behind`);
+      lines.push(pc.yellow(`background rate not met (${rate}): ${behind.join(", ")}`));
+    }
+  }
   for (const n of w.notes) lines.push(pc.dim(`note: ${n}`));
   return lines.join("\n");
 }

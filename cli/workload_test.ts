@@ -9,6 +9,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { runCli, scratchLeft, spawnCli, withTempDir } from "../tests/_helpers.ts";
 import { ioUringRefusal } from "../engines/io_uring.ts";
+import type { ResultDocument } from "../schema/result.ts";
 
 Deno.test("tierbench workload zero-infinity writes a workload result with a summary and prints its table", async () => {
   await withTempDir(async (dir) => {
@@ -152,6 +153,88 @@ Deno.test("tierbench workload: SIGINT stops every rank, removes scratch files, e
     const stderr = new TextDecoder().decode(out.stderr);
     assert.equal(out.code, 1, stderr);
     assert.match(stderr, /interrupted by SIGINT.*scratch files removed/);
+    assert.deepEqual(await scratchLeft(dir), []);
+  });
+});
+
+Deno.test("tierbench workload datastates --background-rate: each rank's flush moves at most the rate, and the result carries its schedule", async () => {
+  await withTempDir(async (dir) => {
+    const shm = await Deno.makeTempDir({ dir: "/dev/shm", prefix: "tierbench-test-" });
+    const remote = join(dir, "remote");
+    await Deno.mkdir(remote);
+    try {
+      const out = join(dir, "ds.json");
+      const rate = 8 * 1024 * 1024;
+      const r = await runCli([
+        "workload",
+        "datastates",
+        "--model",
+        "7b",
+        "--scale",
+        "0.0001",
+        "--ranks-per-node",
+        "2",
+        "--iterations",
+        "1",
+        "--tiers",
+        `memory:${shm},file:${dir},pfs:${remote}`,
+        "--background-rate",
+        "8m/s",
+        "--quiet",
+        "--output",
+        out,
+      ]);
+      assert.equal(r.code, 0, r.stderr);
+      const doc = JSON.parse(await Deno.readTextFile(out)) as ResultDocument;
+      const w = doc.workload!;
+      const bg = w.background_rate!;
+      assert.equal(bg.bytes_per_s, rate);
+      assert.deepEqual(bg.schedules.map((x) => [x.rank, x.path]), [[0, "remote"], [1, "remote"]]);
+      for (const rank of w.ranks) {
+        const flushes = rank.phases.filter((p) => p.phase === "flush");
+        assert.ok(flushes.length >= 2, JSON.stringify(rank.phases.map((p) => p.phase)));
+        const s = bg.schedules.find((x) => x.rank === rank.rank)!;
+        // Every background byte went on the schedule.
+        assert.equal(s.bytes, flushes.reduce((t, p) => t + p.io["remote:write"]!.bytes, 0));
+        assert.ok(s.requests > 0 && s.max_lag_ms >= s.end_lag_ms, JSON.stringify(s));
+        assert.equal(s.interval_ms, 125); // 1 MiB requests at 8 MiB/s
+        assert.equal(s.met, s.end_lag_ms <= 135);
+        // Never ahead of the schedule: a flush takes at least its bytes at the rate (the 5 %
+        // covers the moment between its first op's readiness and its start).
+        for (const p of flushes) {
+          const bw = p.io["remote:write"]!.bytes / p.time_s;
+          assert.ok(bw <= 1.05 * rate, `rank ${rank.rank} flush ${bw / 2 ** 20} MiB/s`);
+        }
+      }
+      assert.match(r.stdout, /background rate (not met \()?8m\/s per rank and path/);
+      assert.equal(doc.config?.["background_rate"], rate);
+    } finally {
+      await Deno.remove(shm, { recursive: true });
+    }
+  });
+});
+
+Deno.test("tierbench workload --background-rate: refused with one line for a workload without background I/O, or a bad rate", async () => {
+  await withTempDir(async (dir) => {
+    const base = ["workload", "--model", "7b", "--scale", "0.0001", "--iterations", "1"];
+    for (
+      const [args, pattern] of [
+        [
+          ["zero-infinity", "--tiers", `memory:/dev/shm,file:${dir}`, "--background-rate", "8m"],
+          /--background-rate: zero-infinity has no background I\/O to pace/,
+        ],
+        [
+          ["datastates", "--tiers", `memory:/dev/shm,file:${dir}`, "--background-rate", "fast"],
+          /--background-rate: "fast" is not a rate in bytes\/s/,
+        ],
+      ] as const
+    ) {
+      const r = await runCli([base[0]!, args[0], ...base.slice(1), ...args.slice(1), "--quiet"]);
+      assert.equal(r.code, 2, r.stderr);
+      const lines = r.stderr.trim().split("\n");
+      assert.equal(lines.length, 1, r.stderr);
+      assert.match(lines[0]!, pattern);
+    }
     assert.deepEqual(await scratchLeft(dir), []);
   });
 });

@@ -469,7 +469,7 @@ export function parseJobOptions(
     );
   }
   if (raw.verify) checkVerify(tier, { ...o, engine });
-  checkRate(tier, raw, o.iodepth);
+  checkRate(tier, raw);
   if (tier.kind === "s3" && o.partSize < MIN_PART_SIZE) {
     throw new ConfigError(
       "part-size",
@@ -550,7 +550,7 @@ export function parseJobOptions(
 }
 
 /** What `--rate`, `--rate-iops` and `--rate-process` cannot do together or on a tier. */
-function checkRate(tier: TierSpec, raw: RawJobOptions, iodepth: number): void {
+function checkRate(tier: TierSpec, raw: RawJobOptions): void {
   if (raw.rate !== undefined && raw.rateIops !== undefined) {
     throw new ConfigError(
       "rate",
@@ -562,15 +562,6 @@ function checkRate(tier: TierSpec, raw: RawJobOptions, iodepth: number): void {
   const paced = raw.rate !== undefined || raw.rateIops !== undefined;
   if (raw.rateProcess !== undefined && !paced) {
     throw new ConfigError("rate-process", "applies with --rate or --rate-iops only");
-  }
-  if (paced && iodepth > 1) {
-    throw new ConfigError(
-      raw.rate !== undefined ? "rate" : "rate-iops",
-      `with --iodepth ${iodepth} is not available yet: the engines reap completions only when ` +
-        "their slots are full, so while a job waits for its next intended start the requests " +
-        "that have completed would wait too, and their latency would grow by the wait",
-      "--iodepth 1, and --numjobs for several paced streams",
-    );
   }
   if (paced && tier.kind === "s3") {
     throw new ConfigError(

@@ -263,3 +263,96 @@ export class Pacer {
     return this.#interval;
   }
 }
+
+/** How far one rank's background stream to one path kept to its rate (`--background-rate`). */
+export interface StreamScheduleSummary {
+  /** Requests issued on the schedule. */
+  readonly requests: number;
+  /** Their bytes. */
+  readonly bytes: number;
+  /** The longest a request waited past its intended start, ms. */
+  readonly max_lag_ms: number;
+  /**
+   * The most an op was behind its schedule when it issued its last request,
+   * ms: how far behind the stream fell (0 when every op kept up).
+   */
+  readonly end_lag_ms: number;
+}
+
+/**
+ * The open-loop schedule of a stream of whole objects at `bytesPerS`
+ * (a workload's background stream under `--background-rate`): each object is
+ * cut into requests, and a request of `b` bytes is intended to start `b /
+ * rate` after the one before it, never before. The schedule starts at an
+ * object's readiness when the stream was idle (its next intended start
+ * already past when the object became ready), so idle time is not saved up
+ * for a burst: from any start on, the bytes issued never run ahead of rate ×
+ * time. A request that cannot go at its intended start (every slot busy, or a
+ * tier slower than the rate) goes late, and the lag is kept.
+ *
+ * @example
+ * ```ts
+ * import { StreamSchedule } from "./rate.ts";
+ * const s = new StreamSchedule(1 << 20); // 1 MiB/s
+ * s.begin(1000);
+ * console.assert(s.due === 1000);
+ * s.take(256 << 10, 1000);
+ * console.assert(s.due === 1250);
+ * ```
+ */
+export class StreamSchedule {
+  /** Bytes per second. */
+  readonly bytesPerS: number;
+  #next = -Infinity;
+  #requests = 0;
+  #bytes = 0;
+  #maxLag = 0;
+  #lastLag = 0;
+  #endLag = 0;
+
+  /** A schedule at `bytesPerS` (> 0). */
+  constructor(bytesPerS: number) {
+    if (!(bytesPerS > 0) || !Number.isFinite(bytesPerS)) {
+      throw new RangeError(
+        `a stream's rate must be a positive number of bytes/s, not ${bytesPerS}`,
+      );
+    }
+    this.bytesPerS = bytesPerS;
+  }
+
+  /** An object became ready at `readyAt` (monoNow ms): an idle stream's schedule starts there. */
+  begin(readyAt: number): void {
+    if (readyAt > this.#next) this.#next = readyAt;
+    this.#lastLag = 0;
+  }
+
+  /** The intended start (monoNow ms) of the next request. */
+  get due(): number {
+    return this.#next;
+  }
+
+  /** The next request, of `bytes`, goes at `issuedAt`: counts it and moves the schedule on. */
+  take(bytes: number, issuedAt: number): void {
+    const lag = Math.max(0, issuedAt - this.#next);
+    this.#maxLag = Math.max(this.#maxLag, lag);
+    this.#lastLag = lag;
+    this.#next += (bytes / this.bytesPerS) * 1000;
+    this.#requests++;
+    this.#bytes += bytes;
+  }
+
+  /** The object's last request has gone: its lag then is how far behind the object ended. */
+  end(): void {
+    this.#endLag = Math.max(this.#endLag, this.#lastLag);
+  }
+
+  /** What the stream did so far. */
+  summary(): StreamScheduleSummary {
+    return {
+      requests: this.#requests,
+      bytes: this.#bytes,
+      max_lag_ms: round3(this.#maxLag),
+      end_lag_ms: round3(this.#endLag),
+    };
+  }
+}

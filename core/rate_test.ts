@@ -1,5 +1,11 @@
 import assert from "node:assert/strict";
-import { RATE_TOLERANCE_MS, rateIntervalMs, Schedule, scheduleMet } from "./rate.ts";
+import {
+  RATE_TOLERANCE_MS,
+  rateIntervalMs,
+  Schedule,
+  scheduleMet,
+  StreamSchedule,
+} from "./rate.ts";
 
 Deno.test("Schedule spaces linear starts by exactly one interval from 0", () => {
   const s = new Schedule({ intervalMs: 1.25, process: "linear" }, 7);
@@ -33,4 +39,39 @@ Deno.test("scheduleMet() allows one interval plus the tolerance behind, no more"
   assert.ok(scheduleMet(11, 1));
   assert.ok(!scheduleMet(11.01, 1));
   assert.ok(scheduleMet(510, 500));
+});
+
+Deno.test("StreamSchedule spaces requests by their bytes at the rate and starts over after idle time, never saving it up", () => {
+  const s = new StreamSchedule(1000 * 1024); // 1000 KiB/s: 1 KiB a ms
+  s.begin(100);
+  assert.equal(s.due, 100);
+  s.take(4096, 100);
+  s.take(4096, 104);
+  assert.equal(s.due, 108);
+  s.end();
+  // Ready again long after the schedule's next start: the stream was idle, not behind.
+  s.begin(500);
+  assert.equal(s.due, 500);
+  s.take(2048, 500);
+  s.end();
+  // Ready before the next start: the schedule goes on from there.
+  s.begin(501);
+  assert.equal(s.due, 502);
+  assert.deepEqual(s.summary(), { requests: 3, bytes: 10240, max_lag_ms: 0, end_lag_ms: 0 });
+});
+
+Deno.test("StreamSchedule keeps how late requests went and how far behind an object ended", () => {
+  const s = new StreamSchedule(1024 * 1024); // 1 MiB/s: 64 KiB every 62.5 ms
+  s.begin(0);
+  s.take(65536, 0);
+  s.take(65536, 100); // intended at 62.5: 37.5 late
+  s.take(65536, 130); // intended at 125: 5 late
+  s.end();
+  assert.deepEqual(s.summary(), {
+    requests: 3,
+    bytes: 3 * 65536,
+    max_lag_ms: 37.5,
+    end_lag_ms: 5,
+  });
+  assert.throws(() => new StreamSchedule(0), RangeError);
 });

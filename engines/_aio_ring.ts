@@ -96,15 +96,17 @@ export interface Libaio {
     timeout: Uint8Array<ArrayBuffer>,
   ): number;
   /**
-   * `io_getevents` with no timeout on a thread of Deno's blocking pool, so the
-   * calling thread's event loop stays free. Through raw system calls errno is
-   * set on the pool's thread and lost: a failed wait returns `-EIO`.
+   * `io_getevents` on a thread of Deno's blocking pool, so the calling
+   * thread's event loop stays free; `timeout` a `struct timespec` in C memory,
+   * or null for none. Through raw system calls errno is set on the pool's
+   * thread and lost: a failed wait returns `-EIO`.
    */
   io_getevents_async(
     ctx: Deno.PointerObject,
     minNr: bigint,
     nr: bigint,
     events: Deno.PointerObject,
+    timeout: Deno.PointerObject | null,
   ): Promise<number>;
 }
 
@@ -127,7 +129,7 @@ export function fromLibaio(): Libaio | undefined {
         io_destroy: (ctx) => s.io_destroy(ctx),
         io_submit: (ctx, nr, iocbs) => s.io_submit(ctx, nr, iocbs),
         io_getevents: (ctx, min, nr, ev, t) => s.io_getevents(ctx, min, nr, ev, t),
-        io_getevents_async: (ctx, min, nr, ev) => s.io_getevents_nb(ctx, min, nr, ev, null),
+        io_getevents_async: (ctx, min, nr, ev, t) => s.io_getevents_nb(ctx, min, nr, ev, t),
       };
     } catch {
       // try the next name
@@ -151,8 +153,8 @@ export function fromSyscalls(): Libaio {
     io_submit: (ctx, nr, iocbs) => ret(s.sys_io_submit(NR.io_submit, ctx, nr, iocbs)),
     io_getevents: (ctx, min, nr, ev, t) =>
       ret(s.sys_io_getevents(NR.io_getevents, ctx, min, nr, ev, t)),
-    io_getevents_async: async (ctx, min, nr, ev) => {
-      const rc = await s.sys_io_getevents_nb(NR.io_getevents, ctx, min, nr, ev, null);
+    io_getevents_async: async (ctx, min, nr, ev, t) => {
+      const rc = await s.sys_io_getevents_nb(NR.io_getevents, ctx, min, nr, ev, t);
       return rc < 0 ? -EIO : rc;
     },
   };
@@ -201,6 +203,14 @@ export function timespec(ns: number): Uint8Array<ArrayBuffer> {
   return out;
 }
 
+/** Sets `out`, a {@linkcode timespec}, to `ns` nanoseconds (no allocation per wait). */
+export function setTimespec(out: Uint8Array<ArrayBuffer>, ns: number): void {
+  const v = new DataView(out.buffer, out.byteOffset, 16);
+  const whole = Math.max(0, Math.floor(ns));
+  v.setBigInt64(0, BigInt(Math.floor(whole / 1e9)), true);
+  v.setBigInt64(8, BigInt(whole % 1e9), true);
+}
+
 /**
  * A kernel AIO context of `depth` slots. Slot s owns iocb s and bytes
  * [s × slotBytes, (s + 1) × slotBytes) of {@linkcode AioRing.buffers}, all in
@@ -233,6 +243,8 @@ export class AioRing {
   /** `depth` io_events, in C memory for the wait on the blocking pool. */
   readonly #events: AlignedBuffer;
   readonly #event: DataView;
+  /** The timeout of {@linkcode AioRing.wait}, a `struct timespec` in C memory. */
+  readonly #waitTimeout: AlignedBuffer;
   readonly #depthBig: bigint;
   /** For each slot, a one-entry array holding its iocb's address, for io_submit. */
   readonly #slotPtrs: Uint8Array<ArrayBuffer>[];
@@ -256,6 +268,7 @@ export class AioRing {
     this.buffers = allocAligned(depth * slotBytes, alignment);
     this.#iocbs = allocAligned(depth * IOCB_SIZE, IOCB_SIZE);
     this.#events = allocAligned(depth * IO_EVENT_SIZE, IOCB_SIZE);
+    this.#waitTimeout = allocAligned(16, 16);
     this.#iocbs.bytes.fill(0);
     this.#iocb = new DataView(this.#iocbs.bytes.buffer);
     this.#event = new DataView(this.#events.bytes.buffer);
@@ -347,11 +360,22 @@ export class AioRing {
 
   /**
    * Waits for at least one completion on Deno's blocking pool, leaving this
-   * thread's event loop free, and takes all that are ready: how many, or
-   * `-errno`.
+   * thread's event loop free, and takes all that are ready: how many (0 when
+   * `timeoutNs` passed first), or `-errno`.
    */
-  wait(): Promise<number> {
-    return this.#aio.io_getevents_async(this.#ctx, ONE, this.#depthBig, this.#events.pointer);
+  wait(timeoutNs?: number): Promise<number> {
+    let timeout: Deno.PointerObject | null = null;
+    if (timeoutNs !== undefined) {
+      setTimespec(this.#waitTimeout.bytes, timeoutNs);
+      timeout = this.#waitTimeout.pointer;
+    }
+    return this.#aio.io_getevents_async(
+      this.#ctx,
+      ONE,
+      this.#depthBig,
+      this.#events.pointer,
+      timeout,
+    );
   }
 
   /** The slot of completion `e` of the last reap or wait. */
@@ -374,5 +398,6 @@ export class AioRing {
     freeAligned(this.buffers);
     freeAligned(this.#iocbs);
     freeAligned(this.#events);
+    freeAligned(this.#waitTimeout);
   }
 }

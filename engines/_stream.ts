@@ -8,7 +8,17 @@
  */
 
 import { IoError } from "../core/errors.ts";
-import { cString, errnoName, lastErrno, libc, O, strerror } from "../core/libc.ts";
+import { cString, errnoName, lastErrno, libc, monoNow, O, strerror } from "../core/libc.ts";
+
+const usleep = Deno.dlopen("libc.so.6", {
+  usleep: { parameters: ["u32"], result: "i32", nonblocking: true },
+}).symbols.usleep;
+
+/** Sleeps until `at` (monoNow ms) on the blocking pool, so the stream's thread stays free. */
+export async function sleepUntil(at: number): Promise<void> {
+  const ms = at - monoNow();
+  if (ms > 0) await usleep(Math.min(0xffffffff, Math.round(ms * 1000)));
+}
 
 /** An {@linkcode IoError} for a libc call that has just failed on this thread, with its errno. */
 export function callFailed(syscall: string, path: string, offset?: number): IoError {

@@ -219,6 +219,8 @@ export class Uring {
   #inFlight = 0;
   /** io_uring_getevents_arg (24 bytes) then a __kernel_timespec, in C memory. */
   readonly #waitArg: AlignedBuffer;
+  /** The same for {@linkcode Uring.waitAsync}'s timeout. */
+  readonly #asyncWaitArg: AlignedBuffer;
   readonly #big: bigint[];
   #closed = false;
 
@@ -251,6 +253,8 @@ export class Uring {
     this.#tail = Atomics.load(this.#sq, this.#sqTail);
     this.#waitArg = allocAligned(64, 64);
     this.#waitArg.bytes.fill(0);
+    this.#asyncWaitArg = allocAligned(64, 64);
+    this.#asyncWaitArg.bytes.fill(0);
     this.#big = Array.from({ length: this.cqEntries + 1 }, (_, i) => BigInt(i));
   }
 
@@ -434,19 +438,34 @@ export class Uring {
    * streams, timers, barriers): 0, or -1 when the wait failed. errno is set
    * on the pool's thread and lost; read {@linkcode Uring.ready}, and learn
    * the errno with a short {@linkcode Uring.wait} when nothing is ready.
-   * Call it only with requests in flight.
+   * Call it only with requests in flight. With `timeoutNs`, and a kernel with
+   * IORING_FEAT_EXT_ARG ({@linkcode Uring.timedWaits}), it returns once that
+   * has passed even when nothing completed (then too -1: look at `ready()`).
    */
-  async waitAsync(): Promise<number> {
+  async waitAsync(timeoutNs?: number): Promise<number> {
+    const timed = timeoutNs !== undefined && this.timedWaits;
+    if (timed) {
+      const a = new DataView(this.#asyncWaitArg.bytes.buffer);
+      a.setBigUint64(16, this.#asyncWaitArg.address + 32n, true);
+      const ns = Math.max(0, Math.floor(timeoutNs));
+      a.setBigInt64(32, BigInt(Math.floor(ns / 1e9)), true);
+      a.setBigInt64(40, BigInt(ns % 1e9), true);
+    }
     const rc = await this.#sys.sys_enter_nb(
       NR.enter,
       BigInt(this.fd),
       0n,
       1n,
-      BigInt(IORING_ENTER_GETEVENTS),
-      null,
-      0n,
+      BigInt(IORING_ENTER_GETEVENTS | (timed ? IORING_ENTER_EXT_ARG : 0)),
+      timed ? this.#asyncWaitArg.pointer : null,
+      timed ? 24n : 0n,
     );
     return rc < 0 ? -1 : 0;
+  }
+
+  /** Whether waits may time out (IORING_FEAT_EXT_ARG, Linux 5.11); otherwise they wait for a completion. */
+  get timedWaits(): boolean {
+    return (this.features & IORING_FEAT_EXT_ARG) !== 0;
   }
 
   #enter(
@@ -515,6 +534,7 @@ export class Uring {
     for (const m of this.#maps) this.#sys.munmap(m.pointer, BigInt(m.length));
     libc().close(this.fd);
     freeAligned(this.#waitArg);
+    freeAligned(this.#asyncWaitArg);
     return drained;
   }
 }

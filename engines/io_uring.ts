@@ -12,6 +12,14 @@
  * clat from then to the moment its completion is reaped. Each completion
  * carries its own result, so every failed request reports its own errno.
  *
+ * Under a rate (--rate, --rate-iops) at any depth, as fio: each request is
+ * submitted at its intended start while up to `iodepth` are in flight;
+ * between starts the job reaps completions, its wait timing out at the next
+ * start (IORING_FEAT_EXT_ARG, Linux 5.11; without it the wait is the
+ * runtime's and completions are reaped after it). When every slot is busy at
+ * an intended start, the request waits for a slot, and the wait counts in its
+ * latency (from the intended start) and the job's lag.
+ *
  * @module
  */
 
@@ -29,6 +37,7 @@ import { verifierOf } from "../core/verify.ts";
 import {
   ETIME,
   featureNames,
+  IORING_FEAT_EXT_ARG,
   IORING_FEAT_SQPOLL_NONFIXED,
   IOSQE_FIXED_FILE,
   OP,
@@ -40,6 +49,12 @@ import { type JobEngine, type JobRuntime, SyscallFailure } from "./types.ts";
 
 /** How long one wait for completions lasts before the stop flag is looked at again. */
 const REAP_TIMEOUT_NS = 100_000_000;
+/**
+ * Under a rate, with requests in flight, the job reaps completions until this
+ * long before the next intended start, then lets the runtime's wait take the
+ * rest (it spins the last stretch).
+ */
+const PACE_EARLY_MS = 0.1;
 const EAGAIN = 11;
 const EINTR = 4;
 const EBUSY = 16;
@@ -234,6 +249,8 @@ export class IoUringEngine implements JobEngine {
     let qHead = 0;
     let qLen = 0;
     let issuing = true;
+    // Under a rate, waits for completions may time out at the next intended start.
+    const paced = rt.paced && (ring.features & IORING_FEAT_EXT_ARG) !== 0;
     const fail = (syscall: string, errno: number, slot: number, detail?: string): never => {
       throw new SyscallFailure(
         syscall,
@@ -245,8 +262,18 @@ export class IoUringEngine implements JobEngine {
     };
 
     while (issuing || ring.inFlight > 0 || qLen > 0) {
-      // Fill every free slot, then hand them all to the kernel at once.
+      // Under a rate: ms to reap for before the next intended start (0: no such wait).
+      let reapForMs = 0;
+      // Fill every free slot, then hand them all to the kernel at once; under a rate,
+      // those whose intended start has come.
       while (issuing && nFree > 0) {
+        if (paced && ring.inFlight + qLen > 0) {
+          const wait = rt.untilDue(monoNow());
+          if (wait > PACE_EARLY_MS) {
+            reapForMs = wait - PACE_EARLY_MS;
+            break;
+          }
+        }
         const now = monoNow();
         if (!rt.mayIssue(now)) {
           issuing = false;
@@ -300,7 +327,9 @@ export class IoUringEngine implements JobEngine {
       if (ring.inFlight === 0) continue;
       let n = ring.ready();
       if (n === 0) {
-        const rc = ring.wait(1, REAP_TIMEOUT_NS);
+        const timed = reapForMs > 0 && reapForMs * 1e6 < REAP_TIMEOUT_NS;
+        const rc = ring.wait(1, timed ? Math.max(1, Math.floor(reapForMs * 1e6)) : REAP_TIMEOUT_NS);
+        if (rc === -ETIME && timed) continue; // the next intended start has come
         if (rc === -ETIME) {
           // Nothing completed in time: show the watchdog the oldest I/O in flight.
           let oldest = -1;

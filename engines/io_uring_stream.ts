@@ -15,18 +15,20 @@
  */
 
 import { IoError } from "../core/errors.ts";
+import type { StreamSchedule } from "../core/rate.ts";
 import {
   type AlignedBuffer,
   allocAligned,
   errnoName,
   freeAligned,
+  monoNow,
   readSmallFile,
   strerror,
 } from "../core/libc.ts";
 import { ETIME, OP, Uring } from "./_uring.ts";
 import { fillRandom } from "./_file.ts";
 import { refusalMessage } from "./io_uring.ts";
-import { finishShortWrite, requestSize, withObjectFile } from "./_stream.ts";
+import { finishShortWrite, requestSize, sleepUntil, withObjectFile } from "./_stream.ts";
 
 const EIO = 5;
 const EPERM = 1;
@@ -85,14 +87,35 @@ export class UringChannel {
 
   /**
    * Reads or writes `bytes` of the file at `path` from offset 0, creating it
-   * for a write. Throws {@linkcode IoError} naming the call, errno and offset.
+   * for a write; with `schedule` (a workload's background stream under
+   * --background-rate), each request at its intended start, and the transfer
+   * ending no earlier than its bytes at the rate (a kernel
+   * without IORING_FEAT_EXT_ARG cannot time a wait out: there a request due
+   * while others are in flight waits for the next completion). Throws
+   * {@linkcode IoError} naming the call, errno and offset.
    */
-  async transfer(path: string, write: boolean, bytes: number): Promise<void> {
+  async transfer(
+    path: string,
+    write: boolean,
+    bytes: number,
+    schedule?: StreamSchedule,
+  ): Promise<void> {
     if (this.#closed) throw new TypeError("channel closed");
-    await withObjectFile(path, write, this.direct, (fd) => this.#run(fd, path, write, bytes));
+    await withObjectFile(
+      path,
+      write,
+      this.direct,
+      (fd) => this.#run(fd, path, write, bytes, schedule),
+    );
   }
 
-  async #run(fd: number, path: string, write: boolean, bytes: number): Promise<void> {
+  async #run(
+    fd: number,
+    path: string,
+    write: boolean,
+    bytes: number,
+    schedule: StreamSchedule | undefined,
+  ): Promise<void> {
     const req = requestSize(bytes, this.bs, this.iodepth, ALIGNMENT);
     const total = Math.ceil(bytes / req);
     const free: number[] = [];
@@ -106,10 +129,20 @@ export class UringChannel {
     // next: requests prepared; queued: prepared, not yet taken by the kernel.
     let next = 0, done = 0, queued = 0;
     while (done < total) {
+      // Paced: when the next request's intended start is still ahead (0: not waiting for one).
+      let dueAt = 0;
       while (ring.inFlight + queued < this.iodepth && next < total) {
-        const slot = free.pop()!;
         const offset = next * req;
         const len = Math.min(req, bytes - offset);
+        if (schedule !== undefined) {
+          const now = monoNow();
+          if (schedule.due > now) {
+            dueAt = schedule.due;
+            break;
+          }
+          schedule.take(len, now);
+        }
+        const slot = free.pop()!;
         lengths[slot] = len;
         offsets[slot] = offset;
         ring.prepare(op, fd, 0, base + slot * this.bs, len, offset, slot, 0);
@@ -131,11 +164,19 @@ export class UringChannel {
           }
         } else queued -= rc;
       }
-      if (ring.inFlight === 0) continue;
+      if (ring.inFlight === 0) {
+        if (dueAt > 0 && queued === 0) await sleepUntil(dueAt);
+        continue;
+      }
       let n = ring.ready();
       if (n === 0) {
-        const waited = await ring.waitAsync();
+        // Paced, with a slot free: wait for completions only until the next intended start.
+        const timed = dueAt > 0 && ring.timedWaits;
+        const waited = await ring.waitAsync(
+          timed ? Math.max(0, dueAt - monoNow()) * 1e6 : undefined,
+        );
         n = ring.ready();
+        if (n === 0 && timed) continue; // the next intended start has come
         if (n === 0 && waited < 0) {
           // The pool's thread lost errno: a short wait here says what it was.
           const rc = ring.wait(1, ERRNO_WAIT_NS);
@@ -184,6 +225,11 @@ export class UringChannel {
       }
       ring.advance(n);
       if (failure) throw failure;
+    }
+    if (schedule !== undefined) {
+      schedule.end();
+      // The object's share of the stream: it ends no earlier than its bytes at the rate.
+      await sleepUntil(schedule.due);
     }
   }
 

@@ -9,18 +9,31 @@
  * O_DIRECT the kernel completes buffered I/O inside io_submit, as it does for
  * fio.
  *
+ * Under a rate (--rate, --rate-iops) at any depth, as fio: each request goes
+ * at its intended start while up to `iodepth` are in flight; between starts
+ * the job reaps completions, io_getevents timing out at the next start
+ * instead of a blind sleep, so a completion is timed when it happens. When
+ * every slot is busy at an intended start, the request waits for a slot, and
+ * the wait counts in its latency (from the intended start) and the job's lag.
+ *
  * @module
  */
 
 import type { JobPlan } from "../core/job_protocol.ts";
 import { monoNow } from "../core/libc.ts";
-import { AioRing, libaio, timespec } from "./_aio_ring.ts";
+import { AioRing, libaio, setTimespec, timespec } from "./_aio_ring.ts";
 import { fillRandom, JobFiles } from "./_file.ts";
 import { verifierOf } from "../core/verify.ts";
 import { type JobEngine, type JobRuntime, SyscallFailure } from "./types.ts";
 
 /** How long io_getevents waits before looking at the stop flag again. */
 const REAP_TIMEOUT_NS = 100_000_000;
+/**
+ * Under a rate, with requests in flight, the job reaps completions until this
+ * long before the next intended start, then lets the runtime's wait take the
+ * rest (it spins the last stretch).
+ */
+const PACE_EARLY_MS = 0.1;
 const EAGAIN = 11;
 const EINTR = 4;
 
@@ -54,6 +67,8 @@ export class LibaioEngine implements JobEngine {
   /** `iodepth` slots of `bs` bytes, aligned to the plan's alignment. */
   readonly #ring: AioRing;
   readonly #timeout = timespec(REAP_TIMEOUT_NS);
+  /** Under a rate: the reap's timeout up to the next intended start. */
+  readonly #untilDue = timespec(0);
 
   private constructor(plan: JobPlan, files: JobFiles, ring: AioRing) {
     this.#plan = plan;
@@ -106,6 +121,7 @@ export class LibaioEngine implements JobEngine {
     let inFlight = 0;
     let pending = -1; // a prepared slot the kernel refused for now (EAGAIN)
     let issuing = true;
+    const paced = rt.paced;
     const fail = (syscall: string, errno: number, slot: number, detail?: string): never => {
       throw new SyscallFailure(
         syscall,
@@ -117,6 +133,8 @@ export class LibaioEngine implements JobEngine {
     };
 
     while (issuing || inFlight > 0 || pending >= 0) {
+      // Under a rate: ms to reap for before the next intended start (0: no such wait).
+      let reapForMs = 0;
       // Submit each I/O as soon as a slot is free, one io_submit per I/O, as
       // fio does by default (iodepth_batch_submit=1): batching refills behind
       // a large reap lowers the depth the device sees.
@@ -125,6 +143,13 @@ export class LibaioEngine implements JobEngine {
         if (slot >= 0) {
           pending = -1;
         } else {
+          if (paced && inFlight > 0) {
+            const wait = rt.untilDue(monoNow());
+            if (wait > PACE_EARLY_MS) {
+              reapForMs = wait - PACE_EARLY_MS;
+              break;
+            }
+          }
           const now = monoNow();
           if (!rt.mayIssue(now)) {
             issuing = false;
@@ -160,14 +185,18 @@ export class LibaioEngine implements JobEngine {
         fail("io_submit", rc < 0 ? -rc : EAGAIN, slot);
       }
       if (inFlight === 0) continue;
-      // Reap at least one completion (all that are ready, up to depth).
-      const n = ring.reap(this.#timeout);
+      // Reap at least one completion (all that are ready, up to depth); under a rate
+      // with a slot free, only until the next intended start.
+      const timed = reapForMs > 0 && reapForMs * 1e6 < REAP_TIMEOUT_NS;
+      if (timed) setTimespec(this.#untilDue, reapForMs * 1e6);
+      const n = ring.reap(timed ? this.#untilDue : this.#timeout);
       const t = monoNow();
       if (n < 0) {
         if (n === -EINTR) continue;
         throw new SyscallFailure("io_getevents", -n, files.paths[0]!);
       }
       if (n === 0) {
+        if (timed) continue; // the next intended start has come
         // Nothing completed within REAP_TIMEOUT_NS: show the watchdog the oldest I/O in flight.
         let oldest = -1;
         for (let s = 0; s < depth; s++) {

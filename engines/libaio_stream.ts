@@ -14,10 +14,11 @@
  */
 
 import { IoError } from "../core/errors.ts";
+import type { StreamSchedule } from "../core/rate.ts";
 import { AioRing } from "./_aio_ring.ts";
 import { fillRandom } from "./_file.ts";
-import { errnoName, strerror } from "../core/libc.ts";
-import { finishShortWrite, requestSize, withObjectFile } from "./_stream.ts";
+import { errnoName, monoNow, strerror } from "../core/libc.ts";
+import { finishShortWrite, requestSize, sleepUntil, withObjectFile } from "./_stream.ts";
 
 const EIO = 5;
 
@@ -59,14 +60,33 @@ export class AioChannel {
 
   /**
    * Reads or writes `bytes` of the file at `path` from offset 0, creating it
-   * for a write. Throws {@linkcode IoError} naming the call, errno and offset.
+   * for a write; with `schedule` (a workload's background stream under
+   * --background-rate), each request at its intended start, and the transfer
+   * ending no earlier than its bytes at the rate. Throws
+   * {@linkcode IoError} naming the call, errno and offset.
    */
-  async transfer(path: string, write: boolean, bytes: number): Promise<void> {
+  async transfer(
+    path: string,
+    write: boolean,
+    bytes: number,
+    schedule?: StreamSchedule,
+  ): Promise<void> {
     if (this.#closed) throw new TypeError("channel closed");
-    await withObjectFile(path, write, this.direct, (fd) => this.#run(fd, path, write, bytes));
+    await withObjectFile(
+      path,
+      write,
+      this.direct,
+      (fd) => this.#run(fd, path, write, bytes, schedule),
+    );
   }
 
-  async #run(fd: number, path: string, write: boolean, bytes: number): Promise<void> {
+  async #run(
+    fd: number,
+    path: string,
+    write: boolean,
+    bytes: number,
+    schedule: StreamSchedule | undefined,
+  ): Promise<void> {
     const req = requestSize(bytes, this.bs, this.iodepth);
     const total = Math.ceil(bytes / req);
     const free: number[] = [];
@@ -78,10 +98,20 @@ export class AioChannel {
     const batch: number[] = [];
     while (done < total) {
       batch.length = 0;
+      // Paced: when the next request's intended start is still ahead (0: not waiting for one).
+      let dueAt = 0;
       while (inflight + batch.length < this.iodepth && next + batch.length < total) {
-        const slot = free.pop()!;
         const offset = (next + batch.length) * req;
         const len = Math.min(req, bytes - offset);
+        if (schedule !== undefined) {
+          const now = monoNow();
+          if (schedule.due > now) {
+            dueAt = schedule.due;
+            break;
+          }
+          schedule.take(len, now);
+        }
+        const slot = free.pop()!;
         lengths[slot] = len;
         offsets[slot] = offset;
         ring.prepare(slot, fd, write, offset, len);
@@ -104,7 +134,12 @@ export class AioChannel {
         next += rc;
         inflight += rc;
       }
-      const n = await ring.wait();
+      if (dueAt > 0 && inflight === 0) {
+        await sleepUntil(dueAt);
+        continue;
+      }
+      // Paced, with a slot free: reap only until the next intended start.
+      const n = await ring.wait(dueAt > 0 ? Math.max(0, dueAt - monoNow()) * 1e6 : undefined);
       if (n < 0) {
         throw new IoError({ syscall: "io_getevents", errno: -n, code: errnoName(-n), path });
       }
@@ -137,6 +172,11 @@ export class AioChannel {
         inflight--;
         done++;
       }
+    }
+    if (schedule !== undefined) {
+      schedule.end();
+      // The object's share of the stream: it ends no earlier than its bytes at the rate.
+      await sleepUntil(schedule.due);
     }
   }
 

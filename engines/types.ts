@@ -114,6 +114,29 @@ export class JobRuntime {
     return true;
   }
 
+  /**
+   * Under a rate: how long (ms) until the next request's intended start, so
+   * that an engine with requests in flight reaps completions while it waits
+   * (its wait for completions times out then) instead of blocking in
+   * {@linkcode mayIssue}. 0 when the request may go now, when the job is
+   * about to stop (told to, past its end, io_size reached: `mayIssue` then
+   * refuses at once), and always for a closed-loop job.
+   */
+  untilDue(now: number): number {
+    const p = this.#pacer;
+    if (p === undefined || Atomics.load(this.#ctl, CTL.STOP) !== 0) return 0;
+    const due = p.due;
+    if (due >= this.#measureEnd || now >= this.#measureEnd) return 0;
+    const full = this.plan.ioSize > 0 && this.#issuedMeasured >= this.plan.ioSize;
+    if (full && Math.max(due, now) >= this.#measureStart) return 0;
+    return Math.max(0, due - now);
+  }
+
+  /** Whether the job runs on an open-loop schedule (--rate, --rate-iops). */
+  get paced(): boolean {
+    return this.#pacer !== undefined;
+  }
+
   #paced(prep: number): boolean {
     const p = this.#pacer!;
     const due = p.due;

@@ -16,6 +16,7 @@ import { median } from "../core/stats.ts";
 import type { TierFacts } from "../tiers/types.ts";
 import type { PathPolicy, WorkloadProgram } from "../workloads/ops.ts";
 import { round3 } from "../core/stats.ts";
+import type { StreamScheduleSummary } from "../core/rate.ts";
 
 /** Per-path I/O of a phase of one rank. */
 export interface RankIo {
@@ -55,6 +56,20 @@ export type TimelineSpan = [
   end: number,
 ];
 
+/**
+ * How one rank's background stream to one path kept to `--background-rate`:
+ * its requests went on an open-loop schedule at that rate (core/rate.ts).
+ */
+export interface BackgroundSchedule extends StreamScheduleSummary {
+  rank: number;
+  /** The path's name (`remote`, `local`, …). */
+  path: string;
+  /** The path's request size over the rate: the time between intended starts, ms. */
+  interval_ms: number;
+  /** Whether every op ended within an interval and 10 ms of its schedule (end_lag_ms). */
+  met: boolean;
+}
+
 /** What a rank sends back. */
 export interface RankReport {
   rank: number;
@@ -62,6 +77,18 @@ export interface RankReport {
   timeline: TimelineSpan[];
   /** CLOCK_MONOTONIC ms when the layout finished and the program started. */
   started: number;
+  /** Under --background-rate: each path's background stream. */
+  background?: BackgroundSchedule[];
+}
+
+/** `--background-rate`: the rate of each rank's background stream, and how each kept to it. */
+export interface BackgroundRateResult {
+  /** Bytes per second per rank and path. */
+  bytes_per_s: number;
+  /** Whether every rank's stream to every path kept to it. */
+  met: boolean;
+  /** Per rank and path (ranks numbered across nodes in a run across processes). */
+  schedules: BackgroundSchedule[];
 }
 
 /** A path as the results describe it. */
@@ -134,6 +161,8 @@ export interface WorkloadResult {
   iterations: IterationResult[];
   /** Per rank, per iteration and phase. */
   ranks: { rank: number; phases: RankPhaseResult[] }[];
+  /** Under --background-rate: the rate and, per rank and path, whether it was kept. */
+  background_rate?: BackgroundRateResult;
   /** Every op of one measured iteration (the last), ms from that iteration's start. */
   timeline: {
     iteration: number;
