@@ -145,8 +145,9 @@ function along(
  * @example
  * ```ts
  * import { concurrentBandwidth } from "./concurrency.ts";
+ * const flat = { label: "file", readBw: 2e9, writeBw: 1e9, bs: 1 << 20 };
  * const tier = {
- *   label: "file", readBw: 2e9, writeBw: 1e9, bs: 1 << 20,
+ *   ...flat,
  *   concurrency: [{ basis: "stated" as const, bs: 1 << 20, iodepth: 8, points: [
  *     { processes: 1, read_bw_bytes: 2e9, write_bw_bytes: 1e9 },
  *     { processes: 4, read_bw_bytes: 1.2e9, write_bw_bytes: 0.6e9 },
@@ -155,7 +156,7 @@ function along(
  * const at4 = concurrentBandwidth(tier, "read", 4);
  * console.assert(at4.total === 1.2e9 && at4.perProcess === 0.3e9);
  * console.assert(concurrentBandwidth(tier, "read", 8).total === 1.2e9); // held past the curve
- * console.assert(concurrentBandwidth({ ...tier, concurrency: undefined }, "read", 4).total === 2e9);
+ * console.assert(concurrentBandwidth(flat, "read", 4).total === 2e9); // no curve: flat
  * ```
  */
 export function concurrentBandwidth(
