@@ -413,6 +413,22 @@ async function solveWith(input: SolveInput, localOnly: boolean): Promise<Solutio
   }));
   const why = explain(paths, tiers, k, rates, computeS, busyOf, maxCached, cacheBytes);
   why.push(...explainLimits(paths, tiers, R, best, tried));
+  why.push(
+    `ZeRO-Infinity costed with all ${R} ranks on ${input.local.label} at once: ${
+      concurrentBandwidth(input.local, "read", R).basis
+    }; ${concurrentBandwidth(input.local, "write", R).basis}`,
+  );
+  if (input.remote && tiers.some(hasCurve)) {
+    why.push(
+      `MLP-Offload's fixed ratio costed with one reader and one writer per path node-wide (its locks): ${
+        tiers.map((t) =>
+          `${t.label} ${gbps(concurrentBandwidth(t, "read", 1).total)} read, ${
+            gbps(concurrentBandwidth(t, "write", 1).total)
+          } write at 1`
+        ).join("; ")
+      }`,
+    );
+  }
   if (cacheBytes < input.hostCacheBytes) {
     why.push(
       `the host cache is cut from ${gb(input.hostCacheBytes)} to ${
