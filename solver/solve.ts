@@ -29,6 +29,18 @@
  * contention slowdown while the other path runs — or, where the pair was
  * measured with both paths reading and writing (`together`), at those rates.
  *
+ * The path's bandwidths are its totals with its readers and writers at once
+ * (solver/concurrency.ts: the profile's concurrency curve at the path's
+ * request size, or the tier's one figure without a curve). Readers and
+ * writers are part of the placement: the program is solved with one at a
+ * time on every path (MLP-Offload's locks), with all R ranks on each path
+ * that has a curve, and with each direction at the count where its curve
+ * peaks; the placement whose simulation is shortest is the plan, and the
+ * why gives each path's figures at 1 and at R. ZeRO-Infinity is costed with
+ * all R ranks on the local path at once (each rank's share the total at R
+ * over R); MLP-Offload's fixed ratio with one reader and one writer per
+ * path node-wide.
+ *
  * That closed form (solver/model.ts) gives each prediction's breakdown
  * (read, write, compute). The phase time and each path's busy time come from
  * simulating the program the workload runs for the placement
