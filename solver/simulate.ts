@@ -161,9 +161,13 @@ export function simulate(program: WorkloadProgram, rateOf: RateOf): Simulation {
     keyOf[g] = 2 * p + (op.kind === "write" ? 1 : 0);
   }
   // rates per count of transfers in flight on each path direction, asked of rateOf once each
-  const rateCache = new Map<string, Float64Array>();
+  // (the counts as one number while they fit 10 bits each in 50, else as a string)
+  const rateCache = new Map<number | string, Float64Array>();
   const ratesFor = (counts: Int32Array): Float64Array => {
-    const id = counts.join(",");
+    let id: number | string = 0;
+    for (let k = 0; k < counts.length && typeof id === "number"; k++) {
+      id = counts.length > 5 || counts[k]! >= 1024 ? counts.join(",") : id * 1024 + counts[k]!;
+    }
     let r = rateCache.get(id);
     if (r) return r;
     r = new Float64Array(keys.length);
