@@ -74,10 +74,18 @@ export function formatPlan(doc: PlanDocument): string {
     name === "plan" || !p.feasible ? "" : `${(p.update_s / plan.update_s).toFixed(2)}× faster`,
   ];
   table.push(row("plan", plan));
-  table.push(row("zero-infinity (all on local NVMe)", doc.predictions.zero_infinity));
+  const ranks = Number(doc.setup.ranks_per_node);
+  table.push(
+    row(
+      `zero-infinity (all on local NVMe${
+        Number.isInteger(ranks) && ranks > 0 ? `, ${ranks} ranks at once` : ""
+      })`,
+      doc.predictions.zero_infinity,
+    ),
+  );
   table.push(row("zero-offload (all in host memory)", doc.predictions.zero_offload));
   const mlp = doc.predictions.mlp_offload;
-  if (mlp) table.push(row("mlp-offload (1 in 3 on remote)", mlp));
+  if (mlp) table.push(row("mlp-offload (1 in 3 on remote, 1×1 per path)", mlp));
   const lines = [placement.toString(), table.toString()];
   lines.push(...shareLines(doc));
   if (doc.nodes_sweep && doc.nodes_sweep.length > 0) lines.push(formatNodesSweep(doc));

@@ -28,7 +28,7 @@ Deno.test("tierbench plan writes a tierbench/plan@1 document and prints placemen
       out,
     ]);
     assert.equal(r.code, 0, r.stderr);
-    assert.match(r.stdout, /zero-infinity \(all on local NVMe\).*faster/);
+    assert.match(r.stdout, /zero-infinity \(all on local NVMe, 4 ranks at once\).*faster/);
     assert.match(r.stdout, /why: split \d+:\d+ between file and pfs/);
     const plan = JSON.parse(await Deno.readTextFile(out));
     assert.equal(plan.schema, "tierbench/plan@1");
@@ -96,7 +96,7 @@ Deno.test("tierbench plan --nodes 1,4,16 prints the remote share used and the pl
     );
     assert.match(r.stdout, /placement by node count/);
     assert.match(r.stdout, /16 .* \(extrapolated\)/);
-    assert.match(r.stdout, /mlp-offload \(1 in 3 on remote\)/);
+    assert.match(r.stdout, /mlp-offload \(1 in 3 on remote, 1×1 per path\)/);
     const plan = JSON.parse(await Deno.readTextFile(out));
     assert.equal(plan.nodes, 1);
     assert.deepEqual(plan.nodes_sweep.map((p: { nodes: number }) => p.nodes), [1, 4, 16]);

@@ -96,6 +96,12 @@ export interface PlannedPath {
   /** Node-wide: at most this many ranks read / write the path at once (undefined: no limit). */
   readers?: number;
   writers?: number;
+  /**
+   * Why `readers` and `writers` are what they are: the tier's bandwidth at
+   * those counts and where it came from (its concurrency curve, or the flat
+   * default), one sentence each; absent in plans written before it was added.
+   */
+  concurrency_basis?: string[];
   /** Request size and depth the bandwidths were measured at. */
   bs: number;
   iodepth: number;
@@ -189,7 +195,8 @@ export interface PlanDocument {
 
 /**
  * The mlp-offload options that run a placement: the remote path's share,
- * each path's cache, the node-wide limits, request size and depth.
+ * each path's cache, each path's node-wide readers and writers, request
+ * size and depth.
  *
  * @throws {TypeError} when there is no local path.
  *
@@ -199,9 +206,10 @@ export interface PlanDocument {
  * const path = { tier: "file", ratio: 0, readers: 1, writers: 1, bs: 1 << 20, iodepth: 8 };
  * const o = placementOptions([
  *   { ...path, name: "local", subgroups: 15, cache_subgroups: 1 },
- *   { ...path, name: "remote", tier: "pfs", subgroups: 5, cache_subgroups: 0 },
+ *   { ...path, name: "remote", tier: "pfs", subgroups: 5, cache_subgroups: 0, readers: 4 },
  * ]);
  * console.assert(o.remoteRatio === 0.25 && o.cacheSubgroups === 1);
+ * console.assert(o.readers === 1 && o.remoteReaders === 4);
  * ```
  */
 export function placementOptions(paths: readonly PlannedPath[]): WorkloadOptions {
@@ -215,6 +223,7 @@ export function placementOptions(paths: readonly PlannedPath[]): WorkloadOptions
     remoteCacheSubgroups: remote?.cache_subgroups ?? 0,
     readers: local.readers ?? 0,
     writers: local.writers ?? 0,
+    ...(remote ? { remoteReaders: remote.readers ?? 0, remoteWriters: remote.writers ?? 0 } : {}),
     bs: local.bs,
     iodepth: local.iodepth,
   };

@@ -23,6 +23,7 @@ import { placementOptions, type PlannedPath } from "../schema/plan.ts";
 import { type RateOf, simulate, type SimulatedPhase } from "./simulate.ts";
 import type { SlowdownLookup, SolverTier } from "./solver_tier.ts";
 import type { Direction } from "../schema/profile.ts";
+import { concurrentBandwidth } from "./concurrency.ts";
 
 /** What the rates come from. */
 export interface PipelineTiers {
@@ -44,13 +45,20 @@ export interface SimulatedUpdate {
   readonly bytes: Record<string, number>;
 }
 
-/** The rates of the paths `local` and `remote` on `tiers`. */
+/**
+ * The rates of the paths `local` and `remote` on `tiers`, with `n` ranks in
+ * flight on a path direction: its total at n processes at once
+ * (solver/concurrency.ts; the tier's one figure without a curve), reading
+ * while writing at the mixed total at n; the pair's `together` rates scaled
+ * as the tier's mixed total at n is to that at 1.
+ */
 export function pipelineRates(tiers: PipelineTiers): RateOf {
   const look = tiers.slowdown ?? (() => 1);
   const flip = (d: Direction): Direction => (d === "read" ? "write" : "read");
-  return (path, direction, active) => {
+  return (path, direction, active, inflight) => {
     const t = path === "remote" ? tiers.remote : tiers.local;
     if (!t) throw new TypeError(`no tier for path "${path}"`);
+    const n = Math.max(1, inflight?.get(`${path}:${direction}`) ?? 1);
     const otherName = path === "remote" ? "local" : "remote";
     const o = path === "remote" ? tiers.local : tiers.remote;
     const own = active.has(`${path}:${flip(direction)}`);
@@ -59,15 +67,14 @@ export function pipelineRates(tiers: PipelineTiers): RateOf {
       : [];
     if (own && others.length === 2) {
       const both = tiers.together?.(t.label, o!.label);
-      if (both) return direction === "read" ? both.readBw : both.writeBw;
+      if (both) {
+        const scale = n === 1 ? 1 : concurrentBandwidth(t, direction, n, { mixed: true }).total /
+          concurrentBandwidth(t, direction, 1, { mixed: true }).total;
+        return (direction === "read" ? both.readBw : both.writeBw) * scale;
+      }
     }
-    const alone = direction === "read" ? t.readBw : t.writeBw;
-    let base = alone;
-    if (own) {
-      // both directions at once: as measured, or else taking turns (reads and writes add)
-      const mixed = direction === "read" ? t.mixedReadBw : t.mixedWriteBw;
-      base = t.mixedReadBw !== undefined && t.mixedWriteBw !== undefined ? mixed! : alone / 2;
-    }
+    // alone, or both directions at once: as measured, or else taking turns (reads and writes add)
+    const base = concurrentBandwidth(t, direction, n, { mixed: own }).total;
     const slow = Math.max(1, ...others.map((d) => look(t.label, direction, o!.label, d)));
     return base / slow;
   };

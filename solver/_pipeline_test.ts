@@ -83,3 +83,25 @@ Deno.test("simulateInfinity() moves gradients too: slower than the same state wi
   const mlp = simulatePlacement(setup, [planned("local", "file", 17)], { local: file });
   assert.ok(zi.update_s > mlp.update_s, `${zi.update_s} <= ${mlp.update_s}`);
 });
+
+Deno.test("pipelineRates(): a path direction with n ranks in flight moves at its curve's total at n", () => {
+  const curve = {
+    basis: "stated" as const,
+    bs: 1 << 20,
+    iodepth: 8,
+    points: [
+      { processes: 1, read_bw_bytes: 6e9, write_bw_bytes: 3e9 },
+      { processes: 4, read_bw_bytes: 3.6e9, write_bw_bytes: 1.8e9 },
+    ],
+  };
+  const { mixedReadBw: _r, mixedWriteBw: _w, ...plain } = file;
+  const rate = pipelineRates({ local: { ...plain, concurrency: [curve] } });
+  const n = (count: number) => new Map([["local:read", count], ["local:write", count]]);
+  assert.equal(rate("local", "read", on("local:read"), n(1)), 6e9);
+  assert.equal(rate("local", "read", on("local:read"), n(4)), 3.6e9);
+  assert.equal(rate("local", "write", on("local:write"), n(4)), 1.8e9);
+  // reading while writing without mixed figures: half the total at n each
+  assert.equal(rate("local", "read", on("local:read", "local:write"), n(4)), 1.8e9);
+  // no curve: the tier's one figure at any count
+  assert.equal(pipelineRates({ local: plain })("local", "read", on("local:read"), n(4)), 6e9);
+});

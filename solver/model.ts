@@ -23,8 +23,11 @@
  *   drain, one path waiting on the other) is the simulation's to find.
  *
  * The model ignores per-request latency (the bandwidths were measured at the
- * block size and depth the plan uses) and assumes the node-wide bandwidth of a
- * tier is reached whether one rank or all of them use it.
+ * block size and depth the plan uses). The bandwidths it is given are a
+ * tier's totals at the number of ranks that use it at once (the path's
+ * readers and writers, R for ZeRO-Infinity): solver/concurrency.ts reads
+ * them off the profile's concurrency curves, or gives the tier's one figure
+ * whatever the count where it has none.
  *
  * @module
  */

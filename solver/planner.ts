@@ -66,6 +66,7 @@ function asSolverTier(t: ProfileTier): SolverTier {
     ...(t.capacity_bytes !== undefined ? { capacityBytes: t.capacity_bytes } : {}),
     ...(t.mixed_read_bw_bytes !== undefined ? { mixedReadBw: t.mixed_read_bw_bytes } : {}),
     ...(t.mixed_write_bw_bytes !== undefined ? { mixedWriteBw: t.mixed_write_bw_bytes } : {}),
+    ...(t.concurrency && t.concurrency.length > 0 ? { concurrency: t.concurrency } : {}),
   };
 }
 

@@ -183,6 +183,25 @@ export function profileAtNodes(
       ...(t.mixed_write_bw_bytes !== undefined
         ? { mixed_write_bw_bytes: t.mixed_write_bw_bytes * f.write }
         : {}),
+      // a node's processes at once, each curve scaled as the node's share is
+      ...(t.concurrency
+        ? {
+          concurrency: t.concurrency.map((c) => ({
+            ...c,
+            points: c.points.map((p) => ({
+              ...p,
+              read_bw_bytes: p.read_bw_bytes * f.read,
+              write_bw_bytes: p.write_bw_bytes * f.write,
+              ...(p.mixed_read_bw_bytes !== undefined
+                ? { mixed_read_bw_bytes: p.mixed_read_bw_bytes * f.read }
+                : {}),
+              ...(p.mixed_write_bw_bytes !== undefined
+                ? { mixed_write_bw_bytes: p.mixed_write_bw_bytes * f.write }
+                : {}),
+            })),
+          })),
+        }
+        : {}),
     };
   }
   const out: Profile = { ...profile, tiers };

@@ -100,6 +100,36 @@ Deno.test("profileAtNodes() replaces remote tiers' figures by their share and le
   assert.equal(p.tiers.pfs?.read_bw_bytes, 5e9, "the profile itself is left as it was");
 });
 
+Deno.test("profileAtNodes() scales a remote tier's concurrency curve as it scales the tier's figures", () => {
+  const p = profileWith(CURVE);
+  const points = [
+    { processes: 1, read_bw_bytes: 5e9, write_bw_bytes: 3e9 },
+    {
+      processes: 4,
+      read_bw_bytes: 4e9,
+      write_bw_bytes: 2e9,
+      mixed_read_bw_bytes: 2e9,
+      mixed_write_bw_bytes: 1e9,
+    },
+  ];
+  const withCurve = {
+    ...p,
+    tiers: {
+      ...p.tiers,
+      pfs: {
+        ...p.tiers.pfs!,
+        concurrency: [{ basis: "stated" as const, bs: MiB, iodepth: 8, points }],
+      },
+    },
+  };
+  // at 8 nodes each node gets 1e9 of 5e9 reading (× 0.2) and 0.5e9 of 3e9 writing (× 1/6)
+  const at8 = profileAtNodes(withCurve, 8).profile.tiers.pfs!.concurrency![0]!.points[1]!;
+  assert.ok(Math.abs(at8.read_bw_bytes - 4e9 * 0.2) < 1);
+  assert.ok(Math.abs(at8.write_bw_bytes - 2e9 / 6) < 1);
+  assert.ok(Math.abs(at8.mixed_read_bw_bytes! - 2e9 * 0.2) < 1);
+  assert.ok(Math.abs(at8.mixed_write_bw_bytes! - 1e9 / 6) < 1);
+});
+
 Deno.test("as the remote tier's per-node bandwidth falls with N, the plan moves state off it", async () => {
   const profile = await readProfile(
     join(ROOT, "tests", "testdata", "profiles", "scaling-pfs.json"),

@@ -16,7 +16,10 @@
  * The model is fluid: a transfer has bytes left and a rate, and rates change
  * only when some transfer starts or ends. The rate of a transfer comes from
  * {@linkcode RateOf}, given which path directions are moving data at that
- * moment, shared evenly by the transfers of the same path and direction.
+ * moment and how many transfers (ranks) each has in flight — a tier's
+ * total changes with the processes hitting it at once
+ * (solver/concurrency.ts) — shared evenly by the transfers of the same path
+ * and direction.
  * Compute ops take their think time; hits take none; a barrier releases when
  * every rank has reached it. Per-request latency is not modelled (the
  * bandwidths were measured at the block size and depth the program uses).
@@ -31,9 +34,15 @@ import type { Direction } from "../schema/profile.ts";
 /**
  * Node-wide bandwidth, bytes/s, of `path` in `direction` while the path
  * directions in `active` (`local:read`, `remote:write`, …; itself included)
- * move data. Must be > 0.
+ * move data, `inflight` transfers each (by the same keys; one per rank, as a
+ * rank's stream moves one op at a time; absent: one each). Must be > 0.
  */
-export type RateOf = (path: string, direction: Direction, active: ReadonlySet<string>) => number;
+export type RateOf = (
+  path: string,
+  direction: Direction,
+  active: ReadonlySet<string>,
+  inflight?: ReadonlyMap<string, number>,
+) => number;
 
 /** One phase of one iteration, node-wide. */
 export interface SimulatedPhase {
@@ -151,21 +160,33 @@ export function simulate(program: WorkloadProgram, rateOf: RateOf): Simulation {
     }
     keyOf[g] = 2 * p + (op.kind === "write" ? 1 : 0);
   }
-  // rates per set of moving path directions (a bit mask), asked of rateOf once each
-  const rateCache = new Map<number, Float64Array>();
-  const ratesFor = (mask: number): Float64Array => {
-    let r = rateCache.get(mask);
+  // rates per count of transfers in flight on each path direction, asked of rateOf once each
+  // (the counts as one number while they fit 10 bits each in 50, else as a string)
+  const rateCache = new Map<number | string, Float64Array>();
+  const ratesFor = (counts: Int32Array): Float64Array => {
+    let id: number | string = 0;
+    for (let k = 0; k < counts.length && typeof id === "number"; k++) {
+      id = counts.length > 5 || counts[k]! >= 1024 ? counts.join(",") : id * 1024 + counts[k]!;
+    }
+    let r = rateCache.get(id);
     if (r) return r;
     r = new Float64Array(keys.length);
-    const active = new Set(keys.filter((_, k) => mask & (1 << k)));
+    const moving = keys.map((key, k) => [key, counts[k]!] as const).filter(([, c]) => c > 0);
+    const active = new Set(moving.map(([key]) => key));
+    const inflight = new Map(moving);
     for (let k = 0; k < keys.length; k++) {
-      if (!(mask & (1 << k))) continue;
+      if (counts[k] === 0) continue;
       const cut = keys[k]!.lastIndexOf(":");
-      const rate = rateOf(keys[k]!.slice(0, cut), keys[k]!.slice(cut + 1) as Direction, active);
+      const rate = rateOf(
+        keys[k]!.slice(0, cut),
+        keys[k]!.slice(cut + 1) as Direction,
+        active,
+        inflight,
+      );
       if (!(rate > 0)) throw new RangeError(`rate of ${keys[k]} must be > 0, got ${rate}`);
       r[k] = rate;
     }
-    rateCache.set(mask, r);
+    rateCache.set(id, r);
     return r;
   };
 
@@ -245,9 +266,7 @@ export function simulate(program: WorkloadProgram, rateOf: RateOf): Simulation {
     }
     if (computes.length === 0 && transfers.length === 0) break;
     // rates for what moves now
-    let mask = 0;
-    for (let k = 0; k < keys.length; k++) if (inflight[k]! > 0) mask |= 1 << k;
-    const rates = ratesFor(mask);
+    const rates = ratesFor(inflight);
     let dt = Infinity;
     let first: Transfer | { g: number; at: number } | undefined;
     for (const t of transfers) {

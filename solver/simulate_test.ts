@@ -136,3 +136,25 @@ Deno.test("simulate() rejects a rate that is not positive", () => {
   read(b, "A", 1);
   assert.throws(() => simulate(program([b.build()]), () => 0), RangeError);
 });
+
+Deno.test("simulate() asks rateOf at the count of transfers in flight, shared evenly by them", () => {
+  // two ranks read 1 GB each at once; the tier moves 1.5 GB/s in all with two readers, 1 GB/s with one
+  const ranks = [0, 1].map((r) => {
+    const b = new ProgramBuilder(r);
+    read(b, `x${r}`, 1e9);
+    return b.build();
+  });
+  const counts: number[] = [];
+  const rate: Parameters<typeof simulate>[1] = (_p, _d, _a, inflight) => {
+    const n = inflight?.get("local:read") ?? 1;
+    counts.push(n);
+    return n === 2 ? 1.5e9 : 1e9;
+  };
+  // together: 2 GB at 1.5 GB/s, each at 0.75 GB/s
+  const all = update(program(ranks), rate);
+  assert.ok(Math.abs(all.time_s - 2e9 / 1.5e9) < 1e-9, `${all.time_s}`);
+  assert.deepEqual(counts, [2]);
+  // one reader at a time: 1 GB at 1 GB/s, twice
+  const one = update(program(ranks, 1), rate);
+  assert.ok(Math.abs(one.time_s - 2) < 1e-9, `${one.time_s}`);
+});

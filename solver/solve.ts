@@ -29,6 +29,18 @@
  * contention slowdown while the other path runs — or, where the pair was
  * measured with both paths reading and writing (`together`), at those rates.
  *
+ * The path's bandwidths are its totals with its readers and writers at once
+ * (solver/concurrency.ts: the profile's concurrency curve at the path's
+ * request size, or the tier's one figure without a curve). Readers and
+ * writers are part of the placement: the program is solved with one at a
+ * time on every path (MLP-Offload's locks), with all R ranks on each path
+ * that has a curve, and with each direction at the count where its curve
+ * peaks; the placement whose simulation is shortest is the plan, and the
+ * why gives each path's figures at 1 and at R. ZeRO-Infinity is costed with
+ * all R ranks on the local path at once (each rank's share the total at R
+ * over R); MLP-Offload's fixed ratio with one reader and one writer per
+ * path node-wide.
+ *
  * That closed form (solver/model.ts) gives each prediction's breakdown
  * (read, write, compute). The phase time and each path's busy time come from
  * simulating the program the workload runs for the placement
@@ -50,6 +62,8 @@ import { type PathRates, pathSeconds, predictPhase } from "./model.ts";
 import { type SimulatedUpdate, simulateInfinity, simulatePlacement } from "./_pipeline.ts";
 import type { HostMemoryUse, PlannedPath, Prediction } from "../schema/plan.ts";
 import { describeHostMemory, gb, hostMemoryUse, SWAP_BUFFER_COUNT } from "./host_memory.ts";
+import { bestProcesses, concurrentBandwidth, hasCurve } from "./concurrency.ts";
+import { FLAT_CONCURRENCY_NOTE } from "../schema/profile.ts";
 import type { SlowdownLookup, SolverTier } from "./solver_tier.ts";
 import {
   MLP_OFFLOAD_CACHE_SUBGROUPS,
@@ -221,39 +235,52 @@ async function solveWith(input: SolveInput, localOnly: boolean): Promise<Solutio
       ),
     };
   });
-  // both paths in use: the pair's measured rates, reading and writing at once, where there are
-  // some (the slowdowns then apply only to what one direction moves after the other is done)
-  const contended = tiers.map((t, i) => {
-    const other = tiers[1 - i];
-    const both = other && input.together?.(t.label, other.label);
-    if (!both) return t;
-    return {
-      ...t,
-      mixedReadBw: both.readBw * slow[i]!.read,
-      mixedWriteBw: both.writeBw * slow[i]!.write,
-    };
-  });
-  const k = contended.map((t, i) =>
-    pathSeconds({
-      rates: ratesOf(t, "", slow[i]!.read, slow[i]!.write),
-      readBytes: subgroupNode,
-      writeBytes: subgroupNode,
-    })
-  );
   const maxCached = Math.floor(cacheBytes / (stateBytes(setup, largest) * R));
-  // reading a subgroup's gradients back in the update, node-wide, where they are swapped
-  const g = contended.map((t, i) =>
-    gradientsSwapped
-      ? pathSeconds({
+  /** Each path's rates with `limits` readers and writers at once, and its costs per subgroup. */
+  const ratesAt = (limits: readonly Limit[]) => {
+    const at = tiers.map((t, i) => tierAt(t, limits[i]!.readers, limits[i]!.writers));
+    // both paths in use: the pair's measured rates, reading and writing at once, where there are
+    // some (the slowdowns then apply only to what one direction moves after the other is done),
+    // scaled as the tier's mixed total at these counts is to that at 1
+    const contended = at.map((t, i) => {
+      const other = tiers[1 - i];
+      const both = other && input.together?.(tiers[i]!.label, other.label);
+      if (!both) return t;
+      const one = tierAt(tiers[i]!, 1, 1);
+      const scale = (mine: number | undefined, single: number | undefined, plain: number) =>
+        mine !== undefined && single !== undefined ? mine / single : plain;
+      return {
+        ...t,
+        mixedReadBw: both.readBw * slow[i]!.read *
+          scale(t.mixedReadBw, one.mixedReadBw, t.readBw / one.readBw),
+        mixedWriteBw: both.writeBw * slow[i]!.write *
+          scale(t.mixedWriteBw, one.mixedWriteBw, t.writeBw / one.writeBw),
+      };
+    });
+    const k = contended.map((t, i) =>
+      pathSeconds({
         rates: ratesOf(t, "", slow[i]!.read, slow[i]!.write),
-        readBytes: setup.bytesPerState * avg * R,
-        writeBytes: 0,
+        readBytes: subgroupNode,
+        writeBytes: subgroupNode,
       })
-      : 0
-  );
+    );
+    // reading a subgroup's gradients back in the update, node-wide, where they are swapped
+    const g = contended.map((t, i) =>
+      gradientsSwapped
+        ? pathSeconds({
+          rates: ratesOf(t, "", slow[i]!.read, slow[i]!.write),
+          readBytes: setup.bytesPerState * avg * R,
+          writeBytes: 0,
+        })
+        : 0
+    );
+    return { at, contended, k, g };
+  };
+  type Rates = ReturnType<typeof ratesAt>;
 
   // the breakdown (read, write, compute) from the closed form; the phase time and the paths'
-  // busy times from the pipeline itself, simulated at the input's rates
+  // busy times from the pipeline itself, simulated at the input's rates (the simulation runs
+  // each path's readers and writers as the placement limits them)
   const simulated = (paths: PlannedPath[], p: Prediction, adamRate: number): Prediction =>
     withSimulation(
       { ...p, host_memory: memoryOf(paths) },
@@ -263,14 +290,19 @@ async function solveWith(input: SolveInput, localOnly: boolean): Promise<Solutio
   const dos = input.gpu ? bestStride(setup, S, avg, input.gpu) : undefined;
   highs ??= highsLoader();
   const solver = await highs;
-  // one placement for per-subgroup costs `cost`, its closed form, and its simulation (none when
-  // it is `same`'s placement)
-  const place = (cost: number[], same?: { paths: PlannedPath[] }) => {
+  // one placement for per-subgroup costs `cost` with `limits`, its closed form, and its
+  // simulation (none when it is `same`'s placement)
+  const place = (
+    limits: readonly Limit[],
+    rates: Rates,
+    cost: number[],
+    same?: { paths: PlannedPath[] },
+  ) => {
     const lp = buildLp({
       S,
       computeS,
       k: cost,
-      g,
+      g: rates.g,
       maxCached,
       capacity: tiers.map((t, i) => localOnly && i > 0 ? 0 : t.capacityBytes),
       subgroupNode,
@@ -294,8 +326,12 @@ async function solveWith(input: SolveInput, localOnly: boolean): Promise<Solutio
       subgroups: n[i]!,
       ratio: n[i]! / S,
       cache_subgroups: h[i]!,
-      readers: 1,
-      writers: 1,
+      readers: limits[i]!.readers,
+      writers: limits[i]!.writers,
+      concurrency_basis: [
+        concurrentBandwidth(t, "read", limits[i]!.readers).basis,
+        concurrentBandwidth(t, "write", limits[i]!.writers).basis,
+      ],
       bs: t.bs,
       iodepth: t.iodepth,
     }));
@@ -306,29 +342,33 @@ async function solveWith(input: SolveInput, localOnly: boolean): Promise<Solutio
     ) {
       return undefined;
     }
-    const closed = closedOf(paths);
+    const closed = closedOf(paths, rates);
     // Deep Optimizer States pays off when the closed form says the phase waits for compute
-    const closedDos = dos && closedOf(paths, dos.computeS);
+    const closedDos = dos && closedOf(paths, rates, dos.computeS);
     const dosStride = dos?.stride !== undefined && closedDos!.update_s < closed.update_s
       ? dos.stride
       : undefined;
     const plan = dosStride === undefined
       ? simulated(paths, closed, setup.adamParamsPerSec)
       : simulated(paths, closedDos!, setup.adamParamsPerSec * computeS / dos!.computeS);
-    return { res, paths, closed, dosStride, plan };
+    return { res, paths, closed, dosStride, plan, limits, rates };
   };
   // the closed form of a placement: each used path's uncached bytes at its rates
-  function closedOf(paths: readonly PlannedPath[], compute = computeS): Prediction {
+  function closedOf(
+    paths: readonly PlannedPath[],
+    rates: Rates,
+    compute = computeS,
+  ): Prediction {
     const used = paths.filter((p) => p.subgroups > 0);
     const loads = used.map((p) => {
       const i = names.indexOf(p.name);
-      const t = tiers[i]!;
+      const t = rates.at[i]!;
       const moved = stateBytes(setup, avg) * (p.subgroups - p.cache_subgroups) * R;
       const gradients = gradientsSwapped ? setup.bytesPerState * avg * p.subgroups * R : 0;
       const both = used.length > 1;
       return {
         rates: both
-          ? ratesOf(contended[i]!, p.name, slow[i]!.read, slow[i]!.write)
+          ? ratesOf(rates.contended[i]!, p.name, slow[i]!.read, slow[i]!.write)
           : ratesOf(t, p.name, 1, 1),
         readBytes: moved + gradients,
         writeBytes: moved,
@@ -336,33 +376,47 @@ async function solveWith(input: SolveInput, localOnly: boolean): Promise<Solutio
     });
     return predictPhase({ paths: loads, computeS: compute });
   }
-  let best = place(k)!;
-  // the closed form misses the pipeline: cost each path as the simulation found it and ask the
-  // solver again, keeping the faster of the two
-  let refined: string | undefined;
-  if (best.paths.length > 1 && best.paths.every((p) => p.subgroups > 0)) {
-    const first = best;
-    const found = (name: string) =>
-      (first.plan.path_s?.[name] ?? 0) / (first.closed.path_s?.[name] ?? 0);
-    const again = place(
-      k.map((c, i) => {
-        const f = found(names[i]!);
-        return Number.isFinite(f) && f > 0 ? c * f : c;
-      }),
-      first,
-    );
-    if (again && again.plan.update_s < first.plan.update_s) {
-      best = again;
-      refined = `the simulated pipeline moved the split from ${
-        first.paths.map((p) => p.subgroups).join(":")
-      } to ${again.paths.map((p) => p.subgroups).join(":")}: ${
-        first.plan.update_s.toFixed(2)
-      } s → ${
-        again.plan.update_s.toFixed(2)
-      } s (a path's busy time per subgroup as simulated, not as the closed form has it)`;
+  /** The placement with `limits`, refined once on the simulated busy times. */
+  const placeWith = (limits: readonly Limit[]) => {
+    const rates = ratesAt(limits);
+    let best = place(limits, rates, rates.k)!;
+    // the closed form misses the pipeline: cost each path as the simulation found it and ask
+    // the solver again, keeping the faster of the two
+    let refined: string | undefined;
+    if (best.paths.length > 1 && best.paths.every((p) => p.subgroups > 0)) {
+      const first = best;
+      const found = (name: string) =>
+        (first.plan.path_s?.[name] ?? 0) / (first.closed.path_s?.[name] ?? 0);
+      const again = place(
+        limits,
+        rates,
+        rates.k.map((c, i) => {
+          const f = found(names[i]!);
+          return Number.isFinite(f) && f > 0 ? c * f : c;
+        }),
+        first,
+      );
+      if (again && again.plan.update_s < first.plan.update_s) {
+        best = again;
+        refined = `the simulated pipeline moved the split from ${
+          first.paths.map((p) => p.subgroups).join(":")
+        } to ${again.paths.map((p) => p.subgroups).join(":")}: ${
+          first.plan.update_s.toFixed(2)
+        } s → ${
+          again.plan.update_s.toFixed(2)
+        } s (a path's busy time per subgroup as simulated, not as the closed form has it)`;
+      }
     }
-  }
-  const { res, paths, dosStride, plan } = best;
+    return { ...best, refined };
+  };
+  // readers and writers per path as part of the placement: one at a time (MLP-Offload's), all R
+  // ranks, and the count where each curve peaks; without curves only one at a time, as before
+  const candidates = limitCandidates(tiers, R);
+  const tried = candidates.map((limits) => placeWith(limits));
+  let best = tried[0]!;
+  for (const t of tried.slice(1)) if (t.plan.update_s < best.plan.update_s - 1e-9) best = t;
+  const { res, paths, dosStride, plan, refined } = best;
+  const { k, contended } = best.rates;
   const busyOf = plan.path_s ?? {};
   // what each path moves while both run, reading and writing at once, for the why
   const rates = contended.map((t, i) => ({
@@ -370,6 +424,23 @@ async function solveWith(input: SolveInput, localOnly: boolean): Promise<Solutio
     write: (t.mixedWriteBw ?? t.writeBw) / slow[i]!.write,
   }));
   const why = explain(paths, tiers, k, rates, computeS, busyOf, maxCached, cacheBytes);
+  why.push(...explainLimits(paths, tiers, R, best, tried));
+  why.push(
+    `ZeRO-Infinity costed with all ${R} ranks on ${input.local.label} at once: ${
+      concurrentBandwidth(input.local, "read", R).basis
+    }; ${concurrentBandwidth(input.local, "write", R).basis}`,
+  );
+  if (input.remote && tiers.some(hasCurve)) {
+    why.push(
+      `MLP-Offload's fixed ratio costed with one reader and one writer per path node-wide (its locks): ${
+        tiers.map((t) =>
+          `${t.label} ${gbps(concurrentBandwidth(t, "read", 1).total)} read, ${
+            gbps(concurrentBandwidth(t, "write", 1).total)
+          } write at 1`
+        ).join("; ")
+      }`,
+    );
+  }
   if (cacheBytes < input.hostCacheBytes) {
     why.push(
       `the host cache is cut from ${gb(input.hostCacheBytes)} to ${
@@ -425,8 +496,13 @@ async function solveWith(input: SolveInput, localOnly: boolean): Promise<Solutio
     plan,
   };
   if (input.remote) {
-    const fixed = mlpOffloadPaths(paths, S, maxCached);
-    const p = simulated(fixed, closedOf(fixed), setup.adamParamsPerSec);
+    // one reader and one writer per path, node-wide, as its locks allow
+    const fixed = mlpOffloadPaths(paths, tiers, S, maxCached);
+    const p = simulated(
+      fixed,
+      closedOf(fixed, ratesAt(tiers.map(() => ONE))),
+      setup.adamParamsPerSec,
+    );
     if (!p.host_memory!.fits) {
       p.feasible = false;
       p.note = `MLP-Offload's fixed ratio needs ${gb(p.host_memory!.total_bytes)} of host memory, ${
@@ -460,10 +536,12 @@ async function solveWith(input: SolveInput, localOnly: boolean): Promise<Solutio
  * MLP-Offload as it runs by default (workloads/mlp_offload.ts): one subgroup
  * in three on the remote path, the last {@linkcode MLP_OFFLOAD_CACHE_SUBGROUPS}
  * of each path cached, as far as the host cache holds them (the local path's
- * first); `like` gives the paths' tiers, request sizes and limits.
+ * first), one reader and one writer per path node-wide (its locks); `like`
+ * gives the paths' tiers and request sizes, `tiers` their bandwidths.
  */
 function mlpOffloadPaths(
   like: readonly PlannedPath[],
+  tiers: readonly SolverTier[],
   subgroups: number,
   maxCached: number,
 ): PlannedPath[] {
@@ -473,8 +551,122 @@ function mlpOffloadPaths(
   return like.map((p, i) => {
     const cached = Math.min(MLP_OFFLOAD_CACHE_SUBGROUPS, n[i]!, room);
     room -= cached;
-    return { ...p, subgroups: n[i]!, ratio: n[i]! / subgroups, cache_subgroups: cached };
+    return {
+      ...p,
+      subgroups: n[i]!,
+      ratio: n[i]! / subgroups,
+      cache_subgroups: cached,
+      readers: 1,
+      writers: 1,
+      concurrency_basis: [
+        concurrentBandwidth(tiers[i]!, "read", 1).basis,
+        concurrentBandwidth(tiers[i]!, "write", 1).basis,
+      ],
+    };
   });
+}
+
+/** Readers and writers of one path, node-wide. */
+interface Limit {
+  readonly readers: number;
+  readonly writers: number;
+}
+
+/** One reader and one writer at a time. */
+const ONE: Limit = { readers: 1, writers: 1 };
+
+/**
+ * `t` as the solver sees it with `readers` reading and `writers` writing at
+ * once: each direction's total at those counts (solver/concurrency.ts), the
+ * mixed totals where some figure gives them (not where the directions only
+ * take turns), and no curve left to read.
+ */
+function tierAt(t: SolverTier, readers: number, writers: number): SolverTier {
+  const { concurrency: _, mixedReadBw: _r, mixedWriteBw: _w, ...rest } = t;
+  const mr = concurrentBandwidth(t, "read", readers, { mixed: true });
+  const mw = concurrentBandwidth(t, "write", writers, { mixed: true });
+  return {
+    ...rest,
+    readBw: concurrentBandwidth(t, "read", readers).total,
+    writeBw: concurrentBandwidth(t, "write", writers).total,
+    ...(!mr.turns && !mw.turns ? { mixedReadBw: mr.total, mixedWriteBw: mw.total } : {}),
+  };
+}
+
+/**
+ * The readers and writers per path the solver weighs: one at a time on every
+ * path first (MLP-Offload's, and the only choice where no path has a curve:
+ * the flat default gives every count the same total), then all `ranks` on
+ * each path with a curve, then each direction at the count where its curve
+ * peaks.
+ */
+function limitCandidates(tiers: readonly SolverTier[], ranks: number): Limit[][] {
+  const out: Limit[][] = [tiers.map(() => ONE)];
+  if (!tiers.some(hasCurve)) return out;
+  out.push(tiers.map((t) => hasCurve(t) ? { readers: ranks, writers: ranks } : ONE));
+  out.push(
+    tiers.map((t) =>
+      hasCurve(t)
+        ? { readers: bestProcesses(t, "read", ranks), writers: bestProcesses(t, "write", ranks) }
+        : ONE
+    ),
+  );
+  const seen = new Set<string>();
+  return out.filter((l) => {
+    const key = JSON.stringify(l);
+    return !seen.has(key) && seen.add(key);
+  });
+}
+
+/** Sentences: each path's readers and writers, their bandwidth at 1 and at R, and what the others would take. */
+function explainLimits(
+  paths: readonly PlannedPath[],
+  tiers: readonly SolverTier[],
+  ranks: number,
+  chosen: { limits: readonly Limit[]; plan: Prediction },
+  tried: readonly { limits: readonly Limit[]; plan: Prediction }[],
+): string[] {
+  const out: string[] = [];
+  const count = (n: number, one: string) =>
+    n === 1
+      ? `one ${one} at a time`
+      : n >= ranks
+      ? `all ${n} ${one}s at once`
+      : `${n} ${one}s at once`;
+  paths.forEach((p, i) => {
+    if (p.subgroups === 0) return;
+    const t = tiers[i]!;
+    const l = chosen.limits[i]!;
+    if (!hasCurve(t)) {
+      out.push(
+        `${p.name} (${t.label}): ${count(l.readers, "reader")}, ${
+          count(l.writers, "writer")
+        } (MLP-Offload's): ${FLAT_CONCURRENCY_NOTE}`,
+      );
+      return;
+    }
+    const fig = (d: "read" | "write", n: number) => {
+      const b = concurrentBandwidth(t, d, n);
+      return `${gbps(b.total)}${n > 1 ? ` in all (${gbps(b.perProcess)} each)` : ""}`;
+    };
+    const others = tried.filter((x) => x !== chosen).map((x) =>
+      `${x.plan.update_s.toFixed(2)} s with ${
+        x.limits.map((m, j) => `${paths[j]!.name} ${m.readers}×${m.writers}`).join(", ")
+      }`
+    );
+    out.push(
+      `${p.name} (${t.label}): ${count(l.readers, "reader")}, ${
+        count(l.writers, "writer")
+      } — read ${fig("read", 1)} at 1 against ${fig("read", ranks)} at ${ranks}, write ${
+        fig("write", 1)
+      } at 1 against ${fig("write", ranks)} at ${ranks} (${
+        concurrentBandwidth(t, "read", l.readers).source
+      }); the update ${chosen.plan.update_s.toFixed(2)} s${
+        others.length > 0 ? ` against ${others.join(", ")}` : ""
+      }`,
+    );
+  });
+  return out;
 }
 
 /**
@@ -613,7 +805,12 @@ function baselineOffload(input: SolveInput, computeS: number, available: number)
   return p;
 }
 
-/** ZeRO-Infinity: every subgroup on the node-local path, gradients too, all ranks at once. */
+/**
+ * ZeRO-Infinity: every subgroup on the node-local path, gradients too, all
+ * ranks at once: the path at its total with R processes reading and R
+ * writing (each rank's share the total at R over R), as the simulation runs
+ * it.
+ */
 function baselineInfinity(
   input: SolveInput,
   computeS: number,
@@ -626,7 +823,7 @@ function baselineInfinity(
   const t = input.local;
   const closed = predictPhase({
     paths: [{
-      rates: ratesOf(t, "local", 1, 1),
+      rates: ratesOf(tierAt(t, R, R), "local", 1, 1),
       readBytes: 4 * s.bytesPerState * P * R,
       writeBytes: 3 * s.bytesPerState * P * R,
     }],

@@ -6,6 +6,8 @@
  * @module
  */
 
+import type { ProfileConcurrency } from "../schema/profile.ts";
+
 /** A tier the solver may place state on. */
 export interface SolverTier {
   /** The profile's label (`file`, `pfs`, …). */
@@ -20,6 +22,12 @@ export interface SolverTier {
   /** Each direction's bandwidth while the tier reads and writes at once, bytes/s; undefined: unmeasured. */
   readonly mixedReadBw?: number;
   readonly mixedWriteBw?: number;
+  /**
+   * Bandwidth against processes at once, one curve per request size
+   * (solver/concurrency.ts reads it); undefined: the flat default,
+   * `FLAT_CONCURRENCY_NOTE`.
+   */
+  readonly concurrency?: readonly ProfileConcurrency[];
 }
 
 /** Slowdown of `tier` doing `direction` while `other` does `otherDirection`; 1 when unmeasured. */

@@ -30,6 +30,10 @@ export interface WorkloadOptions {
   readonly readers?: number;
   /** Node-wide: at most this many ranks write a storage path at once (0: no limit). */
   readonly writers?: number;
+  /** mlp-offload: readers of the remote path alone (default: `readers`; 0: no limit). */
+  readonly remoteReaders?: number;
+  /** mlp-offload: writers of the remote path alone (default: `writers`; 0: no limit). */
+  readonly remoteWriters?: number;
   /** mlp-offload: share of subgroups on the remote path, in [0, 1). */
   readonly remoteRatio?: number;
   /**

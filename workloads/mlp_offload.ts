@@ -209,7 +209,9 @@ export const mlpOffload: WorkloadDefinition = {
       workload: "mlp-offload",
       paths: [
         storagePath(local, "local", options, limits),
-        ...(remotePath === undefined ? [] : [storagePath(remotePath, "remote", options, limits)]),
+        ...(remotePath === undefined ? [] : [
+          storagePath(remotePath, "remote", remoteLimits(options), limits),
+        ]),
       ],
       ranks,
       warmupIterations: setup.warmupIterations,
@@ -222,6 +224,16 @@ export const mlpOffload: WorkloadDefinition = {
     };
   },
 };
+
+/** The options with the remote path's own readers and writers, where given, as its limits. */
+function remoteLimits(options: WorkloadOptions): WorkloadOptions {
+  const { remoteReaders, remoteWriters, ...rest } = options;
+  return {
+    ...rest,
+    ...(remoteReaders !== undefined ? { readers: remoteReaders } : {}),
+    ...(remoteWriters !== undefined ? { writers: remoteWriters } : {}),
+  };
+}
 
 function rankProgram(
   rank: number,
