@@ -109,6 +109,7 @@ scope.onmessage = async (event: MessageEvent<JobStart>) => {
     read: encodeLatency(rt.read),
     write: encodeLatency(rt.write),
     ...(plan.rate ? { schedule: rt.schedule()! } : {}),
+    ...(rt.intervals() ? { intervals: rt.intervals()! } : {}),
     ...(failure ? { failure } : {}),
   };
   scope.postMessage(message);

@@ -20,6 +20,7 @@ import { monoNow } from "../core/libc.ts";
 import { ConfigError, IoError } from "../core/errors.ts";
 import { redactSecrets } from "../core/secrets.ts";
 import { verifyPlans } from "../core/verify.ts";
+import { intervalLatency } from "../core/interval_log.ts";
 import { type JobSchedule, RATE_TOLERANCE_MS, rateIntervalMs, scheduleMet } from "../core/rate.ts";
 import { holdReadBack, newReadBackGate } from "../engines/verify_readback.ts";
 import {
@@ -279,6 +280,7 @@ export async function runJob(
       alignment: BUFFER_ALIGNMENT,
       endFsync: job.endFsync,
       timeoutMs: job.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+      logAvgMsec: job.logAvgMsec,
       ...(engine === "io_uring" && job.ioUring ? { ioUring: job.ioUring } : {}),
       ...(job.rate
         ? { rate: { intervalMs: rateIntervalMs(job.rate, job.bs), process: job.rate.process } }
@@ -565,6 +567,36 @@ class Sampler {
   }
 }
 
+/**
+ * The series with each direction's total latency per interval (p50, p99,
+ * max) from the jobs' interval snapshots, for the directions that moved
+ * anything; as it was when no job sent snapshots.
+ */
+function withIntervalLatency(
+  series: TimeSeries,
+  results: readonly Extract<JobMessage, { type: "result" }>[],
+  reads: boolean,
+  writes: boolean,
+): TimeSeries {
+  const logs = results.flatMap((r) => r.intervals ? [r.intervals] : []);
+  if (logs.length === 0) return series;
+  const n = series.t_ms.length;
+  const out = { ...series };
+  if (reads) {
+    const lat = intervalLatency(logs.map((l) => l.read), n);
+    out.read_lat_p50_ns = lat.p50_ns;
+    out.read_lat_p99_ns = lat.p99_ns;
+    out.read_lat_max_ns = lat.max_ns;
+  }
+  if (writes) {
+    const lat = intervalLatency(logs.map((l) => l.write), n);
+    out.write_lat_p50_ns = lat.p50_ns;
+    out.write_lat_p99_ns = lat.p99_ns;
+    out.write_lat_max_ns = lat.max_ns;
+  }
+  return out;
+}
+
 function span(runtimeMs: number, bytes: number, ops: number): SpanFigures {
   const s = runtimeMs / 1000;
   return {
@@ -653,7 +685,7 @@ function buildResult(
     ramp: { ms: job.rampMs, excluded: true },
     read: direction(read, tot.rb, tot.ro, fd.rb, fd.ro),
     write: direction(write, tot.wb, tot.wo, fd.wb, fd.wo),
-    timeseries: series,
+    timeseries: withIntervalLatency(series, [...results.values()], tot.ro > 0, tot.wo > 0),
     cpu: {
       usr_pct: wall > 0 ? round2((cpu.user / 1e6 / wall) * 100) : 0,
       sys_pct: wall > 0 ? round2((cpu.system / 1e6 / wall) * 100) : 0,

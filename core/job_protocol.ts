@@ -11,6 +11,7 @@
 
 import type { Engine, IoUringOptions, RwMode, TierKind } from "./config.ts";
 import type { EncodedLatency } from "./recorder.ts";
+import type { IntervalSnapshots } from "./interval_log.ts";
 import type { JobSchedule, RatePlan } from "./rate.ts";
 import type { VerifyPlan } from "./verify.ts";
 
@@ -72,6 +73,11 @@ export interface JobPlan {
   readonly ioUring?: IoUringOptions;
   /** Open-loop rate (--rate, --rate-iops): requests go at intended starts; absent: closed loop. */
   readonly rate?: RatePlan;
+  /**
+   * The time series' interval in ms (--log-avg-msec): the job snapshots its
+   * latency histograms at each interval's end; absent: no snapshots.
+   */
+  readonly logAvgMsec?: number;
 }
 
 /** Indices in the Int32 control array. */
@@ -203,6 +209,8 @@ export type JobMessage =
     /** Under a rate: how far the job kept to its schedule. */
     readonly schedule?: JobSchedule;
     readonly failure?: JobFailure;
+    /** The total-latency snapshots at each logging interval's end (core/interval_log.ts). */
+    readonly intervals?: IntervalSnapshots;
   };
 
 /** Main → Worker: the one message that starts a job. */

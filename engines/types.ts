@@ -26,6 +26,7 @@ import {
   XorShift32,
 } from "../core/offsets.ts";
 import { type LatencyHistograms, newLatencyHistograms } from "../core/recorder.ts";
+import { IntervalLog, type IntervalSnapshots } from "../core/interval_log.ts";
 import { monoNow } from "../core/libc.ts";
 import { type JobSchedule, Pacer } from "../core/rate.ts";
 
@@ -51,6 +52,10 @@ export class JobRuntime {
   #lastCompletion = -1;
   /** The open-loop schedule (--rate, --rate-iops); undefined when closed-loop. */
   readonly #pacer: Pacer | undefined;
+  /** Latency snapshots per logging interval (plan.logAvgMsec); opened at the start barrier. */
+  #intervals: IntervalLog | undefined;
+  /** The end of the open logging interval (Infinity without one): one comparison per I/O. */
+  #intervalEnd = Infinity;
 
   /** The runtime of job `plan.job`, counting into the run's `shared` counters. */
   constructor(plan: JobPlan, shared: SharedCounters) {
@@ -72,6 +77,10 @@ export class JobRuntime {
     Atomics.wait(this.#ctl, CTL.GO, 0);
     this.#measureStart = monoNow() + this.#f64[RUN.RAMP_MS]!;
     this.#measureEnd = this.#measureStart + this.#f64[RUN.RUNTIME_MS]!;
+    if (this.plan.logAvgMsec !== undefined) {
+      this.#intervals = new IntervalLog(this.plan.logAvgMsec, this.#measureStart);
+      this.#intervalEnd = this.#intervals.end;
+    }
     if (this.#pacer) {
       this.#pacer.start(
         this.#measureStart - this.#f64[RUN.RAMP_MS]!,
@@ -181,6 +190,7 @@ export class JobRuntime {
     // Under a rate: lat from the intended start; slat and clat from the real issue.
     const paced = this.#pacer?.settle(now, latNs);
     if (now < this.#measureStart || now > this.#measureEnd) return;
+    if (now >= this.#intervalEnd) this.#closeIntervals(now);
     const h = isRead ? this.read : this.write;
     const f = this.#f64;
     const b = this.#base;
@@ -249,6 +259,21 @@ export class JobRuntime {
     this.#f64[this.#base + JOB.RETRIES]! += 1;
   }
 
+  /** At an interval boundary only: snapshots the intervals that ended by `now`. */
+  #closeIntervals(now: number): void {
+    this.#intervals!.close(now, this.read.lat, this.write.lat);
+    this.#intervalEnd = this.#intervals!.end;
+  }
+
+  /**
+   * The total-latency snapshots at each logging interval's end (the last one
+   * at the job's end when it ended inside an interval); undefined when the
+   * plan logs no intervals or the job never started.
+   */
+  intervals(): IntervalSnapshots | undefined {
+    return this.#intervals?.snapshots();
+  }
+
   /** How far the job kept to its rate; undefined when it had none. */
   schedule(): JobSchedule | undefined {
     return this.#pacer?.summary(monoNow());
@@ -257,6 +282,12 @@ export class JobRuntime {
   /** Marks this job finished; the first job to finish fixes the first-done moment. */
   finish(): void {
     this.#stopPacing(monoNow());
+    if (this.#intervals && this.#intervalEnd !== Infinity) {
+      // the intervals that ended within the measured window, then the one it ended in
+      this.#intervals.close(Math.min(monoNow(), this.#measureEnd), this.read.lat, this.write.lat);
+      this.#intervals.finish(this.read.lat, this.write.lat);
+      this.#intervalEnd = Infinity;
+    }
     if (this.#lastCompletion >= 0) {
       // The runner reads job ends on its own clock: convert through "now".
       const ago = monoNow() - this.#lastCompletion;

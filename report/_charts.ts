@@ -45,6 +45,31 @@ function base(extra: Record<string, unknown>): Record<string, unknown> {
   return { $schema: SCHEMA, background: "white", padding: 8, ...extra };
 }
 
+/**
+ * The `description` channel of a data mark: the row's `tip`, the text that
+ * report/_svg.ts puts in the mark's `<title>` (shown on hover, no script).
+ */
+const TIP = { description: { field: "tip" } } as const;
+
+/**
+ * A line per `series` (its title: the series) and a titled point at every
+ * vertex (its title: the row's `tip`), sharing the enclosing encoding.
+ */
+function lineLayers(
+  line: Record<string, unknown> = {},
+  point: Record<string, unknown> = {},
+): Record<string, unknown>[] {
+  return [
+    { mark: { type: "line", ...line }, encoding: { description: { field: "series" } } },
+    { mark: { type: "point", filled: true, ...point }, encoding: TIP },
+  ];
+}
+
+/** A number for a tip: at most `digits` decimals, grouped thousands. */
+function num(v: number, digits = 1): string {
+  return v.toLocaleString("en-US", { maximumFractionDigits: digits });
+}
+
 /** Runs whose lines are drawn: contention documents draw the tiers alone. */
 function drawnRuns(doc: ReportDocument): RunResult[] {
   const runs = (doc.runs ?? []).filter((r) => directionsOf(r).length > 0);
@@ -66,23 +91,29 @@ function colour(multi: boolean, single: Record<string, unknown>): Record<string,
 /** Bandwidth per run and direction (bars). */
 export function bandwidthChart(sources: readonly ChartSource[]): ChartSpec | undefined {
   const multi = sources.length > 1;
-  const rows: Record<string, unknown>[] = [];
+  // one bar per source, run and direction: the mean where a file repeats a pattern
+  const bars = new Map<string, { source: string; run: string; direction: string; bw: number[] }>();
   for (const s of sources) {
     if (!s.doc) continue;
     const runs = (s.doc.runs ?? []).filter((r) => directionsOf(r).length > 0);
     const labels = runLabels(runs);
     for (const r of runs) {
       for (const dir of directionsOf(r)) {
-        rows.push({
-          source: s.label,
-          run: multi ? `${patternLabel(r)} ${dir}` : labels.get(r)!,
-          direction: dir,
-          bw: round(r[dir].bw_bytes / MIB),
-        });
+        const run = multi ? `${patternLabel(r)} ${dir}` : labels.get(r)!;
+        const key = JSON.stringify([s.label, run, dir]);
+        let bar = bars.get(key);
+        if (!bar) bars.set(key, bar = { source: s.label, run, direction: dir, bw: [] });
+        bar.bw.push(r[dir].bw_bytes / MIB);
       }
     }
   }
-  if (rows.length === 0) return undefined;
+  if (bars.size === 0) return undefined;
+  const rows = [...bars.values()].map(({ bw, ...b }) => {
+    const mean = round(bw.reduce((a, v) => a + v, 0) / bw.length);
+    const what = multi ? `${b.source}: ${b.run}` : `${b.run} ${b.direction}`;
+    const of = bw.length > 1 ? ` (mean of ${bw.length} runs)` : "";
+    return { ...b, bw: mean, tip: `${what}: ${num(mean)} MiB/s${of}` };
+  });
   return {
     id: "bandwidth",
     title: "Bandwidth per tier and direction",
@@ -91,7 +122,7 @@ export function bandwidthChart(sources: readonly ChartSource[]): ChartSpec | und
       : "MiB/s of each run, read and write side by side (last-done bandwidth).",
     spec: base({
       data: { values: rows },
-      mark: { type: "bar", tooltip: true },
+      mark: { type: "bar" },
       width: { step: multi ? 18 * sources.length : 36 },
       height: 260,
       encoding: {
@@ -103,8 +134,9 @@ export function bandwidthChart(sources: readonly ChartSource[]): ChartSpec | und
           axis: { labelAngle: -35, labelLimit: 260 },
         },
         xOffset: { field: multi ? "source" : "direction" },
-        y: { field: "bw", type: "quantitative", aggregate: "mean", title: "MiB/s" },
+        y: { field: "bw", type: "quantitative", title: "MiB/s" },
         color: colour(multi, { field: "direction", type: "nominal", title: "direction" }),
+        ...TIP,
       },
     }),
   };
@@ -156,12 +188,14 @@ export function latencyChart(sources: readonly ChartSource[]): ChartSpec | undef
         for (const p of CURVE_PERCENTILES) {
           // a percentile needs at least one sample beyond it to mean anything
           if (h.totalCount * (1 - p / 100) < 1) break;
+          const lat = Math.max(round(h.getValueAtPercentile(p) / 1000, 3), 0.001);
           rows.push({
             source: s.label,
             series,
             percentile: p,
             nines: 100 / (100 - p),
-            lat_us: Math.max(round(h.getValueAtPercentile(p) / 1000, 3), 0.001),
+            lat_us: lat,
+            tip: `${series}: p${p} = ${num(lat, 3)} µs`,
           });
         }
       }
@@ -175,7 +209,6 @@ export function latencyChart(sources: readonly ChartSource[]): ChartSpec | undef
       "merged HDR histograms; both axes logarithmic, percentiles shown only where a sample lies beyond them.",
     spec: base({
       data: { values: rows },
-      mark: { type: "line", point: true, tooltip: true },
       width: 640,
       height: 300,
       encoding: {
@@ -194,12 +227,8 @@ export function latencyChart(sources: readonly ChartSource[]): ChartSpec | undef
           ? { field: "source", type: "nominal", title: "file" }
           : { field: "series", type: "nominal", title: "run", legend: { labelLimit: 320 } },
         detail: { field: "series" },
-        tooltip: [
-          { field: "series" },
-          { field: "percentile" },
-          { field: "lat_us", title: "µs" },
-        ],
       },
+      layer: lineLayers(),
     }),
   };
 }
@@ -222,7 +251,9 @@ export function timeseriesChart(sources: readonly ChartSource[]): ChartSpec | un
         ts.t_ms.forEach((t, i) => {
           const v = bw[i];
           if (typeof v === "number") {
-            rows.push({ source: s.label, series, t_s: t / 1000, bw: round(v / MIB) });
+            const bw = round(v / MIB);
+            const tip = `${series}: ${num(t / 1000, 3)} s, ${num(bw)} MiB/s`;
+            rows.push({ source: s.label, series, t_s: t / 1000, bw, tip });
           }
         });
       }
@@ -235,7 +266,6 @@ export function timeseriesChart(sources: readonly ChartSource[]): ChartSpec | un
     caption: "MiB/s in each logging interval (--log-avg-msec), from the end of the ramp.",
     spec: base({
       data: { values: rows },
-      mark: { type: "line", point: true, tooltip: true },
       width: 640,
       height: 260,
       encoding: {
@@ -246,6 +276,82 @@ export function timeseriesChart(sources: readonly ChartSource[]): ChartSpec | un
           : { field: "series", type: "nominal", title: "run", legend: { labelLimit: 320 } },
         detail: { field: "series" },
       },
+      layer: lineLayers(),
+    }),
+  };
+}
+
+/**
+ * Total latency over time: p50 and p99 of each logging interval, read from
+ * the interval's HDR histogram (`timeseries.read_lat_p50_ns` …, written since
+ * interval logs were added; older results draw no such chart).
+ */
+export function latencyTimeChart(sources: readonly ChartSource[]): ChartSpec | undefined {
+  const multi = sources.length > 1;
+  const rows: Record<string, unknown>[] = [];
+  for (const s of sources) {
+    if (!s.doc) continue;
+    const runs = drawnRuns(s.doc);
+    const labels = runLabels(runs);
+    for (const r of runs) {
+      const ts = r.timeseries;
+      if (!ts || !Array.isArray(ts.t_ms)) continue;
+      for (const dir of directionsOf(r)) {
+        const p50 = ts[`${dir}_lat_p50_ns`];
+        const p99 = ts[`${dir}_lat_p99_ns`];
+        const max = ts[`${dir}_lat_max_ns`];
+        if (!Array.isArray(p50) || !Array.isArray(p99)) continue;
+        const run = `${multi ? `${s.label}: ` : ""}${labels.get(r)} ${dir}`;
+        ts.t_ms.forEach((t, i) => {
+          const top = max?.[i];
+          for (const [pct, values] of [["p50", p50], ["p99", p99]] as const) {
+            const v = values[i];
+            if (typeof v !== "number" || v <= 0) continue;
+            const us = Math.max(round(v / 1000, 3), 0.001);
+            const also = pct === "p99" && typeof top === "number"
+              ? ` (max ${num(top / 1000, 3)} µs)`
+              : "";
+            rows.push({
+              source: s.label,
+              run,
+              percentile: pct,
+              series: `${run} ${pct}`,
+              t_s: t / 1000,
+              lat_us: us,
+              tip: `${run} ${pct}: ${num(t / 1000, 3)} s, ${num(us, 3)} µs${also}`,
+            });
+          }
+        });
+      }
+    }
+  }
+  if (rows.length === 0) return undefined;
+  return {
+    id: "latency-time",
+    title: "Latency over time",
+    caption: "Total latency (fio's lat) of the requests that completed in each logging interval " +
+      "(--log-avg-msec): p50 solid, p99 dashed, from each interval's HDR histogram merged over " +
+      "jobs; latency axis logarithmic; an interval where none completed has no point.",
+    spec: base({
+      data: { values: rows },
+      width: 640,
+      height: 260,
+      encoding: {
+        x: { field: "t_s", type: "quantitative", title: "s since measurement began" },
+        y: { field: "lat_us", type: "quantitative", title: "latency µs", scale: { type: "log" } },
+        color: multi
+          ? { field: "source", type: "nominal", title: "file" }
+          : { field: "run", type: "nominal", title: "run", legend: { labelLimit: 320 } },
+        strokeDash: {
+          field: "percentile",
+          type: "nominal",
+          title: "percentile",
+          scale: { domain: ["p50", "p99"], range: [[1, 0], [5, 3]] },
+          legend: { symbolType: "stroke" },
+        },
+        detail: { field: "series" },
+      },
+      layer: lineLayers(),
     }),
   };
 }
@@ -261,13 +367,16 @@ export function contentionChart(sources: readonly ChartSource[]): ChartSpec | un
       for (const [tier, byOthers] of Object.entries(byTier ?? {})) {
         for (const [others, v] of Object.entries(byOthers ?? {})) {
           const ok = typeof v === "number" && v > 0;
+          const doing = direction === "read" ? "reading" : "writing";
+          const what = ok ? `slowdown ${v.toFixed(2)}` : "moved nothing";
           rows.push({
             source: s.label,
-            direction: direction === "read" ? "reading" : "writing",
+            direction: doing,
             tier,
             others,
             slowdown: ok ? v : null,
             label: ok ? v.toFixed(2) : "none moved",
+            tip: `${multi ? `${s.label}: ` : ""}${tier} ${doing} while ${others} did I/O: ${what}`,
           });
         }
       }
@@ -275,11 +384,12 @@ export function contentionChart(sources: readonly ChartSource[]): ChartSpec | un
   }
   if (rows.length === 0) return undefined;
   const layer = [
-    { mark: { type: "rect", color: "#e5e5e5" } },
+    { mark: { type: "rect", color: "#e5e5e5" }, encoding: TIP },
     {
       transform: [{ filter: "datum.slowdown != null" }],
-      mark: { type: "rect", tooltip: true },
+      mark: { type: "rect" },
       encoding: {
+        ...TIP,
         color: {
           field: "slowdown",
           type: "quantitative",
@@ -288,7 +398,7 @@ export function contentionChart(sources: readonly ChartSource[]): ChartSpec | un
         },
       },
     },
-    { mark: { type: "text", fontSize: 10 }, encoding: { text: { field: "label" } } },
+    { mark: { type: "text", fontSize: 10 }, encoding: { text: { field: "label" }, ...TIP } },
   ];
   return {
     id: "contention",
@@ -351,13 +461,17 @@ export function workloadChart(sources: readonly ChartSource[]): ChartSpec | unde
       const iteration = w.timeline.iteration;
       for (const [key, b] of [...bins.entries()].sort()) {
         b.forEach((bytes, i) => {
+          const t = round(((i + 0.5) * width) / 1000, 3);
+          const bw = round(bytes / MIB / (width / 1000));
+          const series = `${multi ? `${s.label}: ` : ""}${w.name} ${key}`;
           rows.push({
             source: s.label,
             workload: `${w.name} (iteration ${iteration})`,
             path: key,
-            series: `${s.label} ${key}`,
-            t_s: round(((i + 0.5) * width) / 1000, 3),
-            bw: round(bytes / MIB / (width / 1000)),
+            series,
+            t_s: t,
+            bw,
+            tip: `${series}: ${num(t, 3)} s, ${num(bw)} MiB/s`,
           });
         });
       }
@@ -376,7 +490,7 @@ export function workloadChart(sources: readonly ChartSource[]): ChartSpec | unde
       spec: {
         width: 640,
         height: 140,
-        mark: { type: "line", interpolate: "step-after", point: false, tooltip: true },
+        layer: lineLayers({ interpolate: "step-after" }, { size: 9 }),
         encoding: {
           x: { field: "t_s", type: "quantitative", title: "s into the iteration" },
           y: { field: "bw", type: "quantitative", title: "MiB/s" },
@@ -397,21 +511,18 @@ export function placementChart(sources: readonly ChartSource[]): ChartSpec | und
   for (const s of sources) {
     const plan = s.plan;
     if (!plan?.placement) continue;
-    if (plan.placement.host_subgroups > 0) {
-      rows.push({ plan: s.label, part: "host memory", subgroups: plan.placement.host_subgroups });
-    }
+    const add = (part: string, subgroups: number) =>
+      rows.push({
+        plan: s.label,
+        part,
+        subgroups,
+        tip: `${s.label}: ${part}: ${subgroups} subgroup${subgroups === 1 ? "" : "s"} per rank`,
+      });
+    if (plan.placement.host_subgroups > 0) add("host memory", plan.placement.host_subgroups);
     for (const p of plan.placement.paths ?? []) {
       const onPath = p.subgroups - p.cache_subgroups;
-      if (onPath > 0) {
-        rows.push({ plan: s.label, part: `${p.name} (${p.tier})`, subgroups: onPath });
-      }
-      if (p.cache_subgroups > 0) {
-        rows.push({
-          plan: s.label,
-          part: `${p.name} (${p.tier}), cached in host`,
-          subgroups: p.cache_subgroups,
-        });
-      }
+      if (onPath > 0) add(`${p.name} (${p.tier})`, onPath);
+      if (p.cache_subgroups > 0) add(`${p.name} (${p.tier}), cached in host`, p.cache_subgroups);
     }
   }
   if (rows.length === 0) return undefined;
@@ -425,8 +536,9 @@ export function placementChart(sources: readonly ChartSource[]): ChartSpec | und
       height: { step: 40 },
       layer: [
         {
-          mark: { type: "bar", tooltip: true },
+          mark: { type: "bar" },
           encoding: {
+            ...TIP,
             y: { field: "plan", type: "nominal", title: null },
             x: {
               field: "subgroups",
@@ -455,12 +567,12 @@ function labelledBars(
   const scale = { domain: Object.keys(colours), range: Object.values(colours) };
   return [
     {
-      mark: { type: "bar", tooltip: true },
-      encoding: { color: { field, type: "nominal", title: null, scale } },
+      mark: { type: "bar" },
+      encoding: { color: { field, type: "nominal", title: null, scale }, ...TIP },
     },
     {
       mark: { type: "text", align: "left", dx: 4, fontSize },
-      encoding: { text: { field: "label" } },
+      encoding: { text: { field: "label" }, ...TIP },
     },
   ];
 }
@@ -473,12 +585,15 @@ export function predictionsChart(sources: readonly ChartSource[]): ChartSpec | u
     if (!preds) continue;
     for (const [name, p] of Object.entries(preds)) {
       if (typeof p?.update_s !== "number") continue;
+      const update = name.replace("_", "-");
+      const fits = p.feasible ? "fits" : "does not fit";
       rows.push({
         plan: s.label,
-        update: name.replace("_", "-"),
+        update,
         update_s: round(p.update_s, 2),
-        fits: p.feasible ? "fits" : "does not fit",
+        fits,
         label: `${round(p.update_s, 1)} s${p.feasible ? "" : " (does not fit)"}`,
+        tip: `${s.label}: ${update}: ${num(p.update_s, 2)} s predicted update phase (${fits})`,
       });
     }
   }
@@ -518,22 +633,28 @@ export function nodesChart(sources: readonly ChartSource[]): ChartSpec | undefin
     const prefix = multi ? `${s.label}: ` : "";
     for (const pt of sweep) {
       if (typeof pt?.nodes !== "number") continue;
+      const at = `${pt.nodes} node${pt.nodes === 1 ? "" : "s"}`;
       for (const [key, v] of Object.entries(pt.update_s ?? {})) {
         if (typeof v !== "number") continue;
+        const series = prefix + (names[key] ?? key);
         rows.push({
           nodes: pt.nodes,
           panel: UPDATE,
-          series: prefix + (names[key] ?? key),
+          series,
           value: round(v, 2),
+          tip: `${series}, ${at}: ${num(v, 2)} s predicted update phase`,
         });
       }
       if (pt.remote) {
+        const series = `${prefix}plan on ${pt.remote.tier} (${pt.remote.basis})`;
+        const value = round((pt.fraction?.[pt.remote.tier] ?? 0) * 100, 1);
         rows.push({
           nodes: pt.nodes,
           panel: REMOTE,
-          series: `${prefix}plan on ${pt.remote.tier} (${pt.remote.basis})`,
-          value: round((pt.fraction?.[pt.remote.tier] ?? 0) * 100, 1),
+          series,
+          value,
           basis: pt.remote.basis,
+          tip: `${series}, ${at}: ${num(value)} % of optimizer state on the remote tier`,
         });
       }
     }
@@ -553,7 +674,7 @@ export function nodesChart(sources: readonly ChartSource[]): ChartSpec | undefin
       spec: {
         width: 480,
         height: 180,
-        mark: { type: "line", point: true, tooltip: true },
+        layer: lineLayers(),
         encoding: {
           x: {
             field: "nodes",
@@ -577,7 +698,8 @@ export function replayChart(sources: readonly ChartSource[]): ChartSpec | undefi
     const item = multi ? `${source}: ${part}` : part;
     const error = predicted && measured !== null ? measured / predicted - 1 : null;
     if (predicted !== null) {
-      rows.push({ item, kind: "predicted", s: round(predicted, 4), label: "" });
+      const tip = `${item}, predicted × scale: ${num(predicted, 4)} s`;
+      rows.push({ item, kind: "predicted", s: round(predicted, 4), label: "", tip });
     }
     if (measured !== null) {
       const pct = error === null ? "" : ` (${error >= 0 ? "+" : ""}${Math.round(error * 100)} %)`;
@@ -586,6 +708,7 @@ export function replayChart(sources: readonly ChartSource[]): ChartSpec | undefi
         kind: "measured",
         s: round(measured, 4),
         label: `${round(measured, 3)} s${pct}`,
+        tip: `${item}, measured: ${num(measured, 4)} s${pct}`,
       });
     }
   };
@@ -643,16 +766,24 @@ export function sweepChart(sources: readonly ChartSource[]): ChartSpec | undefin
         if (typeof pt?.bs !== "number" || typeof pt.bw_bytes !== "number") continue;
         const best = t.best !== undefined && pt.bs === t.best.bs &&
           pt.iodepth === t.best.iodepth && pt.numjobs === t.best.numjobs;
+        const tier = `${multi ? `${s.label}: ` : ""}${t.tier} ${t.rw}`;
+        const bw = round(pt.bw_bytes / MIB);
+        const p99 = typeof pt.lat_p99_ns === "number"
+          ? `, p99 ${num(pt.lat_p99_ns / 1000)} µs`
+          : "";
+        const notes = `${best ? " (best)" : ""}${pt.steady === false ? " (not steady)" : ""}`;
         rows.push({
-          tier: `${multi ? `${s.label}: ` : ""}${t.tier} ${t.rw}`,
+          tier,
           numjobs: `numjobs ${pt.numjobs}`,
           bs: formatSize(pt.bs),
           bs_bytes: pt.bs,
           iodepth: pt.iodepth,
-          bw: round(pt.bw_bytes / MIB),
+          bw,
           label: `${Math.round(pt.bw_bytes / MIB)}${best ? " ★" : ""}${
             pt.steady === false ? "?" : ""
           }`,
+          tip: `${tier}, bs ${formatSize(pt.bs)}, iodepth ${pt.iodepth}, numjobs ${pt.numjobs}: ` +
+            `${num(bw)} MiB/s${p99}${notes}`,
         });
       }
     }
@@ -683,8 +814,9 @@ export function sweepChart(sources: readonly ChartSource[]): ChartSpec | undefin
         },
         layer: [
           {
-            mark: { type: "rect", tooltip: true },
+            mark: { type: "rect" },
             encoding: {
+              ...TIP,
               color: {
                 field: "bw",
                 type: "quantitative",
@@ -695,7 +827,89 @@ export function sweepChart(sources: readonly ChartSource[]): ChartSpec | undefin
           },
           {
             mark: { type: "text", fontSize: 10, color: "white" },
-            encoding: { text: { field: "label" } },
+            encoding: { text: { field: "label" }, ...TIP },
+          },
+        ],
+      },
+    }),
+  };
+}
+
+/**
+ * A sweep's throughput against its p99 latency: per tier and pattern, one
+ * line per iodepth through the points of each bs (or, where the grid has a
+ * single bs, of each numjobs), so the knee where more requests in flight buy
+ * latency and no bandwidth shows.
+ */
+export function sweepLatencyChart(sources: readonly ChartSource[]): ChartSpec | undefined {
+  const multi = sources.length > 1;
+  const rows: Record<string, unknown>[] = [];
+  for (const s of sources) {
+    const sweep = s.doc ? sweepOf(s.doc) : undefined;
+    if (!sweep) continue;
+    for (const t of sweep.tiers) {
+      const points = t.points.filter((pt) =>
+        typeof pt?.bs === "number" && typeof pt.bw_bytes === "number" &&
+        typeof pt.lat_p99_ns === "number" && pt.lat_p99_ns > 0
+      );
+      const byBs = new Set(points.map((pt) => pt.bs)).size > 1;
+      const jobsVary = new Set(points.map((pt) => pt.numjobs)).size > 1;
+      const tier = `${multi ? `${s.label}: ` : ""}${t.tier} ${t.rw}`;
+      for (const pt of points) {
+        const line = `iodepth ${pt.iodepth}${byBs && jobsVary ? ` × numjobs ${pt.numjobs}` : ""}`;
+        const bw = round(pt.bw_bytes / MIB);
+        const p99 = round(pt.lat_p99_ns / 1000, 3);
+        rows.push({
+          tier,
+          series: `${tier}, ${line}`,
+          line,
+          iodepth: pt.iodepth,
+          order: byBs ? pt.bs : pt.numjobs,
+          label: byBs ? formatSize(pt.bs) : `${pt.numjobs} jobs`,
+          p99_us: p99,
+          bw,
+          tip: `${tier}, bs ${formatSize(pt.bs)}, iodepth ${pt.iodepth}, numjobs ${pt.numjobs}: ` +
+            `${num(bw)} MiB/s at p99 ${num(p99, 3)} µs`,
+        });
+      }
+    }
+  }
+  if (rows.length === 0) return undefined;
+  return {
+    id: "sweep-latency",
+    title: "Sweep: throughput vs p99 latency",
+    caption: "MiB/s against the p99 of total latency (the point's direction; reads for randrw), " +
+      "one line per iodepth through the block sizes (labelled), or through numjobs where the " +
+      "grid has one block size; latency axis logarithmic.",
+    spec: base({
+      data: { values: rows },
+      facet: { row: { field: "tier", type: "nominal", title: null } },
+      spec: {
+        width: 560,
+        height: 240,
+        encoding: {
+          x: {
+            field: "p99_us",
+            type: "quantitative",
+            title: "p99 latency µs",
+            scale: { type: "log" },
+          },
+          y: { field: "bw", type: "quantitative", title: "MiB/s" },
+          color: {
+            field: "line",
+            type: "ordinal",
+            title: null,
+            sort: { field: "iodepth", op: "min" },
+            scale: { scheme: "tableau10" },
+          },
+          detail: { field: "series" },
+          order: { field: "order", type: "quantitative" },
+        },
+        layer: [
+          ...lineLayers(),
+          {
+            mark: { type: "text", align: "left", dx: 5, dy: -5, fontSize: 9, color: "#555" },
+            encoding: { text: { field: "label" }, ...TIP },
           },
         ],
       },
@@ -716,7 +930,9 @@ export function reportCharts(sources: readonly ChartSource[]): ChartSpec[] {
     bandwidthChart(sources),
     latencyChart(sources),
     timeseriesChart(sources),
+    latencyTimeChart(sources),
     sweepChart(sources),
+    sweepLatencyChart(sources),
     contentionChart(sources),
     workloadChart(sources),
     placementChart(sources),

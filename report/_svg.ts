@@ -1,7 +1,9 @@
 /**
  * vega-lite spec → SVG text, rendered in Deno (vega's headless View, no
  * canvas, no network), with the SVG's ids made unique so that several
- * charts can sit inline in one page.
+ * charts can sit inline in one page, and every data mark given a `<title>`
+ * child holding its description, which a browser shows on hover without any
+ * script.
  *
  * @module
  */
@@ -53,12 +55,37 @@ export async function renderSvg(spec: Record<string, unknown>, idPrefix: string)
       } as never,
     });
     const svg = await view.toSVG();
-    return prefixIds(svg, idPrefix);
+    return prefixIds(titleMarks(svg), idPrefix);
   } catch (e) {
     throw new ChartRenderError(`chart ${idPrefix}: ${(e as Error).message}`, { cause: e });
   } finally {
     view?.finalize();
   }
+}
+
+/** A data mark as vega writes it: a leaf element with role graphics-symbol and its aria-label. */
+const MARK = /<(path|rect|text|line|circle|image)(\s[^>]*?\brole="graphics-symbol"[^>]*?)(\/?)>/g;
+
+/**
+ * Gives every data mark a `<title>` child holding its `aria-label` (the
+ * mark's `description` encoding, already escaped by vega), so a browser
+ * shows it on hover in static SVG. Axes and legends are `<g>` groups and
+ * keep none.
+ *
+ * @example
+ * ```ts
+ * import { titleMarks } from "./_svg.ts";
+ * const svg = '<path aria-label="a: 1 MiB/s" role="graphics-symbol" d="M0,0"/>';
+ * console.assert(titleMarks(svg).endsWith("><title>a: 1 MiB/s</title></path>"));
+ * ```
+ */
+export function titleMarks(svg: string): string {
+  return svg.replace(MARK, (tag, name: string, attrs: string, empty: string) => {
+    const label = /\baria-label="([^"]*)"/.exec(attrs)?.[1];
+    if (label === undefined) return tag;
+    const title = `<title>${label}</title>`;
+    return empty ? `<${name}${attrs}>${title}</${name}>` : `${tag}${title}`;
+  });
 }
 
 /** Prefixes every `id="…"` and `url(#…)` / `href="#…"` reference. */

@@ -44,7 +44,15 @@ chromiumTest(
       await cliOk(["report", contention, plan, "--output", cOut]);
       expected.push([
         join(cOut, "report.html"),
-        ["bandwidth", "latency", "timeseries", "contention", "placement", "predictions"],
+        [
+          "bandwidth",
+          "latency",
+          "timeseries",
+          "latency-time",
+          "contention",
+          "placement",
+          "predictions",
+        ],
       ]);
       const wOut = join(dir, "report-workload");
       await cliOk(["report", workload, "--output", wOut]);
@@ -54,11 +62,11 @@ chromiumTest(
       expected.push([join(rOut, "report.html"), ["workload", "replay"]]);
       const sOut = join(dir, "report-sweep");
       const files = await buildReport(sOut, { doc: sweep, label: "sweep" });
-      // 8 MiB points end before the first time-series interval: no bandwidth-over-time chart
-      expected.push([files.html, ["bandwidth", "latency", "sweep"]]);
+      // 8 MiB points end before the first time-series interval: no chart over time
+      expected.push([files.html, ["bandwidth", "latency", "sweep", "sweep-latency"]]);
       const cmp = join(dir, "compare.html");
       await cliOk(["compare", a, b, "--html", cmp]);
-      expected.push([cmp, ["bandwidth", "latency", "timeseries"]]);
+      expected.push([cmp, ["bandwidth", "latency", "timeseries", "latency-time"]]);
 
       const shots = [
         "report-screenshot.png",
@@ -76,9 +84,19 @@ chromiumTest(
         for (const chart of c.charts) {
           assert.ok(chart.svg, `${html}: ${chart.id} has no svg`);
           assert.ok(chart.sized > 0, `${html}: ${chart.id} drew no data marks (${chart.marks})`);
+          // the browser finds each mark's hover text in its <title> child
+          const bare = chart.titles.filter((t) => t === "").length;
+          assert.equal(bare, 0, `${html}: ${chart.id} has ${bare} marks without a title`);
         }
       });
       for (const s of shots) assert.ok((await Deno.stat(s)).size > 10_000, `${s} is empty`);
+      // the sweep's points, as the browser shows them on hover
+      const hover = checks[3]!.charts.find((c) => c.id === "sweep-latency")!.titles;
+      for (const pt of sweep.sweep!.tiers[0]!.points) {
+        const mib = (Math.round(pt.bw_bytes / 1024 / 1024 * 10) / 10).toLocaleString("en-US");
+        const want = `iodepth ${pt.iodepth}, numjobs ${pt.numjobs}: ${mib} MiB/s at p99`;
+        assert.ok(hover.some((t) => t.includes(want)), `${want} not in ${hover.join(" | ")}`);
+      }
     });
   },
 );

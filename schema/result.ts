@@ -84,6 +84,20 @@ export interface TimeSeries {
    */
   read_lat_ns?: (number | null)[];
   write_lat_ns?: (number | null)[];
+  /**
+   * Total latency (fio's lat) of the reads that completed in each interval:
+   * the 50th and 99th percentiles and the largest, ns, read from the
+   * interval's HDR histogram merged over jobs (core/interval_log.ts); null
+   * where none did. Absent for a direction that moved nothing, and in
+   * results written before they were added.
+   */
+  read_lat_p50_ns?: (number | null)[];
+  read_lat_p99_ns?: (number | null)[];
+  read_lat_max_ns?: (number | null)[];
+  /** As {@linkcode TimeSeries.read_lat_p50_ns}, for the writes. */
+  write_lat_p50_ns?: (number | null)[];
+  write_lat_p99_ns?: (number | null)[];
+  write_lat_max_ns?: (number | null)[];
 }
 
 /**

@@ -48,7 +48,8 @@ export function chromiumTest(name: string, fn: () => Promise<void>): void {
 /**
  * Run in the page (as text: this module has no DOM types): per chart, its
  * data marks (paths and rects inside vega's `role-mark` groups, not axes or
- * legends) and how many of them have a size.
+ * legends), how many of them have a size, and the hover text of each (its
+ * `<title>` child's text, "" where it has none).
  */
 const CHART_PROBE = `[...document.querySelectorAll("figure.chart")].map((f) => {
   const marks = [...f.querySelectorAll(
@@ -60,13 +61,17 @@ const CHART_PROBE = `[...document.querySelectorAll("figure.chart")].map((f) => {
     svg: f.querySelector("svg") !== null,
     marks: marks.length,
     sized: sized.length,
+    titles: marks.map((m) => m.querySelector(":scope > title")?.textContent ?? ""),
   };
 })`;
 
 /** What a page showed. */
 export interface PageCheck {
-  /** Per `figure.chart`: its id, whether it has an svg, and its data marks drawn with a size. */
-  charts: { id: string; svg: boolean; marks: number; sized: number }[];
+  /**
+   * Per `figure.chart`: its id, whether it has an svg, its data marks, those
+   * drawn with a size, and each mark's `<title>` text (what a hover shows).
+   */
+  charts: { id: string; svg: boolean; marks: number; sized: number; titles: string[] }[];
   /** Console errors and uncaught page errors. */
   errors: string[];
   /** Every request other than the page itself (each one aborted). */
