@@ -16,7 +16,7 @@
  * @module
  */
 
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { monoNow } from "../core/libc.ts";
 import { AioChannel } from "../engines/libaio_stream.ts";
 import { UringChannel } from "../engines/io_uring_stream.ts";
@@ -97,24 +97,48 @@ export class RankExecutor {
     return p;
   }
 
-  #channel(key: string, path: PathRuntime): AioChannel | UringChannel | S3Channel {
+  #channel(key: string, path: PathRuntime, direct: boolean): AioChannel | UringChannel | S3Channel {
     let ch = this.#channels.get(key);
     if (!ch) {
       const { iodepth, bs } = path.policy;
       ch = path.s3
         ? new S3Channel(path.s3, iodepth, bs)
         : path.engine === "io_uring"
-        ? new UringChannel(iodepth, bs, path.direct)
-        : new AioChannel(iodepth, bs, path.direct);
+        ? new UringChannel(iodepth, bs, direct)
+        : new AioChannel(iodepth, bs, direct);
       this.#channels.set(key, ch);
     }
     return ch;
   }
 
-  async #transfer(key: string, path: PathRuntime, object: string, write: boolean, bytes: number) {
-    const ch = this.#channel(key, path);
-    if (ch instanceof S3Channel) await ch.transfer(this.program.rank, object, write, bytes);
-    else await ch.transfer(join(path.dir!, `r${this.program.rank}`, object), write, bytes);
+  /** Directories made under each rank directory, by full path. */
+  readonly #dirs = new Set<string>();
+
+  async #transfer(
+    key: string,
+    path: PathRuntime,
+    object: string,
+    write: boolean,
+    bytes: number,
+    at = 0,
+    buffered = false,
+  ) {
+    // an op marked `direct: false` gets its own buffered channel on an O_DIRECT path
+    const direct = path.direct && !buffered;
+    const ch = this.#channel(direct === path.direct ? key : `${key}|buffered`, path, direct);
+    if (ch instanceof S3Channel) {
+      await ch.transfer(this.program.rank, object, write, bytes, at);
+      return;
+    }
+    const file = join(path.dir!, `r${this.program.rank}`, object);
+    if (write && object.includes("/")) {
+      const parent = dirname(file);
+      if (!this.#dirs.has(parent)) {
+        await Deno.mkdir(parent, { recursive: true });
+        this.#dirs.add(parent);
+      }
+    }
+    await ch.transfer(file, write, bytes, at);
   }
 
   /** Makes the rank's directories and writes the objects the program starts from (unmeasured). */
@@ -204,7 +228,15 @@ export class RankExecutor {
         else this.#sync.enterUnlimited(path.index, write);
         try {
           ioStart[op.id] = monoNow();
-          await this.#transfer(`${op.stream}|${op.path}`, path, op.object!, write, op.bytes);
+          await this.#transfer(
+            `${op.stream}|${op.path}`,
+            path,
+            op.object!,
+            write,
+            op.bytes,
+            op.offset,
+            op.direct === false,
+          );
         } finally {
           this.#sync.leave(path.index, write);
         }
