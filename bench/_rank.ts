@@ -16,7 +16,7 @@
  * @module
  */
 
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { monoNow } from "../core/libc.ts";
 import { scheduleMet, StreamSchedule } from "../core/rate.ts";
 import { AioChannel } from "../engines/libaio_stream.ts";
@@ -114,19 +114,22 @@ export class RankExecutor {
     return p;
   }
 
-  #channel(key: string, path: PathRuntime): AioChannel | UringChannel | S3Channel {
+  #channel(key: string, path: PathRuntime, direct: boolean): AioChannel | UringChannel | S3Channel {
     let ch = this.#channels.get(key);
     if (!ch) {
       const { iodepth, bs } = path.policy;
       ch = path.s3
         ? new S3Channel(path.s3, iodepth, bs)
         : path.engine === "io_uring"
-        ? new UringChannel(iodepth, bs, path.direct)
-        : new AioChannel(iodepth, bs, path.direct);
+        ? new UringChannel(iodepth, bs, direct)
+        : new AioChannel(iodepth, bs, direct);
       this.#channels.set(key, ch);
     }
     return ch;
   }
+
+  /** Directories made under each rank directory, by full path. */
+  readonly #dirs = new Set<string>();
 
   async #transfer(
     key: string,
@@ -134,15 +137,27 @@ export class RankExecutor {
     object: string,
     write: boolean,
     bytes: number,
+    at = 0,
+    buffered = false,
     schedule?: StreamSchedule,
   ) {
-    const ch = this.#channel(key, path);
+    // an op marked `direct: false` gets its own buffered channel on an O_DIRECT path
+    const direct = path.direct && !buffered;
+    const ch = this.#channel(direct === path.direct ? key : `${key}|buffered`, path, direct);
     if (ch instanceof S3Channel) {
       if (schedule) throw new TypeError("a background rate on an s3 path is not available");
-      await ch.transfer(this.program.rank, object, write, bytes);
-    } else {
-      await ch.transfer(join(path.dir!, `r${this.program.rank}`, object), write, bytes, schedule);
+      await ch.transfer(this.program.rank, object, write, bytes, at);
+      return;
     }
+    const file = join(path.dir!, `r${this.program.rank}`, object);
+    if (write && object.includes("/")) {
+      const parent = dirname(file);
+      if (!this.#dirs.has(parent)) {
+        await Deno.mkdir(parent, { recursive: true });
+        this.#dirs.add(parent);
+      }
+    }
+    await ch.transfer(file, write, bytes, at, schedule);
   }
 
   /**
@@ -187,7 +202,10 @@ export class RankExecutor {
       for (const op of this.program.ops) {
         if (!op.background || op.path === undefined) continue;
         if (op.kind !== "read" && op.kind !== "write") continue;
-        this.#channel(`${op.stream}|${op.path}`, this.#path(op.path));
+        const path = this.#path(op.path);
+        const direct = path.direct && op.direct !== false;
+        const key = `${op.stream}|${op.path}`;
+        this.#channel(direct === path.direct ? key : `${key}|buffered`, path, direct);
       }
     }
     for (const o of this.program.initial) {
@@ -281,6 +299,8 @@ export class RankExecutor {
             op.object!,
             write,
             op.bytes,
+            op.offset,
+            op.direct === false,
             paced,
           );
         } finally {

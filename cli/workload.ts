@@ -40,8 +40,10 @@ function parseWorkloadOptions(o: {
   stride?: string | undefined;
   prefetch?: string | undefined;
   checkpointEvery?: string | undefined;
+  hostCacheSize?: string | undefined;
+  offloadOptimizer?: boolean | undefined;
 }): WorkloadOptions {
-  const out: Record<string, number> = {};
+  const out: Record<string, number | boolean> = {};
   if (o.bs !== undefined) {
     const bs = parseSize(o.bs);
     if (bs === undefined || bs < 4096 || bs % 4096 !== 0) {
@@ -69,6 +71,18 @@ function parseWorkloadOptions(o: {
   int("stride", "stride", o.stride, 1);
   int("prefetch", "prefetch", o.prefetch, 1);
   int("checkpoint-every", "checkpointEvery", o.checkpointEvery, 1);
+  if (o.hostCacheSize !== undefined) {
+    const size = parseSize(o.hostCacheSize);
+    if (size === undefined || size <= 0) {
+      throw new ConfigError(
+        "host-cache-size",
+        `"${o.hostCacheSize}" is not a size`,
+        "e.g. 4g, 512m",
+      );
+    }
+    out.hostCacheBytes = size;
+  }
+  if (o.offloadOptimizer) out.offloadOptimizer = true;
   if (o.remoteRatio !== undefined) {
     const r = Number(o.remoteRatio);
     if (!(r >= 0 && r < 1)) {
@@ -128,7 +142,18 @@ export function workloadCommand() {
     )
     .option("--stride <k>", "deep-optimizer-states: every K-th subgroup updates on the device")
     .option("--prefetch <n>", "ssdtrain, teraio: layers read ahead in backward")
-    .option("--checkpoint-every <n>", "datastates: checkpoint every N iterations")
+    .option(
+      "--checkpoint-every <n>",
+      "datastates, deepspeed-checkpoint: checkpoint every N iterations",
+    )
+    .option(
+      "--host-cache-size <size>",
+      "datastates: pinned host ring buffer per rank, before --scale (default: one checkpoint of the rank)",
+    )
+    .option(
+      "--offload-optimizer",
+      "datastates: run it on zero-infinity's optimizer offload to file: (DataStates-LLM itself refuses offload_optimizer)",
+    )
     .option(
       "--background-rate <size/s>",
       "each rank moves the background I/O (datastates' lazy flush) to each path at this many " +

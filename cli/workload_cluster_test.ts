@@ -13,6 +13,7 @@ import { join } from "node:path";
 import { scratchLeft, withTempDir } from "../tests/_helpers.ts";
 import { launchRanks } from "../tests/_launch.ts";
 import type { ResultDocument } from "../schema/result.ts";
+import { checkpointFile } from "../workloads/datastates.ts";
 
 const host = Deno.hostname();
 
@@ -172,7 +173,7 @@ Deno.test("workload across processes: a rank killed mid-run stops the others, th
           let n = 0;
           for (const d of await scratchLeft(remote)) {
             try {
-              await Deno.stat(join(remote, d, "r0", "ckpt.sg0"));
+              await Deno.stat(join(remote, d, "r0", checkpointFile(1, 0)));
               n++;
             } catch { /* not yet */ }
           }

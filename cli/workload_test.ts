@@ -99,6 +99,62 @@ Deno.test({
     }),
 });
 
+Deno.test("tierbench workload datastates and deepspeed-checkpoint write every checkpoint to the remote tier and leave nothing", async () => {
+  await withTempDir(async (dir) => {
+    const remote = await Deno.makeTempDir({ dir, prefix: "remote-" });
+    const local = await Deno.makeTempDir({ dir, prefix: "local-" });
+    const shm = await Deno.makeTempDir({ dir: "/dev/shm", prefix: "tierbench-test-" });
+    try {
+      const run = async (name: string, extra: string[]) => {
+        const out = join(dir, `${name}.json`);
+        const r = await runCli([
+          "workload",
+          name,
+          "--model",
+          "7b",
+          "--scale",
+          "0.0002",
+          "--ranks-per-node",
+          "2",
+          "--iterations",
+          "2",
+          "--warmup",
+          "0",
+          "--tiers",
+          `memory:${shm},file:${local},pfs:${remote}`,
+          ...extra,
+          "--quiet",
+          "--output",
+          out,
+        ]);
+        assert.equal(r.code, 0, r.stderr);
+        const doc = JSON.parse(await Deno.readTextFile(out));
+        assert.equal(doc.status, "ok", doc.error);
+        return doc.workload;
+      };
+      // 7B over 2 ranks: 12 B/param of each shard per checkpoint, a checkpoint per iteration
+      const ds = await run("datastates", ["--host-cache-size", "2g"]);
+      assert.equal(ds.derived.checkpoint_bytes_per_param, 12);
+      assert.equal(ds.derived.offload_optimizer, false);
+      assert.ok(ds.derived.ring_waits_per_rank > 0);
+      const perRank = ds.derived.checkpoint_bytes_per_rank + ds.derived.header_bytes;
+      assert.equal(ds.summary.bytes["remote:write"], 2 * perRank);
+      assert.equal(ds.summary.bytes["local:read"], undefined);
+      const dc = await run("deepspeed-checkpoint", []);
+      assert.equal(dc.derived.checkpoint_bytes_per_param, 12);
+      // the copy reads the swap files and writes them to remote, each iteration
+      assert.equal(dc.summary.bytes["remote:write"], 2 * dc.derived.checkpoint_bytes_per_rank);
+      assert.equal(
+        dc.summary.bytes["local:read"],
+        2 * (dc.derived.update_read_bytes_per_rank + dc.derived.checkpoint_bytes_per_rank),
+      );
+      for (const d of [local, remote, shm]) assert.deepEqual(await scratchLeft(d), []);
+    } finally {
+      await Deno.remove(shm, { recursive: true });
+    }
+  });
+});
+
 Deno.test("tierbench workload refuses bad input with exit 2 and a line naming the field", async () => {
   const cases: [string[], RegExp][] = [
     [
@@ -117,6 +173,18 @@ Deno.test("tierbench workload refuses bad input with exit 2 and a line naming th
     [
       ["workload", "zero-infinity", "--tiers", "file:/tmp", "--readers", "-1"],
       /--readers: "-1" is not an integer ≥ 0/,
+    ],
+    [
+      ["workload", "datastates", "--tiers", "memory:,pfs:/tmp", "--host-cache-size", "lots"],
+      /--host-cache-size: "lots" is not a size/,
+    ],
+    [
+      ["workload", "datastates", "--tiers", "memory:,pfs:/tmp", "--host-cache-size", "1m"],
+      /--tiers: a host cache of 1048576 bytes cannot hold a tensor of 400000000 bytes/,
+    ],
+    [
+      ["workload", "datastates", "--tiers", "memory:,pfs:/tmp", "--offload-optimizer"],
+      /--tiers: datastates needs a local path/,
     ],
   ];
   for (const [args, want] of cases) {

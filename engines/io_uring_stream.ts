@@ -86,10 +86,11 @@ export class UringChannel {
   }
 
   /**
-   * Reads or writes `bytes` of the file at `path` from offset 0, creating it
-   * for a write; with `schedule` (a workload's background stream under
-   * --background-rate), each request at its intended start, and the transfer
-   * ending no earlier than its bytes at the rate (a kernel
+   * Reads or writes `bytes` of the file at `path` from offset `at` (default
+   * 0; a multiple of 4 KiB with O_DIRECT), creating it for a write; with
+   * `schedule` (a workload's background stream under --background-rate),
+   * each request at its intended start, and the transfer ending no earlier
+   * than its bytes at the rate   * (a kernel
    * without IORING_FEAT_EXT_ARG cannot time a wait out: there a request due
    * while others are in flight waits for the next completion). Throws
    * {@linkcode IoError} naming the call, errno and offset.
@@ -98,6 +99,7 @@ export class UringChannel {
     path: string,
     write: boolean,
     bytes: number,
+    at = 0,
     schedule?: StreamSchedule,
   ): Promise<void> {
     if (this.#closed) throw new TypeError("channel closed");
@@ -105,7 +107,7 @@ export class UringChannel {
       path,
       write,
       this.direct,
-      (fd) => this.#run(fd, path, write, bytes, schedule),
+      (fd) => this.#run(fd, path, write, bytes, at, schedule),
     );
   }
 
@@ -114,6 +116,7 @@ export class UringChannel {
     path: string,
     write: boolean,
     bytes: number,
+    at: number,
     schedule: StreamSchedule | undefined,
   ): Promise<void> {
     const req = requestSize(bytes, this.bs, this.iodepth, ALIGNMENT);
@@ -144,8 +147,8 @@ export class UringChannel {
         }
         const slot = free.pop()!;
         lengths[slot] = len;
-        offsets[slot] = offset;
-        ring.prepare(op, fd, 0, base + slot * this.bs, len, offset, slot, 0);
+        offsets[slot] = at + offset;
+        ring.prepare(op, fd, 0, base + slot * this.bs, len, at + offset, slot, 0);
         next++;
         queued++;
       }
@@ -159,7 +162,7 @@ export class UringChannel {
               errno,
               code: errnoName(errno),
               path,
-              offset: (next - queued) * req,
+              offset: at + (next - queued) * req,
             });
           }
         } else queued -= rc;

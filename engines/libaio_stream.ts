@@ -59,16 +59,18 @@ export class AioChannel {
   }
 
   /**
-   * Reads or writes `bytes` of the file at `path` from offset 0, creating it
-   * for a write; with `schedule` (a workload's background stream under
-   * --background-rate), each request at its intended start, and the transfer
-   * ending no earlier than its bytes at the rate. Throws
+   * Reads or writes `bytes` of the file at `path` from offset `at` (default
+   * 0; a multiple of 4 KiB with O_DIRECT), creating it for a write; with
+   * `schedule` (a workload's background stream under --background-rate),
+   * each request at its intended start, and the transfer ending no earlier
+   * than its bytes at the rate. Throws
    * {@linkcode IoError} naming the call, errno and offset.
    */
   async transfer(
     path: string,
     write: boolean,
     bytes: number,
+    at = 0,
     schedule?: StreamSchedule,
   ): Promise<void> {
     if (this.#closed) throw new TypeError("channel closed");
@@ -76,7 +78,7 @@ export class AioChannel {
       path,
       write,
       this.direct,
-      (fd) => this.#run(fd, path, write, bytes, schedule),
+      (fd) => this.#run(fd, path, write, bytes, at, schedule),
     );
   }
 
@@ -85,6 +87,7 @@ export class AioChannel {
     path: string,
     write: boolean,
     bytes: number,
+    at: number,
     schedule: StreamSchedule | undefined,
   ): Promise<void> {
     const req = requestSize(bytes, this.bs, this.iodepth);
@@ -113,8 +116,8 @@ export class AioChannel {
         }
         const slot = free.pop()!;
         lengths[slot] = len;
-        offsets[slot] = offset;
-        ring.prepare(slot, fd, write, offset, len);
+        offsets[slot] = at + offset;
+        ring.prepare(slot, fd, write, at + offset, len);
         batch.push(slot);
       }
       const k = batch.length;
@@ -126,7 +129,7 @@ export class AioChannel {
             errno: -rc,
             code: errnoName(-rc),
             path,
-            offset: next * req,
+            offset: at + next * req,
           });
         }
         // a partial submit leaves the rest prepared: give their slots back

@@ -55,13 +55,26 @@ export class S3Channel {
     fillRandom(this.#buf, 0x5eed);
   }
 
-  /** The key of block `k` of an object of rank `rank`. */
-  key(rank: number, object: string, k: number): string {
-    return `${this.#t.prefix}r${rank}/${object}/${k}`;
+  /**
+   * The key of block `k` of an object of rank `rank`; of a region that starts
+   * at byte `at` > 0 of the object, `{object}/@{at}/{k}`.
+   */
+  key(rank: number, object: string, k: number, at = 0): string {
+    const region = at > 0 ? `@${at}/` : "";
+    return `${this.#t.prefix}r${rank}/${object}/${region}${k}`;
   }
 
-  /** PUTs or GETs every block of the object, `iodepth` at a time. */
-  async transfer(rank: number, object: string, write: boolean, bytes: number): Promise<void> {
+  /**
+   * PUTs or GETs every block of `bytes` of the object from byte `at`
+   * (default 0), `iodepth` at a time.
+   */
+  async transfer(
+    rank: number,
+    object: string,
+    write: boolean,
+    bytes: number,
+    at = 0,
+  ): Promise<void> {
     const req = requestSize(bytes, this.bs, this.iodepth);
     const total = Math.ceil(bytes / req);
     let next = 0;
@@ -69,8 +82,8 @@ export class S3Channel {
       while (next < total) {
         const k = next++;
         const len = Math.min(req, bytes - k * req);
-        if (write) await this.#put(this.key(rank, object, k), len);
-        else await this.#get(this.key(rank, object, k), len);
+        if (write) await this.#put(this.key(rank, object, k, at), len);
+        else await this.#get(this.key(rank, object, k, at), len);
       }
     };
     const lanes = [];

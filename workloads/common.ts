@@ -52,8 +52,18 @@ export interface WorkloadOptions {
    * plan's choice); the others stay on the GPU. Default: every layer but the last.
    */
   readonly offloadLayers?: number;
-  /** datastates: checkpoint every N iterations. */
+  /** datastates, deepspeed-checkpoint: checkpoint every N iterations. */
   readonly checkpointEvery?: number;
+  /**
+   * datastates: the pinned host ring buffer of each rank, unscaled bytes
+   * (DataStates-LLM's host_cache_size; default: one checkpoint of the rank).
+   */
+  readonly hostCacheBytes?: number;
+  /**
+   * datastates: run it on top of ZeRO-Infinity's optimizer offload to the
+   * local path (DataStates-LLM itself refuses offload_optimizer).
+   */
+  readonly offloadOptimizer?: boolean;
 }
 
 /** A workload: what it needs and how it builds its programs. */

@@ -50,10 +50,24 @@ export interface Op {
   readonly phase: string;
   /** read, write, hit: the path name (see {@linkcode PathPolicy}). */
   readonly path?: string;
-  /** read, write: the object, unique within the rank and path. */
+  /**
+   * read, write: the object, unique within the rank and path; a `/` in it
+   * names directories, made by the first write into them (in its time).
+   */
   readonly object?: string;
   /** read, write, hit: bytes moved (or served from cache). */
   readonly bytes: number;
+  /**
+   * read, write: where in the object the bytes start (default 0): a region
+   * of one file written tensor by tensor. A multiple of 4 KiB on an O_DIRECT file.
+   */
+  readonly offset?: number;
+  /**
+   * read, write: `false` opens the file buffered (through the page cache, no
+   * O_DIRECT) even where the path uses O_DIRECT, as a system that writes
+   * with ofstream or copies with sendfile does. Default: the path's.
+   */
+  readonly direct?: false;
   /** compute: think time in milliseconds. */
   readonly ms?: number;
   /** What it models, for timelines: `sg12.m`, `layer3.act`. */

@@ -7,6 +7,7 @@
 import type { WorkloadDefinition } from "./common.ts";
 import { datastates } from "./datastates.ts";
 import { deepOptimizerStates } from "./deep_optimizer_states.ts";
+import { deepspeedCheckpoint } from "./deepspeed_checkpoint.ts";
 import { mlpOffload } from "./mlp_offload.ts";
 import { ssdtrain } from "./ssdtrain.ts";
 import { teraio } from "./teraio.ts";
@@ -20,6 +21,7 @@ export const WORKLOADS: readonly WorkloadDefinition[] = [
   ssdtrain,
   teraio,
   datastates,
+  deepspeedCheckpoint,
 ];
 
 /** Names accepted by {@linkcode workloadByName}. */

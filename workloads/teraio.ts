@@ -46,7 +46,7 @@ import type { WorkloadDefinition, WorkloadOptions, WorkloadPaths } from "./commo
 import { layerForwardFlops, type ModelShape } from "./model.ts";
 import { ProgramBuilder, type RankProgram, type WorkloadProgram } from "./ops.ts";
 import { gpuMs, scaledBytes, type TrainingSetup } from "./setup.ts";
-import { prefetchLayers, SSDTRAIN_BS } from "./ssdtrain.ts";
+import { KVIKIO_DEFAULT_TASK_SIZE, prefetchLayers } from "./ssdtrain.ts";
 
 /**
  * The activations a layer keeps for backward, in 16-bit: bytes are
@@ -179,7 +179,7 @@ export const teraio: WorkloadDefinition = {
     const distances = out.map((t) => t.distance);
     return {
       workload: "teraio",
-      paths: locals.map((p) => storagePath(p, "local", options, { bs: SSDTRAIN_BS })),
+      paths: locals.map((p) => storagePath(p, "local", options, { bs: KVIKIO_DEFAULT_TASK_SIZE })),
       ranks,
       warmupIterations: setup.warmupIterations,
       iterations: setup.iterations,
