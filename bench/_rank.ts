@@ -21,6 +21,7 @@ import { monoNow } from "../core/libc.ts";
 import { AioChannel } from "../engines/libaio_stream.ts";
 import { UringChannel } from "../engines/io_uring_stream.ts";
 import { S3Channel, type S3PathTarget } from "../engines/s3_stream.ts";
+import { NodeLocks } from "./_node_lock.ts";
 import { AbortedError, type NodeSync } from "./_sync.ts";
 import type { RankPhase, RankReport, TimelineSpan } from "../schema/workload.ts";
 import type { Op, PathPolicy, RankProgram } from "../workloads/ops.ts";
@@ -78,6 +79,8 @@ export class RankExecutor {
   readonly #sync: NodeSync;
   readonly #timelineIteration: number;
   readonly #channels = new Map<string, AioChannel | UringChannel | S3Channel>();
+  /** The node-wide locks of `lock`/`unlock` ops, opened on first use. */
+  #locks: NodeLocks | undefined;
 
   constructor(
     program: RankProgram,
@@ -113,8 +116,21 @@ export class RankExecutor {
 
   async #transfer(key: string, path: PathRuntime, object: string, write: boolean, bytes: number) {
     const ch = this.#channel(key, path);
-    if (ch instanceof S3Channel) await ch.transfer(this.program.rank, object, write, bytes);
-    else await ch.transfer(join(path.dir!, `r${this.program.rank}`, object), write, bytes);
+    if (ch instanceof S3Channel) {
+      await ch.transfer(this.program.rank, object, write, bytes);
+      return;
+    }
+    const file = join(path.dir!, `r${this.program.rank}`, object);
+    const slices = sliceOf(bytes, path.policy.threads ?? 1);
+    if (slices.length <= 1) {
+      await ch.transfer(file, write, bytes);
+      return;
+    }
+    // intra_op_parallelism: contiguous slices at once, each on its own context
+    await Promise.all(slices.map(([at, len], t) => {
+      const c = t === 0 ? ch : this.#channel(`${key}#${t}`, path) as AioChannel | UringChannel;
+      return c.transfer(file, write, len, at);
+    }));
   }
 
   /** Makes the rank's directories and writes the objects the program starts from (unmeasured). */
@@ -175,6 +191,8 @@ export class RankExecutor {
     } finally {
       for (const ch of this.#channels.values()) ch.close();
       this.#channels.clear();
+      this.#locks?.close();
+      this.#locks = undefined;
     }
     return {
       rank: this.program.rank,
@@ -190,6 +208,13 @@ export class RankExecutor {
         await thinkMs(op.ms ?? 0);
         return;
       case "hit":
+        return;
+      case "lock":
+        await (this.#locks ??= new NodeLocks()).acquire(op.lock!);
+        if (this.#sync.aborted) throw new AbortedError();
+        return;
+      case "unlock":
+        this.#locks!.release(op.lock!);
         return;
       case "barrier":
         await this.#sync.barrier();
@@ -245,6 +270,9 @@ export class RankExecutor {
         ph.barrier_ms += e - (before ?? s);
       } else if (op.kind === "compute" && op.stream === "compute" && before !== undefined) {
         ph.stall_ms += Math.max(0, s - before);
+      } else if ((op.kind === "lock" || op.kind === "unlock") && op.stream === "compute") {
+        // waiting for a lock, or for a transfer while holding it, is waiting for I/O
+        ph.stall_ms += Math.max(0, e - (before ?? s));
       }
       if (op.path !== undefined) {
         const k = `${op.path}:${op.kind}`;
@@ -276,4 +304,22 @@ export class RankExecutor {
     }
     return out;
   }
+}
+
+/**
+ * `[offset, length]` of each of `threads` contiguous slices of `bytes`, each
+ * a whole number of 4 KiB blocks (the last takes what is left); fewer when
+ * the object is too small to give every slice a block.
+ *
+ * @example
+ * ```ts
+ * import { sliceOf } from "./_rank.ts";
+ * console.assert(JSON.stringify(sliceOf(3 * 8192, 2)) === "[[0,12288],[12288,12288]]");
+ * ```
+ */
+export function sliceOf(bytes: number, threads: number): [number, number][] {
+  const per = Math.ceil(bytes / threads / 4096) * 4096;
+  const out: [number, number][] = [];
+  for (let at = 0; at < bytes; at += per) out.push([at, Math.min(per, bytes - at)]);
+  return out.length > 0 ? out : [[0, bytes]];
 }

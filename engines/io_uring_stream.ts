@@ -84,15 +84,19 @@ export class UringChannel {
   }
 
   /**
-   * Reads or writes `bytes` of the file at `path` from offset 0, creating it
-   * for a write. Throws {@linkcode IoError} naming the call, errno and offset.
+   * Reads or writes `bytes` of the file at `path` from offset `at` (default
+   * 0, a multiple of 4 KiB), creating it for a write. Throws
+   * {@linkcode IoError} naming the call, errno and offset.
    */
-  async transfer(path: string, write: boolean, bytes: number): Promise<void> {
+  async transfer(path: string, write: boolean, bytes: number, at = 0): Promise<void> {
     if (this.#closed) throw new TypeError("channel closed");
-    await withObjectFile(path, write, this.direct, (fd) => this.#run(fd, path, write, bytes));
+    if (!Number.isSafeInteger(at) || at < 0 || at % 4096 !== 0) {
+      throw new RangeError(`offset ${at} is not a multiple of 4096 bytes`);
+    }
+    await withObjectFile(path, write, this.direct, (fd) => this.#run(fd, path, write, bytes, at));
   }
 
-  async #run(fd: number, path: string, write: boolean, bytes: number): Promise<void> {
+  async #run(fd: number, path: string, write: boolean, bytes: number, at: number): Promise<void> {
     const req = requestSize(bytes, this.bs, this.iodepth, ALIGNMENT);
     const total = Math.ceil(bytes / req);
     const free: number[] = [];
@@ -111,8 +115,8 @@ export class UringChannel {
         const offset = next * req;
         const len = Math.min(req, bytes - offset);
         lengths[slot] = len;
-        offsets[slot] = offset;
-        ring.prepare(op, fd, 0, base + slot * this.bs, len, offset, slot, 0);
+        offsets[slot] = at + offset;
+        ring.prepare(op, fd, 0, base + slot * this.bs, len, at + offset, slot, 0);
         next++;
         queued++;
       }
@@ -126,7 +130,7 @@ export class UringChannel {
               errno,
               code: errnoName(errno),
               path,
-              offset: (next - queued) * req,
+              offset: at + (next - queued) * req,
             });
           }
         } else queued -= rc;

@@ -58,15 +58,19 @@ export class AioChannel {
   }
 
   /**
-   * Reads or writes `bytes` of the file at `path` from offset 0, creating it
-   * for a write. Throws {@linkcode IoError} naming the call, errno and offset.
+   * Reads or writes `bytes` of the file at `path` from offset `at` (default
+   * 0, a multiple of 4 KiB), creating it for a write. Throws
+   * {@linkcode IoError} naming the call, errno and offset.
    */
-  async transfer(path: string, write: boolean, bytes: number): Promise<void> {
+  async transfer(path: string, write: boolean, bytes: number, at = 0): Promise<void> {
     if (this.#closed) throw new TypeError("channel closed");
-    await withObjectFile(path, write, this.direct, (fd) => this.#run(fd, path, write, bytes));
+    if (!Number.isSafeInteger(at) || at < 0 || at % 4096 !== 0) {
+      throw new RangeError(`offset ${at} is not a multiple of 4096 bytes`);
+    }
+    await withObjectFile(path, write, this.direct, (fd) => this.#run(fd, path, write, bytes, at));
   }
 
-  async #run(fd: number, path: string, write: boolean, bytes: number): Promise<void> {
+  async #run(fd: number, path: string, write: boolean, bytes: number, at: number): Promise<void> {
     const req = requestSize(bytes, this.bs, this.iodepth);
     const total = Math.ceil(bytes / req);
     const free: number[] = [];
@@ -83,8 +87,8 @@ export class AioChannel {
         const offset = (next + batch.length) * req;
         const len = Math.min(req, bytes - offset);
         lengths[slot] = len;
-        offsets[slot] = offset;
-        ring.prepare(slot, fd, write, offset, len);
+        offsets[slot] = at + offset;
+        ring.prepare(slot, fd, write, at + offset, len);
         batch.push(slot);
       }
       const k = batch.length;
@@ -96,7 +100,7 @@ export class AioChannel {
             errno: -rc,
             code: errnoName(-rc),
             path,
-            offset: next * req,
+            offset: at + next * req,
           });
         }
         // a partial submit leaves the rest prepared: give their slots back
