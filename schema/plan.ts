@@ -188,8 +188,11 @@ export interface PlanDocument {
 }
 
 /**
- * The mlp-offload options that run a placement: the remote path's share,
- * each path's cache, the node-wide limits, request size and depth.
+ * The mlp-offload options that run a placement: the remote path's share
+ * (mlp-offload places subgroup i remote when ⌈(i+1)·share⌉ > ⌈i·share⌉,
+ * the fork's i % K == 0 when the share is 1/K: ⌈n·share⌉ of the program's n
+ * subgroups), each path's cache, the node-wide limits (instead of the fork's
+ * locks), request size and depth.
  *
  * @throws {TypeError} when there is no local path.
  *
@@ -215,6 +218,8 @@ export function placementOptions(paths: readonly PlannedPath[]): WorkloadOptions
     remoteCacheSubgroups: remote?.cache_subgroups ?? 0,
     readers: local.readers ?? 0,
     writers: local.writers ?? 0,
+    // the plan's readers and writers are its concurrency control: not the fork's locks too
+    locks: "none",
     bs: local.bs,
     iodepth: local.iodepth,
   };

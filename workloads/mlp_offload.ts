@@ -12,8 +12,8 @@
  * i % K == 0 for the fork's integer dist_opt_ratio K (`distOptRatio`,
  * default 3: a third remote, subgroups 0, 3, 6, …). A plan's share s of
  * remote subgroups (`remoteRatio`) places subgroup i remote when
- * ⌈(i+1)·s⌉ > ⌈i·s⌉: the same rule for s = 1/K, and exactly the plan's count
- * for any other share.
+ * ⌈(i+1)·s⌉ > ⌈i·s⌉: the same rule for s = 1/K, and ⌈n·s⌉ of the n
+ * subgroups for any other share.
  *
  * Per rank and iteration:
  * - **backward**: the forward then the backward pass, one think time each.
