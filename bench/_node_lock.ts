@@ -7,7 +7,9 @@
  * Every rank opens the file itself, so ranks that are Workers of one process
  * and ranks in other processes on the node contend alike (flock locks an
  * open file description, not a process). Closing a file releases its lock,
- * so a rank that fails or exits never leaves one held.
+ * so a rank that fails or exits never leaves one held. The files stay after
+ * the run: removing one that another process has open would split the lock
+ * in two.
  *
  * @module
  */
