@@ -22,6 +22,7 @@ import { scheduleMet, StreamSchedule } from "../core/rate.ts";
 import { AioChannel } from "../engines/libaio_stream.ts";
 import { UringChannel } from "../engines/io_uring_stream.ts";
 import { S3Channel, type S3PathTarget } from "../engines/s3_stream.ts";
+import { NodeLocks } from "./_node_lock.ts";
 import { AbortedError, type NodeSync } from "./_sync.ts";
 import type {
   BackgroundSchedule,
@@ -88,6 +89,8 @@ export class RankExecutor {
   readonly #backgroundRate: number | undefined;
   /** The open-loop schedule of the background ops on each path, by path name. */
   readonly #schedules = new Map<string, StreamSchedule>();
+  /** The node-wide locks of `lock`/`unlock` ops, opened on first use. */
+  #locks: NodeLocks | undefined;
 
   /**
    * The executor of `program`; with `backgroundRate` (bytes/s), the ops
@@ -157,7 +160,20 @@ export class RankExecutor {
         this.#dirs.add(parent);
       }
     }
-    await ch.transfer(file, write, bytes, at, schedule);
+    // one transfer on one context; a paced (background) transfer is never sliced
+    const slices = schedule ? [] : sliceOf(bytes, path.policy.threads ?? 1);
+    if (slices.length <= 1) {
+      await ch.transfer(file, write, bytes, at, schedule);
+      return;
+    }
+    // intra_op_parallelism: contiguous slices at once, each on its own context
+    const chKey = direct === path.direct ? key : `${key}|buffered`;
+    await Promise.all(slices.map(([off, len], t) => {
+      const c = t === 0
+        ? ch
+        : this.#channel(`${chKey}#${t}`, path, direct) as AioChannel | UringChannel;
+      return c.transfer(file, write, len, at + off);
+    }));
   }
 
   /**
@@ -262,6 +278,8 @@ export class RankExecutor {
     } finally {
       for (const ch of this.#channels.values()) ch.close();
       this.#channels.clear();
+      this.#locks?.close();
+      this.#locks = undefined;
     }
     return {
       rank: this.program.rank,
@@ -278,6 +296,13 @@ export class RankExecutor {
         await thinkMs(op.ms ?? 0);
         return;
       case "hit":
+        return;
+      case "lock":
+        await (this.#locks ??= new NodeLocks()).acquire(op.lock!);
+        if (this.#sync.aborted) throw new AbortedError();
+        return;
+      case "unlock":
+        this.#locks!.release(op.lock!);
         return;
       case "barrier":
         await this.#sync.barrier();
@@ -343,6 +368,9 @@ export class RankExecutor {
         ph.barrier_ms += e - (before ?? s);
       } else if (op.kind === "compute" && op.stream === "compute" && before !== undefined) {
         ph.stall_ms += Math.max(0, s - before);
+      } else if ((op.kind === "lock" || op.kind === "unlock") && op.stream === "compute") {
+        // waiting for a lock, or for a transfer while holding it, is waiting for I/O
+        ph.stall_ms += Math.max(0, e - (before ?? s));
       }
       if (op.path !== undefined) {
         const k = `${op.path}:${op.kind}`;
@@ -374,4 +402,22 @@ export class RankExecutor {
     }
     return out;
   }
+}
+
+/**
+ * `[offset, length]` of each of `threads` contiguous slices of `bytes`, each
+ * a whole number of 4 KiB blocks (the last takes what is left); fewer when
+ * the object is too small to give every slice a block.
+ *
+ * @example
+ * ```ts
+ * import { sliceOf } from "./_rank.ts";
+ * console.assert(JSON.stringify(sliceOf(3 * 8192, 2)) === "[[0,12288],[12288,12288]]");
+ * ```
+ */
+export function sliceOf(bytes: number, threads: number): [number, number][] {
+  const per = Math.ceil(bytes / threads / 4096) * 4096;
+  const out: [number, number][] = [];
+  for (let at = 0; at < bytes; at += per) out.push([at, Math.min(per, bytes - at)]);
+  return out.length > 0 ? out : [[0, bytes]];
 }

@@ -4,8 +4,9 @@
  * is one node's share — its node's ranks on its own local tiers, and on the
  * shared remote path under its own scratch name — and every node starts its
  * first iteration at one barrier after its layout. Iterations then run
- * freely per node; the per-path limits (MLP-Offload's one reader and one
- * writer) hold per node, as the real system's node-local locks do. At the
+ * freely per node; the per-path limits (`--readers`, `--writers`) hold per
+ * process, and MLP-Offload's read and write locks are flock files under
+ * /dev/shm, node-wide as the real system's are. At the
  * end each process's result goes to the root, which writes one document: the
  * aggregate (bench/workload_aggregate.ts) and, in `cluster`, every node's own
  * result.

@@ -27,6 +27,7 @@ Deno.test("optionsOfPlan() and setupOfPlan() turn a plan back into mlp-offload's
   assert.equal(o.cacheSubgroups, local!.cache_subgroups);
   assert.equal(o.remoteCacheSubgroups, remote!.cache_subgroups);
   assert.equal(o.readers, 1);
+  assert.equal(o.locks, "none");
   assert.equal(o.bs, local!.bs);
   const s = setupOfPlan(plan, 0.01, 2, 0);
   assert.equal(s.model.name, "7b");

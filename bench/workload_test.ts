@@ -7,6 +7,7 @@ import type { WorkloadDefinition } from "../workloads/common.ts";
 import { bytesByPath, type Op, ProgramBuilder } from "../workloads/ops.ts";
 import { MAX_PROGRAM_OPS, pathsOf, runWorkload } from "./workload.ts";
 import { resolveSetup } from "../workloads/setup.ts";
+import { mlpOffload } from "../workloads/mlp_offload.ts";
 import { zeroInfinity } from "../workloads/zero_infinity.ts";
 import { needing } from "../tests/_requirements.ts";
 
@@ -69,6 +70,48 @@ Deno.test("runWorkload() runs zero-infinity on a file tier: bytes as the program
     }
     assert.ok(checked > 100);
     assert.deepEqual(await scratchLeft(dir), []);
+  });
+});
+
+Deno.test("runWorkload() runs mlp-offload: no two ranks hold a node-wide lock at once, 4-slice swaps read back whole", async () => {
+  await withTempDir(async (dir) => {
+    const local = join(dir, "local"), remote = join(dir, "remote");
+    await Deno.mkdir(local);
+    await Deno.mkdir(remote);
+    const s = resolveSetup({ model: "7b", scale: 2e-4, iterations: 1, warmup: 1, ranksPerNode: 2 });
+    const specs = [parseTierSpec(`file:${local}`), parseTierSpec(`pfs:${remote}`)];
+    const { doc, error } = await runWorkload(mlpOffload, s, specs, { locks: "both" });
+    assert.equal(error, undefined, String(error));
+    assert.equal(doc.status, "ok", doc.error);
+    const w = doc.workload!;
+    assert.deepEqual(w.paths.map((p) => p.threads), [4, 4]);
+    const program = mlpOffload.build(s, { local: ["local"], remote: "remote" }, { locks: "both" });
+    const want: Record<string, number> = {};
+    for (const r of program.ranks) {
+      for (const [k, v] of Object.entries(bytesByPath(r.ops, (op) => op.iteration === 1))) {
+        want[k] = (want[k] ?? 0) + v;
+      }
+    }
+    assert.deepEqual(w.summary!.bytes, want);
+    // each hold: from the lock op's end (acquired) to the unlock op's start (before release)
+    const holds: { rank: number; lock: string; from: number; to: number }[] = [];
+    const open = new Map<string, number>();
+    for (const [rank, , kind, label, , start, end] of w.timeline.spans) {
+      const lock = label.slice(label.lastIndexOf(".") + 1);
+      if (kind === "lock") open.set(`${rank}|${lock}`, end);
+      if (kind === "unlock") {
+        holds.push({ rank, lock, from: open.get(`${rank}|${lock}`)!, to: start });
+      }
+    }
+    assert.ok(holds.length >= 4 * 17, `${holds.length} holds`);
+    for (const a of holds) {
+      for (const b of holds) {
+        if (a.rank >= b.rank || a.lock !== b.lock) continue;
+        assert.ok(a.to <= b.from || b.to <= a.from, `ranks ${a.rank} and ${b.rank} held ${a.lock}`);
+      }
+    }
+    assert.deepEqual(await scratchLeft(local), []);
+    assert.deepEqual(await scratchLeft(remote), []);
   });
 });
 

@@ -42,8 +42,12 @@ function parseWorkloadOptions(o: {
   checkpointEvery?: string | undefined;
   hostCacheSize?: string | undefined;
   offloadOptimizer?: boolean | undefined;
+  bufferCount?: string | undefined;
+  threads?: string | undefined;
+  pipeline?: boolean | undefined;
+  locks?: "remote" | "both" | "none" | undefined;
 }): WorkloadOptions {
-  const out: Record<string, number | boolean> = {};
+  const out: Record<string, number | boolean | string> = {};
   if (o.bs !== undefined) {
     const bs = parseSize(o.bs);
     if (bs === undefined || bs < 4096 || bs % 4096 !== 0) {
@@ -83,14 +87,32 @@ function parseWorkloadOptions(o: {
     out.hostCacheBytes = size;
   }
   if (o.offloadOptimizer) out.offloadOptimizer = true;
+  int("buffer-count", "bufferCount", o.bufferCount, 1);
+  int("threads", "threads", o.threads, 1);
+  if (o.pipeline) out.pipeline = true;
+  if (o.locks !== undefined) out.locks = o.locks;
   if (o.remoteRatio !== undefined) {
+    // the fork's dist_opt_ratio: an integer K, subgroup i remote when i % K == 0
     const r = Number(o.remoteRatio);
-    if (!(r >= 0 && r < 1)) {
-      throw new ConfigError("remote-ratio", `"${o.remoteRatio}" is not in [0, 1)`, "e.g. 0.33");
+    if (Number.isInteger(r) && r >= 0) out.distOptRatio = r;
+    else if (r > 0 && r < 1) {
+      throw new ConfigError(
+        "remote-ratio",
+        `"${o.remoteRatio}" is a share, and --remote-ratio is now MLP-Offload's integer ` +
+          `dist_opt_ratio K (subgroup i is remote when i % K == 0): for about ${o.remoteRatio} use ${
+            Math.round(1 / r)
+          }`,
+        "an integer ≥ 0, e.g. 3 for one in three; 0 for none",
+      );
+    } else {
+      throw new ConfigError(
+        "remote-ratio",
+        `"${o.remoteRatio}" is not an integer ≥ 0`,
+        "e.g. 3 for one in three; 0 for none",
+      );
     }
-    out.remoteRatio = r;
   }
-  return out;
+  return out as WorkloadOptions;
 }
 
 /** `--background-rate`: bytes/s (size suffixes, an optional `/s`), or undefined when not given. */
@@ -128,14 +150,35 @@ export function workloadCommand() {
     .addOption(ioengineOption(STREAM_ENGINES))
     .option(
       "--readers <n>",
-      "node-wide: at most n ranks read a storage path at once, 0 for no limit (default: the workload's; mlp-offload 1)",
+      "node-wide: at most n ranks read a storage path at once, 0 for no limit (default: no limit)",
     )
     .option(
       "--writers <n>",
-      "node-wide: at most n ranks write a storage path at once, 0 for no limit (default: the workload's; mlp-offload 1)",
+      "node-wide: at most n ranks write a storage path at once, 0 for no limit (default: no limit)",
     )
-    .option("--remote-ratio <f>", "mlp-offload: share of subgroups on the remote path")
-    .option("--cache-subgroups <n>", "mlp-offload: subgroups per path kept in host memory")
+    .option("--pipeline", "zero-infinity: DeepSpeed's pipelined swapper (default: serial)")
+    .option(
+      "--threads <n>",
+      "aio intra_op_parallelism: each swap in n slices on their own contexts (zero-infinity 1, mlp-offload 4)",
+    )
+    .option(
+      "--buffer-count <n>",
+      "offload_optimizer.buffer_count: zero-infinity's gradient buffers (4); mlp-offload caches n // 4 - 1 subgroups per path (25)",
+    )
+    .option(
+      "--remote-ratio <k>",
+      "mlp-offload: dist_opt_ratio K, subgroup i on the remote path when i % K == 0 (3; 0 for none)",
+    )
+    .addOption(
+      new Option(
+        "--locks <paths>",
+        "mlp-offload: paths whose subgroups take the node-wide read and write locks (default: remote)",
+      ).choices(["remote", "both", "none"] as const),
+    )
+    .option(
+      "--cache-subgroups <n>",
+      "mlp-offload: subgroups per path kept in host memory (default: --buffer-count // 4 - 1)",
+    )
     .option(
       "--remote-cache-subgroups <n>",
       "mlp-offload: subgroups of the remote path kept in host memory (default: --cache-subgroups)",

@@ -107,7 +107,7 @@ Deno.test("workload zero-infinity across 3 processes: one document, bytes summed
   });
 });
 
-Deno.test("workload mlp-offload across 3 processes: every node on the shared remote path at once, one reader and one writer per node and tier, nothing left", async () => {
+Deno.test("workload mlp-offload across 3 processes: every node on the shared remote path, no two ranks in one lock, nothing left", async () => {
   await withTempDir(async (dir) => {
     await withTempDir(async (remote) => {
       const doc = await runAcross3(
@@ -117,8 +117,24 @@ Deno.test("workload mlp-offload across 3 processes: every node on the shared rem
       );
       for (const s of doc.cluster!.workloads_per_process!) {
         assert.ok(s.workload.summary!.bytes["remote:write"]! > 0, `rank ${s.rank}`);
-        for (const p of s.workload.paths) {
-          assert.ok((p.peak_readers ?? 0) <= 1 && (p.peak_writers ?? 0) <= 1, p.name);
+        // the node-wide locks (flock under /dev/shm): a rank holds one from its lock op's end
+        // to its unlock op's start, and no other rank of the node holds it then
+        const holds: { rank: number; lock: string; from: number; to: number }[] = [];
+        const open = new Map<string, number>();
+        for (const [rank, , kind, label, , start, end] of s.workload.timeline.spans) {
+          const lock = label.slice(label.lastIndexOf(".") + 1);
+          if (kind === "lock") open.set(`${rank}|${lock}`, end);
+          if (kind === "unlock") {
+            holds.push({ rank, lock, from: open.get(`${rank}|${lock}`)!, to: start });
+          }
+        }
+        assert.ok(holds.length > 0, `rank ${s.rank}: no lock held`);
+        for (const a of holds) {
+          for (const b of holds) {
+            if (a.rank < b.rank && a.lock === b.lock) {
+              assert.ok(a.to <= b.from || b.to <= a.from, `ranks ${a.rank}, ${b.rank}: ${a.lock}`);
+            }
+          }
         }
       }
       assert.deepEqual(await scratchLeft(dir), []);

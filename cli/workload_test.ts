@@ -186,6 +186,20 @@ Deno.test("tierbench workload refuses bad input with exit 2 and a line naming th
       ["workload", "datastates", "--tiers", "memory:,pfs:/tmp", "--offload-optimizer"],
       /--tiers: datastates needs a local path/,
     ],
+    // the old share form of --remote-ratio: now the fork's integer dist_opt_ratio
+    [
+      ["workload", "mlp-offload", "--tiers", "file:/tmp,pfs:/tmp", "--remote-ratio", "0.33"],
+      /--remote-ratio: "0.33" is a share.*i % K == 0.*use 3/,
+    ],
+    [
+      ["workload", "mlp-offload", "--tiers", "file:/tmp,pfs:/tmp", "--remote-ratio", "1.5"],
+      /--remote-ratio: "1.5" is not an integer ≥ 0/,
+    ],
+    [["workload", "zero-infinity", "--tiers", "file:/tmp", "--threads", "0"], /--threads: "0"/],
+    [
+      ["workload", "mlp-offload", "--tiers", "file:/tmp,pfs:/tmp", "--locks", "all"],
+      /--locks/,
+    ],
   ];
   for (const [args, want] of cases) {
     const r = await runCli(args);

@@ -90,7 +90,7 @@ export class UringChannel {
    * 0; a multiple of 4 KiB with O_DIRECT), creating it for a write; with
    * `schedule` (a workload's background stream under --background-rate),
    * each request at its intended start, and the transfer ending no earlier
-   * than its bytes at the rate   * (a kernel
+   * than its bytes at the rate (a kernel
    * without IORING_FEAT_EXT_ARG cannot time a wait out: there a request due
    * while others are in flight waits for the next completion). Throws
    * {@linkcode IoError} naming the call, errno and offset.
@@ -103,6 +103,13 @@ export class UringChannel {
     schedule?: StreamSchedule,
   ): Promise<void> {
     if (this.#closed) throw new TypeError("channel closed");
+    if (!Number.isSafeInteger(at) || at < 0 || (this.direct && at % 4096 !== 0)) {
+      throw new RangeError(
+        `offset ${at} is not ${
+          this.direct ? "a multiple of 4096 bytes (O_DIRECT)" : "an integer ≥ 0"
+        }`,
+      );
+    }
     await withObjectFile(
       path,
       write,

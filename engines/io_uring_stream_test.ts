@@ -32,6 +32,35 @@ Deno.test({
 
 Deno.test({
   name:
+    "UringChannel and AioChannel move a slice of a file at an offset, as threads of one swap do",
+  ignore,
+  fn: () =>
+    withTempDir(async (dir) => {
+      const half = 3 * 65536;
+      const uring = new UringChannel(4, 65536, true);
+      const aio = new AioChannel(4, 65536, true);
+      try {
+        // two slices of one file, the second first: the file is whole either way
+        await aio.transfer(join(dir, "a"), true, half, half);
+        await uring.transfer(join(dir, "a"), true, half, 0);
+        assert.equal((await Deno.stat(join(dir, "a"))).size, 2 * half);
+        await aio.transfer(join(dir, "a"), false, half, half);
+        await uring.transfer(join(dir, "a"), false, half, 0);
+        // past the end: a short read, named with the absolute offset
+        await assert.rejects(
+          () => aio.transfer(join(dir, "a"), false, 65536, 2 * half),
+          (e: unknown) => e instanceof IoError && e.message.includes(String(2 * half)),
+        );
+        await assert.rejects(() => aio.transfer(join(dir, "a"), false, 4096, 100), RangeError);
+      } finally {
+        uring.close();
+        aio.close();
+      }
+    }),
+});
+
+Deno.test({
+  name:
     "UringChannel names the call, errno and path of a failure: a missing file, a read past the end",
   ignore,
   fn: () =>

@@ -74,6 +74,13 @@ export class AioChannel {
     schedule?: StreamSchedule,
   ): Promise<void> {
     if (this.#closed) throw new TypeError("channel closed");
+    if (!Number.isSafeInteger(at) || at < 0 || (this.direct && at % 4096 !== 0)) {
+      throw new RangeError(
+        `offset ${at} is not ${
+          this.direct ? "a multiple of 4096 bytes (O_DIRECT)" : "an integer ≥ 0"
+        }`,
+      );
+    }
     await withObjectFile(
       path,
       write,

@@ -194,9 +194,11 @@ export interface PlanDocument {
 }
 
 /**
- * The mlp-offload options that run a placement: the remote path's share,
- * each path's cache, each path's node-wide readers and writers, request
- * size and depth.
+ * The mlp-offload options that run a placement: the remote path's share
+ * (mlp-offload places subgroup i remote when ⌈(i+1)·share⌉ > ⌈i·share⌉,
+ * the fork's i % K == 0 when the share is 1/K: ⌈n·share⌉ of the program's n
+ * subgroups), each path's cache, each path's node-wide readers and writers
+ * (instead of the fork's locks), request size and depth.
  *
  * @throws {TypeError} when there is no local path.
  *
@@ -224,6 +226,8 @@ export function placementOptions(paths: readonly PlannedPath[]): WorkloadOptions
     readers: local.readers ?? 0,
     writers: local.writers ?? 0,
     ...(remote ? { remoteReaders: remote.readers ?? 0, remoteWriters: remote.writers ?? 0 } : {}),
+    // the plan's readers and writers are its concurrency control: not the fork's locks too
+    locks: "none",
     bs: local.bs,
     iodepth: local.iodepth,
   };

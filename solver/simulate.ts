@@ -21,7 +21,8 @@
  * (solver/concurrency.ts) — shared evenly by the transfers of the same path
  * and direction.
  * Compute ops take their think time; hits take none; a barrier releases when
- * every rank has reached it. Per-request latency is not modelled (the
+ * every rank has reached it; a lock op is done when its node-wide lock is
+ * free (first come, first served), and holds it until its unlock op. Per-request latency is not modelled (the
  * bandwidths were measured at the block size and depth the program uses).
  *
  * @module
@@ -202,6 +203,9 @@ export function simulate(program: WorkloadProgram, rateOf: RateOf): Simulation {
   const inflight = new Int32Array(keys.length);
   const waiting: number[][] = keys.map(() => []);
   const arrived = new Map<number, number[]>();
+  // node-wide locks: who holds each, and who waits for it, first come first served
+  const holder = new Map<string, number>();
+  const lockQueue = new Map<string, number[]>();
 
   const complete = (g: number) => {
     end[g] = now;
@@ -226,6 +230,29 @@ export function simulate(program: WorkloadProgram, rateOf: RateOf): Simulation {
       case "hit":
         complete(g);
         return;
+      case "lock": {
+        const name = op.lock ?? "";
+        if (!holder.has(name)) {
+          holder.set(name, g);
+          complete(g);
+        } else {
+          const q = lockQueue.get(name) ?? [];
+          q.push(g);
+          lockQueue.set(name, q);
+        }
+        return;
+      }
+      case "unlock": {
+        const name = op.lock ?? "";
+        const next = lockQueue.get(name)?.shift();
+        if (next === undefined) holder.delete(name);
+        else {
+          holder.set(name, next);
+          complete(next);
+        }
+        complete(g);
+        return;
+      }
       case "barrier": {
         const k = barrierIndex[g]!;
         const list = arrived.get(k) ?? [];

@@ -158,3 +158,28 @@ Deno.test("simulate() asks rateOf at the count of transfers in flight, shared ev
   const one = update(program(ranks, 1), rate);
   assert.ok(Math.abs(one.time_s - 2) < 1e-9, `${one.time_s}`);
 });
+
+Deno.test("simulate() lets one rank at a time hold a node-wide lock, the transfers it waits for inside it", () => {
+  // each rank: take the lock, read 1e9 B (1 s alone), release once the read is in, compute 1 s
+  const rank = (r: number) => {
+    const b = new ProgramBuilder(r);
+    const l = b.add({ ...at, kind: "lock", stream: "compute", lock: "read", label: "lock" });
+    const x = read(b, `x${r}`, 1e9, [l]);
+    b.add({ ...at, kind: "unlock", stream: "compute", lock: "read", label: "unlock", after: [x] });
+    compute(b, 1000);
+    return b.build();
+  };
+  // rank 0 reads [0, 1] and computes [1, 2]; rank 1 takes the lock at 1, reads [1, 2], computes [2, 3]
+  const u = update(program([rank(0), rank(1)]));
+  assert.ok(Math.abs(u.time_s - 3) < 1e-9, `${u.time_s}`);
+  // without the lock both reads share the path: done at 2, computes to 3 as well but in parallel
+  const free = (r: number) => {
+    const b = new ProgramBuilder(r);
+    compute(b, 1000, [read(b, `x${r}`, 1e9)]);
+    return b.build();
+  };
+  assert.ok(Math.abs(update(program([free(0), free(1)])).time_s - 3) < 1e-9);
+  // three ranks under the lock: one second of reading each, one after another, then 1 s of Adam
+  const three = update(program([rank(0), rank(1), rank(2)]));
+  assert.ok(Math.abs(three.time_s - 4) < 1e-9, `${three.time_s}`);
+});

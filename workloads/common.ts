@@ -34,8 +34,35 @@ export interface WorkloadOptions {
   readonly remoteReaders?: number;
   /** mlp-offload: writers of the remote path alone (default: `writers`; 0: no limit). */
   readonly remoteWriters?: number;
-  /** mlp-offload: share of subgroups on the remote path, in [0, 1). */
+  /**
+   * mlp-offload: share of subgroups on the remote path, in [0, 1] (a plan's
+   * split): subgroup i is remote when ⌈(i+1)·share⌉ > ⌈i·share⌉, which is the
+   * fork's i % K == 0 for share 1/K. {@linkcode distOptRatio} wins when both are given.
+   */
   readonly remoteRatio?: number;
+  /**
+   * mlp-offload: the fork's integer dist_opt_ratio K: subgroup i is remote
+   * when i % K == 0 (0: nothing remote; default 3).
+   */
+  readonly distOptRatio?: number;
+  /**
+   * zero-infinity, mlp-offload: DeepSpeed's offload_optimizer.buffer_count
+   * (zero-infinity: pinned gradient buffers in backward, default 4;
+   * mlp-offload: host cache of buffer_count // 4 − 1 subgroups per path, default 25).
+   */
+  readonly bufferCount?: number;
+  /** zero-infinity: DeepSpeed's pipelined swapper (pipeline_read and pipeline_write true). */
+  readonly pipeline?: boolean;
+  /**
+   * zero-infinity, mlp-offload: aio intra_op_parallelism, each swap cut into
+   * this many slices on their own contexts (zero-infinity 1, mlp-offload 4).
+   */
+  readonly threads?: number;
+  /**
+   * mlp-offload: which paths take the node-wide read and write locks
+   * (`remote`, as its runs; `both`; `none`).
+   */
+  readonly locks?: "remote" | "both" | "none";
   /**
    * mlp-offload: subgroups of each path kept in host memory at the end of a pass (of the local
    * path alone when `remoteCacheSubgroups` is given).
@@ -93,6 +120,9 @@ export function storagePath(
     role,
     bs: options.bs ?? extra.bs ?? DEEPSPEED_BS,
     iodepth: options.iodepth ?? extra.iodepth ?? DEEPSPEED_IODEPTH,
+    ...((options.threads ?? extra.threads ?? 1) > 1
+      ? { threads: options.threads ?? extra.threads }
+      : {}),
     ...limit("readers", options.readers ?? extra.readers),
     ...limit("writers", options.writers ?? extra.writers),
   };

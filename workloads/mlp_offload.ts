@@ -2,31 +2,47 @@
  * `mlp-offload`: MLP-Offload, ZeRO-3 with the optimizer state offloaded over
  * two paths at once (node-local NVMe and a remote PFS or bucket), a host
  * cache that carries subgroups across the pass boundary, and node-wide
- * concurrency control on each path.
+ * locks, as the DataStates DeepSpeed fork (branch dist_nvme_opt) and its
+ * artifact's logged runs do (docs/workloads.md cites the file and line of
+ * each rule).
  *
- * Each subgroup lives on one path: `remoteRatio` of them (default 1/3, one in
- * three as in its runs) on the remote path, spread evenly (subgroup i is
- * remote when ⌊(i+1)·r⌋ > ⌊i·r⌋), the rest on the first local path.
+ * Subgroups are DeepSpeed's ({@linkcode swapLayout}: whole parameter
+ * partitions accumulated to ≥ sub_group_size, each state swap padded to
+ * 1024 × threads bytes). Each lives on one path: subgroup i is remote when
+ * i % K == 0 for the fork's integer dist_opt_ratio K (`distOptRatio`,
+ * default 3: a third remote, subgroups 0, 3, 6, …). A plan's share s of
+ * remote subgroups (`remoteRatio`) places subgroup i remote when
+ * ⌈(i+1)·s⌉ > ⌈i·s⌉: the same rule for s = 1/K, and ⌈n·s⌉ of the n
+ * subgroups for any other share.
  *
  * Per rank and iteration:
  * - **backward**: the forward then the backward pass, one think time each.
- *   Gradients stay in host memory: no gradient I/O.
+ *   Gradients stay in host memory (its runs' grad skip): no gradient I/O.
  * - **update**: subgroups in ascending order in even iterations and
- *   descending order in odd ones (iteration 0 ascending). Each path has its
- *   own read and write streams and its own prefetch: the k-th subgroup of a
- *   path in the pass has its params, m and v read (12 B/param) once the
- *   (k−2)-th of that path has computed, so it is read while the (k−1)-th
- *   computes; Adam runs on the CPU (think time); params, m and v are written
- *   back, and a subgroup's update waits until the write of the one two back
- *   on its path is done (two write buffers per path).
- * - **host cache**: the last `cacheSubgroups` subgroups (default 2) of each
- *   path in a pass stay in host memory and are not written back; as the next
- *   pass runs the other way it starts with them, served as `hit` ops
- *   (12 B/param, no I/O) instead of reads. Iteration 0 finds nothing cached.
+ *   descending order in odd ones (iteration 0 ascending), in one loop over
+ *   both paths, each path with the pipelined swapper (its runs set
+ *   pipeline_read/write): subgroup i on path P waits for its read, issues
+ *   the read of the next subgroup on P, runs Adam (think time), then waits
+ *   for the previous write on P and issues its own write (waiting for it
+ *   too when no later subgroup on P is written in the pass). Because that
+ *   wait is in the one loop, a slow write on one path holds up the
+ *   subgroups of the other (the coupled swap-out loop).
+ * - **host cache**: the last buffer_count // 4 − 1 subgroups of each path
+ *   in a pass (`bufferCount`, default 25 as its runs log: 5) stay in host
+ *   memory and are not written back; the next pass runs the other way and
+ *   starts with them, served as `hit` ops (12 B/param, no I/O). Iteration 0
+ *   finds nothing cached.
+ * - **locks**: two node-wide locks, one for reads and one for writes, shared
+ *   by both paths and by every rank and process of the node (flock on files
+ *   under /dev/shm, as the fork's fasteners locks): a subgroup takes the read
+ *   lock while it waits for its read and issues the next, and the write lock
+ *   while it waits for the previous write and issues its own; the transfers
+ *   themselves run outside. By default only subgroups of the remote path take
+ *   them, as its logs enable one-at-a-time on the PFS swapper only (`locks`:
+ *   `both`, `none`).
  *
- * Node-wide, at most one rank reads and one rank writes each path at a time
- * (MLP-Offload's concurrency control), and aio uses 2 MiB blocks at depth 8
- * (its runs: 2 MiB, 4 threads, depth 8) unless `bs`/`iodepth` say otherwise.
+ * aio 2 MiB blocks, depth 8 and 4 threads per handle (its runs) unless
+ * `bs`/`iodepth`/`threads` say otherwise.
  *
  * @module
  */
@@ -42,13 +58,8 @@ import {
   type WorkloadPaths,
 } from "./common.ts";
 import { ProgramBuilder, type RankProgram, type WorkloadProgram } from "./ops.ts";
-import {
-  adamMs,
-  scaledBytes,
-  shardParameters,
-  subgroupSizes,
-  type TrainingSetup,
-} from "./setup.ts";
+import { adamMs, alignedElements, shardParameters, type TrainingSetup } from "./setup.ts";
+import { swapLayout, type SwapSubgroup } from "./zero_infinity.ts";
 
 /** States of a subgroup, read and written back by the update (12 B/param in fp32). */
 export const MLP_OFFLOAD_STATES = ["params", "m", "v"] as const;
@@ -56,28 +67,46 @@ export const MLP_OFFLOAD_STATES = ["params", "m", "v"] as const;
 export const MLP_OFFLOAD_BS = 2 << 20;
 /** The aio queue depth of MLP-Offload's runs. */
 export const MLP_OFFLOAD_IODEPTH = 8;
-/** Default share of subgroups on the remote path: one in three, as in its runs. */
-export const MLP_OFFLOAD_REMOTE_RATIO = 1 / 3;
-/** Default number of subgroups of each path kept in host memory at the end of a pass. */
-export const MLP_OFFLOAD_CACHE_SUBGROUPS = 2;
+/** The aio threads per handle of MLP-Offload's runs (thread_count 4). */
+export const MLP_OFFLOAD_THREADS = 4;
+/** The fork's dist_opt_ratio of its runs: subgroup i is remote when i % 3 == 0. */
+export const MLP_OFFLOAD_DIST_OPT_RATIO = 3;
+/** offload_optimizer.buffer_count its runs log (25 in most; 64/56/50/36 in the ZeRO-3 sweeps). */
+export const MLP_OFFLOAD_LOGGED_BUFFER_COUNT = 25;
+/** Its default share of remote subgroups: 1 / dist_opt_ratio. */
+export const MLP_OFFLOAD_REMOTE_RATIO = 1 / MLP_OFFLOAD_DIST_OPT_RATIO;
+/** Which paths take the node-wide locks: as its runs, the remote (PFS) one only. */
+export const MLP_OFFLOAD_LOCKS = "remote";
 
-/** Slack for ratios that are not exact in binary (1/3 · 6 must be 2). */
+/** Slack for shares that are not exact in binary (3 · 1/3 must be 1). */
 const EPSILON = 1e-9;
 
 /**
- * Which subgroups live on the remote path: subgroup i does when
- * ⌊(i+1)·ratio⌋ > ⌊i·ratio⌋, which puts ⌊count·ratio⌋ of them there, evenly.
+ * Which subgroups live on the remote path for a share `share` of them:
+ * subgroup i does when ⌈(i+1)·share⌉ > ⌈i·share⌉, which puts ⌈count·share⌉
+ * there, evenly, starting with subgroup 0. For share 1/K that is the fork's
+ * i % K == 0.
  *
  * @example
  * ```ts
  * import { remoteSubgroups } from "./mlp_offload.ts";
- * console.assert(remoteSubgroups(6, 1 / 3).join() === "false,false,true,false,false,true");
+ * console.assert(remoteSubgroups(6, 1 / 3).join() === "true,false,false,true,false,false");
  * ```
  */
-export function remoteSubgroups(count: number, ratio: number): boolean[] {
-  const at = (i: number) => Math.floor(i * ratio + EPSILON);
+export function remoteSubgroups(count: number, share: number): boolean[] {
+  const at = (i: number) => Math.ceil(i * share - EPSILON);
   return Array.from({ length: count }, (_, i) => at(i + 1) > at(i));
 }
+
+/** The host cache per path of `bufferCount` pinned buffers: buffer_count // 4 − 1 (p, m, v, g each). */
+export function cacheOfBufferCount(bufferCount: number): number {
+  return Math.max(0, Math.floor(bufferCount / 4) - 1);
+}
+
+/** Its default host cache per path: buffer_count // 4 − 1 of the logged 25 buffers, 5. */
+export const MLP_OFFLOAD_CACHE_SUBGROUPS: number = cacheOfBufferCount(
+  MLP_OFFLOAD_LOGGED_BUFFER_COUNT,
+);
 
 /** What one update pass does with each subgroup. */
 interface Pass {
@@ -106,10 +135,14 @@ function keptBy(order: readonly number[], remote: readonly boolean[], cache: Cac
   return kept;
 }
 
-/** Iteration `it`'s pass: ascending when even, descending when odd. */
-function passOf(it: number, remote: readonly boolean[], cache: Cache): Pass {
-  const ascending = remote.map((_, i) => i);
-  const orderOf = (n: number) => n % 2 === 0 ? ascending : [...ascending].reverse();
+/** Iteration `it`'s pass over the swapped subgroups `ids`: ascending when even, descending when odd. */
+function passOf(
+  it: number,
+  ids: readonly number[],
+  remote: readonly boolean[],
+  cache: Cache,
+): Pass {
+  const orderOf = (n: number) => n % 2 === 0 ? ids : [...ids].reverse();
   const order = orderOf(it);
   return {
     order,
@@ -118,16 +151,45 @@ function passOf(it: number, remote: readonly boolean[], cache: Cache): Pass {
   };
 }
 
+/** mlp-offload's knobs, resolved. */
+interface Settings {
+  /** Share of subgroups on the remote path. */
+  readonly share: number;
+  /** The fork's integer dist_opt_ratio, when the share is 1/K (or 0). */
+  readonly distOptRatio: number | undefined;
+  readonly bufferCount: number;
+  readonly cache: Cache;
+  readonly locks: "remote" | "both" | "none";
+  readonly threads: number;
+}
+
 /** The options, checked, with the defaults filled in. */
-function resolveOptions(options: WorkloadOptions): { ratio: number; cache: Cache } {
-  const ratio = options.remoteRatio ?? MLP_OFFLOAD_REMOTE_RATIO;
-  if (!Number.isFinite(ratio) || ratio < 0 || ratio >= 1) {
-    throw new ConfigError(
-      "remote-ratio",
-      `${ratio} is not a share of subgroups: use a number in [0, 1), e.g. 0.33`,
-    );
+function resolveOptions(options: WorkloadOptions): Settings {
+  let share: number;
+  let distOptRatio: number | undefined;
+  if (options.distOptRatio !== undefined || options.remoteRatio === undefined) {
+    const k = options.distOptRatio ?? MLP_OFFLOAD_DIST_OPT_RATIO;
+    if (!Number.isInteger(k) || k < 0) {
+      throw new ConfigError(
+        "remote-ratio",
+        `${k} is not the fork's dist_opt_ratio: use an integer K ≥ 0 (subgroup i is remote when i % K == 0; 0 for none)`,
+      );
+    }
+    distOptRatio = k;
+    share = k === 0 ? 0 : 1 / k;
+  } else {
+    share = options.remoteRatio;
+    if (!Number.isFinite(share) || share < 0 || share > 1) {
+      throw new ConfigError("remote-ratio", `${share} is not a share of subgroups in [0, 1]`);
+    }
+    const k = share === 0 ? 0 : Math.round(1 / share);
+    if (k === 0 || Math.abs(share - 1 / k) < EPSILON) distOptRatio = k;
   }
-  const local = options.cacheSubgroups ?? MLP_OFFLOAD_CACHE_SUBGROUPS;
+  const bufferCount = options.bufferCount ?? MLP_OFFLOAD_LOGGED_BUFFER_COUNT;
+  if (!Number.isInteger(bufferCount) || bufferCount < 1) {
+    throw new ConfigError("buffer-count", `${bufferCount} is not an integer ≥ 1`);
+  }
+  const local = options.cacheSubgroups ?? cacheOfBufferCount(bufferCount);
   const remote = options.remoteCacheSubgroups ?? local;
   for (
     const [flag, n] of [["cache-subgroups", local], ["remote-cache-subgroups", remote]] as const
@@ -136,7 +198,15 @@ function resolveOptions(options: WorkloadOptions): { ratio: number; cache: Cache
       throw new ConfigError(flag, `${n} is not a count: use an integer ≥ 0`);
     }
   }
-  return { ratio, cache: { local, remote } };
+  const threads = options.threads ?? MLP_OFFLOAD_THREADS;
+  if (!Number.isInteger(threads) || threads < 1) {
+    throw new ConfigError("threads", `${threads} is not an integer ≥ 1`);
+  }
+  const locks = options.locks ?? MLP_OFFLOAD_LOCKS;
+  if (!["remote", "both", "none"].includes(locks)) {
+    throw new ConfigError("locks", `"${locks}" is not one of remote, both, none`);
+  }
+  return { share, distOptRatio, bufferCount, cache: { local, remote }, locks, threads };
 }
 
 /**
@@ -150,13 +220,13 @@ function resolveOptions(options: WorkloadOptions): { ratio: number; cache: Cache
  *   local: ["local"],
  *   remote: "remote",
  * });
- * console.assert(p.ranks.length === 4 && p.paths.every((path) => path.readers === 1));
+ * console.assert(p.ranks.length === 4 && p.paths.every((path) => path.threads === 4));
  * ```
  */
 export const mlpOffload: WorkloadDefinition = {
   name: "mlp-offload",
   summary:
-    "MLP-Offload: subgroups over local and remote paths, host cache across passes, one reader and writer per path",
+    "MLP-Offload: subgroups over local and remote paths, host cache across passes, node-wide read and write locks",
   needs: ["local", "remote"],
   build(
     setup: TrainingSetup,
@@ -164,54 +234,73 @@ export const mlpOffload: WorkloadDefinition = {
     options: WorkloadOptions = {},
   ): WorkloadProgram {
     const local = requirePath("mlp-offload", "local", paths);
-    const { ratio, cache } = resolveOptions(options);
+    const settings = resolveOptions(options);
     // with nothing remote, the remote path may be absent (a plan that keeps everything local)
-    const remotePath = ratio === 0 && paths.remote === undefined
+    const remotePath = settings.share === 0 && paths.remote === undefined
       ? undefined
       : requirePath("mlp-offload", "remote", paths);
-    const limits = { bs: MLP_OFFLOAD_BS, iodepth: MLP_OFFLOAD_IODEPTH, readers: 1, writers: 1 };
-    const sizes = subgroupSizes(setup);
-    const remote = remoteSubgroups(sizes.length, ratio);
+    const bs = options.bs ?? MLP_OFFLOAD_BS;
+    const policyOf = { bs: MLP_OFFLOAD_BS, iodepth: MLP_OFFLOAD_IODEPTH };
+    const layout = swapLayout(setup, {
+      pipeline: true,
+      threads: settings.threads,
+      bufferCount: settings.bufferCount,
+      blockSize: bs,
+    });
+    const remote = remoteSubgroups(layout.length, settings.share);
     const names = { local, remote: remotePath ?? local };
     const ranks: RankProgram[] = [];
     for (let r = 0; r < setup.ranksPerNode; r++) {
-      ranks.push(rankProgram(r, setup, names, remote, cache));
+      ranks.push(rankProgram(r, setup, names, layout, remote, settings));
     }
-    const state = (el: number) => scaledBytes(setup, el * setup.bytesPerState);
+    const ids = layout.filter((sg) => sg.swapped).map((sg) => sg.index);
     const states = MLP_OFFLOAD_STATES.length;
     const derived: Record<string, number | string | boolean> = {
       shard_parameters: shardParameters(setup),
-      subgroups_per_rank: sizes.length,
-      remote_ratio: ratio,
+      subgroups_per_rank: layout.length,
+      subgroup_grouping: "whole parameter partitions accumulated to >= sub_group_size (stage3.py)",
+      subgroup_elements_min: Math.min(...layout.map((sg) => sg.elements)),
+      subgroup_elements_max: Math.max(...layout.map((sg) => sg.elements)),
+      subgroups_in_host_memory: layout.length - ids.length,
+      swap_alignment_elements: alignedElements(1, setup.bytesPerState, settings.threads),
+      remote_rule: settings.distOptRatio !== undefined
+        ? `i % ${settings.distOptRatio} == 0`
+        : "ceil((i+1)*share) > ceil(i*share)",
+      ...(settings.distOptRatio !== undefined ? { dist_opt_ratio: settings.distOptRatio } : {}),
+      remote_ratio: settings.share,
       subgroups_local: remote.filter((r) => !r).length,
       subgroups_remote: remote.filter((r) => r).length,
-      cache_subgroups_per_path: cache.local,
-      ...(cache.remote !== cache.local ? { cache_subgroups_remote: cache.remote } : {}),
-      host_cache_bytes_per_rank: [...passOf(0, remote, cache).kept]
-        .reduce((t, i) => t + states * state(sizes[i]!), 0),
+      buffer_count: settings.bufferCount,
+      cache_subgroups_per_path: settings.cache.local,
+      ...(settings.cache.remote !== settings.cache.local
+        ? { cache_subgroups_remote: settings.cache.remote }
+        : {}),
+      host_cache_bytes_per_rank: [...passOf(0, ids, remote, settings.cache).kept]
+        .reduce((t, i) => t + states * layout[i]!.stateBytes, 0),
+      locks: settings.locks,
+      threads: settings.threads,
     };
     // bytes of the update per path: iteration 0 (nothing cached) and 1 (the steady state,
     // descending; ascending passes differ only where the smaller last subgroup is cached)
     for (const it of [0, 1]) {
-      const pass = passOf(it, remote, cache);
+      const pass = passOf(it, ids, remote, settings.cache);
       for (const role of ["local", "remote"] as const) {
-        const mine = sizes.map((el, i) => ({ i, el })).filter(({ i }) =>
-          remote[i] === (role === "remote")
-        );
+        const mine = ids.filter((i) => remote[i] === (role === "remote"));
         const sum = (keep: (i: number) => boolean) =>
-          mine.reduce((t, { i, el }) => t + (keep(i) ? states * state(el) : 0), 0);
+          mine.reduce((t, i) => t + (keep(i) ? states * layout[i]!.stateBytes : 0), 0);
         derived[`update_${role}_read_bytes_it${it}`] = sum((i) => !pass.hits.has(i));
         derived[`update_${role}_hit_bytes_it${it}`] = sum((i) => pass.hits.has(i));
         derived[`update_${role}_write_bytes_it${it}`] = sum((i) => !pass.kept.has(i));
       }
     }
+    const threaded = { ...options, threads: settings.threads };
     return {
       workload: "mlp-offload",
       paths: [
-        storagePath(local, "local", options, limits),
-        ...(remotePath === undefined ? [] : [
-          storagePath(remotePath, "remote", remoteLimits(options), limits),
-        ]),
+        storagePath(local, "local", threaded, policyOf),
+        ...(remotePath === undefined
+          ? []
+          : [storagePath(remotePath, "remote", remoteLimits(threaded), policyOf)]),
       ],
       ranks,
       warmupIterations: setup.warmupIterations,
@@ -220,6 +309,7 @@ export const mlpOffload: WorkloadDefinition = {
       notes: [
         "gradients stay in host memory: the backward phase is think time only",
         "the subgroups cached after the last iteration are not written back",
+        "the fork's snapshot with caching updates ascending every pass; this alternates (the same bytes per pass)",
       ],
     };
   },
@@ -239,89 +329,127 @@ function rankProgram(
   rank: number,
   setup: TrainingSetup,
   names: { readonly local: string; readonly remote: string },
+  layout: readonly SwapSubgroup[],
   remote: readonly boolean[],
-  cache: Cache,
+  settings: Settings,
 ): RankProgram {
   const b = new ProgramBuilder(rank);
-  const sizes = subgroupSizes(setup);
-  const state = (el: number) => scaledBytes(setup, el * setup.bytesPerState);
   const pathOf = (i: number) => remote[i] ? names.remote : names.local;
-  for (const [i, el] of sizes.entries()) {
-    for (const st of MLP_OFFLOAD_STATES) b.initial(pathOf(i), `sg${i}.${st}`, state(el));
+  const locked = (i: number) =>
+    settings.locks === "both" || (settings.locks === "remote" && remote[i]! &&
+      names.remote !== names.local);
+  const ids = layout.filter((sg) => sg.swapped).map((sg) => sg.index);
+  for (const i of ids) {
+    for (const st of MLP_OFFLOAD_STATES) {
+      b.initial(pathOf(i), `sg${i}.${st}`, layout[i]!.stateBytes);
+    }
   }
   // each phase's barrier waits for the last op of every stream of the phase before
   for (let it = 0; it < totalIterations(setup); it++) {
     // backward: think time only, gradients stay in host memory
     backwardPhase(b, setup, it, { after: b.lastHeld("phase"), whole: true });
-    // update: per path, read ahead one subgroup and write behind with two buffers
     const phase = "update";
     const start = b.barrier({ iteration: it, phase, after: b.lastHeld("phase") });
-    const pass = passOf(it, remote, cache);
-    const computes = new Map<string, number[]>([[names.local, []], [names.remote, []]]);
-    const lastWrites = new Map<string, (number | undefined)[]>([
-      [names.local, []],
-      [names.remote, []],
-    ]);
+    const pass = passOf(it, ids, remote, settings.cache);
+    const io = (kind: "read" | "write", i: number, deps: (number | undefined)[]) =>
+      MLP_OFFLOAD_STATES.map((st) =>
+        b.add({
+          kind,
+          stream: `${pathOf(i)}:${kind}`,
+          iteration: it,
+          phase,
+          path: pathOf(i),
+          object: `sg${i}.${st}`,
+          bytes: layout[i]!.stateBytes,
+          label: `sg${i}.${st}`,
+          after: deps,
+        })
+      );
+    const lock = (i: number, name: string, unlock: boolean, deps: (number | undefined)[] = []) =>
+      b.add({
+        kind: unlock ? "unlock" : "lock",
+        stream: "compute",
+        iteration: it,
+        phase,
+        lock: name,
+        label: `sg${i}.${unlock ? "unlock" : "lock"}.${name}`,
+        after: deps,
+      });
+    // the next subgroup of the same path in this pass, per subgroup
+    const nextOnPath = new Map<number, number>();
+    for (const [k, i] of pass.order.entries()) {
+      const j = pass.order.slice(k + 1).find((x) => pathOf(x) === pathOf(i));
+      if (j !== undefined) nextOnPath.set(i, j);
+    }
+    // reads issued ahead (the pipelined swapper's async read), per subgroup
+    const issued = new Map<number, number[]>();
+    // per path: the last write issued and not yet waited for
+    const pending = new Map<string, number | undefined>();
+    // what the loop waited for in the step before, outside a lock (the coupled loop)
+    let carried: (number | undefined)[] = [start];
+    for (const i of [...layout.keys()]) {
+      if (layout[i]!.swapped) continue;
+      // in host memory: Adam only, before the swapped ones (the loop order does not matter here)
+      b.add({
+        kind: "compute",
+        stream: "compute",
+        iteration: it,
+        phase,
+        ms: adamMs(setup, layout[i]!.elements),
+        label: `sg${i}.adam`,
+        after: [start],
+      });
+    }
     for (const i of pass.order) {
-      const el = sizes[i]!;
       const path = pathOf(i);
-      const pathComputes = computes.get(path)!;
-      const pathWrites = lastWrites.get(path)!;
-      const k = pathComputes.length;
-      const ready = [start, pathComputes[k - 2]];
-      const inputs = pass.hits.has(i)
-        ? [b.add({
+      const el = layout[i]!;
+      const withLock = locked(i);
+      // swap-in: (read lock) wait for this subgroup's read, issue the next one's
+      const l = withLock ? lock(i, "read", false, carried) : undefined;
+      const anchor = l === undefined ? carried : [l];
+      let inputs: number[];
+      if (pass.hits.has(i)) {
+        inputs = [b.add({
           kind: "hit",
           stream: `${path}:read`,
           iteration: it,
           phase,
           path,
-          bytes: MLP_OFFLOAD_STATES.length * state(el),
+          bytes: MLP_OFFLOAD_STATES.length * el.stateBytes,
           label: `sg${i}.cached`,
-          after: ready,
-        })]
-        : MLP_OFFLOAD_STATES.map((st) =>
-          b.add({
-            kind: "read",
-            stream: `${path}:read`,
-            iteration: it,
-            phase,
-            path,
-            object: `sg${i}.${st}`,
-            bytes: state(el),
-            label: `sg${i}.${st}`,
-            after: ready,
-          })
-        );
+          after: anchor,
+        })];
+      } else inputs = issued.get(i) ?? io("read", i, anchor);
+      const u = withLock ? lock(i, "read", true, inputs) : undefined;
       const c = b.add({
         kind: "compute",
         stream: "compute",
         iteration: it,
         phase,
-        ms: adamMs(setup, el),
+        ms: adamMs(setup, el.elements),
         label: `sg${i}.adam`,
-        after: [...inputs, pathWrites[k - 2]],
+        after: [...(u === undefined ? carried : [u]), ...inputs],
       });
-      pathComputes.push(c);
+      // a cached subgroup is not swapped in, so it issues no read ahead either
+      const next = nextOnPath.get(i);
+      if (next !== undefined && !pass.hits.has(next) && !pass.hits.has(i)) {
+        issued.set(next, io("read", next, [...anchor, inputs.at(-1)]));
+      }
+      // swap-out: (write lock) wait for the previous write on this path, issue this one
       if (pass.kept.has(i)) {
-        pathWrites.push(undefined);
+        carried = [c];
         continue;
       }
-      let w = c;
-      for (const st of MLP_OFFLOAD_STATES) {
-        w = b.add({
-          kind: "write",
-          stream: `${path}:write`,
-          iteration: it,
-          phase,
-          path,
-          object: `sg${i}.${st}`,
-          bytes: state(el),
-          label: `sg${i}.${st}`,
-          after: [c],
-        });
-      }
-      pathWrites.push(w);
+      const lw = withLock ? lock(i, "write", false, [c]) : undefined;
+      const before = pending.get(path);
+      const writes = io("write", i, [lw ?? c, before]);
+      const last = writes.at(-1)!;
+      const asynchronous = next !== undefined && !pass.kept.has(next);
+      pending.set(path, asynchronous ? last : undefined);
+      const waited = [before, asynchronous ? undefined : last];
+      if (lw !== undefined) {
+        carried = [lock(i, "write", true, waited)];
+      } else carried = [c, ...waited];
     }
   }
   return b.build();

@@ -1,121 +1,133 @@
 import assert from "node:assert/strict";
-import { MLP_OFFLOAD_BS, MLP_OFFLOAD_IODEPTH, mlpOffload, remoteSubgroups } from "./mlp_offload.ts";
+import {
+  cacheOfBufferCount,
+  MLP_OFFLOAD_BS,
+  MLP_OFFLOAD_CACHE_SUBGROUPS,
+  MLP_OFFLOAD_IODEPTH,
+  MLP_OFFLOAD_THREADS,
+  mlpOffload,
+  remoteSubgroups,
+} from "./mlp_offload.ts";
 import { bytesByPath, type Op } from "./ops.ts";
-import { adamMs, resolveSetup, scaledBytes, subgroupSizes } from "./setup.ts";
+import { adamMs, resolveSetup } from "./setup.ts";
+import { swapLayout, zeroInfinitySettings } from "./zero_infinity.ts";
 
 const paths = { local: ["local"], remote: "remote" };
-// 7B on 4 ranks: 17 subgroups, the last one smaller (64 601 088 elements)
+// 7B on 4 ranks: 17 subgroups of whole parameter partitions
 const setup = resolveSetup({ model: "7b", scale: 0.001, iterations: 3, warmup: 0 });
 const program = mlpOffload.build(setup, paths);
 const rank0 = program.ranks[0]!;
-const sizes = subgroupSizes(setup);
-const perState = (el: number) => scaledBytes(setup, el * 4);
-/** One in three on the remote path: subgroups 2, 5, 8, … */
-const isRemote = (i: number) => i % 3 === 2;
+const layout = swapLayout(setup, zeroInfinitySettings({ threads: 4, bs: MLP_OFFLOAD_BS }));
+const N = layout.length;
+/** The fork's rule with its runs' dist_opt_ratio 3: subgroups 0, 3, 6, … are remote. */
+const isRemote = (i: number) => i % 3 === 0;
 const pathOf = (i: number) => isRemote(i) ? "remote" : "local";
 const sgOf = (op: Op) => Number(op.label.slice(2, op.label.indexOf(".")));
-const updateOps = (it: number, kind?: Op["kind"]) =>
-  rank0.ops.filter((op) =>
+const updateOps = (ops: readonly Op[], it: number, kind?: Op["kind"]) =>
+  ops.filter((op) =>
     op.iteration === it && op.phase === "update" && (kind === undefined || op.kind === kind)
   );
-const adamOrder = (it: number) =>
-  updateOps(it, "compute").filter((op) => op.label.endsWith(".adam")).map(sgOf);
-const ascending = sizes.map((_, i) => i);
+const ascending = layout.map((_, i) => i);
 /** Subgroups of `path` in the order iteration `it` updates them. */
 const onPath = (it: number, path: string) =>
   (it % 2 === 0 ? ascending : [...ascending].reverse()).filter((i) => pathOf(i) === path);
+const state = (i: number) => layout[i]!.stateBytes;
 
 Deno.test("mlp-offload builds one program per rank with 17 subgroups for 7B on 4 ranks", () => {
   assert.equal(program.ranks.length, 4);
-  assert.equal(sizes.length, 17);
+  assert.equal(N, 17);
   assert.equal(program.derived.subgroups_per_rank, 17);
   for (const r of program.ranks.slice(1)) {
     assert.deepEqual(r.ops, rank0.ops);
     assert.deepEqual(r.initial, rank0.initial);
   }
+  // padded to 1024 B × 4 threads: 1024 fp32 elements
+  for (const sg of layout) assert.equal(sg.swapElements, Math.ceil(sg.elements / 1024) * 1024);
+  assert.equal(program.derived.swap_alignment_elements, 1024);
 });
 
-Deno.test("mlp-offload puts one in three subgroups on the remote path, evenly", () => {
-  assert.deepEqual(remoteSubgroups(17, 1 / 3), sizes.map((_, i) => isRemote(i)));
-  assert.equal(program.derived.subgroups_remote, 5);
-  assert.equal(program.derived.subgroups_local, 12);
-  assert.equal(program.derived.remote_ratio, 1 / 3);
-  // every subgroup is read from its path in iteration 0
-  for (const op of updateOps(0, "read")) assert.equal(op.path, pathOf(sgOf(op)));
-  // exact ratios land exactly, whatever binary makes of them
-  for (const [ratio, count] of [[1 / 3, 300], [0.3, 1000], [0.25, 179], [0.1, 50]] as const) {
-    const remote = remoteSubgroups(count, ratio);
-    assert.equal(remote.filter((r) => r).length, Math.floor(count * ratio + 1e-9));
-    // evenly: any window of 1/ratio subgroups holds at most ⌈window·ratio⌉ remote ones
-    const window = Math.round(1 / ratio);
-    for (let i = 0; i + window <= count; i++) {
-      assert.ok(remote.slice(i, i + window).filter((r) => r).length <= 1);
+Deno.test("mlp-offload puts subgroup i on the remote path when i % dist_opt_ratio == 0", () => {
+  for (let k = 1; k <= 7; k++) {
+    for (const n of [1, 17, 134, 200]) {
+      assert.deepEqual(
+        remoteSubgroups(n, 1 / k),
+        Array.from({ length: n }, (_, i) => i % k === 0),
+        `K ${k}, ${n}`,
+      );
     }
   }
+  assert.equal(program.derived.dist_opt_ratio, 3);
+  assert.equal(program.derived.remote_rule, "i % 3 == 0");
+  assert.equal(program.derived.subgroups_remote, 6);
+  assert.equal(program.derived.subgroups_local, 11);
+  for (const op of updateOps(rank0.ops, 0, "read")) assert.equal(op.path, pathOf(sgOf(op)));
+  // K = 0: nothing remote; K = 2 given as distOptRatio
   assert.ok(remoteSubgroups(20, 0).every((r) => !r));
+  const two = mlpOffload.build(setup, paths, { distOptRatio: 2 });
+  assert.equal(two.derived.subgroups_remote, 9);
 });
 
-Deno.test("mlp-offload alternates ascending and descending order each iteration", () => {
+Deno.test("mlp-offload maps a plan's share s to ⌈(i+1)·s⌉ > ⌈i·s⌉: exactly the plan's count", () => {
+  for (const n of [17, 134, 179]) {
+    for (let r = 0; r <= n; r++) {
+      const remote = remoteSubgroups(n, r / n);
+      assert.equal(remote.filter(Boolean).length, r, `${r} of ${n}`);
+    }
+  }
+  const p = mlpOffload.build(setup, paths, { remoteRatio: 4 / 17 });
+  assert.equal(p.derived.subgroups_remote, 4);
+  assert.equal(p.derived.remote_rule, "ceil((i+1)*share) > ceil(i*share)");
+  assert.equal(p.derived.dist_opt_ratio, undefined);
+  // a share of 1/K is the fork's rule and says so
+  assert.equal(mlpOffload.build(setup, paths, { remoteRatio: 0.25 }).derived.dist_opt_ratio, 4);
+});
+
+Deno.test("mlp-offload caches buffer_count // 4 − 1 subgroups per path (25 buffers: 5)", () => {
+  assert.equal(cacheOfBufferCount(25), 5);
+  assert.equal(cacheOfBufferCount(64), 15);
+  assert.equal(cacheOfBufferCount(36), 8);
+  assert.equal(cacheOfBufferCount(4), 0);
+  assert.equal(cacheOfBufferCount(3), 0);
+  assert.equal(MLP_OFFLOAD_CACHE_SUBGROUPS, 5);
+  assert.equal(program.derived.buffer_count, 25);
+  assert.equal(program.derived.cache_subgroups_per_path, 5);
+  const p = mlpOffload.build(setup, paths, { bufferCount: 12 });
+  assert.equal(p.derived.cache_subgroups_per_path, 2);
+  // cacheSubgroups overrides the buffer count's
+  assert.equal(
+    mlpOffload.build(setup, paths, { bufferCount: 12, cacheSubgroups: 1 }).derived
+      .cache_subgroups_per_path,
+    1,
+  );
+});
+
+Deno.test("mlp-offload alternates order; each pass starts on what the last one kept", () => {
+  const adamOrder = (it: number) =>
+    updateOps(rank0.ops, it, "compute").filter((op) => op.label.endsWith(".adam")).map(sgOf);
   assert.deepEqual(adamOrder(0), ascending);
   assert.deepEqual(adamOrder(1), [...ascending].reverse());
-  assert.deepEqual(adamOrder(2), ascending);
-  // reads follow the same order on each path's stream
-  for (const it of [0, 1, 2]) {
-    for (const path of ["local", "remote"]) {
-      const served = updateOps(it).filter((op) => op.stream === `${path}:read`);
-      const order = served.filter((op) => op.kind === "hit" || op.object!.endsWith(".params"))
-        .map(sgOf);
-      assert.deepEqual(order, onPath(it, path));
-    }
-  }
-});
-
-Deno.test("mlp-offload serves the last two subgroups of each path from host memory in the next pass", () => {
-  assert.equal(updateOps(0, "hit").length, 0);
+  assert.equal(updateOps(rank0.ops, 0, "hit").length, 0);
   for (const it of [1, 2]) {
     for (const path of ["local", "remote"]) {
-      const stream = updateOps(it).filter((op) => op.stream === `${path}:read`);
-      // the pass starts on the two its predecessor kept: hits, first on the path's read stream
-      assert.deepEqual(stream.slice(0, 2).map((op) => op.kind), ["hit", "hit"]);
-      assert.equal(stream.filter((op) => op.kind === "hit").length, 2);
-      assert.deepEqual(stream.slice(0, 2).map(sgOf), onPath(it - 1, path).slice(-2).reverse());
-      assert.deepEqual(stream.slice(0, 2).map(sgOf), onPath(it, path).slice(0, 2));
-      for (const h of stream.slice(0, 2)) {
-        assert.equal(h.path, path);
-        assert.equal(h.bytes, 3 * perState(sizes[sgOf(h)]!));
-      }
-    }
-  }
-  // iteration 1 (descending) starts on 16, 15 locally and 14, 11 remotely; 2 on 0, 1 and 2, 5
-  const hitsOf = (it: number) => updateOps(it, "hit").map(sgOf).sort((a, b) => a - b);
-  assert.deepEqual(hitsOf(1), [11, 14, 15, 16]);
-  assert.deepEqual(hitsOf(2), [0, 1, 2, 5]);
-  // and those kept are not written back at the end of the pass before
-  const written = (it: number) =>
-    new Set(updateOps(it, "write").filter((op) => op.object!.endsWith(".v")).map(sgOf));
-  for (const it of [0, 1, 2]) {
-    for (const path of ["local", "remote"]) {
-      const seq = onPath(it, path);
-      for (const i of seq.slice(-2)) assert.ok(!written(it).has(i), `it ${it} sg${i} kept`);
-      for (const i of seq.slice(0, -2)) assert.ok(written(it).has(i), `it ${it} sg${i} written`);
+      const hits = updateOps(rank0.ops, it, "hit").filter((op) => op.path === path).map(sgOf);
+      assert.deepEqual(hits, onPath(it - 1, path).slice(-5).reverse());
     }
   }
 });
 
 Deno.test("mlp-offload moves 12 B/param per subgroup per path, minus what the cache holds", () => {
-  const sum = (ids: readonly number[]) => ids.reduce((t, i) => t + 3 * perState(sizes[i]!), 0);
+  const sum = (ids: readonly number[]) => ids.reduce((t, i) => t + 3 * state(i), 0);
   for (const it of [0, 1, 2]) {
     const want: Record<string, number> = {};
     for (const path of ["local", "remote"]) {
       const seq = onPath(it, path);
-      const hits = it === 0 ? [] : seq.slice(0, 2);
+      const hits = it === 0 ? [] : seq.slice(0, 5);
       want[`${path}:read`] = sum(seq) - sum(hits);
-      want[`${path}:write`] = sum(seq.slice(0, -2));
+      want[`${path}:write`] = sum(seq.slice(0, -5));
       if (it > 0) want[`${path}:hit`] = sum(hits);
     }
-    assert.deepEqual(bytesByPath(updateOps(it)), want);
+    assert.deepEqual(bytesByPath(updateOps(rank0.ops, it)), want);
     if (it === 2) continue;
-    // the derived values state iterations 0 and 1
     for (const path of ["local", "remote"]) {
       for (const kind of ["read", "write", "hit"]) {
         assert.equal(
@@ -125,126 +137,145 @@ Deno.test("mlp-offload moves 12 B/param per subgroup per path, minus what the ca
       }
     }
   }
-  // per object: 1e8 elements × 4 B × 0.001 = 400 000 B, rounded up to 4 KiB
-  for (const op of updateOps(0, "read")) assert.equal(op.bytes, perState(sizes[sgOf(op)]!));
-  assert.equal(perState(1e8), 401_408);
-  // iteration 0: every state read once; 3 objects per subgroup, none cached yet
-  assert.equal(updateOps(0, "read").length, 3 * 17);
-  assert.equal(updateOps(0, "write").length, 3 * (17 - 4));
-  assert.equal(updateOps(1, "read").length, 3 * (17 - 4));
 });
 
 Deno.test("mlp-offload has no gradient I/O: backward is forward and backward think time", () => {
   for (let it = 0; it < 3; it++) {
     const ops = rank0.ops.filter((op) => op.iteration === it && op.phase === "backward");
     assert.deepEqual(ops.map((op) => op.kind), ["barrier", "compute", "compute"]);
-    assert.ok(ops.every((op) => op.path === undefined && op.bytes === 0));
   }
   assert.ok(!rank0.ops.some((op) => op.object?.includes("grad")));
-  // Adam on the CPU for every subgroup
-  for (const op of updateOps(0, "compute")) assert.equal(op.ms, adamMs(setup, sizes[sgOf(op)]!));
+  for (const op of updateOps(rank0.ops, 0, "compute")) {
+    assert.equal(op.ms, adamMs(setup, layout[sgOf(op)]!.elements));
+  }
 });
 
-Deno.test("mlp-offload prefetches one subgroup ahead per path and keeps two write buffers per path", () => {
+/** The lock and unlock ops of iteration `it` for subgroup `i`, in program order. */
+function locksAround(ops: readonly Op[], it: number, i: number): Op[] {
+  return updateOps(ops, it).filter((op) =>
+    (op.kind === "lock" || op.kind === "unlock") && sgOf(op) === i
+  );
+}
+
+Deno.test("mlp-offload takes the node-wide locks around remote subgroups only, by default", () => {
+  for (const it of [0, 1]) {
+    for (const i of ascending) {
+      const around = locksAround(rank0.ops, it, i).map((op) => `${op.kind}.${op.lock}`);
+      if (!isRemote(i)) {
+        assert.deepEqual(around, [], `sg${i}`);
+        continue;
+      }
+      // the read lock, then the write lock unless the subgroup stays cached
+      const kept = onPath(it, "remote").slice(-5).includes(i);
+      assert.deepEqual(
+        around.slice(0, 2),
+        ["lock.read", "unlock.read"],
+        `it ${it} sg${i}`,
+      );
+      assert.deepEqual(around.slice(2), kept ? [] : ["lock.write", "unlock.write"]);
+    }
+  }
+  assert.equal(program.derived.locks, "remote");
+  const both = mlpOffload.build(setup, paths, { locks: "both" }).ranks[0]!.ops;
+  for (const i of ascending) {
+    assert.deepEqual(
+      locksAround(both, 0, i).slice(0, 2).map((op) => op.kind),
+      ["lock", "unlock"],
+    );
+  }
+  const none = mlpOffload.build(setup, paths, { locks: "none" }).ranks[0]!.ops;
+  assert.ok(!none.some((op) => op.kind === "lock" || op.kind === "unlock"));
+});
+
+Deno.test("mlp-offload holds a lock only to wait for the previous transfer and issue the next", () => {
   const ops = rank0.ops;
   for (const it of [0, 1]) {
-    const adam = updateOps(it, "compute");
-    for (const path of ["local", "remote"]) {
-      const seq = onPath(it, path);
-      const computeOf = (i: number) => adam.find((op) => sgOf(op) === i)!;
-      for (const [k, i] of seq.entries()) {
-        const inputs = updateOps(it).filter((op) =>
-          (op.kind === "read" || op.kind === "hit") && sgOf(op) === i
-        );
-        for (const r of inputs) {
-          // read(k) waits for compute(k-2) of its path, not for compute(k-1)
-          if (k >= 2) assert.ok(r.after.includes(computeOf(seq[k - 2]!).id));
-          if (k >= 1) assert.ok(!r.after.includes(computeOf(seq[k - 1]!).id));
-          assert.equal(r.stream, `${path}:read`);
-        }
-        const c = computeOf(i);
-        assert.deepEqual(
-          c.after.filter((id) => ops[id]!.stream === `${path}:read`),
-          inputs.map((op) => op.id),
-        );
-        // compute(k) waits for the last write of k-2 on its path (when it was written)
-        const w = k >= 2
-          ? updateOps(it, "write").findLast((op) => sgOf(op) === seq[k - 2])
-          : undefined;
-        assert.deepEqual(
-          c.after.filter((id) => ops[id]!.kind === "write"),
-          w ? [w.id] : [],
-        );
-        if (w) assert.equal(w.stream, `${path}:write`);
+    const seq = onPath(it, "remote");
+    for (const [k, i] of seq.entries()) {
+      const [lr, ur, lw, uw] = locksAround(ops, it, i);
+      const reads = updateOps(ops, it).filter((op) =>
+        (op.kind === "read" || op.kind === "hit") && sgOf(op) === i
+      );
+      // the read lock is released once this subgroup's read is in
+      assert.deepEqual(ur!.after, reads.map((op) => op.id));
+      // the next read on the path is issued inside it, after this one is in
+      const next = seq[k + 1];
+      const nextRead = updateOps(ops, it, "read").find((op) => sgOf(op) === next);
+      if (next !== undefined && nextRead && nextRead.after.includes(lr!.id)) {
+        assert.ok(nextRead.after.includes(reads.at(-1)!.id));
       }
+      if (lw === undefined) continue;
+      // the write lock is released once the previous write on the path is done (and this one
+      // too when no later subgroup of the path is written in the pass)
+      const myWrites = updateOps(ops, it, "write").filter((op) => sgOf(op) === i);
+      for (const w of myWrites) assert.ok(w.after.includes(lw.id));
+      const before = updateOps(ops, it, "write").filter((op) =>
+        op.path === "remote" && op.id < myWrites[0]!.id
+      ).at(-1);
+      for (const id of uw!.after) {
+        assert.ok(id === before?.id || id === myWrites.at(-1)!.id);
+      }
+      // the write is issued inside the lock and runs on outside it: the unlock does not wait
+      // for it unless nothing later on the path will
+      const later = seq.slice(k + 1).some((j) => !onPath(it, "remote").slice(-5).includes(j));
+      assert.equal(uw!.after.includes(myWrites.at(-1)!.id), !later, `it ${it} sg${i}`);
     }
   }
 });
 
-Deno.test("mlp-offload opens each phase with a barrier after the last op of every stream", () => {
-  const ops = rank0.ops;
-  const barriers = ops.filter((op) => op.kind === "barrier");
-  assert.equal(barriers.length, 2 * 3);
-  assert.deepEqual(barriers[0]!.after, []);
-  for (const bar of barriers.slice(1)) {
-    assert.equal(bar.stream, "compute");
-    const before = ops.filter((op) =>
-      op.id < bar.id && op.id > (barriers[barriers.indexOf(bar) - 1]!).id
-    );
-    const lastOf = new Map(before.map((op) => [op.stream, op.id]));
-    assert.deepEqual(
-      [...bar.after].sort((a, b) => a - b),
-      [...lastOf.values()].sort((a, b) => a - b),
-    );
+Deno.test("mlp-offload's one swap-out loop makes the next subgroup wait for the previous write on the path", () => {
+  const ops = mlpOffload.build(setup, paths, { locks: "none" }).ranks[0]!.ops;
+  const adam = updateOps(ops, 0, "compute").filter((op) => op.label.endsWith(".adam"));
+  for (const [k, c] of adam.entries()) {
+    const i = sgOf(c);
+    const next = adam[k + 1];
+    if (next === undefined) break;
+    // subgroup i's swap-out waited for the write before it on i's path: the next Adam (on
+    // either path) waits for it too
+    const myFirst = updateOps(ops, 0, "write").find((op) => sgOf(op) === i);
+    if (!myFirst) continue;
+    const before = updateOps(ops, 0, "write").filter((op) =>
+      op.path === pathOf(i) && op.id < myFirst.id
+    ).at(-1);
+    if (before) assert.ok(next.after.includes(before.id), `sg${sgOf(next)} after sg${i}'s wait`);
   }
-  // after an update: compute and all four I/O streams
-  const lastUpdate = barriers[2]!;
-  assert.deepEqual(
-    lastUpdate.after.map((id) => ops[id]!.stream).sort(),
-    ["compute", "local:read", "local:write", "remote:read", "remote:write"],
-  );
 });
 
-Deno.test("mlp-offload lets one rank read and one write each path at a time, 2 MiB blocks at depth 8", () => {
+Deno.test("mlp-offload uses 2 MiB blocks, depth 8 and 4 threads per handle, no semaphores", () => {
   assert.deepEqual(program.paths, [
-    { name: "local", role: "local", bs: MLP_OFFLOAD_BS, iodepth: 8, readers: 1, writers: 1 },
-    { name: "remote", role: "remote", bs: MLP_OFFLOAD_BS, iodepth: 8, readers: 1, writers: 1 },
+    { name: "local", role: "local", bs: MLP_OFFLOAD_BS, iodepth: 8, threads: 4 },
+    { name: "remote", role: "remote", bs: MLP_OFFLOAD_BS, iodepth: 8, threads: 4 },
   ]);
   assert.equal(MLP_OFFLOAD_BS, 2 * 1024 * 1024);
   assert.equal(MLP_OFFLOAD_IODEPTH, 8);
-  const tuned = mlpOffload.build(setup, paths, { bs: 1 << 20, iodepth: 32 });
+  assert.equal(MLP_OFFLOAD_THREADS, 4);
+  const tuned = mlpOffload.build(setup, paths, { bs: 1 << 20, iodepth: 32, threads: 1 });
   for (const p of tuned.paths) {
-    assert.equal(p.bs, 1 << 20);
-    assert.equal(p.iodepth, 32);
-    assert.equal(p.readers, 1);
-    assert.equal(p.writers, 1);
+    assert.deepEqual([p.bs, p.iodepth, p.threads], [1 << 20, 32, undefined]);
+  }
+  // readers and writers still set the per-path semaphores; 0 removes one
+  const limited = mlpOffload.build(setup, paths, { readers: 0, writers: 2 });
+  for (const p of limited.paths) {
+    assert.equal(p.readers, undefined);
+    assert.equal(p.writers, 2);
   }
 });
 
 Deno.test("mlp-offload lays out params, m and v of every subgroup on its path", () => {
-  assert.equal(rank0.initial.length, 3 * 17);
+  assert.equal(rank0.initial.length, 3 * N);
   for (const o of rank0.initial) {
     const i = Number(o.object.slice(2, o.object.indexOf(".")));
     assert.equal(o.path, pathOf(i));
-    assert.equal(o.bytes, perState(sizes[i]!));
+    assert.equal(o.bytes, state(i));
   }
 });
 
-Deno.test("mlp-offload follows remoteRatio and cacheSubgroups", () => {
-  const allLocal = mlpOffload.build(setup, paths, { remoteRatio: 0, cacheSubgroups: 0 });
-  const ops = allLocal.ranks[0]!.ops;
-  assert.ok(!ops.some((op) => op.path === "remote"));
-  assert.ok(!ops.some((op) => op.kind === "hit"));
-  const bytes = bytesByPath(ops, (op) => op.iteration === 1);
-  const all = sizes.reduce((t, el) => t + 3 * perState(el), 0);
-  assert.deepEqual(bytes, { "local:read": all, "local:write": all });
-  const half = mlpOffload.build(setup, paths, { remoteRatio: 0.5, cacheSubgroups: 1 });
-  assert.equal(half.derived.subgroups_remote, 8);
-  const hits = half.ranks[0]!.ops.filter((op) => op.kind === "hit" && op.iteration === 1);
-  assert.deepEqual(hits.map((op) => [op.path, op.label]), [
-    ["local", "sg16.cached"],
-    ["remote", "sg15.cached"],
-  ]);
+Deno.test("mlp-offload keeps remoteCacheSubgroups of the remote path and cacheSubgroups of the local one", () => {
+  const p = mlpOffload.build(setup, paths, { cacheSubgroups: 3, remoteCacheSubgroups: 1 });
+  const hits = updateOps(p.ranks[0]!.ops, 1, "hit");
+  assert.equal(hits.filter((op) => op.path === "local").length, 3);
+  assert.equal(hits.filter((op) => op.path === "remote").length, 1);
+  assert.equal(p.derived.cache_subgroups_remote, 1);
 });
 
 Deno.test("mlp-offload refuses to build without a remote path or with options out of range", () => {
@@ -253,60 +284,13 @@ Deno.test("mlp-offload refuses to build without a remote path or with options ou
     (e: unknown) => e instanceof RangeError && /needs a remote path.*pfs:DIR/.test(e.message),
   );
   assert.throws(() => mlpOffload.build(setup, { local: [], remote: "remote" }), /needs a local/);
-  assert.throws(() => mlpOffload.build(setup, paths, { remoteRatio: 1 }), /--remote-ratio/);
-  assert.throws(() => mlpOffload.build(setup, paths, { remoteRatio: -0.1 }), /--remote-ratio/);
+  assert.throws(() => mlpOffload.build(setup, paths, { distOptRatio: 0.33 }), /--remote-ratio/);
+  assert.throws(() => mlpOffload.build(setup, paths, { remoteRatio: 1.5 }), /--remote-ratio/);
   assert.throws(() => mlpOffload.build(setup, paths, { cacheSubgroups: 1.5 }), /--cache-subgroups/);
-});
-
-Deno.test("mlp-offload splits 70B's 179 subgroups 120 local, 59 remote", () => {
-  const big = resolveSetup({ model: "70b", scale: 0.001, iterations: 2, warmup: 0 });
-  const p = mlpOffload.build(big, paths);
-  const bigSizes = subgroupSizes(big);
-  assert.equal(bigSizes.length, 179);
-  assert.equal(p.derived.subgroups_local, 120);
-  assert.equal(p.derived.subgroups_remote, 59);
-  const bytes = bytesByPath(p.ranks[0]!.ops, (op) => op.iteration === 1);
-  const state = (el: number) => scaledBytes(big, el * 4);
-  const local = bigSizes.filter((_, i) => !isRemote(i)).reduce((t, el) => t + 3 * state(el), 0);
-  const remote = bigSizes.filter((_, i) => isRemote(i)).reduce((t, el) => t + 3 * state(el), 0);
-  // descending pass: hits on 178, 177 (local) and 176, 173 (remote); keeps 0, 1 and 2, 5
-  const three = (i: number) => 3 * state(bigSizes[i]!);
-  assert.deepEqual(bytes, {
-    "local:hit": three(178) + three(177),
-    "local:read": local - three(178) - three(177),
-    "local:write": local - three(0) - three(1),
-    "remote:hit": three(176) + three(173),
-    "remote:read": remote - three(176) - three(173),
-    "remote:write": remote - three(2) - three(5),
-  });
-});
-
-Deno.test("mlp-offload's node-wide limits give way to options.readers and writers; 0 removes a limit", () => {
-  const setup = resolveSetup({ model: "7b", scale: 0.001, iterations: 1, warmup: 0 });
-  const p = mlpOffload.build(setup, { local: ["local"], remote: "remote" }, {
-    readers: 0,
-    writers: 2,
-  });
-  for (const path of p.paths) {
-    assert.equal(path.readers, undefined);
-    assert.equal(path.writers, 2);
-  }
-});
-
-Deno.test("mlp-offload keeps remoteCacheSubgroups of the remote path and cacheSubgroups of the local one", () => {
-  const setup = resolveSetup({ model: "7b", scale: 0.001, iterations: 2, warmup: 0 });
-  const p = mlpOffload.build(setup, { local: ["local"], remote: "remote" }, {
-    cacheSubgroups: 3,
-    remoteCacheSubgroups: 1,
-  });
-  const hits = p.ranks[0]!.ops.filter((op) => op.kind === "hit" && op.iteration === 1);
-  assert.equal(hits.filter((op) => op.path === "local").length, 3);
-  assert.equal(hits.filter((op) => op.path === "remote").length, 1);
-  assert.equal(p.derived.cache_subgroups_remote, 1);
+  assert.throws(() => mlpOffload.build(setup, paths, { bufferCount: 0 }), /--buffer-count/);
 });
 
 Deno.test("mlp-offload runs on the local path alone when nothing is remote and no remote path is given", () => {
-  const setup = resolveSetup({ model: "7b", scale: 0.001, iterations: 1, warmup: 0 });
   const p = mlpOffload.build(setup, { local: ["local"] }, { remoteRatio: 0 });
   assert.deepEqual(p.paths.map((path) => path.name), ["local"]);
   assert.ok(p.ranks[0]!.ops.every((op) => op.path === undefined || op.path === "local"));

@@ -14,7 +14,10 @@
  *   not wait for it;
  * - bounded buffers: `compute(i+2)` waits for `write(i)`;
  * - phases across ranks: a `barrier` op waits until every rank reaches it;
- * - a lazy flush: ops marked `background` do not hold their phase open.
+ * - a lazy flush: ops marked `background` do not hold their phase open;
+ * - node-wide locks: a `lock` op takes a lock shared by every rank of the
+ *   node, the `unlock` op after it on the same stream releases it once what
+ *   it names in `after` is done (waiting for a transfer while holding it).
  *
  * Sizes here are already scaled (see workloads/setup.ts); object names are
  * per rank and per path (the executor puts each rank's objects apart).
@@ -33,7 +36,18 @@ export type OpKind =
   /** `bytes` served from host memory that would otherwise be read (a cache hit): no I/O. */
   | "hit"
   /** Wait until every rank reaches its barrier of the same index. */
-  | "barrier";
+  | "barrier"
+  /**
+   * Take the node-wide lock `lock` (every rank of the node, every process:
+   * MLP-Offload's cross-process file locks); done once held. Ops in `after`
+   * are waited for first, as for any op.
+   */
+  | "lock"
+  /**
+   * Release the node-wide lock `lock`, once every op in `after` is done: what
+   * a rank waits for while it holds the lock.
+   */
+  | "unlock";
 
 /** One operation of a rank's program. */
 export interface Op {
@@ -74,6 +88,8 @@ export interface Op {
   readonly label: string;
   /** True for work that may run past the end of its phase (a lazy flush). */
   readonly background?: boolean;
+  /** lock, unlock: the node-wide lock's name (`read`, `write`). */
+  readonly lock?: string;
 }
 
 /** An object that must exist, laid out unmeasured, before the first op. */
@@ -114,6 +130,12 @@ export interface PathPolicy {
   readonly readers?: number;
   /** Node-wide: at most this many ranks write the path at once; undefined for no limit. */
   readonly writers?: number;
+  /**
+   * File-backed paths: each read or write is cut into this many contiguous
+   * slices moved at once, each on its own I/O context with `iodepth` requests
+   * in flight (DeepSpeed aio's intra_op_parallelism); undefined for 1.
+   */
+  readonly threads?: number;
 }
 
 /** A workload, ready to run: one program per rank and how to drive each path. */

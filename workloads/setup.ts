@@ -273,3 +273,128 @@ export function describeSetup(s: TrainingSetup): Record<string, number | string>
     warmup_iterations: s.warmupIterations,
   };
 }
+
+/** One parameter tensor of the model, as ZeRO-3 partitions it over the data-parallel ranks. */
+export interface ParameterPartition {
+  /** `embed.word`, `layer3.qkv.weight`, `final_ln.bias`. */
+  readonly name: string;
+  /** Elements of this rank's partition: ⌈elements / tp / dp⌉ (DeepSpeed pads each partition). */
+  readonly elements: number;
+}
+
+/** One optimizer subgroup of a rank: whole parameter partitions, in model order. */
+export interface PartitionedSubgroup {
+  /** Elements of the subgroup: the sum of its partitions. */
+  readonly elements: number;
+  readonly partitions: readonly ParameterPartition[];
+}
+
+/**
+ * The model's parameter tensors, in the order Megatron-style GPT code builds
+ * them (word and position embeddings; per layer input LayerNorm, fused QKV,
+ * attention output, post-attention LayerNorm, MLP in, MLP out, each weight
+ * then bias; the final LayerNorm), each as one rank's ZeRO-3 partition:
+ * ⌈elements / tp⌉ split over dp ranks and rounded up, as DeepSpeed pads each
+ * parameter's partition (`partition_numel`). Their unpartitioned sum is
+ * {@linkcode parameterCount}; with `--params` given, every tensor is scaled
+ * by params / parameterCount (at least 1 element).
+ *
+ * @example
+ * ```ts
+ * import { parameterPartitions, resolveSetup } from "./setup.ts";
+ * const s = resolveSetup({ model: "7b", ranksPerNode: 1 });
+ * const p = parameterPartitions(s);
+ * console.assert(p.length === 2 + 12 * 32 + 2 && p[0]!.elements === 50257 * 4096);
+ * ```
+ */
+export function parameterPartitions(s: TrainingSetup): ParameterPartition[] {
+  const { hidden: h, layers, vocabulary: V, sequence: seq } = s.model;
+  const factor = s.parameters / parameterCount(s.model);
+  const out: ParameterPartition[] = [];
+  const add = (name: string, n: number) => {
+    const whole = factor === 1 ? n : Math.max(1, Math.round(n * factor));
+    out.push({ name, elements: Math.ceil(Math.ceil(whole / s.tensorParallel) / s.dataParallel) });
+  };
+  add("embed.word", V * h);
+  add("embed.position", seq * h);
+  for (let l = 0; l < layers; l++) {
+    const p = `layer${l}`;
+    add(`${p}.input_ln.weight`, h);
+    add(`${p}.input_ln.bias`, h);
+    add(`${p}.qkv.weight`, 3 * h * h);
+    add(`${p}.qkv.bias`, 3 * h);
+    add(`${p}.attn_out.weight`, h * h);
+    add(`${p}.attn_out.bias`, h);
+    add(`${p}.post_ln.weight`, h);
+    add(`${p}.post_ln.bias`, h);
+    add(`${p}.mlp_in.weight`, 4 * h * h);
+    add(`${p}.mlp_in.bias`, 4 * h);
+    add(`${p}.mlp_out.weight`, 4 * h * h);
+    add(`${p}.mlp_out.bias`, h);
+  }
+  add("final_ln.weight", h);
+  add("final_ln.bias", h);
+  return out;
+}
+
+/**
+ * A rank's optimizer subgroups as DeepSpeed's stage 3 forms them
+ * (`_create_fp16_sub_groups`, deepspeed/runtime/zero/stage3.py): whole
+ * parameter partitions taken in order and accumulated until the subgroup
+ * holds at least `subgroupElements`, the last taking what is left; one
+ * subgroup when the shard is no larger than that. Sizes vary: a subgroup
+ * ends with the partition that crosses the threshold. One optimizer
+ * parameter group (the weight-decay split, if any, is not modelled).
+ *
+ * @example
+ * ```ts
+ * import { partitionedSubgroups, resolveSetup } from "./setup.ts";
+ * const s = resolveSetup({ model: "70b" });
+ * const g = partitionedSubgroups(s);
+ * console.assert(g.every((x, i) => i === g.length - 1 || x.elements >= 1e8));
+ * ```
+ */
+export function partitionedSubgroups(s: TrainingSetup): PartitionedSubgroup[] {
+  const parts = parameterPartitions(s);
+  const total = parts.reduce((t, p) => t + p.elements, 0);
+  if (s.subgroupElements >= total) return [{ elements: total, partitions: parts }];
+  const out: PartitionedSubgroup[] = [];
+  let group: ParameterPartition[] = [];
+  let size = 0;
+  for (const [i, p] of parts.entries()) {
+    group.push(p);
+    size += p.elements;
+    if (size >= s.subgroupElements || i === parts.length - 1) {
+      out.push({ elements: size, partitions: group });
+      group = [];
+      size = 0;
+    }
+  }
+  return out;
+}
+
+/** DeepSpeed's swap alignment: AIO_ALIGNED_BYTES (swap_tensor/utils.py). */
+export const AIO_ALIGNED_BYTES = 1024;
+/** DeepSpeed's smallest swapped tensor: MIN_AIO_BYTES, 1 MiB (swap_tensor/utils.py). */
+export const MIN_AIO_BYTES = 1 << 20;
+
+/**
+ * Elements of a swap after DeepSpeed pads it (`_io_aligned_numel`,
+ * swap_tensor/optimizer_utils.py): rounded up to a multiple of
+ * AIO_ALIGNED_BYTES × intra_op_parallelism / element size — 256 elements of
+ * fp32 with one thread.
+ */
+export function alignedElements(elements: number, bytesPerState: number, threads = 1): number {
+  const align = (AIO_ALIGNED_BYTES * threads) / bytesPerState;
+  return Math.ceil(elements / align) * align;
+}
+
+/**
+ * Whether DeepSpeed swaps a tensor of `elements` to storage
+ * (`is_swappable_tensor`): only when its bytes reach max(MIN_AIO_BYTES,
+ * block_size); smaller ones stay in host memory. Judged at full size, before
+ * `--scale`.
+ */
+export function swappable(elements: number, bytesPerState: number, blockSize: number): boolean {
+  return elements * bytesPerState >= Math.max(MIN_AIO_BYTES, blockSize);
+}

@@ -1,13 +1,17 @@
 import assert from "node:assert/strict";
 import { ConfigError } from "../core/errors.ts";
+import { parameterCount } from "./model.ts";
 import {
   adamMs,
+  alignedElements,
+  parameterPartitions,
   resolveSetup,
   scaledBytes,
   scaledMs,
   shardParameters,
   SIZE_ALIGNMENT,
   subgroupSizes,
+  swappable,
 } from "./setup.ts";
 
 Deno.test("resolveSetup() defaults to MLP-Offload's setup: 4 ranks, subgroups of 1e8, dp = ranks / tp", () => {
@@ -57,4 +61,39 @@ Deno.test("scale shrinks bytes and think times but keeps the number of subgroups
 Deno.test("shardParameters() splits the model over dp × tp", () => {
   const s = resolveSetup({ model: "7b", ranksPerNode: 8, tensorParallel: 2 });
   assert.equal(shardParameters(s), Math.ceil(s.parameters / 8));
+});
+
+Deno.test("parameterPartitions() splits each tensor over tp then dp, rounding each partition up", () => {
+  const one = resolveSetup({ model: "13b", ranksPerNode: 1 });
+  const whole = parameterPartitions(one);
+  assert.equal(whole.reduce((t, p) => t + p.elements, 0), parameterCount(one.model));
+  for (const [ranks, tp] of [[4, 1], [4, 2], [8, 4]] as const) {
+    const s = resolveSetup({ model: "13b", ranksPerNode: ranks, tensorParallel: tp });
+    const parts = parameterPartitions(s);
+    assert.deepEqual(
+      parts.map((p) => p.elements),
+      whole.map((p) => Math.ceil(Math.ceil(p.elements / tp) / (ranks / tp))),
+    );
+    // the padding per tensor is under one element per rank: the sum is the shard, nearly
+    const sum = parts.reduce((t, p) => t + p.elements, 0);
+    assert.ok(sum >= shardParameters(s) && sum - shardParameters(s) < 2 * parts.length);
+  }
+  // --params scales every tensor
+  const half = resolveSetup({
+    model: "13b",
+    ranksPerNode: 1,
+    parameters: parameterCount(one.model) / 2,
+  });
+  const halved = parameterPartitions(half).reduce((t, p) => t + p.elements, 0);
+  assert.ok(Math.abs(halved / half.parameters - 1) < 1e-6);
+});
+
+Deno.test("alignedElements() and swappable() state DeepSpeed's padding and its 1 MiB / block_size bar", () => {
+  assert.equal(alignedElements(1, 4), 256);
+  assert.equal(alignedElements(257, 4), 512);
+  assert.equal(alignedElements(1000, 4, 4), 1024);
+  assert.equal(alignedElements(1, 2), 512);
+  assert.ok(swappable((1 << 20) / 4, 4, 1 << 20));
+  assert.ok(!swappable((1 << 20) / 4 - 1, 4, 1 << 20));
+  assert.ok(!swappable((1 << 20) / 4, 4, 2 << 20));
 });
