@@ -7,17 +7,21 @@
  * Every rank opens the file itself, so ranks that are Workers of one process
  * and ranks in other processes on the node contend alike (flock locks an
  * open file description, not a process). Closing a file releases its lock,
- * so a rank that fails or exits never leaves one held. The files stay after
- * the run: removing one that another process has open would split the lock
- * in two.
+ * so a rank that fails or exits never leaves one held.
+ *
+ * Unlike the fork's fixed names, the files live in a folder of the run's own
+ * ({@linkcode runLockDir}: one per run and node), so two runs on one machine
+ * never share a lock, and the folder is removed once no rank of the run can
+ * open it again ({@linkcode removeLockDir}; a file removed while another
+ * process may still open it would split the lock in two).
  *
  * @module
  */
 
 import { join } from "node:path";
 
-/** The folder of the lock files: /dev/shm, or the system's temporary folder without it. */
-export function lockDir(): string {
+/** Where the runs' lock folders go: /dev/shm, or the system's temporary folder without it. */
+export function lockBase(): string {
   try {
     if (Deno.statSync("/dev/shm").isDirectory) return "/dev/shm";
   } catch {
@@ -26,12 +30,35 @@ export function lockDir(): string {
   return Deno.env.get("TMPDIR") ?? "/tmp";
 }
 
-/** The file behind lock `name`: one per name and node, shared by every tierbench process. */
-export function lockPath(name: string, dir: string = lockDir()): string {
+/**
+ * The lock folder of run `tag` (a run id, with the node's name in a run
+ * across processes); any character but letters, digits, `.`, `_` and `-`
+ * becomes `_`.
+ *
+ * @example
+ * ```ts
+ * import { runLockDir } from "./_node_lock.ts";
+ * console.assert(runLockDir("r1-node 2", "/dev/shm") === "/dev/shm/tierbench-locks-r1-node_2");
+ * ```
+ */
+export function runLockDir(tag: string, base: string = lockBase()): string {
+  if (tag.length === 0) throw new RangeError("a lock folder needs a run tag");
+  return join(base, `tierbench-locks-${tag.replace(/[^A-Za-z0-9._-]/g, "_")}`);
+}
+
+/** The file behind lock `name` in the lock folder `dir`. */
+export function lockPath(name: string, dir: string): string {
   if (!/^[a-z0-9_-]+$/i.test(name)) {
     throw new RangeError(`lock name "${name}" must be letters, digits, _ or -`);
   }
-  return join(dir, `tierbench_dist_opt_${name}_lock.file`);
+  return join(dir, `dist_opt_${name}_lock.file`);
+}
+
+/** Removes a run's lock folder and its files; nothing when it was never made. */
+export async function removeLockDir(dir: string): Promise<void> {
+  await Deno.remove(dir, { recursive: true }).catch((e) => {
+    if (!(e instanceof Deno.errors.NotFound)) throw e;
+  });
 }
 
 /**
@@ -40,10 +67,12 @@ export function lockPath(name: string, dir: string = lockDir()): string {
  * @example
  * ```ts
  * import { NodeLocks } from "./_node_lock.ts";
- * const locks = new NodeLocks();
+ * const dir = await Deno.makeTempDir();
+ * const locks = new NodeLocks(dir);
  * await locks.acquire("read");
  * locks.release("read");
  * locks.close();
+ * await Deno.remove(dir, { recursive: true });
  * ```
  */
 export class NodeLocks {
@@ -51,7 +80,8 @@ export class NodeLocks {
   readonly #files = new Map<string, Deno.FsFile>();
   readonly #held = new Set<string>();
 
-  constructor(dir: string = lockDir()) {
+  /** Handles on the locks in folder `dir` (made on the first acquire). */
+  constructor(dir: string) {
     this.#dir = dir;
   }
 
@@ -60,6 +90,7 @@ export class NodeLocks {
     if (this.#held.has(name)) throw new TypeError(`lock "${name}" is already held by this rank`);
     let f = this.#files.get(name);
     if (!f) {
+      await Deno.mkdir(this.#dir, { recursive: true });
       f = await Deno.open(lockPath(name, this.#dir), { read: true, write: true, create: true });
       this.#files.set(name, f);
     }

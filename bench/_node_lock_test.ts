@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { lockPath, NodeLocks } from "./_node_lock.ts";
+import { lockPath, NodeLocks, removeLockDir, runLockDir } from "./_node_lock.ts";
 import { withTempDir } from "../tests/_helpers.ts";
 
 Deno.test("NodeLocks: a lock another process holds is taken only after that process releases it", async () => {
@@ -58,5 +58,21 @@ Deno.test("NodeLocks refuses to release a lock it does not hold, and odd lock na
     locks.close();
   });
   assert.throws(() => lockPath("../x", "/tmp"), RangeError);
-  assert.equal(lockPath("read", "/dev/shm"), "/dev/shm/tierbench_dist_opt_read_lock.file");
+  assert.equal(lockPath("read", "/run/x"), "/run/x/dist_opt_read_lock.file");
+  assert.equal(runLockDir("20261124-a/b", "/dev/shm"), "/dev/shm/tierbench-locks-20261124-a_b");
+  assert.throws(() => runLockDir(""), RangeError);
+});
+
+Deno.test("NodeLocks makes its run's lock folder on first use; removeLockDir() takes it away, and is quiet when it was never made", async () => {
+  await withTempDir(async (base) => {
+    const dir = runLockDir("run1", base);
+    const locks = new NodeLocks(dir);
+    await locks.acquire("write");
+    assert.deepEqual([...Deno.readDirSync(dir)].map((e) => e.name), ["dist_opt_write_lock.file"]);
+    locks.release("write");
+    locks.close();
+    await removeLockDir(dir);
+    assert.deepEqual([...Deno.readDirSync(base)], []);
+    await removeLockDir(dir);
+  });
 });

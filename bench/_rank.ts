@@ -91,6 +91,8 @@ export class RankExecutor {
   readonly #schedules = new Map<string, StreamSchedule>();
   /** The node-wide locks of `lock`/`unlock` ops, opened on first use. */
   #locks: NodeLocks | undefined;
+  /** Where the run's lock files are on this node. */
+  readonly #lockDir: string | undefined;
 
   /**
    * The executor of `program`; with `backgroundRate` (bytes/s), the ops
@@ -103,12 +105,14 @@ export class RankExecutor {
     sync: NodeSync,
     timelineIteration: number,
     backgroundRate?: number,
+    lockDir?: string,
   ) {
     this.program = program;
     this.#paths = new Map(paths.map((p) => [p.policy.name, p]));
     this.#sync = sync;
     this.#timelineIteration = timelineIteration;
     this.#backgroundRate = backgroundRate;
+    this.#lockDir = lockDir;
   }
 
   #path(name: string | undefined): PathRuntime {
@@ -298,7 +302,10 @@ export class RankExecutor {
       case "hit":
         return;
       case "lock":
-        await (this.#locks ??= new NodeLocks()).acquire(op.lock!);
+        if (this.#lockDir === undefined) {
+          throw new TypeError("a lock op in a run without a lock folder");
+        }
+        await (this.#locks ??= new NodeLocks(this.#lockDir)).acquire(op.lock!);
         if (this.#sync.aborted) throw new AbortedError();
         return;
       case "unlock":

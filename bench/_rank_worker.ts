@@ -24,6 +24,8 @@ export interface RankStart {
   readonly gated?: boolean;
   /** --background-rate: bytes/s of the rank's background stream to each path. */
   readonly backgroundRate?: number;
+  /** The run's lock folder on this node, for `lock`/`unlock` ops (bench/_node_lock.ts). */
+  readonly lockDir?: string;
 }
 
 /** Rank → main. */
@@ -44,6 +46,7 @@ scope.onmessage = async (e: MessageEvent<RankStart>) => {
     sync,
     m.timelineIteration,
     m.backgroundRate,
+    m.lockDir,
   );
   let out: RankMessage;
   try {

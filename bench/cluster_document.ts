@@ -15,8 +15,12 @@ import type { ClusterProcess, ClusterSection } from "../schema/cluster.ts";
 import type { ResultDocument, RunResult } from "../schema/result.ts";
 import { cleanScratch } from "../tiers/clean.ts";
 
-/** How long to wait for a lost process on this host to finish exiting: 50 × 100 ms. */
-const LOST_EXIT_POLLS = 50;
+/**
+ * How long to wait for a lost process on this host to finish exiting: 300 ×
+ * 100 ms (a process with many threads, killed on a loaded 2-core machine, has
+ * been seen to take longer than 5 s; a dead one ends the wait at once).
+ */
+const LOST_EXIT_POLLS = 300;
 const LOST_EXIT_POLL_MS = 100;
 
 /**

@@ -34,10 +34,14 @@ import {
 import { decodeJson, encodeJson } from "./cluster_phase.ts";
 import type { ClusterOutcome } from "./cluster_session.ts";
 import { runWorkload, type RunWorkloadOptions } from "./workload.ts";
+import { removeLockDir, runLockDir } from "./_node_lock.ts";
 import { aggregateWorkloads } from "./workload_aggregate.ts";
 
 /** Options of {@linkcode runClusterWorkload}: those of runWorkload that a group leaves open. */
-export type ClusterWorkloadOptions = Omit<RunWorkloadOptions, "scratchId" | "beforeStart">;
+export type ClusterWorkloadOptions = Omit<
+  RunWorkloadOptions,
+  "scratchId" | "beforeStart" | "lockDir"
+>;
 
 /**
  * How long the start barrier waits for the slowest node's layout: a day. A
@@ -93,9 +97,12 @@ export async function runClusterWorkload(
     barrierMs = performance.now() - t0;
     released = true;
   };
+  // The node's processes share one lock folder (mlp-offload's locks), removed once all are done.
+  const lockDir = runLockDir(`${runId}-${group.members[group.rank]!.node}`);
   const outcome = await runWorkload(def, setup, specs, workloadOptions, {
     ...opts,
     runId,
+    lockDir,
     signal,
     scratchId: scratchIdOf(runId, group.rank),
     beforeStart: barrier,
@@ -121,12 +128,14 @@ export async function runClusterWorkload(
     ...(doc.workload ? { workload: doc.workload } : {}),
   };
   let reports: WorkloadReport[] | undefined;
+  let gathered = false;
   if (!broken && lost.length === 0) {
     const t0 = performance.now();
     try {
       reports = (await group.gather(encodeJson(mine), NO_DEADLINE_MS))?.map((b) =>
         decodeJson<WorkloadReport>(b)
       );
+      gathered = true;
       gatherMs = performance.now() - t0;
     } catch (e) {
       if (!noteLost(e)) {
@@ -135,6 +144,15 @@ export async function runClusterWorkload(
       }
     }
   }
+  if (gathered) {
+    // every process has gathered, so no rank opens a lock file again once this barrier is met
+    try {
+      await group.barrier(`the end of workload ${def.name}`, timeoutMs);
+    } catch (e) {
+      noteLost(e);
+    }
+  }
+  await removeLockDir(lockDir);
   if (lost.length > 0) {
     const areas = specs.map((tier) => ({
       tier,

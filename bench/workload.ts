@@ -12,6 +12,7 @@
  */
 
 import { join } from "node:path";
+import { removeLockDir, runLockDir } from "./_node_lock.ts";
 import type { TierSpec } from "../core/config.ts";
 import { ConfigError } from "../core/errors.ts";
 import type { ResultDocument } from "../schema/result.ts";
@@ -74,6 +75,12 @@ export interface RunWorkloadOptions {
    * default they go as fast as the tier allows.
    */
   readonly backgroundRate?: number;
+  /**
+   * The folder of the node-wide lock files (mlp-offload's locks), shared by
+   * the processes of one run on one node, which remove it once every one is
+   * done; by default the run's own under /dev/shm, removed at the end.
+   */
+  readonly lockDir?: string;
 }
 
 /** What a workload run produced; `error` when it ended early (the document says how). */
@@ -265,6 +272,8 @@ export async function runWorkload(
   return await withSession(session, async ({ doc, tier: open }) => {
     doc.workload = result;
     const workers: Worker[] = [];
+    const usesLocks = program.ranks.some((r) => r.ops.some((op) => op.kind === "lock"));
+    const lockDir = opts.lockDir ?? runLockDir(doc.run_id);
     let status: RunStatus = "ok";
     try {
       const runtimes: PathRuntime[] = [];
@@ -365,6 +374,7 @@ export async function runWorkload(
               timelineIteration,
               ...(beforeStart ? { gated: true } : {}),
               ...(backgroundRate === undefined ? {} : { backgroundRate }),
+              ...(usesLocks ? { lockDir } : {}),
             };
             w.postMessage(start);
           }
@@ -400,6 +410,8 @@ export async function runWorkload(
       }
     } finally {
       for (const w of workers) w.terminate();
+      // the workers are gone, so no rank of this process opens a lock file again
+      if (usesLocks && opts.lockDir === undefined) await removeLockDir(lockDir);
     }
     return status;
   });

@@ -233,7 +233,7 @@ export const datastates: WorkloadDefinition = {
     const cache = hostCacheBytes(setup, options);
     const ranks: RankProgram[] = [];
     for (let r = 0; r < setup.ranksPerNode; r++) {
-      ranks.push(rankProgram(r, setup, { local, host, remote }, every, cache));
+      ranks.push(rankProgram(r, setup, { local, host, remote }, every, cache, options));
     }
     const tensors = checkpointTensors(setup);
     const shard = shardParameters(setup);
@@ -256,7 +256,7 @@ export const datastates: WorkloadDefinition = {
       warmupIterations: setup.warmupIterations,
       iterations: setup.iterations,
       derived: {
-        ...(offload ? zeroInfinityDerived(setup) : { shard_parameters: shard }),
+        ...(offload ? zeroInfinityDerived(setup, options) : { shard_parameters: shard }),
         offload_optimizer: offload,
         checkpoint_bytes_per_param: perParam,
         checkpoint_bytes_per_rank_unscaled: shard * perParam,
@@ -294,12 +294,13 @@ function rankProgram(
   paths: { local: string | undefined; host: string; remote: string },
   every: number,
   cache: number,
+  options: WorkloadOptions,
 ): RankProgram {
   const { local, host, remote } = paths;
   const b = new ProgramBuilder(rank);
   const tensors = checkpointTensors(setup);
   const header = headerBytes(setup, tensors.length);
-  if (local !== undefined) zeroInfinityInitial(b, setup, local);
+  if (local !== undefined) zeroInfinityInitial(b, setup, local, options);
   const iterations = totalIterations(setup);
   const checkpoints = Array.from({ length: iterations }, (_, it) => it)
     .filter((it) => isCheckpointIteration(it, every)).length;
@@ -314,8 +315,8 @@ function rankProgram(
   // which run in the background
   for (let it = 0; it < iterations; it++) {
     if (local !== undefined) {
-      zeroInfinityBackward(b, setup, local, it);
-      zeroInfinityUpdate(b, setup, local, it);
+      zeroInfinityBackward(b, setup, local, it, undefined, options);
+      zeroInfinityUpdate(b, setup, local, it, undefined, options);
     } else {
       backwardPhase(b, setup, it, { whole: true });
       const open = b.barrier({ iteration: it, phase: "update" });

@@ -39,12 +39,14 @@ import {
 } from "./common.ts";
 import { isCheckpointIteration } from "./datastates.ts";
 import { ProgramBuilder, type RankProgram, type WorkloadProgram } from "./ops.ts";
-import { scaledBytes, shardParameters, subgroupSizes, type TrainingSetup } from "./setup.ts";
+import { shardParameters, type TrainingSetup } from "./setup.ts";
 import {
+  swapLayout,
   ZERO_INFINITY_WRITES,
   zeroInfinityBackward,
   zeroInfinityDerived,
   zeroInfinityInitial,
+  zeroInfinitySettings,
   zeroInfinityUpdate,
 } from "./zero_infinity.ts";
 
@@ -88,9 +90,10 @@ export const deepspeedCheckpoint: WorkloadDefinition = {
     }
     const ranks: RankProgram[] = [];
     for (let r = 0; r < setup.ranksPerNode; r++) {
-      ranks.push(rankProgram(r, setup, local, remote, every));
+      ranks.push(rankProgram(r, setup, local, remote, every, options));
     }
-    const sizes = subgroupSizes(setup);
+    // the swap files zero-infinity has: the swapped subgroups' params, m and v
+    const swapped = swapLayout(setup, zeroInfinitySettings(options)).filter((sg) => sg.swapped);
     const perParam = ZERO_INFINITY_WRITES.length * setup.bytesPerState;
     const checkpoints = Array.from({ length: totalIterations(setup) }, (_, it) => it)
       .filter((it) => isCheckpointIteration(it, every)).length;
@@ -104,14 +107,14 @@ export const deepspeedCheckpoint: WorkloadDefinition = {
       warmupIterations: setup.warmupIterations,
       iterations: setup.iterations,
       derived: {
-        ...zeroInfinityDerived(setup),
+        ...zeroInfinityDerived(setup, options),
         checkpoint_bytes_per_param: perParam,
         checkpoint_bytes_per_rank_unscaled: shardParameters(setup) * perParam,
-        checkpoint_bytes_per_rank: sizes.reduce(
-          (t, el) => t + ZERO_INFINITY_WRITES.length * scaledBytes(setup, el * setup.bytesPerState),
+        checkpoint_bytes_per_rank: swapped.reduce(
+          (t, sg) => t + ZERO_INFINITY_WRITES.length * sg.stateBytes,
           0,
         ),
-        checkpoint_files_per_rank: ZERO_INFINITY_WRITES.length * sizes.length,
+        checkpoint_files_per_rank: ZERO_INFINITY_WRITES.length * swapped.length,
         checkpoint_every: every,
         checkpoints,
       },
@@ -131,21 +134,21 @@ function rankProgram(
   local: string,
   remote: string,
   every: number,
+  options: WorkloadOptions,
 ): RankProgram {
   const b = new ProgramBuilder(rank);
-  const sizes = subgroupSizes(setup);
-  const state = (el: number) => scaledBytes(setup, el * setup.bytesPerState);
-  zeroInfinityInitial(b, setup, local);
+  const swapped = swapLayout(setup, zeroInfinitySettings(options)).filter((sg) => sg.swapped);
+  zeroInfinityInitial(b, setup, local, options);
   // each phase's barrier waits for the last held op of every stream, the copy's included
   for (let it = 0; it < totalIterations(setup); it++) {
-    zeroInfinityBackward(b, setup, local, it);
-    zeroInfinityUpdate(b, setup, local, it);
+    zeroInfinityBackward(b, setup, local, it, undefined, options);
+    zeroInfinityUpdate(b, setup, local, it, undefined, options);
     if (!isCheckpointIteration(it, every)) continue;
     const phase = "checkpoint";
     const open = b.barrier({ iteration: it, phase });
-    for (const [i, el] of sizes.entries()) {
+    for (const sg of swapped) {
       for (const st of ZERO_INFINITY_WRITES) {
-        const swap = `sg${i}.${st}`;
+        const swap = `sg${sg.index}.${st}`;
         b.add({
           kind: "read",
           stream: "copy",
@@ -153,7 +156,7 @@ function rankProgram(
           phase,
           path: local,
           object: swap,
-          bytes: state(el),
+          bytes: sg.stateBytes,
           label: `${swap}.copy-in`,
           after: [open],
           direct: false,
@@ -165,7 +168,7 @@ function rankProgram(
           phase,
           path: remote,
           object: offloadedTensorFile(it + 1, rank, swap),
-          bytes: state(el),
+          bytes: sg.stateBytes,
           label: `${swap}.copy-out`,
           direct: false,
         });

@@ -1,17 +1,18 @@
 import assert from "node:assert/strict";
 import { deepspeedCheckpoint, offloadedTensorFile } from "./deepspeed_checkpoint.ts";
 import { bytesByPath, type Op } from "./ops.ts";
-import { resolveSetup, scaledBytes, shardParameters, subgroupSizes } from "./setup.ts";
-import { zeroInfinity } from "./zero_infinity.ts";
+import { resolveSetup, shardParameters } from "./setup.ts";
+import { swapLayout, zeroInfinity, zeroInfinitySettings } from "./zero_infinity.ts";
 
 const setup = resolveSetup({ model: "7b", scale: 0.001, iterations: 2, warmup: 0 });
 const paths = { local: ["local"], remote: "remote" };
 const program = deepspeedCheckpoint.build(setup, paths);
 const rank0 = program.ranks[0]!;
-const sizes = subgroupSizes(setup);
-const state = (el: number) => scaledBytes(setup, el * 4);
-// the swap files of params, m and v: 3 × 4 = 12 B/param of the shard, gradients left out
-const ckpt = sizes.reduce((t, el) => t + 3 * state(el), 0);
+// the swap files zero-infinity has: params, m and v of each swapped subgroup (padded to the
+// swapper's alignment), 3 × 4 = 12 B/param of the shard; gradient files left out
+const swapped = swapLayout(setup, zeroInfinitySettings()).filter((sg) => sg.swapped);
+const sizes = swapped.map((sg) => sg.stateBytes);
+const ckpt = sizes.reduce((t, bytes) => t + 3 * bytes, 0);
 
 const phaseOps = (ops: readonly Op[], it: number, phase: string) =>
   ops.filter((op) => op.iteration === it && op.phase === phase);
@@ -40,7 +41,7 @@ Deno.test("deepspeed-checkpoint copies each swap file, read then written, one af
     assert.equal(open!.kind, "barrier");
     assert.equal(copy.length, 2 * 3 * sizes.length);
     assert.ok(copy.every((op) => op.stream === "copy" && op.direct === false && !op.background));
-    const files = sizes.flatMap((_, i) => ["params", "m", "v"].map((st) => `sg${i}.${st}`));
+    const files = swapped.flatMap((sg) => ["params", "m", "v"].map((st) => `sg${sg.index}.${st}`));
     for (const [f, swap] of files.entries()) {
       const read = copy[2 * f]!, write = copy[2 * f + 1]!;
       assert.deepEqual([read.kind, read.path, read.object], ["read", "local", swap]);
