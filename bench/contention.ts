@@ -30,9 +30,16 @@ import type { S3TierOptions } from "../tiers/s3.ts";
 import type { Tier } from "../tiers/types.ts";
 import { formatTierSpec, type JobOptions, parseJobOptions, type TierSpec } from "../core/config.ts";
 import { ConfigError, DirectIoUnsupportedError } from "../core/errors.ts";
-import type { RunResult } from "../schema/result.ts";
+import type { ResultDocument, RunResult } from "../schema/result.ts";
 import type { RunStatus } from "../schema/run_status.ts";
 import type { RunProgress } from "./runner.ts";
+import {
+  type ConcurrencyOptions,
+  type ConcurrencyPlan,
+  emptyConcurrency,
+  measureConcurrency,
+  planConcurrency,
+} from "./concurrency.ts";
 import {
   type ContentionCoordination,
   type GroupRun,
@@ -94,6 +101,11 @@ export interface ContentionOptions {
   readonly region?: string | undefined;
   /** Run the mixed-direction pairs after the other groups (default true). */
   readonly mixed?: boolean | undefined;
+  /**
+   * Measure each tier's concurrency curves after the matrix (bench/concurrency.ts),
+   * with the matrix's engine, size and s3 settings; absent, none are measured.
+   */
+  readonly concurrency?: ContentionConcurrency | undefined;
   /** Names the result document (and, without `scratchId`, the tiers' scratch directories). */
   readonly runId?: string;
   /** Names the tiers' scratch directories (default: `runId`): a run across processes gives each its own. */
@@ -109,6 +121,12 @@ export interface ContentionOptions {
 }
 
 export type { ContentionCoordination } from "./_together.ts";
+
+/** The options of the concurrency curves a matrix measures after its groups. */
+export type ContentionConcurrency = Pick<
+  ConcurrencyOptions,
+  "processes" | "ranksPerNode" | "bs" | "iodepth" | "runtime" | "ramp" | "mixed"
+>;
 
 /** What {@linkcode runContentionSession} produced. */
 export interface ContentionSessionOutcome extends SessionOutcome {
@@ -569,6 +587,38 @@ async function runBoth(
 }
 
 /**
+ * The concurrency curves of the matrix's tiers, set up as the matrix ran
+ * them, into `doc.concurrency` and `doc.runs`; a run that does not end ok
+ * ends the document with its status.
+ */
+async function runCurves(
+  m: Matrix,
+  curves: ConcurrencyPlan,
+  doc: ResultDocument,
+  o: ContentionOptions,
+): Promise<RunStatus> {
+  const section = emptyConcurrency(curves);
+  doc.concurrency = section;
+  const tiers = m.tiers.map((tier, i) => {
+    const label = m.plan.labels[i]!;
+    const t = m.plan.pattern.tiers[label]!;
+    return {
+      tier,
+      label,
+      engine: t.engine,
+      direct: t.direct ?? false,
+      ...(t.note !== undefined ? { note: t.note } : {}),
+    };
+  });
+  const outcome = await measureConcurrency(tiers, curves, section, doc.runs, o);
+  if (outcome.status === "ok") return "ok";
+  section.status = outcome.status;
+  doc.error = `concurrency: ${outcome.error ?? outcome.status}`;
+  section.error = outcome.error ?? outcome.status;
+  return outcome.status;
+}
+
+/**
  * Measures the contention matrix over `specs`: each tier alone, each pair,
  * and all together (three tiers or more), reading and writing; then each
  * ordered pair with the first reading while the second writes (unless
@@ -649,8 +699,10 @@ export async function runContentionSession(
     async (session) => {
       const { doc } = session;
       let p: Plan;
+      let curves: ConcurrencyPlan | undefined;
       try {
         p = plan(specs, o);
+        curves = o.concurrency && planConcurrency({ ...o.concurrency, size: o.size });
       } catch (error) {
         doc.contention = emptyResult(specs, error);
         throw error;
@@ -692,6 +744,7 @@ export async function runContentionSession(
       doc.contention = contention;
       if (contention.error !== undefined) doc.error = contention.error;
       if (error !== undefined) throw error;
+      if (curves && contention.status === "ok") return await runCurves(m, curves, doc, o);
       return contention.status;
     },
   );
