@@ -126,7 +126,7 @@ export function benchCommand() {
   const cmd = new Command("bench")
     .description(
       "profile this node's tiers: a fixed matrix, the contention matrix, each tier's " +
-        "concurrency curves, short workloads (about 6 minutes)",
+        "concurrency curves, short workloads (several minutes)",
     )
     .option("--memory-dir <dir>", "tmpfs directory for the memory tier", DEFAULT_MEMORY_DIR)
     .option("--file-dir <dir>", "directory on the disk to profile (default: the current directory)")
