@@ -190,6 +190,9 @@ export function shorterTime(given: string | undefined, limit: string): string {
   return ms(given) < ms(limit) ? given : limit;
 }
 
+/** A mixed point's members. */
+const BOTH: ContentionDirection[] = ["read", "write"];
+
 /** A tier set up for the curves. */
 export interface ConcurrencyTier {
   readonly tier: Tier;
@@ -257,18 +260,13 @@ export async function measureConcurrency(
         const point = `${t.label} ${formatSize(bs)} ${n}p`;
         const bw: Record<string, number> = {};
         const names: string[] = [];
-        const kinds: { direction?: ContentionDirection; mixed: boolean }[] = [
-          { direction: "read", mixed: false },
-          { direction: "write", mixed: false },
-          ...(p.mixed ? [{ mixed: true }] : []),
-        ];
-        for (const kind of kinds) {
+        // all reading, all writing, then n reading while n others write (started together)
+        const kinds: ContentionDirection[][] = [["read"], ["write"], ...(p.mixed ? [BOTH] : [])];
+        for (const directions of kinds) {
           if (await stopped(o)) return { status: "interrupted", error: "interrupted" };
-          const directions: ContentionDirection[] = kind.mixed
-            ? ["read", "write"]
-            : [kind.direction!];
+          const mixed = directions.length > 1;
           const members = directions.map((d) => {
-            const name = `${t.label} ${d} ${formatSize(bs)} ${n}p${kind.mixed ? " mixed" : ""}`;
+            const name = `${t.label} ${d} ${formatSize(bs)} ${n}p${mixed ? " mixed" : ""}`;
             return {
               tier: t.tier,
               job: jobFor(t, p, d, bs, n, name, o),
@@ -276,13 +274,13 @@ export async function measureConcurrency(
               label: t.label,
             };
           });
-          const label = `concurrency ${point} ${kind.mixed ? "read+write" : kind.direction}`;
+          const label = `concurrency ${point} ${directions.join("+")}`;
           const run = await runTogether(members, members[0]!.job.rampMs, label, o);
           runs.push(...run.results);
           for (const [k, r] of run.results.entries()) {
             names.push(r.name);
             const d = directions[k]!;
-            bw[`${kind.mixed ? "mixed_" : ""}${d}`] = r[d].bw_bytes;
+            bw[`${mixed ? "mixed_" : ""}${d}`] = r[d].bw_bytes;
           }
           const outcome = statusOf(run.agreed);
           if (outcome.status !== "ok") return outcome;
