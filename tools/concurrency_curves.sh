@@ -49,4 +49,6 @@ if [ "$THROTTLE" != none ]; then
     --concurrency-bs 1m,2m --quiet --output "$OUT/curves-throttled.json" \
     >"$OUT/curves-throttled.txt"
 fi
-$DENO run --allow-read tools/concurrency_table.ts "$OUT"/curves*.json
+tables=("$OUT/curves.json")
+[ "$THROTTLE" != none ] && tables+=("$OUT/curves-throttled.json")
+$DENO run --allow-read tools/concurrency_table.ts "${tables[@]}"

@@ -19,8 +19,9 @@ function mib(bytes: number | undefined): string {
 }
 
 /**
- * The Markdown table of one result's curves; `speedup` columns give each
- * point's read and write total over the same curve's 1-process figure.
+ * The Markdown table of one result's curves: a row per tier and process
+ * count, for each request size the totals reading, writing (each with its
+ * ratio to 1 process) and reading / writing at once, MiB/s.
  *
  * @example
  * ```ts
@@ -34,28 +35,44 @@ function mib(bytes: number | undefined): string {
  *     ],
  *   }] }],
  * });
- * console.assert(t.includes("| file | 1m × 8 | 2 | 2048 (2.00×) | 512 (1.00×) | — | — |"));
+ * console.assert(t.includes("| file | 2 | 2048 (2.00×) | 512 (1.00×) | — |"), t);
  * ```
  */
 export function concurrencyTable(c: ConcurrencyResult): string {
+  const sizes = [...new Set(c.tiers.flatMap((t) => t.curves.map((x) => x.bs)))].sort((a, b) =>
+    a - b
+  );
+  const depth = (bs: number) =>
+    c.tiers.flatMap((t) => t.curves).find((x) => x.bs === bs)?.iodepth ?? 0;
+  const head = sizes.flatMap((bs) => {
+    const at = `${formatSize(bs)} × ${depth(bs)}`;
+    return [`${at} read`, `${at} write`, `${at} mixed r / w`];
+  });
   const rows = [
-    "| tier | bs × depth | processes | read MiB/s (× 1 process) | write MiB/s (× 1 process) | " +
-    "mixed read MiB/s | mixed write MiB/s |",
-    "| --- | --- | ---: | ---: | ---: | ---: | ---: |",
+    `| tier | processes | ${head.join(" | ")} |`,
+    `| --- | ---: | ${head.map(() => "---:").join(" | ")} |`,
   ];
   for (const t of c.tiers) {
-    for (const curve of t.curves) {
-      const one = curve.points.find((p) => p.processes === 1);
-      const times = (x: number, base: number | undefined) =>
-        base ? ` (${(x / base).toFixed(2)}×)` : "";
-      for (const p of curve.points) {
-        rows.push(
-          `| ${t.label} | ${formatSize(curve.bs)} × ${curve.iodepth} | ${p.processes} | ` +
-            `${mib(p.read_bw_bytes)}${times(p.read_bw_bytes, one?.read_bw_bytes)} | ` +
-            `${mib(p.write_bw_bytes)}${times(p.write_bw_bytes, one?.write_bw_bytes)} | ` +
-            `${mib(p.mixed_read_bw_bytes)} | ${mib(p.mixed_write_bw_bytes)} |`,
-        );
-      }
+    const counts = [...new Set(t.curves.flatMap((x) => x.points.map((p) => p.processes)))]
+      .sort((a, b) => a - b);
+    for (const n of counts) {
+      const cells = sizes.flatMap((bs) => {
+        const curve = t.curves.find((x) => x.bs === bs);
+        const p = curve?.points.find((x) => x.processes === n);
+        const one = curve?.points.find((x) => x.processes === 1);
+        if (!p) return ["—", "—", "—"];
+        const times = (x: number, base: number | undefined) =>
+          base ? ` (${(x / base).toFixed(2)}×)` : "";
+        const mixed = p.mixed_read_bw_bytes === undefined
+          ? "—"
+          : `${mib(p.mixed_read_bw_bytes)} / ${mib(p.mixed_write_bw_bytes)}`;
+        return [
+          `${mib(p.read_bw_bytes)}${times(p.read_bw_bytes, one?.read_bw_bytes)}`,
+          `${mib(p.write_bw_bytes)}${times(p.write_bw_bytes, one?.write_bw_bytes)}`,
+          mixed,
+        ];
+      });
+      rows.push(`| ${t.label} | ${n} | ${cells.join(" | ")} |`);
     }
   }
   return rows.join("\n");
