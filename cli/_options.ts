@@ -20,6 +20,7 @@ import { ConfigError } from "../core/errors.ts";
 import { OUTPUT_FORMATS, type OutputFormat } from "../schema/fio_json.ts";
 import { SETUP_DEFAULTS } from "../workloads/setup.ts";
 import { MODEL_NAMES } from "../workloads/model.ts";
+import { CONCURRENCY_DEFAULTS } from "../bench/concurrency.ts";
 
 /** A default such as 1e8 as `--help` shows it ("1e8", not "100000000" or "1e+8"). */
 export function exponent(n: number): string {
@@ -80,6 +81,37 @@ export function addOutputOptions<
   G extends OptionValues,
 >(cmd: Command<A, O, G>, help: string = RESULT_OUTPUT_HELP) {
   return cmd.addOption(outputOption(help)).addOption(quietOption());
+}
+
+// --- concurrency curves ---------------------------------------------------------------------
+
+/**
+ * Adds the concurrency curves' options of `bench` and `contention`:
+ * `--ranks-per-node`, `--processes`, `--concurrency-bs` and `--no-concurrency`.
+ */
+export function addConcurrencyOptions<
+  A extends unknown[],
+  O extends OptionValues,
+  G extends OptionValues,
+>(cmd: Command<A, O, G>) {
+  return cmd
+    .option(
+      "--ranks-per-node <n>",
+      "R: the concurrency curves measure 1, 2, … R processes at once",
+      CONCURRENCY_DEFAULTS.ranksPerNode,
+    )
+    .option("--processes <list>", "the curves' process counts instead, e.g. 1,2,4")
+    .option(
+      "--concurrency-bs <list>",
+      "the curves' request sizes, each at depth 8 per process (1 MiB: ZeRO-Infinity's aio " +
+        "block; 2 MiB: MLP-Offload's)",
+      CONCURRENCY_DEFAULTS.bs,
+    )
+    .option(
+      "--no-concurrency",
+      "skip the curves (each tier read, written and both by 1 … R processes at once, " +
+        "each point at most 0.5 s ramp + 2 s)",
+    );
 }
 
 // --- fio-style job options --------------------------------------------------------------------

@@ -13,11 +13,13 @@ import { Command } from "@commander-js/extra-typings";
 import { DEFAULT_MEMORY_DIR, type TierSpec } from "../core/config.ts";
 import { type ContentionOptions, runContention } from "../bench/contention.ts";
 import { contentionGroups, mixedContentionGroups } from "../bench/contention_groups.ts";
+import { CONCURRENCY_DEFAULTS, runConcurrency, shorterTime } from "../bench/concurrency.ts";
 import { profileJobs, profileTiers, REMOTE_HELP, remoteFromEnv } from "../bench/node_profile.ts";
 import { pathsOf, runWorkload } from "../bench/workload.ts";
 import { workloadByName } from "../workloads/registry.ts";
 import { resolveSetup } from "../workloads/setup.ts";
 import {
+  addConcurrencyOptions,
   addMeasureOptions,
   addOutputOptions,
   checkOutputTarget,
@@ -90,10 +92,34 @@ function benchContention(tiers: TierSpec[], o: ContentionOptions): AfterRuns {
   };
 }
 
+/** What `bench` passes to {@linkcode runConcurrency}. */
+type BenchConcurrency = NonNullable<Parameters<typeof runConcurrency>[1]>;
+
+/**
+ * `bench`'s step after the contention matrix: each tier's concurrency curves
+ * (bench/concurrency.ts) into the profile's `concurrency` field and their runs
+ * into `runs`. A failure there fails the profile with the points measured kept.
+ */
+function benchConcurrency(tiers: TierSpec[], o: BenchConcurrency): AfterRuns {
+  return async (doc, signal, onProgress) => {
+    const out = await runConcurrency(tiers, { ...o, signal, onProgress });
+    doc.concurrency = out.concurrency;
+    doc.runs.push(...out.runs);
+    doc.finished = new Date().toISOString();
+    if (out.concurrency.status === "ok" && out.error === undefined) return { doc };
+    doc.status = out.concurrency.status === "ok" ? "failed" : out.concurrency.status;
+    const cause = out.error instanceof Error ? out.error.message : out.concurrency.error;
+    doc.error = `concurrency: ${cause ?? out.concurrency.status}`;
+    return { doc, error: out.error instanceof Error ? out.error : new Error(doc.error) };
+  };
+}
+
 /**
  * `bench --quick`: each point 0.5 s measured after no warm-up, on 16 MiB
- * files, and no training workloads; the contention matrix stays, so the
- * profile still carries everything `plan` reads. A smoke test of the node
+ * files, and no training workloads; the contention matrix stays, and the
+ * concurrency curves at 1 MiB only and at 1 and R processes only (unless
+ * `--processes` or `--concurrency-bs` says otherwise), so the profile still
+ * carries everything `plan` reads. A smoke test of the node
  * and of the binary, not a profile to plan a real run with.
  */
 export const QUICK = { runtime: "0.5", ramp: "0", size: "16m" } as const;
@@ -102,7 +128,8 @@ export const QUICK = { runtime: "0.5", ramp: "0", size: "16m" } as const;
 export function benchCommand() {
   const cmd = new Command("bench")
     .description(
-      "profile this node's tiers: a fixed matrix, the contention matrix, short workloads (about 2 minutes)",
+      "profile this node's tiers: a fixed matrix, the contention matrix, each tier's " +
+        "concurrency curves, short workloads (several minutes)",
     )
     .option("--memory-dir <dir>", "tmpfs directory for the memory tier", DEFAULT_MEMORY_DIR)
     .option("--file-dir <dir>", "directory on the disk to profile (default: the current directory)")
@@ -114,9 +141,10 @@ export function benchCommand() {
     .option(
       "--quick",
       "a quick profile (seconds, not minutes): --runtime 0.5 --ramp 0 --size 16m unless " +
-        "given, and no training workloads; for a smoke test, not for planning",
+        "given, the concurrency curves at 1 MiB and at 1 and R processes only, and no " +
+        "training workloads; for a smoke test, not for planning",
     );
-  const measured = addMeasureOptions(cmd, {
+  const measured = addMeasureOptions(addConcurrencyOptions(cmd), {
     runtime: ["measured time per point", "3"],
     ramp: ["warm-up per point, excluded", "1"],
     size: ["file size per job", "256m"],
@@ -174,6 +202,33 @@ export function benchCommand() {
             : "tierbench: no contention matrix: it needs two tiers or more",
         );
       }
+      const quickCurves = o.quick && command.getOptionValueSource("processes") === undefined;
+      const curves = o.concurrency
+        ? benchConcurrency(tiers, {
+          ranksPerNode: o.ranksPerNode,
+          processes: quickCurves ? [...new Set(["1", o.ranksPerNode])].join(",") : o.processes,
+          bs: o.quick && command.getOptionValueSource("concurrencyBs") === "default"
+            ? "1m"
+            : o.concurrencyBs,
+          runtime: shorterTime(o.runtime, CONCURRENCY_DEFAULTS.runtime),
+          ramp: shorterTime(o.ramp, CONCURRENCY_DEFAULTS.ramp),
+          size: o.size,
+          endpoint: profile.endpoint,
+        })
+        : undefined;
+      if (!o.quiet) {
+        console.error(
+          curves
+            ? `tierbench: then each tier's concurrency curves (${
+              o.processes ?? (quickCurves ? `1 and ${o.ranksPerNode}` : `1 … ${o.ranksPerNode}`)
+            } processes, reading, writing and both, at ${
+              o.quick && command.getOptionValueSource("concurrencyBs") === "default"
+                ? "1m"
+                : o.concurrencyBs
+            })`
+            : "tierbench: --no-concurrency: no concurrency curves",
+        );
+      }
       const workloads = o.quick ? undefined : benchWorkloads(tiers, profile.endpoint);
       if (!o.quiet && !workloads) {
         console.error("tierbench: --quick: no training workloads");
@@ -181,7 +236,9 @@ export function benchCommand() {
         console.error(`tierbench: then ${BENCH_WORKLOADS.join(", ")} (${BENCH_SETUP_TEXT})`);
       }
       const after: AfterRuns = async (doc, signal, onProgress) => {
-        const out = contention ? await contention(doc, signal, onProgress) : { doc };
+        let out = contention ? await contention(doc, signal, onProgress) : { doc };
+        if (out.doc.status !== "ok" || signal.aborted) return out;
+        out = curves ? await curves(out.doc, signal, onProgress) : out;
         if (out.doc.status !== "ok" || signal.aborted) return out;
         return workloads ? await workloads(out.doc, signal, onProgress) : out;
       };

@@ -17,7 +17,9 @@ import {
   type ContentionOptions,
   runContentionSession,
 } from "../bench/contention.ts";
+import { CONCURRENCY_DEFAULTS, shorterTime } from "../bench/concurrency.ts";
 import {
+  addConcurrencyOptions,
   addMeasureOptions,
   addOutputOptions,
   addS3Options,
@@ -37,7 +39,8 @@ export function contentionCommand() {
   const cmd = new Command("contention")
     .description(
       "measure each tier alone, in pairs and all together (reads, then writes), then each " +
-        "pair with one reading while the other writes, and report each tier's slowdown when others run",
+        "pair with one reading while the other writes, and report each tier's slowdown when others " +
+        "run; then each tier's concurrency curves (1 … R processes at once)",
     )
     .requiredOption(
       "--tiers <specs>",
@@ -60,8 +63,10 @@ export function contentionCommand() {
     )
     .addOption(ioengineOption(CONTENTION_ENGINES));
   return addOutputOptions(
-    addS3Options(measured)
-      .option("--no-mixed", "skip the mixed pairs (one tier reading while another writes)"),
+    addConcurrencyOptions(
+      addS3Options(measured)
+        .option("--no-mixed", "skip the mixed pairs (one tier reading while another writes)"),
+    ),
   ).addOption(outputFormatOption()).action(async (o) => {
     checkOutputTarget(o);
     const tiers = parseTierList(o.tiers);
@@ -75,11 +80,21 @@ export function contentionCommand() {
       endpoint: o.endpoint,
       region: o.region,
       mixed: o.mixed,
+      concurrency: o.concurrency
+        ? {
+          ranksPerNode: o.ranksPerNode,
+          processes: o.processes,
+          bs: o.concurrencyBs,
+          runtime: shorterTime(o.runtime, CONCURRENCY_DEFAULTS.runtime),
+          ramp: shorterTime(o.ramp, CONCURRENCY_DEFAULTS.ramp),
+        }
+        : undefined,
     };
     const config = { command: "contention", tiers: tiers.map(formatTierSpec), ...options };
     const launch = launchedBy();
     if (launch) {
-      await contentionAcross(launch, tiers, options, config, o);
+      // across processes, the matrix only: the curves are one node's own processes
+      await contentionAcross(launch, tiers, { ...options, concurrency: undefined }, config, o);
       return;
     }
     await reportSession(o, ({ runId, signal, progress }) =>

@@ -14,7 +14,8 @@ import { ioUringRefusal } from "../engines/io_uring.ts";
 // deno-lint-ignore no-explicit-any
 type Json = any;
 
-const SHORT = ["--runtime", "0.5", "--ramp", "0.2", "--size", "16m", "--quiet"];
+/** Short runs, matrix only: the curves have their own tests (bench/concurrency_test.ts). */
+const SHORT = ["--runtime", "0.5", "--ramp", "0.2", "--size", "16m", "--quiet", "--no-concurrency"];
 
 /** A failure is one line on stderr naming the cause, never a stack. */
 function assertOneLine(r: CliResult, code: number, pattern: RegExp): void {
@@ -123,6 +124,7 @@ Deno.test("tierbench contention --no-mixed: no mixed pairs, in the JSON or the t
       "8m",
       "--no-mixed",
       "--quiet",
+      "--no-concurrency",
       "--output",
       out,
     ]);
@@ -156,6 +158,7 @@ Deno.test({
         "--engine",
         "io_uring",
         "--quiet",
+        "--no-concurrency",
         "--output",
         out,
       ]);
@@ -178,6 +181,11 @@ Deno.test("tierbench contention: fewer than two tiers, null: and a bad size exit
       [["--tiers", `memory:,file:${dir}`, "--size", "lots"], /--size: "lots" is not a size/],
       [["--tiers", `memory:,file:${join(dir, "nope")}`], /nope does not exist/],
       [[], /required option '--tiers <specs>' not specified/],
+      [
+        ["--tiers", `memory:,file:${dir}`, "--processes", "2,1"],
+        /--processes: 1 does not follow 2/,
+      ],
+      [["--tiers", `memory:,file:${dir}`, "--concurrency-bs", "1q"], /--concurrency-bs: "1q"/],
     ];
     for (const [args, pattern] of cases) {
       assertOneLine(await runCli(["contention", "--quiet", ...args]), 2, pattern);
@@ -205,6 +213,7 @@ Deno.test("tierbench bench: the profile ends with the contention matrix over the
       "--output",
       out,
       "--quiet",
+      "--no-concurrency",
     ]);
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stdout, /file\+pfs/);

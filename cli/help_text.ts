@@ -27,7 +27,7 @@ export const EXAMPLES: Readonly<Record<string, readonly string[]>> = {
     "tierbench clean --tier s3://bucket/prefix --endpoint http://127.0.0.1:7480 --run-id RUN_ID",
   ],
   bench: [
-    "tierbench bench --quick                      # about 30 s: a smoke test, not for planning",
+    "tierbench bench --quick                      # about 40 s: a smoke test, not for planning",
     "tierbench bench --file-dir /mnt/nvme/tb --output node.json",
     "tierbench bench --file-dir /mnt/nvme/tb --pfs /lustre/$USER/tb --runtime 5",
   ],

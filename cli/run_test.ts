@@ -339,6 +339,10 @@ Deno.test("tierbench bench: profiles memory, file and a pfs directory into one p
       "0",
       "--size",
       "8m",
+      "--processes",
+      "1",
+      "--concurrency-bs",
+      "1m",
       "--output",
       out,
       "--quiet",
@@ -347,7 +351,15 @@ Deno.test("tierbench bench: profiles memory, file and a pfs directory into one p
     const doc = JSON.parse(await Deno.readTextFile(out));
     assert.equal(doc.kind, "profile");
     assert.equal(doc.status, "ok");
-    assert.equal(doc.runs.length, 22); // null, then 7 points on each of memory, file and pfs
+    // null, then 7 points on each of memory, file and pfs; then each one's curve point at 1
+    // process: read, write and the mixed read and write
+    assert.equal(doc.runs.length, 22 + 3 * 4);
+    assert.deepEqual(
+      doc.concurrency.tiers.map((
+        t: { label: string; curves: unknown[] },
+      ) => [t.label, t.curves.length]),
+      [["memory", 1], ["file", 1], ["pfs", 1]],
+    );
     // then the short training workloads: an optimizer pair (mlp-offload since a pfs is named)
     // and an activation workload, each with its summary
     assert.deepEqual(

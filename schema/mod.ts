@@ -3,6 +3,7 @@
  *
  * @module
  */
+export * from "./concurrency.ts";
 export * from "./contention.ts";
 export * from "./plan.ts";
 export * from "./profile.ts";

@@ -10,6 +10,7 @@ import type { TierFacts } from "../tiers/types.ts";
 import type { WorkloadResult } from "./workload.ts";
 import type { ReplayResult } from "./replay.ts";
 import type { RunStatus } from "./run_status.ts";
+import type { ConcurrencyResult } from "./concurrency.ts";
 import type { ContentionResult } from "./contention.ts";
 import type { SweepResult } from "./sweep.ts";
 import type { ClusterSection } from "./cluster.ts";
@@ -237,6 +238,12 @@ export interface ResultDocument {
    * slowdown when other tiers do I/O at the same time (bench/contention.ts).
    */
   contention?: ContentionResult;
+  /**
+   * `bench` and `contention`: each tier's bandwidth with 1, 2, … R processes
+   * at once, reading, writing and both, per request size
+   * (schema/concurrency.ts, bench/concurrency.ts); its runs are in `runs`.
+   */
+  concurrency?: ConcurrencyResult;
   /**
    * A run across processes (mpirun, srun, torchrun-style): who took part,
    * each one's runs and the aggregate. `runs` then holds the aggregates.

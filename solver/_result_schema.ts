@@ -84,6 +84,29 @@ const resultScalingSchema = z.object({
   })),
 });
 
+const bw = z.number().nonnegative();
+
+/** The `concurrency` section (schema/concurrency.ts): what the solver reads of it. */
+const resultConcurrencySchema = z.object({
+  status: z.string(),
+  tiers: z.array(z.object({
+    label: z.string(),
+    tier: z.string(),
+    curves: z.array(z.object({
+      bs: z.number().positive(),
+      iodepth: z.number().positive(),
+      points: z.array(z.object({
+        processes: z.int().positive(),
+        read_bw_bytes: bw,
+        write_bw_bytes: bw,
+        mixed_read_bw_bytes: bw.optional(),
+        mixed_write_bw_bytes: bw.optional(),
+        runs: z.array(z.string()),
+      })),
+    })),
+  })),
+});
+
 export const resultDocSchema = z.object({
   schema: z.literal(RESULT_SCHEMA),
   kind: z.string(),
@@ -99,12 +122,14 @@ export const resultDocSchema = z.object({
   runs: z.array(runSchema),
   contention: resultContentionSchema.optional(),
   scaling: resultScalingSchema.optional(),
+  concurrency: resultConcurrencySchema.optional(),
 });
 
 export type ResultDoc = z.infer<typeof resultDocSchema>;
 export type ResultRun = z.infer<typeof runSchema>;
 export type ResultContention = z.infer<typeof resultContentionSchema>;
 export type ResultScaling = z.infer<typeof resultScalingSchema>;
+export type ResultConcurrency = z.infer<typeof resultConcurrencySchema>;
 
 /** Result kinds that carry tier figures. */
 export const RESULT_KINDS = ["profile", "contention", "run"];

@@ -63,6 +63,15 @@ import {
   scalingSchema,
   statedScaling,
 } from "./_profile_scaling.ts";
+import {
+  concurrencyAllowedAt,
+  concurrencyFieldsAt,
+  concurrencyRunNames,
+  concurrencySchema,
+  isConcurrencyPath,
+  measuredConcurrency,
+  statedConcurrency,
+} from "./_profile_concurrency.ts";
 
 // ------------------------------------------------------- hand-written schema
 
@@ -88,6 +97,7 @@ const tierSchema = z.strictObject({
   read_lat_us: latencySchema.optional(),
   write_lat_us: latencySchema.optional(),
   path: z.string().min(1).optional(),
+  concurrency: concurrencySchema.optional(),
   note: z.string().optional(),
 });
 
@@ -169,6 +179,7 @@ function fieldsAt(path: readonly PropertyKey[]): string[] {
   if (a === "host") return keys(hostSchema);
   if (a === "sources") return keys(sourceSchema);
   if (a === "scaling") return scalingFieldsAt(path);
+  if (isConcurrencyPath(path)) return concurrencyFieldsAt(path);
   if (a === "contention") return path.length === 1 ? keys(contentionSchema) : [...DIRECTIONS];
   if (a === "tiers" && path.length === 2) return keys(tierSchema);
   if (a === "tiers" && (c === "read_lat_us" || c === "write_lat_us")) return ["p50", "p99"];
@@ -229,6 +240,7 @@ const ALLOWED: Record<string, string> = {
 function allowedAt(path: readonly PropertyKey[]): string | undefined {
   const scaling = path[0] === "scaling" ? scalingAllowedAt(path) : undefined;
   if (scaling !== undefined) return scaling;
+  if (isConcurrencyPath(path)) return concurrencyAllowedAt(path);
   if (path[0] === "contention" && path[1] === "slowdown") {
     if (path.length === 5) return FACTOR;
     if (path.length === 4) return 'an object of factors by the other tiers, e.g. { "pfs": 1.1 }';
@@ -440,7 +452,9 @@ function fromProfileDoc(doc: ProfileDoc, raw: unknown, source: string): Profile 
   const labels = Object.keys(doc.tiers);
   const tiers: Record<string, ProfileTier> = {};
   for (const label of labels) {
-    tiers[label] = defined({ label, ...doc.tiers[label]!, measured_with: "stated" as const });
+    const { concurrency, ...tier } = doc.tiers[label]!;
+    tiers[label] = defined({ label, ...tier, measured_with: "stated" as const });
+    if (concurrency) tiers[label].concurrency = statedConcurrency(concurrency, label, source);
   }
   const { name, ...host } = doc.host;
   const profile: Profile = {
@@ -489,9 +503,14 @@ function specPath(spec: string): string {
   return spec.startsWith("s3://") ? spec : spec.slice(spec.indexOf(":") + 1);
 }
 
-/** Runs that are a tier's own points (a contention document's runs are its matrix's). */
+/**
+ * Runs that are a tier's own points (a contention document's runs are its
+ * matrix's, and the concurrency curves' runs are the curves').
+ */
 function pointRuns(doc: ResultDoc): ResultRun[] {
-  return doc.kind === "contention" ? [] : doc.runs;
+  if (doc.kind === "contention") return [];
+  const curves = concurrencyRunNames(doc.concurrency);
+  return doc.runs.filter((r) => !curves.has(r.name));
 }
 
 /**
@@ -725,6 +744,7 @@ function fromResultDoc(doc: ResultDoc, source: string): Profile {
     notes,
   };
   if (c && c.tiers.length > 0) profile.contention = resultContention(c, source);
+  if (doc.concurrency) measuredConcurrency(doc.concurrency, tiers, notes);
   const scaling = doc.scaling && measuredScaling(doc.scaling, tiers, notes);
   if (scaling && Object.keys(scaling).length > 0) profile.scaling = scaling;
   return profile;

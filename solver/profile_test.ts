@@ -143,6 +143,7 @@ Deno.test("a contention result measured here loads: tiers from the alone runs, t
       "--size",
       "8m",
       "--quiet",
+      "--no-concurrency",
       "--output",
       out,
     ]);

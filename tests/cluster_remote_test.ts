@@ -147,6 +147,7 @@ remoteTest(
         "--size",
         "8m",
         "--quiet",
+        "--no-concurrency",
         "--output",
         out,
       ]);
