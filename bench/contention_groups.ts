@@ -152,7 +152,10 @@ export function contentionRunGroups(names: readonly string[]): number[] {
   for (const name of names) {
     const [, direction = "", ...rest] = name.split(" ");
     const group = rest.join(" ");
-    const oneDirection = !group.includes(":") && !group.endsWith("read+write");
+    // one direction per group, except mixed pairs (`a:read+b:write`), a tier reading and writing
+    // (`read+write`) and a concurrency point's readers beside its writers (`1m 2p mixed`)
+    const oneDirection = !group.includes(":") && !group.endsWith("read+write") &&
+      !group.endsWith(" mixed");
     const same = prev !== undefined && group !== "alone" && group === prev.group &&
       (!oneDirection || direction === prev.direction);
     if (!same) id++;

@@ -28,3 +28,17 @@ Deno.test("contentionRunGroups: alone runs each a group; a group's members share
     [0, 1, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7, 8, 8, 9, 9, 9, 9],
   );
 });
+
+Deno.test("contentionRunGroups: a concurrency point is a group of its own, its readers and writers together when mixed", () => {
+  const names = [
+    "file read alone",
+    "file read 1m 1p",
+    "file write 1m 1p",
+    "file read 1m 1p mixed",
+    "file write 1m 1p mixed",
+    "file read 1m 2p",
+    "file read 2m 2p mixed",
+    "file write 2m 2p mixed",
+  ];
+  assert.deepEqual(contentionRunGroups(names), [0, 1, 2, 3, 3, 4, 5, 5]);
+});

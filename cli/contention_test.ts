@@ -296,6 +296,7 @@ Deno.test("tierbench contention --output-format fio-json --output -: stdout is f
       "16m",
       "--quiet",
       "--no-mixed",
+      "--no-concurrency",
       "--output-format",
       "fio-json",
       "--output",
