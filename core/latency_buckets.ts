@@ -60,7 +60,8 @@ function valueOf(i: number): number {
  */
 export class LatencyBuckets {
   readonly #into: Histogram;
-  readonly #counts = new Float64Array(LENGTH);
+  /** Allocated at the first value (184 KiB): a histogram an engine never uses costs nothing. */
+  #counts: Float64Array | undefined;
   #n = 0;
   #min = LIMIT;
   #max = 0;
@@ -76,8 +77,8 @@ export class LatencyBuckets {
       this.#into.recordValue(ns);
       return;
     }
-    const i = indexOf(ns);
-    this.#counts[i]! += 1;
+    const c = this.#counts ??= new Float64Array(LENGTH);
+    c[indexOf(ns)]! += 1;
     this.#n++;
     if (ns < this.#min) this.#min = ns;
     if (ns > this.#max) this.#max = ns;
@@ -94,9 +95,9 @@ export class LatencyBuckets {
    * minimum and the maximum, recorded as the values they were.
    */
   foldInto(): void {
-    if (this.#n === 0) return;
-    const h = this.#into;
     const c = this.#counts;
+    if (this.#n === 0 || c === undefined) return;
+    const h = this.#into;
     c[indexOf(this.#min)]! -= 1;
     h.recordValue(this.#min);
     if (this.#n > 1) {
