@@ -20,13 +20,14 @@ import type { JobEngine, JobRuntime } from "./types.ts";
  */
 export class NoopEngine implements JobEngine {
   run(rt: JobRuntime): void {
+    let t0 = monoNow();
     for (;;) {
-      const t0 = monoNow();
       if (!rt.mayIssue(t0)) break;
       const isRead = rt.nextIsRead();
       rt.nextOffset();
       const t1 = monoNow();
       rt.complete(isRead, t1, (t1 - t0) * 1e6, -1);
+      t0 = t1;
     }
   }
 

@@ -27,6 +27,7 @@ import {
 } from "../core/offsets.ts";
 import { type LatencyHistograms, newLatencyHistograms } from "../core/recorder.ts";
 import { IntervalLog, type IntervalSnapshots } from "../core/interval_log.ts";
+import { LatencyBuckets } from "../core/latency_buckets.ts";
 import { monoNow } from "../core/libc.ts";
 import { type JobSchedule, Pacer } from "../core/rate.ts";
 
@@ -34,10 +35,13 @@ import { type JobSchedule, Pacer } from "../core/rate.ts";
 export class JobRuntime {
   /** The job's plan, as the runner sent it. */
   readonly plan: JobPlan;
-  /** Latencies of the measured reads. */
+  /** Latencies of the measured reads; complete once {@linkcode finish} has run. */
   readonly read: LatencyHistograms = newLatencyHistograms();
-  /** Latencies of the measured writes. */
+  /** Latencies of the measured writes; complete once {@linkcode finish} has run. */
   readonly write: LatencyHistograms = newLatencyHistograms();
+  /** The hot path's buckets of lat, slat and clat, folded into the histograms by finish(). */
+  readonly #readBuckets = bucketsOf(this.read);
+  readonly #writeBuckets = bucketsOf(this.write);
   readonly #offsets: OffsetStream;
   readonly #mix: XorShift32;
   readonly #mixThreshold: number;
@@ -191,26 +195,26 @@ export class JobRuntime {
     const paced = this.#pacer?.settle(now, latNs);
     if (now < this.#measureStart || now > this.#measureEnd) return;
     if (now >= this.#intervalEnd) this.#closeIntervals(now);
-    const h = isRead ? this.read : this.write;
+    const h = isRead ? this.#readBuckets : this.#writeBuckets;
     const f = this.#f64;
     const b = this.#base;
     if (paced !== undefined) {
       const clatNs = slatNs >= 0 ? latNs - slatNs : (now - paced.issuedAt) * 1e6;
-      if (slatNs >= 0) h.slat.recordValue(ns(slatNs - (paced.issuedAt - paced.prep) * 1e6));
-      h.clat.recordValue(ns(clatNs));
+      if (slatNs >= 0) h.slat.record(ns(slatNs - (paced.issuedAt - paced.prep) * 1e6));
+      h.clat.record(ns(clatNs));
       latNs = (now - paced.intended) * 1e6;
       f[b + (isRead ? JOB.READ_LAT_SUM : JOB.WRITE_LAT_SUM)]! += latNs;
-      h.lat.recordValue(ns(latNs));
+      h.lat.record(ns(latNs));
     } else {
       const lat = ns(latNs);
-      h.lat.recordValue(lat);
+      h.lat.record(lat);
       if (slatNs >= 0) {
         const slat = ns(slatNs);
-        h.slat.recordValue(slat);
-        h.clat.recordValue(lat > slat ? lat - slat : 1);
+        h.slat.record(slat);
+        h.clat.record(lat > slat ? lat - slat : 1);
       }
     }
-    if (ttfbNs >= 0) h.ttfb.recordValue(ns(ttfbNs));
+    if (ttfbNs >= 0) (isRead ? this.read : this.write).ttfb.recordValue(ns(ttfbNs));
     if (isRead) {
       f[b + JOB.READ_BYTES]! += this.plan.bs;
       f[b + JOB.READ_OPS]! += 1;
@@ -261,6 +265,8 @@ export class JobRuntime {
 
   /** At an interval boundary only: snapshots the intervals that ended by `now`. */
   #closeIntervals(now: number): void {
+    // the snapshots read the histograms: what the hot path counted goes in first
+    this.#foldBuckets();
     this.#intervals!.close(now, this.read.lat, this.write.lat);
     this.#intervalEnd = this.#intervals!.end;
   }
@@ -282,6 +288,7 @@ export class JobRuntime {
   /** Marks this job finished; the first job to finish fixes the first-done moment. */
   finish(): void {
     this.#stopPacing(monoNow());
+    this.#foldBuckets();
     if (this.#intervals && this.#intervalEnd !== Infinity) {
       // the intervals that ended within the measured window, then the one it ended in
       this.#intervals.close(Math.min(monoNow(), this.#measureEnd), this.read.lat, this.write.lat);
@@ -301,6 +308,15 @@ export class JobRuntime {
     if (!this.#snapshotTaken) this.#takeFirstDoneSnapshot();
   }
 
+  /** Adds what the hot path counted since the last fold to the histograms. */
+  #foldBuckets(): void {
+    for (const b of [this.#readBuckets, this.#writeBuckets]) {
+      b.lat.foldInto();
+      b.clat.foldInto();
+      b.slat.foldInto();
+    }
+  }
+
   #takeFirstDoneSnapshot(): void {
     const f = this.#f64;
     const b = this.#base;
@@ -311,6 +327,21 @@ export class JobRuntime {
     f[b + JOB.FD_TAKEN] = 1;
     this.#snapshotTaken = true;
   }
+}
+
+/** The hot path's buckets of one direction's lat, clat and slat. */
+interface DirectionBuckets {
+  readonly lat: LatencyBuckets;
+  readonly clat: LatencyBuckets;
+  readonly slat: LatencyBuckets;
+}
+
+function bucketsOf(h: LatencyHistograms): DirectionBuckets {
+  return {
+    lat: new LatencyBuckets(h.lat),
+    clat: new LatencyBuckets(h.clat),
+    slat: new LatencyBuckets(h.slat),
+  };
 }
 
 /** A latency in whole ns for a histogram (at least 1). */

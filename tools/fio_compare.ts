@@ -215,6 +215,8 @@ interface Settings {
   readonly tmpfsSize: number;
   readonly fio: string;
   readonly output: string;
+  /** The cases to run (ids containing one of these); all when empty. */
+  readonly cases: readonly string[];
 }
 
 /** Raw option text, as commander hands it over. */
@@ -230,6 +232,7 @@ interface RawOptions {
   quick: boolean;
   fio: string;
   output?: string | undefined;
+  cases?: string | undefined;
 }
 
 /** Where the user stood when they typed the command (`deno task` changes cwd). */
@@ -275,7 +278,17 @@ function resolveSettings(o: RawOptions, now: Date): Settings {
     throw new UsageError("--dir: not with --device loop (the loop device is the directory)");
   }
   const tmpfsDir = resolvePath(o.tmpfsDir);
+  const cases = (o.cases ?? "").split(",").map((x) => x.trim()).filter((x) => x !== "");
+  const ids = casesOf(device).map((c) => c.id);
+  for (const x of cases) {
+    if (!ids.some((id) => id.includes(x))) {
+      throw new UsageError(
+        `--cases: "${x}" names no case of --device ${device} (${ids.join(", ")})`,
+      );
+    }
+  }
   return {
+    cases,
     device,
     dir: device === "loop" ? tmpfsDir : resolvePath(o.dir ?? "."),
     tmpfsDir,
@@ -731,7 +744,9 @@ async function compare(s: Settings): Promise<void> {
   if (!["tmpfs", "ramfs"].includes(pathFacts(s.tmpfsDir).fs_type)) {
     throw new UsageError(`--tmpfs-dir: ${s.tmpfsDir} is not on tmpfs`);
   }
-  const defs = casesOf(s.device);
+  const defs = casesOf(s.device).filter((c) =>
+    s.cases.length === 0 || s.cases.some((x) => c.id.includes(x))
+  );
 
   const runner = new ChildRunner();
   runner.install();
@@ -832,6 +847,11 @@ const program = new Command()
   .option("--quick", "1 round of 1 s ramp + 2 s per run (explicit options win)", false)
   .option("--fio <path>", "the fio binary", "fio")
   .option("--output <file>", "raw figures as JSON (default results/fio-compare-<time>.json)")
+  .option(
+    "--cases <ids>",
+    "run only the cases whose id contains one of these, comma-separated (e.g. " +
+      "seqread-1m-io_uring,null); the RSS check always runs (default: all)",
+  )
   .exitOverride()
   .configureOutput({ outputError: () => {} })
   .action(async (o) => {

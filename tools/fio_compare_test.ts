@@ -234,3 +234,15 @@ function assertRefused(out: Deno.CommandOutput, uid: string): void {
     `fio-compare: --device loop: needs root to make, mount and remove a loop device (running as uid ${uid})`,
   );
 }
+
+Deno.test("bench:fio --cases naming no case: exit 2 in one line listing the cases", async () => {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "--allow-all", FIO_COMPARE, "--device", "loop", "--cases", "null,nope"],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const stderr = decoder.decode(out.stderr).trim();
+  assert.equal(out.code, 2, stderr);
+  assert.match(stderr, /^fio-compare: --cases: "nope" names no case of --device loop \(.*null-4k/);
+  assert.equal(stderr.split("\n").length, 1);
+});
