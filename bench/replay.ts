@@ -102,9 +102,14 @@ export function setupOfPlan(
   });
 }
 
-/** The mlp-offload options that run the plan's placement. */
+/**
+ * The mlp-offload options that run the plan's placement, with the gradients
+ * swapped to the paths when the plan swaps them (they did not fit in host
+ * memory), so the replay moves the bytes the plan predicts.
+ */
 export function optionsOfPlan(plan: PlanDocument): WorkloadOptions {
-  return placementOptions(plan.placement.paths);
+  const swapped = plan.predictions.plan.host_memory?.gradients === "swapped";
+  return { ...placementOptions(plan.placement.paths), ...(swapped ? { swapGradients: true } : {}) };
 }
 
 /** The smallest scale at which one subgroup's state object is at least bs × iodepth. */

@@ -29,6 +29,11 @@ Deno.test("optionsOfPlan() and setupOfPlan() turn a plan back into mlp-offload's
   assert.equal(o.readers, 1);
   assert.equal(o.locks, "none");
   assert.equal(o.bs, local!.bs);
+  // the replay swaps the gradients exactly when the plan does
+  assert.equal(
+    o.swapGradients === true,
+    plan.predictions.plan.host_memory?.gradients === "swapped",
+  );
   const s = setupOfPlan(plan, 0.01, 2, 0);
   assert.equal(s.model.name, "7b");
   assert.equal(s.ranksPerNode, 2);

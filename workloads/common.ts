@@ -35,6 +35,13 @@ export interface WorkloadOptions {
   /** mlp-offload: writers of the remote path alone (default: `writers`; 0: no limit). */
   readonly remoteWriters?: number;
   /**
+   * mlp-offload: swap the fp32 gradients (written to each subgroup's path in
+   * backward, read back with its state in the update), as a plan does when
+   * they do not fit in host memory; by default they stay there (the runs'
+   * grad skip).
+   */
+  readonly swapGradients?: boolean;
+  /**
    * mlp-offload: share of subgroups on the remote path, in [0, 1] (a plan's
    * split): subgroup i is remote when ⌈(i+1)·share⌉ > ⌈i·share⌉, which is the
    * fork's i % K == 0 for share 1/K. {@linkcode distOptRatio} wins when both are given.

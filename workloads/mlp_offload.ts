@@ -161,6 +161,8 @@ interface Settings {
   readonly cache: Cache;
   readonly locks: "remote" | "both" | "none";
   readonly threads: number;
+  /** Gradients written in backward and read in the update (else kept in host memory). */
+  readonly swapGradients: boolean;
 }
 
 /** The options, checked, with the defaults filled in. */
@@ -206,7 +208,15 @@ function resolveOptions(options: WorkloadOptions): Settings {
   if (!["remote", "both", "none"].includes(locks)) {
     throw new ConfigError("locks", `"${locks}" is not one of remote, both, none`);
   }
-  return { share, distOptRatio, bufferCount, cache: { local, remote }, locks, threads };
+  return {
+    share,
+    distOptRatio,
+    bufferCount,
+    cache: { local, remote },
+    locks,
+    threads,
+    swapGradients: options.swapGradients === true,
+  };
 }
 
 /**
@@ -279,6 +289,7 @@ export const mlpOffload: WorkloadDefinition = {
         .reduce((t, i) => t + states * layout[i]!.stateBytes, 0),
       locks: settings.locks,
       threads: settings.threads,
+      gradients: settings.swapGradients ? "swapped" : "host",
     };
     // bytes of the update per path: iteration 0 (nothing cached) and 1 (the steady state,
     // descending; ascending passes differ only where the smaller last subgroup is cached)
@@ -291,6 +302,10 @@ export const mlpOffload: WorkloadDefinition = {
         derived[`update_${role}_read_bytes_it${it}`] = sum((i) => !pass.hits.has(i));
         derived[`update_${role}_hit_bytes_it${it}`] = sum((i) => pass.hits.has(i));
         derived[`update_${role}_write_bytes_it${it}`] = sum((i) => !pass.kept.has(i));
+        if (settings.swapGradients) {
+          // every subgroup's gradients come back from its path, cached state or not
+          derived[`update_${role}_gradient_read_bytes_it${it}`] = sum(() => true) / states;
+        }
       }
     }
     const threaded = { ...options, threads: settings.threads };
@@ -307,7 +322,9 @@ export const mlpOffload: WorkloadDefinition = {
       iterations: setup.iterations,
       derived,
       notes: [
-        "gradients stay in host memory: the backward phase is think time only",
+        settings.swapGradients
+          ? "gradients swapped: each subgroup's written to its path after the backward pass, read back with its state in the update"
+          : "gradients stay in host memory: the backward phase is think time only",
         "the subgroups cached after the last iteration are not written back",
         "the fork's snapshot with caching updates ascending every pass; this alternates (the same bytes per pass)",
       ],
@@ -346,25 +363,42 @@ function rankProgram(
   }
   // each phase's barrier waits for the last op of every stream of the phase before
   for (let it = 0; it < totalIterations(setup); it++) {
-    // backward: think time only, gradients stay in host memory
-    backwardPhase(b, setup, it, { after: b.lastHeld("phase"), whole: true });
+    // backward: think time, then (when swapped) each subgroup's gradients out to its path
+    const backward = backwardPhase(b, setup, it, { after: b.lastHeld("phase"), whole: true });
+    if (settings.swapGradients) {
+      for (const i of ids) {
+        b.add({
+          kind: "write",
+          stream: `${pathOf(i)}:write`,
+          iteration: it,
+          phase: "backward",
+          path: pathOf(i),
+          object: `sg${i}.grad`,
+          bytes: layout[i]!.stateBytes,
+          label: `sg${i}.grad`,
+          after: [backward],
+        });
+      }
+    }
     const phase = "update";
     const start = b.barrier({ iteration: it, phase, after: b.lastHeld("phase") });
     const pass = passOf(it, ids, remote, settings.cache);
     const io = (kind: "read" | "write", i: number, deps: (number | undefined)[]) =>
-      MLP_OFFLOAD_STATES.map((st) =>
-        b.add({
-          kind,
-          stream: `${pathOf(i)}:${kind}`,
-          iteration: it,
-          phase,
-          path: pathOf(i),
-          object: `sg${i}.${st}`,
-          bytes: layout[i]!.stateBytes,
-          label: `sg${i}.${st}`,
-          after: deps,
-        })
-      );
+      (kind === "read" && settings.swapGradients
+        ? [...MLP_OFFLOAD_STATES, "grad"]
+        : MLP_OFFLOAD_STATES).map((st) =>
+          b.add({
+            kind,
+            stream: `${pathOf(i)}:${kind}`,
+            iteration: it,
+            phase,
+            path: pathOf(i),
+            object: `sg${i}.${st}`,
+            bytes: layout[i]!.stateBytes,
+            label: `sg${i}.${st}`,
+            after: deps,
+          })
+        );
     const lock = (i: number, name: string, unlock: boolean, deps: (number | undefined)[] = []) =>
       b.add({
         kind: unlock ? "unlock" : "lock",
@@ -409,16 +443,32 @@ function rankProgram(
       const anchor = l === undefined ? carried : [l];
       let inputs: number[];
       if (pass.hits.has(i)) {
-        inputs = [b.add({
-          kind: "hit",
-          stream: `${path}:read`,
-          iteration: it,
-          phase,
-          path,
-          bytes: MLP_OFFLOAD_STATES.length * el.stateBytes,
-          label: `sg${i}.cached`,
-          after: anchor,
-        })];
+        const grad = settings.swapGradients
+          ? [b.add({
+            kind: "read",
+            stream: `${path}:read`,
+            iteration: it,
+            phase,
+            path,
+            object: `sg${i}.grad`,
+            bytes: el.stateBytes,
+            label: `sg${i}.grad`,
+            after: anchor,
+          })]
+          : [];
+        inputs = [
+          ...grad,
+          b.add({
+            kind: "hit",
+            stream: `${path}:read`,
+            iteration: it,
+            phase,
+            path,
+            bytes: MLP_OFFLOAD_STATES.length * el.stateBytes,
+            label: `sg${i}.cached`,
+            after: anchor,
+          }),
+        ];
       } else inputs = issued.get(i) ?? io("read", i, anchor);
       const u = withLock ? lock(i, "read", true, inputs) : undefined;
       const c = b.add({

@@ -150,6 +150,33 @@ Deno.test("mlp-offload has no gradient I/O: backward is forward and backward thi
   }
 });
 
+Deno.test("mlp-offload with swapGradients writes each subgroup's gradients (4 B/param) to its path in backward and reads them back in the update, cached or not", () => {
+  const swapped = mlpOffload.build(setup, paths, { swapGradients: true });
+  const r0 = swapped.ranks[0]!;
+  assert.equal(swapped.derived.gradients, "swapped");
+  for (const it of [0, 1, 2]) {
+    const backward = r0.ops.filter((op) => op.iteration === it && op.phase === "backward");
+    const grads = backward.filter((op) => op.kind === "write");
+    assert.deepEqual(
+      grads.map((op) => [op.object, op.path, op.bytes]),
+      layout.map((_, i) => [`sg${i}.grad`, pathOf(i), state(i)]),
+    );
+    const reads = updateOps(r0.ops, it, "read").filter((op) => op.object!.endsWith(".grad"));
+    // one gradient read per subgroup, the cached ones included: 4 B/param on its own path
+    assert.deepEqual(
+      reads.map((op) => [op.object, op.path, op.bytes]).sort(),
+      layout.map((_, i) => [`sg${i}.grad`, pathOf(i), state(i)]).sort(),
+    );
+    if (it === 2) continue;
+    for (const path of ["local", "remote"]) {
+      const want = layout.reduce((t, _, i) => t + (pathOf(i) === path ? state(i) : 0), 0);
+      assert.equal(swapped.derived[`update_${path}_gradient_read_bytes_it${it}`], want);
+    }
+  }
+  // without it, no gradient I/O (the runs' grad skip)
+  assert.equal(program.derived.gradients, "host");
+});
+
 /** The lock and unlock ops of iteration `it` for subgroup `i`, in program order. */
 function locksAround(ops: readonly Op[], it: number, i: number): Op[] {
   return updateOps(ops, it).filter((op) =>
