@@ -138,6 +138,25 @@ export class RankExecutor {
   /** Directories made under each rank directory, by full path. */
   readonly #dirs = new Set<string>();
 
+  /**
+   * Makes `sub` (`global_step3/…`) under the rank directory one level at a
+   * time, never the rank directory itself: a rank stopped while its scratch
+   * is being removed must fail here, not make the scratch again.
+   */
+  async #makeDirs(rankDir: string, sub: string): Promise<void> {
+    let dir = rankDir;
+    for (const part of sub.split("/")) {
+      dir = join(dir, part);
+      if (this.#dirs.has(dir)) continue;
+      try {
+        await Deno.mkdir(dir);
+      } catch (e) {
+        if (!(e instanceof Deno.errors.AlreadyExists)) throw e;
+      }
+      this.#dirs.add(dir);
+    }
+  }
+
   async #transfer(
     key: string,
     path: PathRuntime,
@@ -156,14 +175,9 @@ export class RankExecutor {
       await ch.transfer(this.program.rank, object, write, bytes, at);
       return;
     }
-    const file = join(path.dir!, `r${this.program.rank}`, object);
-    if (write && object.includes("/")) {
-      const parent = dirname(file);
-      if (!this.#dirs.has(parent)) {
-        await Deno.mkdir(parent, { recursive: true });
-        this.#dirs.add(parent);
-      }
-    }
+    const rankDir = join(path.dir!, `r${this.program.rank}`);
+    const file = join(rankDir, object);
+    if (write && object.includes("/")) await this.#makeDirs(rankDir, dirname(object));
     // one transfer on one context; a paced (background) transfer is never sliced
     const slices = schedule ? [] : sliceOf(bytes, path.policy.threads ?? 1);
     if (slices.length <= 1) {
