@@ -96,3 +96,24 @@ export function finishShortWrite(
   }
   return true;
 }
+
+/**
+ * Checks a transfer's starting offset: an integer ≥ 0, and with O_DIRECT a
+ * multiple of 4 KiB.
+ *
+ * @throws {RangeError} naming the offset and what it must be.
+ *
+ * @example
+ * ```ts
+ * import { checkOffset } from "./_stream.ts";
+ * checkOffset(8192, true);
+ * checkOffset(100, false);
+ * ```
+ */
+export function checkOffset(at: number, direct: boolean): void {
+  if (!Number.isSafeInteger(at) || at < 0 || (direct && at % 4096 !== 0)) {
+    throw new RangeError(
+      `offset ${at} is not ${direct ? "a multiple of 4096 bytes (O_DIRECT)" : "an integer ≥ 0"}`,
+    );
+  }
+}

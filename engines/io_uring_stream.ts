@@ -28,7 +28,13 @@ import {
 import { ETIME, OP, Uring } from "./_uring.ts";
 import { fillRandom } from "./_file.ts";
 import { refusalMessage } from "./io_uring.ts";
-import { finishShortWrite, requestSize, sleepUntil, withObjectFile } from "./_stream.ts";
+import {
+  checkOffset,
+  finishShortWrite,
+  requestSize,
+  sleepUntil,
+  withObjectFile,
+} from "./_stream.ts";
 
 const EIO = 5;
 const EPERM = 1;
@@ -103,13 +109,7 @@ export class UringChannel {
     schedule?: StreamSchedule,
   ): Promise<void> {
     if (this.#closed) throw new TypeError("channel closed");
-    if (!Number.isSafeInteger(at) || at < 0 || (this.direct && at % 4096 !== 0)) {
-      throw new RangeError(
-        `offset ${at} is not ${
-          this.direct ? "a multiple of 4096 bytes (O_DIRECT)" : "an integer ≥ 0"
-        }`,
-      );
-    }
+    checkOffset(at, this.direct);
     await withObjectFile(
       path,
       write,

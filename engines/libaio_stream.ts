@@ -18,7 +18,13 @@ import type { StreamSchedule } from "../core/rate.ts";
 import { AioRing } from "./_aio_ring.ts";
 import { fillRandom } from "./_file.ts";
 import { errnoName, monoNow, strerror } from "../core/libc.ts";
-import { finishShortWrite, requestSize, sleepUntil, withObjectFile } from "./_stream.ts";
+import {
+  checkOffset,
+  finishShortWrite,
+  requestSize,
+  sleepUntil,
+  withObjectFile,
+} from "./_stream.ts";
 
 const EIO = 5;
 
@@ -74,13 +80,7 @@ export class AioChannel {
     schedule?: StreamSchedule,
   ): Promise<void> {
     if (this.#closed) throw new TypeError("channel closed");
-    if (!Number.isSafeInteger(at) || at < 0 || (this.direct && at % 4096 !== 0)) {
-      throw new RangeError(
-        `offset ${at} is not ${
-          this.direct ? "a multiple of 4096 bytes (O_DIRECT)" : "an integer ≥ 0"
-        }`,
-      );
-    }
+    checkOffset(at, this.direct);
     await withObjectFile(
       path,
       write,
