@@ -107,6 +107,15 @@ export class NodeLocks {
     f.unlockSync();
   }
 
+  /**
+   * Releases every lock this rank holds (a rank that has failed, so that
+   * the streams waiting on them, its own and other ranks', can go on and stop).
+   */
+  releaseAll(): void {
+    for (const name of this.#held) this.#files.get(name)?.unlockSync();
+    this.#held.clear();
+  }
+
   /** Closes every file, releasing what is still held. */
   close(): void {
     for (const f of this.#files.values()) {

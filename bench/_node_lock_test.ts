@@ -76,3 +76,28 @@ Deno.test("NodeLocks makes its run's lock folder on first use; removeLockDir() t
     await removeLockDir(dir);
   });
 });
+
+Deno.test("NodeLocks.releaseAll() lets a waiter on a lock the failed rank held take it, and the rank may take it again", async () => {
+  await withTempDir(async (dir) => {
+    const failed = new NodeLocks(dir);
+    const other = new NodeLocks(dir);
+    try {
+      await failed.acquire("write");
+      await failed.acquire("read");
+      let got = false;
+      const waiting = other.acquire("write").then(() => got = true);
+      await new Promise((r) => setTimeout(r, 50));
+      assert.equal(got, false, "the lock was taken while held");
+      failed.releaseAll();
+      await waiting;
+      assert.equal(got, true);
+      // nothing is held any more: "read" can be taken again by this rank
+      await failed.acquire("read");
+      failed.release("read");
+      other.release("write");
+    } finally {
+      failed.close();
+      other.close();
+    }
+  });
+});

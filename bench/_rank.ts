@@ -19,6 +19,7 @@
 import { dirname, join } from "node:path";
 import { monoNow } from "../core/libc.ts";
 import { scheduleMet, StreamSchedule } from "../core/rate.ts";
+import { settleAll } from "../core/settle.ts";
 import { AioChannel } from "../engines/libaio_stream.ts";
 import { UringChannel } from "../engines/io_uring_stream.ts";
 import { S3Channel, type S3PathTarget } from "../engines/s3_stream.ts";
@@ -121,6 +122,11 @@ export class RankExecutor {
     return p;
   }
 
+  /** Ends a channel's transfer between requests once the run is aborted. */
+  readonly #stopIfAborted = (): void => {
+    if (this.#sync.aborted) throw new AbortedError();
+  };
+
   #channel(key: string, path: PathRuntime, direct: boolean): AioChannel | UringChannel | S3Channel {
     let ch = this.#channels.get(key);
     if (!ch) {
@@ -128,8 +134,8 @@ export class RankExecutor {
       ch = path.s3
         ? new S3Channel(path.s3, iodepth, bs)
         : path.engine === "io_uring"
-        ? new UringChannel(iodepth, bs, direct)
-        : new AioChannel(iodepth, bs, direct);
+        ? new UringChannel(iodepth, bs, direct, this.#stopIfAborted)
+        : new AioChannel(iodepth, bs, direct, this.#stopIfAborted);
       this.#channels.set(key, ch);
     }
     return ch;
@@ -186,7 +192,7 @@ export class RankExecutor {
     }
     // intra_op_parallelism: contiguous slices at once, each on its own context
     const chKey = direct === path.direct ? key : `${key}|buffered`;
-    await Promise.all(slices.map(([off, len], t) => {
+    await settleAll(slices.map(([off, len], t) => {
       const c = t === 0
         ? ch
         : this.#channel(`${chKey}#${t}`, path, direct) as AioChannel | UringChannel;
@@ -263,16 +269,17 @@ export class RankExecutor {
       if (!s) streams.set(op.stream, s = []);
       s.push(op);
     }
-    let failed = false;
+    // At the first failure: every op still waited for fails too, the other ranks stop, and
+    // the locks this rank holds go, so no stream of any rank waits on them for ever.
     const fail = (e: unknown) => {
-      if (failed) return;
-      failed = true;
       for (const d of done) if (!d.settled) d.reject(e);
+      this.#locks?.releaseAll();
       this.#sync.abort();
     };
     const started = monoNow();
     const loop = async (list: Op[]) => {
       for (const op of list) {
+        if (this.#sync.aborted) throw new AbortedError();
         if (op.after.length === 1) await done[op.after[0]!]!.promise;
         else if (op.after.length > 1) await Promise.all(op.after.map((a) => done[a]!.promise));
         start[op.id] = monoNow();
@@ -287,12 +294,9 @@ export class RankExecutor {
       }
     };
     try {
-      await Promise.all([...streams.values()].map((list) =>
-        loop(list).catch((e) => {
-          fail(e);
-          throw e;
-        })
-      ));
+      // Every stream ends before the channels close: a stream still in a transfer would be
+      // waiting on the blocking pool for a kernel queue freed beneath it (core/settle.ts).
+      await settleAll([...streams.values()].map(loop), fail);
     } finally {
       for (const ch of this.#channels.values()) ch.close();
       this.#channels.clear();

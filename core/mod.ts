@@ -1,5 +1,5 @@
 /**
- * The ground every other folder stands on: job options and tier specs, errors, units, secrets, host facts, libc over FFI, offsets, block verification, latency recording, small statistics (median, interval union), the wording of zod validation issues and the job worker protocol.
+ * The ground every other folder stands on: job options and tier specs, errors, units, secrets, host facts, libc over FFI, offsets, block verification, latency recording, waiting for every task before failing (settleAll), small statistics (median, interval union), the wording of zod validation issues and the job worker protocol.
  *
  * @module
  */
@@ -11,6 +11,7 @@ export * from "./libc.ts";
 export * from "./offsets.ts";
 export * from "./recorder.ts";
 export * from "./secrets.ts";
+export * from "./settle.ts";
 export * from "./stats.ts";
 export * from "./units.ts";
 export * from "./verify.ts";

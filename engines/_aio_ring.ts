@@ -26,7 +26,7 @@
  * @module
  */
 
-import { type AlignedBuffer, allocAligned, freeAligned } from "../core/libc.ts";
+import { type AlignedBuffer, allocAligned, cString, freeAligned } from "../core/libc.ts";
 
 const SYMBOLS = {
   io_setup: { parameters: ["i32", "buffer"], result: "i32" },
@@ -118,11 +118,36 @@ const NAMES = ["libaio.so.1t64", "libaio.so.1"];
 
 let cached: Libaio | undefined;
 
+/** glibc's `RTLD_LAZY | RTLD_NODELETE`. */
+const RTLD_LAZY_NODELETE = 0x0001 | 0x1000;
+
+/**
+ * Marks the library `name` never to be unloaded, whoever closes it.
+ *
+ * Each Worker that opens libaio holds it through its own handle, and a
+ * Worker's end closes that handle; the last close would unmap libaio's code
+ * while a wait of that Worker (`io_getevents_async`) may still be running in
+ * it on Deno's blocking pool, and that thread would crash the process on
+ * its return. Loaded once with RTLD_NODELETE, it stays mapped until exit.
+ */
+function pinLoaded(name: string): void {
+  try {
+    const dl = Deno.dlopen("libc.so.6", {
+      dlopen: { parameters: ["buffer", "i32"], result: "pointer" },
+    });
+    dl.symbols.dlopen(cString(name), RTLD_LAZY_NODELETE);
+    dl.close();
+  } catch {
+    // a libc without dlopen (glibc before 2.34): the waits are drained before any Worker ends
+  }
+}
+
 /** The calls from libaio.so.1, or undefined when it is not installed. */
 export function fromLibaio(): Libaio | undefined {
   for (const name of NAMES) {
     try {
       const s = Deno.dlopen(name, SYMBOLS).symbols;
+      pinLoaded(name);
       return {
         source: name,
         io_setup: (nr, out) => s.io_setup(nr, out),

@@ -120,3 +120,29 @@ Deno.test("AioRing.open() hands a failed io_setup's errno to its caller", () => 
     { name: "RangeError", message: "io_setup 22" },
   );
 });
+
+Deno.test(needing(["libaio"], {
+  name:
+    "libaio stays mapped after the Worker that opened it has ended, so a wait of that Worker still on the blocking pool returns into its code",
+  fn: async () => {
+    const worker = new URL("./testdata/open_libaio_worker.ts", import.meta.url).href;
+    // A process of its own, so no other test has loaded libaio on the main thread.
+    const code = `
+      const w = new Worker(${JSON.stringify(worker)}, { type: "module" });
+      const source = await new Promise((r) => (w.onmessage = (e) => r(e.data)));
+      w.terminate();
+      await new Promise((r) => setTimeout(r, 200));
+      const mapped = Deno.readTextFileSync("/proc/self/maps").includes(source);
+      console.log(JSON.stringify({ source, mapped }));
+    `;
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: ["eval", "--ext=ts", code],
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
+    const got = JSON.parse(new TextDecoder().decode(out.stdout).trim().split("\n").at(-1)!);
+    assert.match(got.source, /^libaio\.so/);
+    assert.equal(got.mapped, true, "the Worker's end unloaded libaio");
+  },
+}));

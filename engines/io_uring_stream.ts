@@ -68,15 +68,24 @@ export class UringChannel {
   readonly #ring: Uring;
   /** `iodepth` slots of `bs` bytes, 4 KiB aligned, random bytes. */
   readonly #buffers: AlignedBuffer;
+  /** Called between requests; what it throws ends the transfer (see the constructor). */
+  readonly #stop: (() => void) | undefined;
   #closed = false;
 
   /**
    * Sets the ring and its buffers up. Throws an Error naming
    * kernel.io_uring_disabled when the kernel refuses io_uring, else
    * {@linkcode IoError} for a failed setup.
+   *
+   * `stop`, when given, is called before each batch of requests; what it
+   * throws ends the transfer there, with the requests in flight left to
+   * {@linkcode close}, which waits for them. A rank passes one that throws
+   * once its run is aborted, so Ctrl-C or a lost rank does not wait for a
+   * large object to finish.
    */
-  constructor(iodepth: number, bs: number, direct: boolean) {
+  constructor(iodepth: number, bs: number, direct: boolean, stop?: () => void) {
     this.iodepth = iodepth;
+    this.#stop = stop;
     this.bs = bs;
     this.direct = direct;
     this.#ring = Uring.open({ entries: iodepth }, (syscall, errno) => {
@@ -139,6 +148,8 @@ export class UringChannel {
     // next: requests prepared; queued: prepared, not yet taken by the kernel.
     let next = 0, done = 0, queued = 0;
     while (done < total) {
+      // Asked to stop (a run aborted): no more requests. What is in flight ends in close().
+      this.#stop?.();
       // Paced: when the next request's intended start is still ahead (0: not waiting for one).
       let dueAt = 0;
       while (ring.inFlight + queued < this.iodepth && next < total) {

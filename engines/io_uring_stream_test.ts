@@ -83,3 +83,30 @@ Deno.test({
       }
     }),
 });
+
+Deno.test({
+  name:
+    "UringChannel and AioChannel end a transfer between requests when their stop hook throws, leaving the rest of the object unwritten",
+  ignore,
+  fn: () =>
+    withTempDir(async (dir) => {
+      const bytes = 1 << 20; // 256 requests of 4 KiB, two in flight
+      for (const make of [UringChannel, AioChannel]) {
+        let calls = 0;
+        const stop = () => {
+          if (++calls === 5) throw new Error("run aborted");
+        };
+        const ch = new make(2, 4096, true, stop);
+        const file = join(dir, make.name);
+        try {
+          await assert.rejects(ch.transfer(file, true, bytes), /run aborted/);
+          assert.equal(calls, 5, `${make.name}: stop was not asked before each batch`);
+        } finally {
+          ch.close(); // waits for what was in flight when it stopped
+        }
+        // four batches before the stop, each of at most two requests
+        const size = (await Deno.stat(file)).size;
+        assert.ok(size > 0 && size <= 4 * 2 * 4096, `${make.name}: ${size} bytes written`);
+      }
+    }),
+});

@@ -48,14 +48,23 @@ export class AioChannel {
   /** Whether files are opened with O_DIRECT. */
   readonly direct: boolean;
   readonly #ring: AioRing;
+  /** Called between requests; what it throws ends the transfer (see the constructor). */
+  readonly #stop: (() => void) | undefined;
   #closed = false;
 
   /**
    * Sets up the context and its `iodepth` buffers of `bs` bytes (4 KiB
    * aligned, random bytes). Throws {@linkcode IoError} when io_setup fails.
+   *
+   * `stop`, when given, is called before each batch of requests; what it
+   * throws ends the transfer there, with the requests in flight left to
+   * {@linkcode close}, which waits for them. A rank passes one that throws
+   * once its run is aborted, so Ctrl-C or a lost rank does not wait for a
+   * large object to finish.
    */
-  constructor(iodepth: number, bs: number, direct: boolean) {
+  constructor(iodepth: number, bs: number, direct: boolean, stop?: () => void) {
     this.iodepth = iodepth;
+    this.#stop = stop;
     this.bs = bs;
     this.direct = direct;
     this.#ring = AioRing.open(iodepth, bs, 4096, (syscall, errno) => {
@@ -107,6 +116,8 @@ export class AioChannel {
     const ring = this.#ring;
     const batch: number[] = [];
     while (done < total) {
+      // Asked to stop (a run aborted): no more requests. What is in flight ends in close().
+      this.#stop?.();
       batch.length = 0;
       // Paced: when the next request's intended start is still ahead (0: not waiting for one).
       let dueAt = 0;
