@@ -9,6 +9,9 @@
 # commands (a cgroup-v1 blkio throttle: O_DIRECT reads and writes of those processes only; the
 # Ceph daemons stay outside), so that the disk behaves like a device of known bandwidth instead
 # of a virtual disk whose speed follows the host's page cache. THROTTLE=none runs unthrottled.
+# DEVICE=loop puts the file tier on an ext4 loop device over /dev/shm instead of the disk
+# (tools/_loop.sh): Ceph's own writes to the disk then no longer reach the file tier's device, and
+# THROTTLE caps the loop device. LOOP_SIZE (default 8g, sparse) is its size.
 #
 # Needs root and the Ceph packages (see README); no other cluster may be up (Ceph's ports are
 # fixed). Writes only under $OUT, $FILE_DIR (the file tier's scratch, removed by each command), its
@@ -16,6 +19,7 @@
 # Ctrl-C included.
 #
 #   ROUNDS=2 THROTTLE=300m OUT=results/replay-rounds deno task bench:replay
+#   DEVICE=loop REPLAYS=3 THROTTLE=300m OUT=results/replay-loop deno task bench:replay
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DENO=${DENO:-"npx -y deno@2.9.6"}
@@ -29,20 +33,31 @@ SCALE=${SCALE:-0.021}
 ITERATIONS=${ITERATIONS:-5}
 REPLAYS=${REPLAYS:-2}
 CEPH_DIR=${CEPH_DIR:-/tmp/tierbench-ceph-replay}
+DEVICE=${DEVICE:-disk}
+LOOP_SIZE=${LOOP_SIZE:-8g}
+case $DEVICE in disk | loop) ;; *)
+  echo "replay_rounds: DEVICE=$DEVICE is neither disk nor loop" >&2
+  exit 2
+  ;;
+esac
 
+# shellcheck source=tools/_loop.sh
+. tools/_loop.sh
+# shellcheck source=tools/_throttle.sh
+. tools/_throttle.sh
 mkdir -p "$OUT" "$FILE_DIR"
 ceph_started=
 cleanup() {
   set +e
   throttle_remove
+  loop_remove
   [ -n "$ceph_started" ] && $DENO task -q ceph:down --dir "$CEPH_DIR" >/dev/null 2>&1
   rmdir "$FILE_DIR" 2>/dev/null
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# shellcheck source=tools/_throttle.sh
-. tools/_throttle.sh
+[ "$DEVICE" = loop ] && loop_make "$LOOP_SIZE" "$FILE_DIR" replay_rounds
 throttle_make "$THROTTLE" "$FILE_DIR" tierbench-replay-$$ replay_rounds
 
 ceph_started=1
