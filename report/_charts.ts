@@ -88,6 +88,37 @@ function colour(multi: boolean, single: Record<string, unknown>): Record<string,
   return multi ? { field: "source", type: "nominal", title: "file" } : single;
 }
 
+/** Colour by file when several are drawn, else by the run field `field` (a long legend). */
+function runColour(multi: boolean, field: string): Record<string, unknown> {
+  return colour(multi, { field, type: "nominal", title: "run", legend: { labelLimit: 320 } });
+}
+
+/** One direction of one drawn run, and the name its line carries. */
+interface DrawnSeries {
+  /** The file's label. */
+  source: string;
+  run: RunResult;
+  dir: "read" | "write";
+  /** `label dir`, after `file: ` when several files are drawn. */
+  series: string;
+}
+
+/** Every direction of every drawn run of every source, in order. */
+function* drawnSeries(sources: readonly ChartSource[]): Generator<DrawnSeries> {
+  const multi = sources.length > 1;
+  for (const s of sources) {
+    if (!s.doc) continue;
+    const runs = drawnRuns(s.doc);
+    const labels = runLabels(runs);
+    for (const run of runs) {
+      for (const dir of directionsOf(run)) {
+        const series = `${multi ? `${s.label}: ` : ""}${labels.get(run)} ${dir}`;
+        yield { source: s.label, run, dir, series };
+      }
+    }
+  }
+}
+
 /** Bandwidth per run and direction (bars). */
 export function bandwidthChart(sources: readonly ChartSource[]): ChartSpec | undefined {
   const multi = sources.length > 1;
@@ -169,36 +200,28 @@ const CURVE_PERCENTILES = [
 export function latencyChart(sources: readonly ChartSource[]): ChartSpec | undefined {
   const multi = sources.length > 1;
   const rows: Record<string, unknown>[] = [];
-  for (const s of sources) {
-    if (!s.doc) continue;
-    const runs = drawnRuns(s.doc);
-    const labels = runLabels(runs);
-    for (const r of runs) {
-      for (const dir of directionsOf(r)) {
-        const encoded = r[dir].hist?.lat;
-        if (typeof encoded !== "string" || encoded === "") continue;
-        let h;
-        try {
-          h = decodeHistogram(encoded);
-        } catch {
-          continue; // an unreadable histogram draws no curve; the tables still have fio's figures
-        }
-        if (h.totalCount === 0) continue;
-        const series = `${multi ? `${s.label}: ` : ""}${labels.get(r)} ${dir}`;
-        for (const p of CURVE_PERCENTILES) {
-          // a percentile needs at least one sample beyond it to mean anything
-          if (h.totalCount * (1 - p / 100) < 1) break;
-          const lat = Math.max(round(h.getValueAtPercentile(p) / 1000, 3), 0.001);
-          rows.push({
-            source: s.label,
-            series,
-            percentile: p,
-            nines: 100 / (100 - p),
-            lat_us: lat,
-            tip: `${series}: p${p} = ${num(lat, 3)} µs`,
-          });
-        }
-      }
+  for (const { source, run, dir, series } of drawnSeries(sources)) {
+    const encoded = run[dir].hist?.lat;
+    if (typeof encoded !== "string" || encoded === "") continue;
+    let h;
+    try {
+      h = decodeHistogram(encoded);
+    } catch {
+      continue; // an unreadable histogram draws no curve; the tables still have fio's figures
+    }
+    if (h.totalCount === 0) continue;
+    for (const p of CURVE_PERCENTILES) {
+      // a percentile needs at least one sample beyond it to mean anything
+      if (h.totalCount * (1 - p / 100) < 1) break;
+      const lat = Math.max(round(h.getValueAtPercentile(p) / 1000, 3), 0.001);
+      rows.push({
+        source,
+        series,
+        percentile: p,
+        nines: 100 / (100 - p),
+        lat_us: lat,
+        tip: `${series}: p${p} = ${num(lat, 3)} µs`,
+      });
     }
   }
   if (rows.length === 0) return undefined;
@@ -223,9 +246,7 @@ export function latencyChart(sources: readonly ChartSource[]): ChartSpec | undef
           },
         },
         y: { field: "lat_us", type: "quantitative", title: "latency µs", scale: { type: "log" } },
-        color: multi
-          ? { field: "source", type: "nominal", title: "file" }
-          : { field: "series", type: "nominal", title: "run", legend: { labelLimit: 320 } },
+        color: runColour(multi, "series"),
         detail: { field: "series" },
       },
       layer: lineLayers(),
@@ -237,27 +258,19 @@ export function latencyChart(sources: readonly ChartSource[]): ChartSpec | undef
 export function timeseriesChart(sources: readonly ChartSource[]): ChartSpec | undefined {
   const multi = sources.length > 1;
   const rows: Record<string, unknown>[] = [];
-  for (const s of sources) {
-    if (!s.doc) continue;
-    const runs = drawnRuns(s.doc);
-    const labels = runLabels(runs);
-    for (const r of runs) {
-      const ts = r.timeseries;
-      if (!ts || !Array.isArray(ts.t_ms)) continue;
-      for (const dir of directionsOf(r)) {
-        const bw = dir === "read" ? ts.read_bw_bytes : ts.write_bw_bytes;
-        if (!Array.isArray(bw)) continue;
-        const series = `${multi ? `${s.label}: ` : ""}${labels.get(r)} ${dir}`;
-        ts.t_ms.forEach((t, i) => {
-          const v = bw[i];
-          if (typeof v === "number") {
-            const bw = round(v / MIB);
-            const tip = `${series}: ${num(t / 1000, 3)} s, ${num(bw)} MiB/s`;
-            rows.push({ source: s.label, series, t_s: t / 1000, bw, tip });
-          }
-        });
+  for (const { source, run, dir, series } of drawnSeries(sources)) {
+    const ts = run.timeseries;
+    if (!ts || !Array.isArray(ts.t_ms)) continue;
+    const bw = dir === "read" ? ts.read_bw_bytes : ts.write_bw_bytes;
+    if (!Array.isArray(bw)) continue;
+    ts.t_ms.forEach((t, i) => {
+      const v = bw[i];
+      if (typeof v === "number") {
+        const bw = round(v / MIB);
+        const tip = `${series}: ${num(t / 1000, 3)} s, ${num(bw)} MiB/s`;
+        rows.push({ source, series, t_s: t / 1000, bw, tip });
       }
-    }
+    });
   }
   if (rows.length === 0) return undefined;
   return {
@@ -271,9 +284,7 @@ export function timeseriesChart(sources: readonly ChartSource[]): ChartSpec | un
       encoding: {
         x: { field: "t_s", type: "quantitative", title: "s since measurement began" },
         y: { field: "bw", type: "quantitative", title: "MiB/s" },
-        color: multi
-          ? { field: "source", type: "nominal", title: "file" }
-          : { field: "series", type: "nominal", title: "run", legend: { labelLimit: 320 } },
+        color: runColour(multi, "series"),
         detail: { field: "series" },
       },
       layer: lineLayers(),
@@ -289,41 +300,33 @@ export function timeseriesChart(sources: readonly ChartSource[]): ChartSpec | un
 export function latencyTimeChart(sources: readonly ChartSource[]): ChartSpec | undefined {
   const multi = sources.length > 1;
   const rows: Record<string, unknown>[] = [];
-  for (const s of sources) {
-    if (!s.doc) continue;
-    const runs = drawnRuns(s.doc);
-    const labels = runLabels(runs);
-    for (const r of runs) {
-      const ts = r.timeseries;
-      if (!ts || !Array.isArray(ts.t_ms)) continue;
-      for (const dir of directionsOf(r)) {
-        const p50 = ts[`${dir}_lat_p50_ns`];
-        const p99 = ts[`${dir}_lat_p99_ns`];
-        const max = ts[`${dir}_lat_max_ns`];
-        if (!Array.isArray(p50) || !Array.isArray(p99)) continue;
-        const run = `${multi ? `${s.label}: ` : ""}${labels.get(r)} ${dir}`;
-        ts.t_ms.forEach((t, i) => {
-          const top = max?.[i];
-          for (const [pct, values] of [["p50", p50], ["p99", p99]] as const) {
-            const v = values[i];
-            if (typeof v !== "number" || v <= 0) continue;
-            const us = Math.max(round(v / 1000, 3), 0.001);
-            const also = pct === "p99" && typeof top === "number"
-              ? ` (max ${num(top / 1000, 3)} µs)`
-              : "";
-            rows.push({
-              source: s.label,
-              run,
-              percentile: pct,
-              series: `${run} ${pct}`,
-              t_s: t / 1000,
-              lat_us: us,
-              tip: `${run} ${pct}: ${num(t / 1000, 3)} s, ${num(us, 3)} µs${also}`,
-            });
-          }
+  for (const { source, run: r, dir, series: run } of drawnSeries(sources)) {
+    const ts = r.timeseries;
+    if (!ts || !Array.isArray(ts.t_ms)) continue;
+    const p50 = ts[`${dir}_lat_p50_ns`];
+    const p99 = ts[`${dir}_lat_p99_ns`];
+    const max = ts[`${dir}_lat_max_ns`];
+    if (!Array.isArray(p50) || !Array.isArray(p99)) continue;
+    ts.t_ms.forEach((t, i) => {
+      const top = max?.[i];
+      for (const [pct, values] of [["p50", p50], ["p99", p99]] as const) {
+        const v = values[i];
+        if (typeof v !== "number" || v <= 0) continue;
+        const us = Math.max(round(v / 1000, 3), 0.001);
+        const also = pct === "p99" && typeof top === "number"
+          ? ` (max ${num(top / 1000, 3)} µs)`
+          : "";
+        rows.push({
+          source,
+          run,
+          percentile: pct,
+          series: `${run} ${pct}`,
+          t_s: t / 1000,
+          lat_us: us,
+          tip: `${run} ${pct}: ${num(t / 1000, 3)} s, ${num(us, 3)} µs${also}`,
         });
       }
-    }
+    });
   }
   if (rows.length === 0) return undefined;
   return {
@@ -339,9 +342,7 @@ export function latencyTimeChart(sources: readonly ChartSource[]): ChartSpec | u
       encoding: {
         x: { field: "t_s", type: "quantitative", title: "s since measurement began" },
         y: { field: "lat_us", type: "quantitative", title: "latency µs", scale: { type: "log" } },
-        color: multi
-          ? { field: "source", type: "nominal", title: "file" }
-          : { field: "run", type: "nominal", title: "run", legend: { labelLimit: 320 } },
+        color: runColour(multi, "run"),
         strokeDash: {
           field: "percentile",
           type: "nominal",
@@ -494,9 +495,7 @@ export function workloadChart(sources: readonly ChartSource[]): ChartSpec | unde
         encoding: {
           x: { field: "t_s", type: "quantitative", title: "s into the iteration" },
           y: { field: "bw", type: "quantitative", title: "MiB/s" },
-          color: multi
-            ? { field: "source", type: "nominal", title: "file" }
-            : { field: "path", type: "nominal", title: "path" },
+          color: colour(multi, { field: "path", type: "nominal", title: "path" }),
           ...(multi ? { strokeDash: { field: "path", type: "nominal", title: "path" } } : {}),
           detail: { field: "series" },
         },
