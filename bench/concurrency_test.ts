@@ -8,6 +8,7 @@ import type { RunResult } from "../schema/result.ts";
 import { planConcurrency, runConcurrency, shorterTime } from "./concurrency.ts";
 import { runContentionSession } from "./contention.ts";
 import { loadProfile } from "../solver/profile.ts";
+import { togetherAtOf } from "../solver/slowdown.ts";
 
 /** Tiny points: the tests check the curves' shape, never their figures. */
 const TINY = { runtime: "0.2", ramp: "0", size: "4m" } as const;
@@ -67,7 +68,7 @@ Deno.test("runConcurrency() measures memory and file at 1..R processes, read, wr
   });
 });
 
-Deno.test("contention with concurrency writes the curves after the matrix", async () => {
+Deno.test("contention with concurrency writes the curves after the matrix, and the pair reading and writing with R processes per job", async () => {
   await withDiskDir(async (dir) => {
     const { doc, error } = await runContentionSession(
       [parseTierSpec("memory:"), parseTierSpec(`file:${dir}`)],
@@ -93,6 +94,31 @@ Deno.test("contention with concurrency writes the curves after the matrix", asyn
         const { runs: _, ...figures } = measured[i]!;
         assert.deepEqual(p, figures);
       }
+    }
+    // the pair once more, every read and write job at the curves' largest count, after the
+    // pair with one job each; each member against its own reading and writing at one job
+    const [at, ...others] = doc.contention!.together_at!;
+    assert.equal(others.length, 0);
+    assert.equal(at!.key, "memory+file");
+    assert.equal(at!.processes, 2);
+    assert.equal(doc.contention!.together!.length, 1);
+    for (const label of ["memory", "file"]) {
+      for (const direction of ["read", "write"]) {
+        const run = doc.runs.find((r) =>
+          r.name === `${label} ${direction} memory+file 2p read+write`
+        );
+        assert.ok(run, `no ${label} ${direction} run of the pair at 2 processes`);
+        assert.equal(run.options.numjobs, 2);
+      }
+      const m = at!.members[label]!;
+      assert.ok(m.read_bw_bytes > 0 && m.write_bw_bytes > 0);
+      // the profile keeps them, looked up in either order
+      const other = label === "memory" ? "file" : "memory";
+      assert.deepEqual(togetherAtOf(profile, label, other), {
+        processes: 2,
+        read_bw_bytes: m.read_bw_bytes,
+        write_bw_bytes: m.write_bw_bytes,
+      });
     }
   });
 });

@@ -59,6 +59,7 @@ import {
   type ContentionSelf,
   type ContentionTierPattern,
   type ContentionTogether,
+  type ContentionTogetherAt,
   type ContentionWindow,
   groupKey,
   slowdown,
@@ -276,6 +277,9 @@ interface Matrix {
   readonly layoutMs: number[];
   readonly self: Record<string, ContentionSelf>;
   readonly together: ContentionTogether[];
+  /** Processes per job of the pairs measured again at the curves' largest count (none: 1). */
+  readonly atProcesses: number;
+  readonly togetherAt: ContentionTogetherAt[];
 }
 
 /**
@@ -503,9 +507,16 @@ async function runMatrix(
     if (outcome.status !== "ok") return outcome;
   }
   const files = indices.filter((i) => m.tiers[i]!.spec.kind !== "s3");
-  for (const pair of contentionGroups(files).filter((g) => g.length === 2)) {
+  const pairs = contentionGroups(files).filter((g) => g.length === 2);
+  for (const pair of pairs) {
     if (await stopped(o)) return { status: "interrupted", error: "interrupted" };
     const outcome = await runBoth(m, pair, o);
+    if (outcome.status !== "ok") return outcome;
+  }
+  if (m.atProcesses <= 1) return { status: "ok" };
+  for (const pair of pairs) {
+    if (await stopped(o)) return { status: "interrupted", error: "interrupted" };
+    const outcome = await runBoth(m, pair, o, m.atProcesses);
     if (outcome.status !== "ok") return outcome;
   }
   return { status: "ok" };
@@ -523,6 +534,7 @@ async function runReadWrite(
   key: string,
   baseline: (label: string) => { read_bw_bytes: number; write_bw_bytes: number } | undefined,
   o: ContentionOptions,
+  processes = 1,
 ): Promise<{
   figures: Record<string, ContentionSelf>;
   overlap: number | null;
@@ -533,7 +545,11 @@ async function runReadWrite(
   const members = indices.flatMap((i, k) =>
     CONTENTION_DIRECTIONS.map((direction) => ({
       tier: m.tiers[i]!,
-      job: { ...m.plan.jobs[i]![direction], name: `${labels[k]} ${direction} ${name}` },
+      job: {
+        ...m.plan.jobs[i]![direction],
+        name: `${labels[k]} ${direction} ${name}`,
+        numjobs: processes,
+      },
       direction,
       label: labels[k]!,
     }))
@@ -573,16 +589,24 @@ async function runSelf(
   return out.outcome;
 }
 
-/** Runs a pair of tiers each reading and writing at once, against each one's `self` figures. */
+/**
+ * Runs a pair of tiers each reading and writing at once, against each one's
+ * `self` figures; with `processes` above 1, every job that many processes
+ * (into `togetherAt`).
+ */
 async function runBoth(
   m: Matrix,
   indices: readonly number[],
   o: ContentionOptions,
+  processes = 1,
 ): Promise<{ status: RunStatus; error?: string }> {
   const key = indices.map((i) => m.plan.labels[i]!).join("+");
-  const out = await runReadWrite(m, indices, key, (t) => m.self[t], o);
+  const group = processes > 1 ? `${key} ${processes}p` : key;
+  const out = await runReadWrite(m, indices, group, (t) => m.self[t], o, processes);
   const tiers = Object.keys(out.figures);
-  m.together.push({ tiers, key, members: out.figures, overlap: out.overlap });
+  const together = { tiers, key, members: out.figures, overlap: out.overlap };
+  if (processes > 1) m.togetherAt.push({ ...together, processes });
+  else m.together.push(together);
   return out.outcome;
 }
 
@@ -719,6 +743,8 @@ export async function runContentionSession(
         layoutMs: p.labels.map(() => 0),
         self: {},
         together: [],
+        atProcesses: curves ? Math.max(...curves.processes) : 1,
+        togetherAt: [],
       };
       let outcome: { status: RunStatus; error?: string };
       let error: unknown;
@@ -740,6 +766,7 @@ export async function runContentionSession(
       };
       if (Object.keys(m.self).length > 0) contention.self = m.self;
       if (m.together.length > 0) contention.together = m.together;
+      if (m.togetherAt.length > 0) contention.together_at = m.togetherAt;
       if (outcome.error !== undefined && outcome.status !== "ok") contention.error = outcome.error;
       doc.contention = contention;
       if (contention.error !== undefined) doc.error = contention.error;

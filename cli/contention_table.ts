@@ -64,7 +64,8 @@ function formatMixedTable(
   for (const g of together) {
     for (const t of g.tiers) {
       const x = g.members[t]!;
-      const both = `${t} (${g.key})`;
+      const at = "processes" in g ? `, ${g.processes} processes each` : "";
+      const both = `${t} (${g.key}${at})`;
       table.push([
         both,
         both,
@@ -116,7 +117,10 @@ export function formatContentionTable(c: ContentionResult): string {
     ]);
   }
   const parts = keys.length > 0 ? [table.toString()] : [];
-  if (mixed.length > 0) parts.push(formatMixedTable(mixed, c.self ?? {}, c.together ?? []));
+  if (mixed.length > 0) {
+    const together = [...(c.together ?? []), ...(c.together_at ?? [])];
+    parts.push(formatMixedTable(mixed, c.self ?? {}, together));
+  }
   const note = "slowdown = bandwidth alone / bandwidth in the group (>1: slower)";
   return [...parts, mixed.length > 0 ? `${note}; mixed: against its own direction alone` : note]
     .join("\n");

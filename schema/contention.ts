@@ -134,6 +134,20 @@ export interface ContentionResult {
    * other path is in use.
    */
   together?: ContentionTogether[];
+  /**
+   * The same pairs with every job `processes` processes (numjobs), as a
+   * plan's ranks drive both paths at once; with the concurrency curves. On
+   * two cores a PFS client's CPU at four ranks slows the other tier far more
+   * than at one job, which `together` cannot show. Slowdowns are against the
+   * tier's `self` figures (one job each).
+   */
+  together_at?: ContentionTogetherAt[];
+}
+
+/** A pair of tiers, each reading and writing at once with `processes` jobs per direction. */
+export interface ContentionTogetherAt extends ContentionTogether {
+  /** Processes (numjobs) of each member's read job and of its write job. */
+  processes: number;
 }
 
 /** A pair of tiers, each reading and writing at once. */

@@ -190,7 +190,21 @@ export interface ProfileContention {
    * by the pair's key (`file+pfs`), each member's bandwidths there, bytes/s.
    */
   together?: Record<string, Record<string, { read_bw_bytes: number; write_bw_bytes: number }>>;
+  /**
+   * The same pairs with each member's read job and write job `processes`
+   * processes each (measured with the concurrency curves): by the pair's
+   * key, each member's totals there, bytes/s.
+   */
+  together_at?: Record<string, ProfileTogetherAt>;
   note?: string;
+}
+
+/** A pair of tiers each reading and writing at once, every job `processes` processes. */
+export interface ProfileTogetherAt {
+  /** Processes of each member's read job and of its write job. */
+  processes: number;
+  /** Each member's totals over its processes, bytes/s. */
+  members: Record<string, { read_bw_bytes: number; write_bw_bytes: number }>;
 }
 
 /** A remote tier's bandwidth at one count of nodes doing the same I/O at once. */

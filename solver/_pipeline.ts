@@ -5,7 +5,9 @@
  *
  * A path direction moves at:
  * - the pair's `together` rate, while its own other direction and both
- *   directions of the other path move too and the pair was measured so;
+ *   directions of the other path move too and the pair was measured so
+ *   (with R processes per job too, where measured: the other path's ranks
+ *   in flight set which applies);
  * - otherwise, while its own other direction moves, its mixed rate where
  *   measured, else half its rate alone (the two take turns: reads and writes
  *   add, as in solver/model.ts); alone, its own rate; either divided by the
@@ -21,7 +23,7 @@ import { zeroInfinity } from "../workloads/zero_infinity.ts";
 import { placementOptions, type PlannedPath } from "../schema/plan.ts";
 
 import { type RateOf, simulate, type SimulatedPhase } from "./simulate.ts";
-import type { SlowdownLookup, SolverTier } from "./solver_tier.ts";
+import type { SlowdownLookup, SolverTier, TogetherLookup } from "./solver_tier.ts";
 import type { Direction } from "../schema/profile.ts";
 import { concurrentBandwidth } from "./concurrency.ts";
 
@@ -30,10 +32,7 @@ export interface PipelineTiers {
   readonly local: SolverTier;
   readonly remote?: SolverTier;
   readonly slowdown?: SlowdownLookup;
-  readonly together?: (
-    tier: string,
-    other: string,
-  ) => { readonly readBw: number; readonly writeBw: number } | undefined;
+  readonly together?: TogetherLookup;
 }
 
 /** A simulated update phase: the mean over steady iterations (one pass each way). */
@@ -49,8 +48,11 @@ export interface SimulatedUpdate {
  * The rates of the paths `local` and `remote` on `tiers`, with `n` ranks in
  * flight on a path direction: its total at n processes at once
  * (solver/concurrency.ts; the tier's one figure without a curve), reading
- * while writing at the mixed total at n; the pair's `together` rates scaled
- * as the tier's mixed total at n is to that at 1.
+ * while writing at the mixed total at n; while both paths read and write,
+ * that total divided by the slowdown the pair's `together` rates show — at
+ * one job each, or, as the other path has more transfers in flight, moved
+ * linearly towards the slowdown measured with R processes per job
+ * (`together_at`) where the profile has it.
  */
 export function pipelineRates(tiers: PipelineTiers): RateOf {
   const look = tiers.slowdown ?? (() => 1);
@@ -68,9 +70,17 @@ export function pipelineRates(tiers: PipelineTiers): RateOf {
     if (own && others.length === 2) {
       const both = tiers.together?.(t.label, o!.label);
       if (both) {
-        const scale = n === 1 ? 1 : concurrentBandwidth(t, direction, n, { mixed: true }).total /
-          concurrentBandwidth(t, direction, 1, { mixed: true }).total;
-        return (direction === "read" ? both.readBw : both.writeBw) * scale;
+        const mixed = (k: number) => concurrentBandwidth(t, direction, k, { mixed: true }).total;
+        // what the other path costs this one: at one job each, and at R each where measured,
+        // taken between the two by how many transfers the other path has in flight
+        let slow = mixed(1) / (direction === "read" ? both.readBw : both.writeBw);
+        const m = Math.max(...others.map((d) => inflight?.get(`${otherName}:${d}`) ?? 1));
+        if (both.at && both.at.processes > 1 && m > 1) {
+          const r = both.at.processes;
+          const atR = mixed(r) / (direction === "read" ? both.at.readBw : both.at.writeBw);
+          slow += (atR - slow) * Math.min(1, (m - 1) / (r - 1));
+        }
+        return mixed(n) / slow;
       }
     }
     // alone, or both directions at once: as measured, or else taking turns (reads and writes add)

@@ -40,6 +40,31 @@ Deno.test("pipelineRates(): alone, mixed, taking turns, slowed, and the pair tog
   assert.equal(rate("remote", "read", all), 1.5e9);
 });
 
+Deno.test("pipelineRates(): with the pair also measured at R processes per job, the other path's ranks in flight move the slowdown from the one-job figure to R's", () => {
+  // no curve: the same totals at any count (mixed: 4 GB/s read, 2 GB/s write)
+  const rate = pipelineRates({
+    local: file,
+    remote: pfs,
+    // one job each: file reads 4 → 2 GB/s (2×); four each: 4 → 1 GB/s (4×)
+    together: (t) =>
+      t === "file"
+        ? { readBw: 2e9, writeBw: 1e9, at: { processes: 4, readBw: 1e9, writeBw: 5e8 } }
+        : undefined,
+  });
+  const all = on("local:read", "local:write", "remote:read", "remote:write");
+  const remote = (n: number) => new Map([["remote:read", n], ["remote:write", n]]);
+  // one transfer in flight on the other path: the one-job pair, as before
+  assert.equal(rate("local", "read", all, remote(1)), 2e9);
+  assert.equal(rate("local", "write", all, remote(1)), 1e9);
+  // all four: the slowdown measured at four, 4×
+  assert.equal(rate("local", "read", all, remote(4)), 1e9);
+  // two of four: a third of the way from 2× to 4×, so 4 GB/s / (8/3)
+  assert.equal(rate("local", "read", all, remote(2)), 4e9 / (2 + 2 / 3));
+  // the most of the other path's two directions counts; more than R holds at R's
+  assert.equal(rate("local", "read", all, new Map([["remote:read", 1], ["remote:write", 4]])), 1e9);
+  assert.equal(rate("local", "read", all, remote(8)), 1e9);
+});
+
 const planned = (name: string, tier: string, subgroups: number, cache = 0): PlannedPath => ({
   name,
   tier,

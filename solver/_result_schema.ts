@@ -34,6 +34,17 @@ export const runSchema = z.object({
 
 const nullableRows = z.record(z.string(), z.record(z.string(), z.number().positive().nullable()));
 
+const togetherSchema = z.object({
+  key: z.string(),
+  members: z.record(
+    z.string(),
+    z.object({
+      read_bw_bytes: z.number().nonnegative(),
+      write_bw_bytes: z.number().nonnegative(),
+    }),
+  ),
+});
+
 const resultContentionSchema = z.object({
   status: z.string(),
   pattern: z.object({
@@ -52,16 +63,8 @@ const resultContentionSchema = z.object({
     z.string(),
     z.object({ read_bw_bytes: z.number().nonnegative(), write_bw_bytes: z.number().nonnegative() }),
   ).optional(),
-  together: z.array(z.object({
-    key: z.string(),
-    members: z.record(
-      z.string(),
-      z.object({
-        read_bw_bytes: z.number().nonnegative(),
-        write_bw_bytes: z.number().nonnegative(),
-      }),
-    ),
-  })).optional(),
+  together: z.array(togetherSchema).optional(),
+  together_at: z.array(togetherSchema.extend({ processes: z.number().int().min(2) })).optional(),
 });
 
 const scalingDirectionSchema = z.object({

@@ -26,7 +26,7 @@ import {
 } from "./host_memory.ts";
 import type { SolverTier } from "./solver_tier.ts";
 import type { Profile, ProfileTier } from "../schema/profile.ts";
-import { slowdownLookup, togetherOf } from "./slowdown.ts";
+import { slowdownLookup, togetherAtOf, togetherOf } from "./slowdown.ts";
 import { profileAtNodes } from "./remote_share.ts";
 import type { NodesSweepPoint, RemoteShareUsed } from "../schema/plan.ts";
 
@@ -178,7 +178,16 @@ async function solveAt(
     slowdown: slowdownLookup(profile),
     together: (tier, other) => {
       const x = togetherOf(profile, tier, other);
-      return x && { readBw: x.read_bw_bytes, writeBw: x.write_bw_bytes };
+      const at = togetherAtOf(profile, tier, other);
+      return x && {
+        readBw: x.read_bw_bytes,
+        writeBw: x.write_bw_bytes,
+        ...(at
+          ? {
+            at: { processes: at.processes, readBw: at.read_bw_bytes, writeBw: at.write_bw_bytes },
+          }
+          : {}),
+      };
     },
     ...(profile.host.pcie_bytes_per_s !== undefined &&
         profile.host.gpu_adam_params_per_s !== undefined

@@ -686,18 +686,24 @@ function resultContention(c: ResultContention, source: string): ProfileContentio
   };
   if (c.pattern.bs > 0) out.bs = c.pattern.bs;
   if (c.pattern.runtime_ms > 0) out.runtime_ms = c.pattern.runtime_ms;
-  const together = (c.together ?? []).filter((g) =>
-    Object.values(g.members).every((x) => x.read_bw_bytes > 0 && x.write_bw_bytes > 0)
-  );
+  const moved = (
+    g: { members: Record<string, { read_bw_bytes: number; write_bw_bytes: number }> },
+  ) => Object.values(g.members).every((x) => x.read_bw_bytes > 0 && x.write_bw_bytes > 0);
+  const bandwidths = (members: Record<string, { read_bw_bytes: number; write_bw_bytes: number }>) =>
+    Object.fromEntries(
+      Object.entries(members).map((
+        [t, x],
+      ) => [t, { read_bw_bytes: x.read_bw_bytes, write_bw_bytes: x.write_bw_bytes }]),
+    );
+  const at = (c.together_at ?? []).filter(moved);
+  if (at.length > 0) {
+    out.together_at = Object.fromEntries(
+      at.map((g) => [g.key, { processes: g.processes, members: bandwidths(g.members) }]),
+    );
+  }
+  const together = (c.together ?? []).filter(moved);
   if (together.length > 0) {
-    out.together = Object.fromEntries(together.map((g) => [
-      g.key,
-      Object.fromEntries(
-        Object.entries(g.members).map((
-          [t, x],
-        ) => [t, { read_bw_bytes: x.read_bw_bytes, write_bw_bytes: x.write_bw_bytes }]),
-      ),
-    ]));
+    out.together = Object.fromEntries(together.map((g) => [g.key, bandwidths(g.members)]));
   }
   return out;
 }

@@ -5,7 +5,7 @@
  * @module
  */
 
-import type { Direction, Profile, ProfileContention, ScalingPoint } from "../schema/profile.ts";
+import type { Direction, Profile, ScalingPoint } from "../schema/profile.ts";
 import type { RemoteShareUsed, ShareBasis } from "../schema/plan.ts";
 import { isRemoteKind } from "./_profile_scaling.ts";
 
@@ -205,21 +205,35 @@ export function profileAtNodes(
     };
   }
   const out: Profile = { ...profile, tiers };
+  // the pairs' measured rates scale as their members' do
+  const scaleMembers = (
+    members: Record<string, { read_bw_bytes: number; write_bw_bytes: number }>,
+  ) =>
+    Object.fromEntries(
+      Object.entries(members).map(([label, x]) => {
+        const f = factors[label] ?? { read: 1, write: 1 };
+        return [label, {
+          read_bw_bytes: x.read_bw_bytes * f.read,
+          write_bw_bytes: x.write_bw_bytes * f.write,
+        }];
+      }),
+    );
   const together = profile.contention?.together;
   if (profile.contention && together) {
-    const scaled: NonNullable<ProfileContention["together"]> = {};
-    for (const [key, members] of Object.entries(together)) {
-      scaled[key] = Object.fromEntries(
-        Object.entries(members).map(([label, x]) => {
-          const f = factors[label] ?? { read: 1, write: 1 };
-          return [label, {
-            read_bw_bytes: x.read_bw_bytes * f.read,
-            write_bw_bytes: x.write_bw_bytes * f.write,
-          }];
-        }),
+    out.contention = {
+      ...profile.contention,
+      together: Object.fromEntries(
+        Object.entries(together).map(([key, members]) => [key, scaleMembers(members)]),
+      ),
+    };
+    const at = profile.contention.together_at;
+    if (at) {
+      out.contention.together_at = Object.fromEntries(
+        Object.entries(at).map((
+          [key, g],
+        ) => [key, { processes: g.processes, members: scaleMembers(g.members) }]),
       );
     }
-    out.contention = { ...profile.contention, together: scaled };
   }
   return { profile: out, shares };
 }

@@ -155,6 +155,27 @@ export function togetherOf(
 }
 
 /**
+ * `tier`'s totals, bytes/s, while it and `other` each read and write at
+ * once with every job `processes` processes (`contention.together_at`);
+ * undefined where not measured.
+ *
+ * @example
+ * ```ts ignore
+ * togetherAtOf(profile, "file", "pfs"); // { processes: 4, read_bw_bytes: …, write_bw_bytes: … }
+ * ```
+ */
+export function togetherAtOf(
+  profile: Profile,
+  tier: string,
+  other: string,
+): { processes: number; read_bw_bytes: number; write_bw_bytes: number } | undefined {
+  const t = profile.contention?.together_at;
+  const g = t?.[`${tier}+${other}`] ?? t?.[`${other}+${tier}`];
+  const x = g?.members[tier];
+  return g && x && { processes: g.processes, ...x };
+}
+
+/**
  * A pairwise lookup in the shape the solver takes (`SlowdownLookup` of
  * solver/solve.ts): the slowdown of `tier` doing `direction` while `other`
  * does `otherDirection`, 1 where unmeasured.

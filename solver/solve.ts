@@ -64,7 +64,7 @@ import type { HostMemoryUse, PlannedPath, Prediction } from "../schema/plan.ts";
 import { describeHostMemory, gb, hostMemoryUse, SWAP_BUFFER_COUNT } from "./host_memory.ts";
 import { bestProcesses, concurrentBandwidth, hasCurve } from "./concurrency.ts";
 import { FLAT_CONCURRENCY_NOTE } from "../schema/profile.ts";
-import type { SlowdownLookup, SolverTier } from "./solver_tier.ts";
+import type { SlowdownLookup, SolverTier, TogetherLookup } from "./solver_tier.ts";
 import {
   MLP_OFFLOAD_CACHE_SUBGROUPS,
   MLP_OFFLOAD_REMOTE_RATIO,
@@ -95,10 +95,7 @@ export interface SolveInput {
    * path's rate while both paths are in use, in place of `slowdown` on its
    * own mixed bandwidths.
    */
-  readonly together?: (
-    tier: string,
-    other: string,
-  ) => { readonly readBw: number; readonly writeBw: number } | undefined;
+  readonly together?: TogetherLookup;
   /** Host↔GPU copy bandwidth of one GPU, bytes/s, and its Adam rate, parameters/s: with both, the
    * solver weighs Deep Optimizer States (every K-th subgroup updated on the GPU). */
   readonly gpu?: { readonly pcieBytesPerS: number; readonly adamParamsPerS: number };

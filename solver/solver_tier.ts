@@ -37,3 +37,19 @@ export type SlowdownLookup = (
   other: string,
   otherDirection: "read" | "write",
 ) => number;
+
+/**
+ * `tier`'s bandwidths, bytes/s, while it reads and writes at once and
+ * `other` does too, one job each; `at`, where measured, the same with every
+ * job `processes` processes (totals).
+ */
+export type TogetherLookup = (
+  tier: string,
+  other: string,
+) =>
+  | {
+    readonly readBw: number;
+    readonly writeBw: number;
+    readonly at?: { readonly processes: number; readonly readBw: number; readonly writeBw: number };
+  }
+  | undefined;
