@@ -227,8 +227,10 @@ export class Uring {
   readonly #cqMask: number;
   /** Word index of the first CQE in #cq. */
   readonly #cqes: number;
-  /** SQEs filled but not yet published to the kernel. */
+  /** The SQ tail as filled (a u32, wrapping as the kernel's). */
   #tail: number;
+  /** The SQ tail as last published to the kernel: only this thread writes it. */
+  #published: number;
   /** SQEs published and not yet consumed by an io_uring_enter (no SQPOLL). */
   #unsubmitted = 0;
   /** Requests the kernel holds: taken by a submit, not yet reaped. */
@@ -268,6 +270,7 @@ export class Uring {
     // SQ index i always names SQE i: the indirection array is set once.
     for (let i = 0; i < this.sqEntries; i++) this.#sq[array + i] = i;
     this.#tail = Atomics.load(this.#sq, this.#sqTail);
+    this.#published = this.#tail;
     this.#waitArg = allocAligned(64, 64);
     this.#waitArg.bytes.fill(0);
     this.#asyncWaitArg = allocAligned(64, 64);
@@ -369,7 +372,7 @@ export class Uring {
 
   /** SQEs that may still be filled before the SQ is full. */
   get space(): number {
-    return this.sqEntries - (this.#tail - Atomics.load(this.#sq, this.#sqHead));
+    return this.sqEntries - ((this.#tail - Atomics.load(this.#sq, this.#sqHead)) >>> 0);
   }
 
   /** Requests the kernel holds: submitted and not yet reaped. */
@@ -407,7 +410,7 @@ export class Uring {
     q[w + 8] = userData;
     q[w + 9] = 0;
     q[w + 10] = bufIndex;
-    this.#tail++;
+    this.#tail = (this.#tail + 1) >>> 0;
   }
 
   /**
@@ -419,7 +422,8 @@ export class Uring {
    */
   submit(): number {
     // The release store of the tail: the SQEs' contents are visible before it.
-    const added = this.#tail - Atomics.load(this.#sq, this.#sqTail);
+    const added = (this.#tail - this.#published) >>> 0;
+    this.#published = this.#tail;
     Atomics.store(this.#sq, this.#sqTail, this.#tail);
     if (this.sqpoll) {
       if (Atomics.load(this.#sq, this.#sqFlags) & IORING_SQ_NEED_WAKEUP) {

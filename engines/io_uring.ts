@@ -310,7 +310,8 @@ export class IoUringEngine implements JobEngine {
             slot,
           );
           prepAt[slot] = now;
-          queued[(qHead + qLen++) % depth] = slot;
+          const at = qHead + qLen++;
+          queued[at < depth ? at : at - depth] = slot;
         }
         const first = queued[qHead]!;
         // The submit can block (buffered I/O done inline): the watchdog sees it.
@@ -321,7 +322,7 @@ export class IoUringEngine implements JobEngine {
           const t = monoNow();
           for (let i = 0; i < rc; i++) {
             const slot = queued[qHead]!;
-            qHead = (qHead + 1) % depth;
+            qHead = qHead + 1 === depth ? 0 : qHead + 1;
             submitAt[slot] = t;
             inKernel[slot] = 1;
           }
