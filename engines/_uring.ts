@@ -89,6 +89,13 @@ export const OP = { READ_FIXED: 4, WRITE_FIXED: 5, READ: 22, WRITE: 23 } as cons
 export const IOSQE_FIXED_FILE = 1;
 /** `IORING_SETUP_SQPOLL`: a kernel thread polls the submission queue. */
 export const IORING_SETUP_SQPOLL = 2;
+/** `IORING_SETUP_COOP_TASKRUN`: completions wait for the task's next kernel entry, no IPI (5.19). */
+const IORING_SETUP_COOP_TASKRUN = 1 << 8;
+/** `IORING_SETUP_SINGLE_ISSUER`: one task submits (6.0). */
+const IORING_SETUP_SINGLE_ISSUER = 1 << 12;
+/** `IORING_SETUP_DEFER_TASKRUN`: completions are posted only when that task asks for them (6.1). */
+const IORING_SETUP_DEFER_TASKRUN = 1 << 13;
+const EINVAL = 22;
 const IORING_ENTER_GETEVENTS = 1;
 const IORING_ENTER_SQ_WAKEUP = 2;
 const IORING_ENTER_EXT_ARG = 8;
@@ -161,6 +168,13 @@ export interface UringSetup {
   readonly sqpoll?: boolean;
   /** How long the SQ thread spins idle before it sleeps, in ms (kernel default when absent). */
   readonly sqThreadIdleMs?: number;
+  /**
+   * Only the thread that sets the ring up submits to it and waits on it (no
+   * {@linkcode Uring.waitAsync}): asks for IORING_SETUP_SINGLE_ISSUER,
+   * DEFER_TASKRUN and COOP_TASKRUN, as fio does, dropping what the kernel
+   * refuses; ignored with `sqpoll`.
+   */
+  readonly singleIssuer?: boolean;
 }
 
 /** A mapping made by mmap. */
@@ -195,6 +209,8 @@ export class Uring {
   readonly cqEntries: number;
   /** Whether a kernel thread polls the SQ (IORING_SETUP_SQPOLL). */
   readonly sqpoll: boolean;
+  /** Whether completions are posted only inside io_uring_enter(GETEVENTS) (IORING_SETUP_DEFER_TASKRUN). */
+  readonly deferTaskrun: boolean;
   readonly #sys: Sys;
   readonly #maps: Mapping[];
   /** The SQ ring's words (and the CQ ring's with a single mapping). */
@@ -211,8 +227,10 @@ export class Uring {
   readonly #cqMask: number;
   /** Word index of the first CQE in #cq. */
   readonly #cqes: number;
-  /** SQEs filled but not yet published to the kernel. */
+  /** The SQ tail as filled (a u32, wrapping as the kernel's). */
   #tail: number;
+  /** The SQ tail as last published to the kernel: only this thread writes it. */
+  #published: number;
   /** SQEs published and not yet consumed by an io_uring_enter (no SQPOLL). */
   #unsubmitted = 0;
   /** Requests the kernel holds: taken by a submit, not yet reaped. */
@@ -231,6 +249,7 @@ export class Uring {
     this.sqEntries = params.getUint32(0, true);
     this.cqEntries = params.getUint32(4, true);
     this.sqpoll = (params.getUint32(8, true) & IORING_SETUP_SQPOLL) !== 0;
+    this.deferTaskrun = (params.getUint32(8, true) & IORING_SETUP_DEFER_TASKRUN) !== 0;
     this.features = params.getUint32(20, true);
     const u32 = (at: number) => params.getUint32(at, true) / 4;
     const view = (m: Mapping) =>
@@ -251,6 +270,7 @@ export class Uring {
     // SQ index i always names SQE i: the indirection array is set once.
     for (let i = 0; i < this.sqEntries; i++) this.#sq[array + i] = i;
     this.#tail = Atomics.load(this.#sq, this.#sqTail);
+    this.#published = this.#tail;
     this.#waitArg = allocAligned(64, 64);
     this.#waitArg.bytes.fill(0);
     this.#asyncWaitArg = allocAligned(64, 64);
@@ -270,12 +290,29 @@ export class Uring {
     const s = calls();
     const params = new Uint8Array(PARAMS_SIZE);
     const p = new DataView(params.buffer);
-    if (setup.sqpoll) {
-      p.setUint32(8, IORING_SETUP_SQPOLL, true);
-      if (setup.sqThreadIdleMs !== undefined) p.setUint32(16, setup.sqThreadIdleMs, true);
+    let flags = setup.sqpoll ? IORING_SETUP_SQPOLL : 0;
+    if (setup.singleIssuer && !setup.sqpoll) {
+      flags |= IORING_SETUP_COOP_TASKRUN | IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN;
     }
-    const fd = s.sys_setup(NR.setup, BigInt(setup.entries), params);
-    if (fd < 0) fail("io_uring_setup", errno());
+    let fd: number;
+    for (;;) {
+      params.fill(0);
+      p.setUint32(8, flags, true);
+      if (setup.sqpoll && setup.sqThreadIdleMs !== undefined) {
+        p.setUint32(16, setup.sqThreadIdleMs, true);
+      }
+      fd = s.sys_setup(NR.setup, BigInt(setup.entries), params);
+      if (fd >= 0) break;
+      const e = errno();
+      // A kernel refuses the flags it does not know: drop the newest first, as fio does.
+      if (e === EINVAL && flags & IORING_SETUP_DEFER_TASKRUN) {
+        flags &= ~(IORING_SETUP_DEFER_TASKRUN | IORING_SETUP_SINGLE_ISSUER);
+      } else if (e === EINVAL && flags & IORING_SETUP_COOP_TASKRUN) {
+        flags &= ~IORING_SETUP_COOP_TASKRUN;
+      } else {
+        return fail("io_uring_setup", e);
+      }
+    }
     const maps: Mapping[] = [];
     const map = (length: number, offset: bigint): Mapping => {
       const ptr = s.mmap(null, BigInt(length), PROT_READ_WRITE, MAP_SHARED_POPULATE, fd, offset);
@@ -335,7 +372,7 @@ export class Uring {
 
   /** SQEs that may still be filled before the SQ is full. */
   get space(): number {
-    return this.sqEntries - (this.#tail - Atomics.load(this.#sq, this.#sqHead));
+    return this.sqEntries - ((this.#tail - Atomics.load(this.#sq, this.#sqHead)) >>> 0);
   }
 
   /** Requests the kernel holds: submitted and not yet reaped. */
@@ -373,18 +410,20 @@ export class Uring {
     q[w + 8] = userData;
     q[w + 9] = 0;
     q[w + 10] = bufIndex;
-    this.#tail++;
+    this.#tail = (this.#tail + 1) >>> 0;
   }
 
   /**
    * Hands every filled SQE to the kernel: how many it took (they are in
    * flight from now), or `-errno`. What it did not take stays queued for the
    * next call. With SQPOLL the kernel thread takes them all, woken when it
-   * sleeps.
+   * sleeps. With {@linkcode Uring.deferTaskrun} the same io_uring_enter
+   * posts the completions that are done, for {@linkcode Uring.ready}.
    */
   submit(): number {
     // The release store of the tail: the SQEs' contents are visible before it.
-    const added = this.#tail - Atomics.load(this.#sq, this.#sqTail);
+    const added = (this.#tail - this.#published) >>> 0;
+    this.#published = this.#tail;
     Atomics.store(this.#sq, this.#sqTail, this.#tail);
     if (this.sqpoll) {
       if (Atomics.load(this.#sq, this.#sqFlags) & IORING_SQ_NEED_WAKEUP) {
@@ -396,7 +435,14 @@ export class Uring {
     }
     this.#unsubmitted += added;
     if (this.#unsubmitted === 0) return 0;
-    const rc = this.#enter(this.#unsubmitted, 0, 0, null, 0n);
+    // DEFER_TASKRUN: GETEVENTS (with no minimum) also posts the completions that are done.
+    const rc = this.#enter(
+      this.#unsubmitted,
+      0,
+      this.deferTaskrun ? IORING_ENTER_GETEVENTS : 0,
+      null,
+      0n,
+    );
     if (rc > 0) {
       this.#unsubmitted -= rc;
       this.#inFlight += rc;

@@ -5,9 +5,15 @@
  * `registerfiles` (registered files, IOSQE_FIXED_FILE) and `sqthread_poll`
  * (a kernel thread polls the submission queue).
  *
- * Every free slot is filled and all are handed to the kernel in one
- * io_uring_enter; completions are read from the shared CQ ring, all that are
- * ready at once, and io_uring_enter waits (at least one) only when none is.
+ * Each I/O is handed to the kernel in its own io_uring_enter as soon as a
+ * slot is free (fio's default iodepth_batch_submit=1); completions are read
+ * from the shared CQ ring, all that are ready at once, and io_uring_enter
+ * waits (at least one) only when none is. As fio, the ring is set up with
+ * IORING_SETUP_SINGLE_ISSUER, DEFER_TASKRUN and COOP_TASKRUN where the kernel
+ * has them (6.1; 5.19 for COOP_TASKRUN), so a completion is posted when the
+ * job next enters the kernel instead of interrupting it (not with
+ * `sqthread_poll`, whose kernel thread submits).
+ *
  * Timing follows fio: slat from preparing an I/O to the submit returning,
  * clat from then to the moment its completion is reaped. Each completion
  * carries its own result, so every failed request reports its own errno.
@@ -182,6 +188,7 @@ export class IoUringEngine implements JobEngine {
         {
           entries: plan.iodepth,
           sqpoll: options.sqthreadPoll,
+          singleIssuer: true,
           ...(options.sqthreadPoll ? { sqThreadIdleMs: SQ_THREAD_IDLE_MS } : {}),
         },
         fail,
@@ -264,65 +271,71 @@ export class IoUringEngine implements JobEngine {
     while (issuing || ring.inFlight > 0 || qLen > 0) {
       // Under a rate: ms to reap for before the next intended start (0: no such wait).
       let reapForMs = 0;
-      // Fill every free slot, then hand them all to the kernel at once; under a rate,
-      // those whose intended start has come.
-      while (issuing && nFree > 0) {
-        if (paced && ring.inFlight + qLen > 0) {
-          const wait = rt.untilDue(monoNow());
-          if (wait > PACE_EARLY_MS) {
-            reapForMs = wait - PACE_EARLY_MS;
+      // Submit each I/O as soon as a slot is free, one io_uring_enter per I/O, as fio
+      // does by default (iodepth_batch_submit=1): a batch filled behind a reap reaches
+      // the device only when its last SQE is in, so the device sees a lower depth.
+      // Under a rate, only those whose intended start has come.
+      while (qLen > 0 || (issuing && nFree > 0)) {
+        if (qLen === 0) {
+          if (paced && ring.inFlight > 0) {
+            const wait = rt.untilDue(monoNow());
+            if (wait > PACE_EARLY_MS) {
+              reapForMs = wait - PACE_EARLY_MS;
+              break;
+            }
+          }
+          const now = monoNow();
+          if (!rt.mayIssue(now)) {
+            issuing = false;
             break;
           }
+          const slot = free[--nFree]!;
+          const read = rt.nextIsRead();
+          const off = rt.nextOffset();
+          const f = files.fileOf(off);
+          const where = files.offsetIn(off);
+          isRead[slot] = read ? 1 : 0;
+          offsets[slot] = where;
+          fileOfSlot[slot] = f;
+          jobOffsets[slot] = off;
+          if (blocks !== undefined && !read) v!.prepareWrite(blocks[slot]!, where, off);
+          ring.prepare(
+            read ? readOp : writeOp,
+            sqeFlags ? f : files.fds[f]!,
+            sqeFlags,
+            base + slot * bs,
+            bs,
+            where,
+            slot,
+            slot,
+          );
+          prepAt[slot] = now;
+          const at = qHead + qLen++;
+          queued[at < depth ? at : at - depth] = slot;
         }
-        const now = monoNow();
-        if (!rt.mayIssue(now)) {
-          issuing = false;
-          break;
-        }
-        const slot = free[--nFree]!;
-        const read = rt.nextIsRead();
-        const off = rt.nextOffset();
-        const f = files.fileOf(off);
-        const where = files.offsetIn(off);
-        isRead[slot] = read ? 1 : 0;
-        offsets[slot] = where;
-        fileOfSlot[slot] = f;
-        jobOffsets[slot] = off;
-        if (blocks !== undefined && !read) v!.prepareWrite(blocks[slot]!, where, off);
-        ring.prepare(
-          read ? readOp : writeOp,
-          sqeFlags ? f : files.fds[f]!,
-          sqeFlags,
-          base + slot * bs,
-          bs,
-          where,
-          slot,
-          slot,
-        );
-        prepAt[slot] = now;
-        queued[(qHead + qLen++) % depth] = slot;
-      }
-      if (qLen > 0) {
         const first = queued[qHead]!;
         // The submit can block (buffered I/O done inline): the watchdog sees it.
         rt.busy(prepAt[first]!, isRead[first] === 1, fileOfSlot[first]!, offsets[first]!);
         const rc = ring.submit();
         rt.idle();
-        const t = monoNow();
-        if (rc < 0) {
-          const errno = -rc;
-          if ((errno !== EAGAIN && errno !== EBUSY && errno !== EINTR) || ring.inFlight === 0) {
-            fail("io_uring_enter", errno, first, `(submitting ${qLen})`);
-          }
-        } else {
+        if (rc > 0) {
+          const t = monoNow();
           for (let i = 0; i < rc; i++) {
             const slot = queued[qHead]!;
-            qHead = (qHead + 1) % depth;
+            qHead = qHead + 1 === depth ? 0 : qHead + 1;
             submitAt[slot] = t;
             inKernel[slot] = 1;
           }
           qLen -= rc;
+          continue;
         }
+        const errno = -rc;
+        if (
+          (errno === EAGAIN || errno === EBUSY || errno === EINTR || rc === 0) && ring.inFlight > 0
+        ) {
+          break; // retry once completions have freed kernel resources
+        }
+        if (rc < 0) fail("io_uring_enter", errno, first, `(submitting ${qLen})`);
       }
       if (ring.inFlight === 0) continue;
       let n = ring.ready();

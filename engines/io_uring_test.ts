@@ -23,8 +23,8 @@ function uringTest(name: string, fn: () => Promise<void>): void {
   });
 }
 
-function openRing(entries: number): Uring {
-  return Uring.open({ entries }, (syscall, errno) => {
+function openRing(entries: number, singleIssuer = false): Uring {
+  return Uring.open({ entries, singleIssuer }, (syscall, errno) => {
     throw new Error(`${syscall} failed: errno ${errno}`);
   });
 }
@@ -117,6 +117,35 @@ for (const depth of [1, 8, 32]) {
     }
   });
 }
+
+uringTest(
+  "a single-issuer io_uring (DEFER_TASKRUN where the kernel has it) posts its completions to this thread's submits and waits",
+  async () => {
+    const dir = await tempDirOnDisk();
+    const path = join(dir, "f");
+    const blocks = 64;
+    const data = new Uint8Array(blocks * BS);
+    fillRandom(data, 77);
+    await Deno.writeFile(path, data);
+    const buf = allocAligned(blocks * BS, BS);
+    const fd = libc().open(cString(path), O.RDONLY | O.DIRECT, 0);
+    const plain = openRing(4);
+    const ring = openRing(8, true);
+    try {
+      assert.ok(fd >= 0);
+      assert.equal(plain.deferTaskrun, false);
+      buf.bytes.fill(0);
+      transfer(ring, fd, false, buf, blocks, 8);
+      assert.deepEqual(buf.bytes, data);
+    } finally {
+      assert.ok(ring.close());
+      assert.ok(plain.close());
+      libc().close(fd);
+      freeAligned(buf);
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+);
 
 uringTest(
   "io_uring: each failed request reports its own errno, beside requests that succeed",
