@@ -107,6 +107,12 @@ export interface ContentionOptions {
    * with the matrix's engine, size and s3 settings; absent, none are measured.
    */
   readonly concurrency?: ContentionConcurrency | undefined;
+  /**
+   * Also runs each pair reading and writing at once with every job this many
+   * processes (`together_at`); default: the largest count of `concurrency`,
+   * else none. `bench`, which measures the curves on its own, passes it.
+   */
+  readonly togetherProcesses?: number | undefined;
   /** Names the result document (and, without `scratchId`, the tiers' scratch directories). */
   readonly runId?: string;
   /** Names the tiers' scratch directories (default: `runId`): a run across processes gives each its own. */
@@ -743,7 +749,7 @@ export async function runContentionSession(
         layoutMs: p.labels.map(() => 0),
         self: {},
         together: [],
-        atProcesses: curves ? Math.max(...curves.processes) : 1,
+        atProcesses: o.togetherProcesses ?? (curves ? Math.max(...curves.processes) : 1),
         togetherAt: [],
       };
       let outcome: { status: RunStatus; error?: string };

@@ -13,7 +13,12 @@ import { Command } from "@commander-js/extra-typings";
 import { DEFAULT_MEMORY_DIR, type TierSpec } from "../core/config.ts";
 import { type ContentionOptions, runContention } from "../bench/contention.ts";
 import { contentionGroups, mixedContentionGroups } from "../bench/contention_groups.ts";
-import { CONCURRENCY_DEFAULTS, runConcurrency, shorterTime } from "../bench/concurrency.ts";
+import {
+  CONCURRENCY_DEFAULTS,
+  planConcurrency,
+  runConcurrency,
+  shorterTime,
+} from "../bench/concurrency.ts";
 import { profileJobs, profileTiers, REMOTE_HELP, remoteFromEnv } from "../bench/node_profile.ts";
 import { pathsOf, runWorkload } from "../bench/workload.ts";
 import { workloadByName } from "../workloads/registry.ts";
@@ -183,12 +188,22 @@ export function benchCommand() {
       const note = configured ? `remote tiers: ${configured}` : `no remote tier: ${REMOTE_HELP}`;
       if (!configured && !o.quiet) console.error(`tierbench: ${note}`);
       const tiers = profileTiers(profile);
+      const quickCurves = o.quick && command.getOptionValueSource("processes") === undefined;
+      const processes = quickCurves ? [...new Set(["1", o.ranksPerNode])].join(",") : o.processes;
       const contention = tiers.length >= 2
         ? benchContention(tiers, {
           runtime: o.runtime,
           ramp: o.ramp,
           size: o.size,
           endpoint: profile.endpoint,
+          // the pairs again at the most processes the curves reach: the plan's ranks at once
+          ...(o.concurrency
+            ? {
+              togetherProcesses: Math.max(
+                ...planConcurrency({ ranksPerNode: o.ranksPerNode, processes }).processes,
+              ),
+            }
+            : {}),
         })
         : undefined;
       if (!o.quiet) {
@@ -202,11 +217,10 @@ export function benchCommand() {
             : "tierbench: no contention matrix: it needs two tiers or more",
         );
       }
-      const quickCurves = o.quick && command.getOptionValueSource("processes") === undefined;
       const curves = o.concurrency
         ? benchConcurrency(tiers, {
           ranksPerNode: o.ranksPerNode,
-          processes: quickCurves ? [...new Set(["1", o.ranksPerNode])].join(",") : o.processes,
+          processes,
           bs: o.quick && command.getOptionValueSource("concurrencyBs") === "default"
             ? "1m"
             : o.concurrencyBs,

@@ -118,18 +118,23 @@ Deno.test("run, contention, sweep, workload and plan documents the CLI writes va
   });
 });
 
-Deno.test("bench --quick writes a profile with the contention matrix and no workloads that validates against the result schema", async () => {
+Deno.test("bench --quick writes a profile with the contention matrix (its pair again at 4 processes per job) and no workloads that validates against the result schema", async () => {
   await withTempDir(async (dir) => {
     const out = join(dir, "quick.json");
     await cli(["bench", "--quick", "--file-dir", dir, "--quiet", "--output", out]);
     const doc = await assertValidFile(out) as {
       kind: string;
-      contention?: { status: string };
+      contention?: { status: string; together_at?: { key: string; processes: number }[] };
       workloads?: unknown;
       config: { jobs: { runtimeMs: number; rampMs: number; size: number }[] };
     };
     assert.equal(doc.kind, "profile");
     assert.equal(doc.contention?.status, "ok");
+    // the curves' largest count (--ranks-per-node 4): the plan's ranks on both paths at once
+    assert.deepEqual(
+      doc.contention?.together_at?.map((g) => [g.key, g.processes]),
+      [["memory+file", 4]],
+    );
     assert.equal(doc.workloads, undefined);
     for (const j of doc.config.jobs) {
       assert.deepEqual([j.runtimeMs, j.rampMs, j.size], [500, 0, 16 << 20]);
