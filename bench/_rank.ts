@@ -24,7 +24,7 @@ import { AioChannel } from "../engines/libaio_stream.ts";
 import { UringChannel } from "../engines/io_uring_stream.ts";
 import { S3Channel, type S3PathTarget } from "../engines/s3_stream.ts";
 import { NodeLocks } from "./_node_lock.ts";
-import { AbortedError, type NodeSync } from "./_sync.ts";
+import type { NodeSync } from "./_sync.ts";
 import type {
   BackgroundSchedule,
   RankPhase,
@@ -123,9 +123,7 @@ export class RankExecutor {
   }
 
   /** Ends a channel's transfer between requests once the run is aborted. */
-  readonly #stopIfAborted = (): void => {
-    if (this.#sync.aborted) throw new AbortedError();
-  };
+  readonly #stopIfAborted = (): void => this.#sync.throwIfAborted();
 
   #channel(key: string, path: PathRuntime, direct: boolean): AioChannel | UringChannel | S3Channel {
     let ch = this.#channels.get(key);
@@ -250,7 +248,7 @@ export class RankExecutor {
     }
     for (const o of this.program.initial) {
       // Ctrl-C, a failed rank or a lost node: stop between objects, not after the whole layout.
-      if (this.#sync.aborted) throw new AbortedError();
+      this.#sync.throwIfAborted();
       await this.#transfer(`layout|${o.path}`, this.#path(o.path), o.object, true, o.bytes);
     }
   }
@@ -279,7 +277,7 @@ export class RankExecutor {
     const started = monoNow();
     const loop = async (list: Op[]) => {
       for (const op of list) {
-        if (this.#sync.aborted) throw new AbortedError();
+        this.#sync.throwIfAborted();
         if (op.after.length === 1) await done[op.after[0]!]!.promise;
         else if (op.after.length > 1) await Promise.all(op.after.map((a) => done[a]!.promise));
         start[op.id] = monoNow();
@@ -324,7 +322,7 @@ export class RankExecutor {
           throw new TypeError("a lock op in a run without a lock folder");
         }
         await (this.#locks ??= new NodeLocks(this.#lockDir)).acquire(op.lock!);
-        if (this.#sync.aborted) throw new AbortedError();
+        this.#sync.throwIfAborted();
         return;
       case "unlock":
         this.#locks!.release(op.lock!);

@@ -77,13 +77,14 @@ export class NodeSync {
     for (let i = 0; i < this.ints.length; i++) Atomics.notify(this.ints, i);
   }
 
-  #check(): void {
+  /** Throws {@linkcode AbortedError} once the run is aborted (as AbortSignal's of that name). */
+  throwIfAborted(): void {
     if (this.aborted) throw new AbortedError();
   }
 
   /** Waits until every rank has called it the same number of times. */
   async barrier(): Promise<void> {
-    this.#check();
+    this.throwIfAborted();
     const gen = Atomics.load(this.ints, GEN);
     if (Atomics.add(this.ints, COUNT, 1) + 1 === this.ranks) {
       Atomics.store(this.ints, COUNT, 0);
@@ -95,7 +96,7 @@ export class NodeSync {
       const w = Atomics.waitAsync(this.ints, GEN, gen);
       if (w.async) await w.value;
     }
-    this.#check();
+    this.throwIfAborted();
   }
 
   /** Opens the start gate: every rank waiting in {@linkcode gate} goes on. */
@@ -107,7 +108,7 @@ export class NodeSync {
   /** Waits until the main thread opens the start gate; throws {@linkcode AbortedError} on abort. */
   async gate(): Promise<void> {
     for (;;) {
-      this.#check();
+      this.throwIfAborted();
       if (Atomics.load(this.ints, GO) !== 0) return;
       const w = Atomics.waitAsync(this.ints, GO, 0);
       if (w.async) await w.value;
@@ -118,7 +119,7 @@ export class NodeSync {
   async enter(p: number, write: boolean, limit: number): Promise<void> {
     const i = PATHS + 4 * p + (write ? 1 : 0);
     for (;;) {
-      this.#check();
+      this.throwIfAborted();
       const v = Atomics.load(this.ints, i);
       if (v < limit) {
         if (Atomics.compareExchange(this.ints, i, v, v + 1) === v) {

@@ -150,8 +150,16 @@ export function togetherOf(
   tier: string,
   other: string,
 ): { read_bw_bytes: number; write_bw_bytes: number } | undefined {
-  const t = profile.contention?.together;
-  return t?.[`${tier}+${other}`]?.[tier] ?? t?.[`${other}+${tier}`]?.[tier];
+  return pairOf(profile.contention?.together, tier, other)?.[tier];
+}
+
+/** The entry of the pair of `tier` and `other` in a record keyed `a+b`, in either order. */
+function pairOf<T>(
+  byPair: Record<string, T> | undefined,
+  tier: string,
+  other: string,
+): T | undefined {
+  return byPair?.[`${tier}+${other}`] ?? byPair?.[`${other}+${tier}`];
 }
 
 /**
@@ -169,8 +177,7 @@ export function togetherAtOf(
   tier: string,
   other: string,
 ): { processes: number; read_bw_bytes: number; write_bw_bytes: number } | undefined {
-  const t = profile.contention?.together_at;
-  const g = t?.[`${tier}+${other}`] ?? t?.[`${other}+${tier}`];
+  const g = pairOf(profile.contention?.together_at, tier, other);
   const x = g?.members[tier];
   return g && x && { processes: g.processes, ...x };
 }
