@@ -20,6 +20,12 @@ export interface LoopFacts {
   device: string;
   backing_file: string;
   backing_bytes: number;
+  /**
+   * Bytes of memory the backing file holds, from its block count after
+   * `fallocate`: all of `backing_bytes`, so no write waits for tmpfs to
+   * find a page.
+   */
+  backing_allocated_bytes: number;
   mount_point: string;
   /** What the kernel says in /sys/block/loopN/loop/dio: direct I/O to the backing file. */
   direct_io: boolean;
@@ -56,12 +62,16 @@ export class LoopDevice {
   mountPoint: string | undefined;
   #mounted = false;
   #bytes = 0;
+  #allocated = 0;
 
   /**
-   * Creates a sparse `bytes`-long file in `tmpfsDir`, attaches it to a free
-   * loop device with direct I/O, makes ext4 on it and mounts it on a fresh
-   * temporary directory. Each command runs through `runner`, so a signal
-   * stops setup (and the caller's `finally` removes what was made).
+   * Creates a `bytes`-long file in `tmpfsDir` with all its memory allocated
+   * up front (`fallocate`: a sparse file would make the first write to each
+   * block pay for tmpfs finding a page, so a round's write case would be
+   * slower or not by where ext4 happened to place its file), attaches it to
+   * a free loop device with direct I/O, makes ext4 on it and mounts it on a
+   * fresh temporary directory. Each command runs through `runner`, so a
+   * signal stops setup (and the caller's `finally` removes what was made).
    */
   async setup(runner: ChildRunner, tmpfsDir: string, bytes: number): Promise<LoopFacts> {
     if (!Number.isSafeInteger(bytes) || bytes <= 0) {
@@ -71,16 +81,14 @@ export class LoopDevice {
     const backing = join(tmpfsDir, `${name}.img`);
     try {
       const f = await Deno.open(backing, { createNew: true, write: true, mode: 0o600 });
+      f.close();
       this.backing = backing;
-      try {
-        await f.truncate(bytes);
-      } finally {
-        f.close();
-      }
     } catch (e) {
       throw new CompareError(`cannot create ${backing}: ${(e as Error).message}`, { cause: e });
     }
+    await command(runner, "fallocate", ["--length", String(bytes), backing]);
     this.#bytes = bytes;
+    this.#allocated = ((await Deno.stat(backing)).blocks ?? 0) * 512;
     const attached = await command(runner, "losetup", [
       "--find",
       "--show",
@@ -107,6 +115,7 @@ export class LoopDevice {
       device: this.device,
       backing_file: this.backing,
       backing_bytes: this.#bytes,
+      backing_allocated_bytes: this.#allocated,
       mount_point: this.mountPoint,
       direct_io: directIo(this.device),
       fs_type: "ext4",
@@ -165,7 +174,9 @@ async function command(runner: ChildRunner, cmd: string, args: string[]): Promis
     out = await runner.run(cmd, args);
   } catch (e) {
     if (e instanceof Deno.errors.NotFound) {
-      throw new CompareError(`${cmd} not found: apt-get install -y mount e2fsprogs`, { cause: e });
+      throw new CompareError(`${cmd} not found: apt-get install -y util-linux mount e2fsprogs`, {
+        cause: e,
+      });
     }
     throw e;
   }

@@ -685,7 +685,7 @@ function describeEnvironment(
   const d = facts.device;
   const device = loop
     ? `${loop.device} (loop device, direct-io=${loop.direct_io ? "on" : "off"}, ` +
-      `backed by ${loop.backing_file} on tmpfs, ${fmtSize(loop.backing_bytes)})`
+      `backed by ${loop.backing_file} on tmpfs, ${fmtSize(loop.backing_bytes)} allocated up front)`
     : d
     ? [
       d.partition ? `${d.partition} on ${d.name}` : d.name,

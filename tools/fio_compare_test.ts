@@ -122,6 +122,10 @@ Deno.test(needing(["root", "fio"], {
       assert.ok(loop.backing_file.startsWith(shm + "/"), loop.backing_file);
       assert.ok(loop.mount_point.startsWith(tmp + "/"), loop.mount_point);
       assert.equal(loop.direct_io, true);
+      assert.ok(
+        loop.backing_allocated_bytes >= loop.backing_bytes,
+        `backing file not allocated up front: ${loop.backing_allocated_bytes} of ${loop.backing_bytes} bytes`,
+      );
       assert.equal(doc.environment.fs_type, "ext4");
       assert.equal(doc.cases.length, 10);
       for (const c of doc.cases) assert.ok(c.tierbench_min > 0 && c.fio_min > 0, c.id);
