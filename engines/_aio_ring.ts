@@ -32,6 +32,13 @@ const SYMBOLS = {
   io_setup: { parameters: ["i32", "buffer"], result: "i32" },
   io_destroy: { parameters: ["pointer"], result: "i32" },
   io_submit: { parameters: ["pointer", "i64", "buffer"], result: "i32" },
+  /** The same submission on a thread of Deno's blocking pool. */
+  io_submit_nb: {
+    name: "io_submit",
+    parameters: ["pointer", "i64", "pointer"],
+    result: "i32",
+    nonblocking: true,
+  },
   io_getevents: {
     parameters: ["pointer", "i64", "i64", "buffer", "buffer"],
     result: "i32",
@@ -57,6 +64,12 @@ const SYSCALL_SYMBOLS = {
     name: "syscall",
     parameters: ["i64", "pointer", "i64", "buffer"],
     result: "i32",
+  },
+  sys_io_submit_nb: {
+    name: "syscall",
+    parameters: ["i64", "pointer", "i64", "pointer"],
+    result: "i32",
+    nonblocking: true,
   },
   sys_io_getevents: {
     name: "syscall",
@@ -88,6 +101,15 @@ export interface Libaio {
   io_setup(nr: number, ctxOut: Uint8Array<ArrayBuffer>): number;
   io_destroy(ctx: Deno.PointerObject): number;
   io_submit(ctx: Deno.PointerObject, nr: bigint, iocbs: Uint8Array<ArrayBuffer>): number;
+  /**
+   * `io_submit` on a thread of Deno's blocking pool, `iocbs` an array of
+   * iocb addresses in C memory. A submission can block until its I/O is
+   * done (O_DIRECT on FUSE, a buffered file, an extending write), and this
+   * leaves the calling thread's event loop free meanwhile. Through raw
+   * system calls errno is set on the pool's thread and lost: a failed
+   * submission returns `-EIO`.
+   */
+  io_submit_async(ctx: Deno.PointerObject, nr: bigint, iocbs: Deno.PointerObject): Promise<number>;
   io_getevents(
     ctx: Deno.PointerObject,
     minNr: bigint,
@@ -153,6 +175,7 @@ export function fromLibaio(): Libaio | undefined {
         io_setup: (nr, out) => s.io_setup(nr, out),
         io_destroy: (ctx) => s.io_destroy(ctx),
         io_submit: (ctx, nr, iocbs) => s.io_submit(ctx, nr, iocbs),
+        io_submit_async: (ctx, nr, iocbs) => s.io_submit_nb(ctx, nr, iocbs),
         io_getevents: (ctx, min, nr, ev, t) => s.io_getevents(ctx, min, nr, ev, t),
         io_getevents_async: (ctx, min, nr, ev, t) => s.io_getevents_nb(ctx, min, nr, ev, t),
       };
@@ -176,6 +199,10 @@ export function fromSyscalls(): Libaio {
     io_setup: (nr, out) => ret(s.sys_io_setup(NR.io_setup, BigInt(nr), out)),
     io_destroy: (ctx) => ret(s.sys_io_destroy(NR.io_destroy, ctx)),
     io_submit: (ctx, nr, iocbs) => ret(s.sys_io_submit(NR.io_submit, ctx, nr, iocbs)),
+    io_submit_async: async (ctx, nr, iocbs) => {
+      const rc = await s.sys_io_submit_nb(NR.io_submit, ctx, nr, iocbs);
+      return rc < 0 ? -EIO : rc;
+    },
     io_getevents: (ctx, min, nr, ev, t) =>
       ret(s.sys_io_getevents(NR.io_getevents, ctx, min, nr, ev, t)),
     io_getevents_async: async (ctx, min, nr, ev, t) => {
@@ -276,6 +303,9 @@ export class AioRing {
   /** The iocb addresses of one batch for io_submit. */
   readonly #batch: BigUint64Array<ArrayBuffer>;
   readonly #batchBytes: Uint8Array<ArrayBuffer>;
+  /** The iocb addresses of one batch in C memory, for io_submit on the blocking pool. */
+  readonly #batchC: AlignedBuffer;
+  readonly #batchCView: BigUint64Array<ArrayBuffer>;
   #closed = false;
 
   private constructor(
@@ -299,6 +329,12 @@ export class AioRing {
     this.#event = new DataView(this.#events.bytes.buffer);
     this.#batch = new BigUint64Array(depth);
     this.#batchBytes = new Uint8Array(this.#batch.buffer);
+    this.#batchC = allocAligned(depth * 8, 8);
+    this.#batchCView = new BigUint64Array(
+      this.#batchC.bytes.buffer,
+      this.#batchC.bytes.byteOffset,
+      depth,
+    );
     this.#slotPtrs = [];
     for (let slot = 0; slot < depth; slot++) {
       const at = slot * IOCB_SIZE;
@@ -375,6 +411,23 @@ export class AioRing {
   }
 
   /**
+   * The same io_submit of the prepared `slots` on a thread of Deno's blocking
+   * pool, so a submission that blocks until its I/O is done (O_DIRECT on a
+   * FUSE file system such as ceph-fuse does) holds up none of this thread's
+   * other work: how many the kernel took, or `-errno`. A rank's streams use
+   * it, as each of DeepSpeed's aio threads submits on its own thread. A
+   * failure is repeated here, where errno can be read: io_submit takes none
+   * of the batch when it fails, so the repeat submits nothing twice.
+   */
+  async submitAsync(slots: readonly number[]): Promise<number> {
+    const base = this.#iocbs.address;
+    const n = slots.length;
+    for (let i = 0; i < n; i++) this.#batchCView[i] = base + BigInt(slots[i]! * IOCB_SIZE);
+    const rc = await this.#aio.io_submit_async(this.#ctx, BigInt(n), this.#batchC.pointer);
+    return rc < 0 ? this.submit(slots) : rc;
+  }
+
+  /**
    * Waits on this thread for at least one completion, at most `timeout` (a
    * {@linkcode timespec}), and takes all that are ready: how many, or
    * `-errno`.
@@ -424,5 +477,6 @@ export class AioRing {
     freeAligned(this.#iocbs);
     freeAligned(this.#events);
     freeAligned(this.#waitTimeout);
+    freeAligned(this.#batchC);
   }
 }

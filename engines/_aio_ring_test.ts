@@ -146,3 +146,46 @@ Deno.test(needing(["libaio"], {
     assert.equal(got.mapped, true, "the Worker's end unloaded libaio");
   },
 }));
+
+Deno.test({
+  name:
+    "AioRing.submitAsync leaves the thread's event loop free while io_submit blocks, and returns once the I/O is done",
+  async fn() {
+    const dir = await Deno.makeTempDir({ prefix: "tierbench-aio-fifo-" });
+    const fifo = join(dir, "fifo");
+    try {
+      assert.ok((await new Deno.Command("mkfifo", { args: [fifo] }).output()).success);
+      // O_RDWR: the open waits for no writer, and a read of the empty pipe blocks io_submit
+      // (aio on a pipe runs inside the submission), as O_DIRECT on ceph-fuse does.
+      const fd = libc().open(cString(fifo), O.RDWR | O.CLOEXEC, 0);
+      assert.ok(fd >= 0);
+      const ring = AioRing.open(1, 4096, 4096, (syscall, errno) => {
+        throw new Error(`${syscall}: errno ${errno}`);
+      });
+      const writer = new Deno.Command("sh", {
+        args: ["-c", 'sleep 0.3; dd if=/dev/zero of="$0" bs=4096 count=1 status=none', fifo],
+      }).spawn();
+      try {
+        ring.buffer(0).fill(0xff);
+        ring.prepare(0, fd, false, 0, 4096);
+        let submitted = false;
+        const submit = ring.submitAsync([0]).then((n) => {
+          submitted = true;
+          return n;
+        });
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        assert.equal(submitted, false, "the timer ran only after io_submit returned");
+        assert.equal(await submit, 1);
+        assert.equal(await ring.wait(), 1);
+        assert.equal(ring.eventResult(0), 4096);
+        assert.equal(ring.buffer(0)[0], 0);
+      } finally {
+        await writer.status;
+        ring.close();
+        libc().close(fd);
+      }
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});

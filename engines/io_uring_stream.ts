@@ -5,9 +5,11 @@
  * to `iodepth` of them are in flight in one ring (engines/_uring.ts), and the
  * stream waits for completions without blocking the rank's other streams.
  *
- * Submission is a synchronous io_uring_enter; the wait is the same call
- * declared `nonblocking`, so it runs on a thread of Deno's blocking pool and
- * the Worker's event loop stays free. Completions are read from the shared
+ * Submission and wait are io_uring_enter calls declared `nonblocking`, so
+ * they run on threads of Deno's blocking pool and the Worker's event loop
+ * stays free: the kernel may issue a request inside the submission and
+ * return only when it is done (O_DIRECT on ceph-fuse), and made on the
+ * rank's thread that held up the rank's other path for as long. Completions are read from the shared
  * CQ ring on the rank's thread, all that are ready at once; each carries its
  * own result (bytes or -errno), so every failed request keeps its errno.
  *
@@ -28,13 +30,7 @@ import {
 import { ETIME, OP, Uring } from "./_uring.ts";
 import { fillRandom } from "./_file.ts";
 import { refusalMessage } from "./io_uring.ts";
-import {
-  checkOffset,
-  finishShortWrite,
-  requestSize,
-  sleepUntil,
-  withObjectFile,
-} from "./_stream.ts";
+import { checkOffset, finishShortWrite, sleepUntil, withObjectFile } from "./_stream.ts";
 
 const EIO = 5;
 const EPERM = 1;
@@ -135,7 +131,10 @@ export class UringChannel {
     at: number,
     schedule: StreamSchedule | undefined,
   ): Promise<void> {
-    const req = requestSize(bytes, this.bs, this.iodepth, ALIGNMENT);
+    // Requests of bs, the last one shorter, as DeepSpeed's aio handle cuts a transfer
+    // (ceil(bytes / block_size) blocks in csrc/aio/common/deepspeed_aio_common.cpp): a
+    // scaled object keeps the request size the profile measured and has fewer in flight.
+    const req = this.bs;
     const total = Math.ceil(bytes / req);
     const free: number[] = [];
     for (let s = this.iodepth - 1; s >= 0; s--) free.push(s);
@@ -171,7 +170,7 @@ export class UringChannel {
         queued++;
       }
       if (queued > 0) {
-        const rc = ring.submit();
+        const rc = await ring.submitAsync();
         if (rc < 0) {
           const errno = -rc;
           if ((errno !== EAGAIN && errno !== EBUSY && errno !== EINTR) || ring.inFlight === 0) {

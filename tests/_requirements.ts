@@ -25,6 +25,7 @@ export type Need =
   | "btrfs"
   | "chromium"
   | "script"
+  | "strace"
   | "ceph"
   | "own-ceph"
   | "openmpi"
@@ -83,6 +84,8 @@ export const REQUIREMENTS: { readonly [N in Need]: Requirement } = {
   },
   // a terminal for the progress line's test
   script: { name: "script", detection: { command: "script" }, packages: ["bsdutils"] },
+  // the system calls a stream makes, as the kernel sees them (engines/libaio_stream_test.ts)
+  strace: { name: "strace", detection: { command: "strace" }, packages: ["strace"] },
   // the remote-tier tests' cluster (tests/_remote.ts)
   ceph: { name: "ceph", detection: { dpkg: CEPH_PACKAGES }, packages: CEPH_PACKAGES },
   // fault tests stop daemons, so they need the tests' own cluster, not a server named outside
