@@ -34,7 +34,9 @@ export function callFailed(syscall: string, path: string, offset?: number): IoEr
 }
 
 /**
- * Request size for an object: `bs`, or smaller so that a small object still fills the queue.
+ * Part size for an S3 object: `bs`, or smaller so that a small object still
+ * fills the queue. (File streams cut `bs` requests, the last one shorter, as
+ * DeepSpeed's aio handle does.)
  *
  * @example
  * ```ts

@@ -9,9 +9,10 @@
  * they run on threads of Deno's blocking pool and the Worker's event loop
  * stays free: the kernel may issue a request inside the submission and
  * return only when it is done (O_DIRECT on ceph-fuse), and made on the
- * rank's thread that held up the rank's other path for as long. Completions are read from the shared
- * CQ ring on the rank's thread, all that are ready at once; each carries its
- * own result (bytes or -errno), so every failed request keeps its errno.
+ * rank's thread that held up the rank's other path for as long.
+ * Completions are read from the shared CQ ring on the rank's thread, all
+ * that are ready at once; each carries its own result (bytes or -errno), so
+ * every failed request keeps its errno.
  *
  * @module
  */

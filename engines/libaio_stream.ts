@@ -10,8 +10,9 @@
  * aio threads blocks only itself. The submission matters as much as the
  * wait: io_submit of O_DIRECT on ceph-fuse blocks until the I/O is done
  * (20–55 ms per 8 requests measured under strace), and made on the rank's
- * own thread it stalled the rank's local path with it. Each completion carries its own result
- * (bytes or -errno), so errors keep their errno whichever thread reaped them.
+ * own thread it stalled the rank's local path with it. Each completion
+ * carries its own result (bytes or -errno), so errors keep their errno
+ * whichever thread reaped them.
  *
  * @module
  */
