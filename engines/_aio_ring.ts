@@ -300,12 +300,13 @@ export class AioRing {
   readonly #depthBig: bigint;
   /** For each slot, a one-entry array holding its iocb's address, for io_submit. */
   readonly #slotPtrs: Uint8Array<ArrayBuffer>[];
-  /** The iocb addresses of one batch for io_submit. */
+  /**
+   * The iocb addresses of one batch for io_submit, in C memory so that a
+   * submission on the blocking pool ({@linkcode AioRing.submitAsync}) can
+   * read them too.
+   */
+  readonly #batchMem: AlignedBuffer;
   readonly #batch: BigUint64Array<ArrayBuffer>;
-  readonly #batchBytes: Uint8Array<ArrayBuffer>;
-  /** The iocb addresses of one batch in C memory, for io_submit on the blocking pool. */
-  readonly #batchC: AlignedBuffer;
-  readonly #batchCView: BigUint64Array<ArrayBuffer>;
   #closed = false;
 
   private constructor(
@@ -327,12 +328,10 @@ export class AioRing {
     this.#iocbs.bytes.fill(0);
     this.#iocb = new DataView(this.#iocbs.bytes.buffer);
     this.#event = new DataView(this.#events.bytes.buffer);
-    this.#batch = new BigUint64Array(depth);
-    this.#batchBytes = new Uint8Array(this.#batch.buffer);
-    this.#batchC = allocAligned(depth * 8, 8);
-    this.#batchCView = new BigUint64Array(
-      this.#batchC.bytes.buffer,
-      this.#batchC.bytes.byteOffset,
+    this.#batchMem = allocAligned(depth * 8, 8);
+    this.#batch = new BigUint64Array(
+      this.#batchMem.bytes.buffer,
+      this.#batchMem.bytes.byteOffset,
       depth,
     );
     this.#slotPtrs = [];
@@ -405,9 +404,14 @@ export class AioRing {
    * many the kernel took (the first ones), or `-errno`.
    */
   submit(slots: readonly number[]): number {
+    this.#fillBatch(slots);
+    return this.#aio.io_submit(this.#ctx, BigInt(slots.length), this.#batchMem.bytes);
+  }
+
+  /** Puts the iocb addresses of `slots` in the batch array, in order. */
+  #fillBatch(slots: readonly number[]): void {
     const base = this.#iocbs.address;
     for (let i = 0; i < slots.length; i++) this.#batch[i] = base + BigInt(slots[i]! * IOCB_SIZE);
-    return this.#aio.io_submit(this.#ctx, BigInt(slots.length), this.#batchBytes);
   }
 
   /**
@@ -420,10 +424,9 @@ export class AioRing {
    * of the batch when it fails, so the repeat submits nothing twice.
    */
   async submitAsync(slots: readonly number[]): Promise<number> {
-    const base = this.#iocbs.address;
-    const n = slots.length;
-    for (let i = 0; i < n; i++) this.#batchCView[i] = base + BigInt(slots[i]! * IOCB_SIZE);
-    const rc = await this.#aio.io_submit_async(this.#ctx, BigInt(n), this.#batchC.pointer);
+    this.#fillBatch(slots);
+    const n = BigInt(slots.length);
+    const rc = await this.#aio.io_submit_async(this.#ctx, n, this.#batchMem.pointer);
     return rc < 0 ? this.submit(slots) : rc;
   }
 
@@ -477,6 +480,6 @@ export class AioRing {
     freeAligned(this.#iocbs);
     freeAligned(this.#events);
     freeAligned(this.#waitTimeout);
-    freeAligned(this.#batchC);
+    freeAligned(this.#batchMem);
   }
 }

@@ -421,10 +421,7 @@ export class Uring {
    * posts the completions that are done, for {@linkcode Uring.ready}.
    */
   submit(): number {
-    // The release store of the tail: the SQEs' contents are visible before it.
-    const added = (this.#tail - this.#published) >>> 0;
-    this.#published = this.#tail;
-    Atomics.store(this.#sq, this.#sqTail, this.#tail);
+    const added = this.#publish();
     if (this.sqpoll) {
       if (Atomics.load(this.#sq, this.#sqFlags) & IORING_SQ_NEED_WAKEUP) {
         const rc = this.#enter(0, 0, IORING_ENTER_SQ_WAKEUP, null, 0n);
@@ -462,10 +459,7 @@ export class Uring {
    */
   async submitAsync(): Promise<number> {
     if (this.sqpoll || this.deferTaskrun) return this.submit();
-    const added = (this.#tail - this.#published) >>> 0;
-    this.#published = this.#tail;
-    Atomics.store(this.#sq, this.#sqTail, this.#tail);
-    this.#unsubmitted += added;
+    this.#unsubmitted += this.#publish();
     if (this.#unsubmitted === 0) return 0;
     const rc = await this.#sys.sys_enter_nb(
       NR.enter,
@@ -480,6 +474,15 @@ export class Uring {
     this.#unsubmitted -= rc;
     this.#inFlight += rc;
     return rc;
+  }
+
+  /** Publishes the SQEs filled since the last call to the kernel: how many. */
+  #publish(): number {
+    // The release store of the tail: the SQEs' contents are visible before it.
+    const added = (this.#tail - this.#published) >>> 0;
+    this.#published = this.#tail;
+    Atomics.store(this.#sq, this.#sqTail, this.#tail);
+    return added;
   }
 
   /** SQEs handed to submit() that the kernel has not taken yet (no SQPOLL). */

@@ -62,7 +62,6 @@ export class LoopDevice {
   mountPoint: string | undefined;
   #mounted = false;
   #bytes = 0;
-  #allocated = 0;
 
   /**
    * Creates a `bytes`-long file in `tmpfsDir` with all its memory allocated
@@ -88,7 +87,6 @@ export class LoopDevice {
     }
     await command(runner, "fallocate", ["--length", String(bytes), backing]);
     this.#bytes = bytes;
-    this.#allocated = ((await Deno.stat(backing)).blocks ?? 0) * 512;
     const attached = await command(runner, "losetup", [
       "--find",
       "--show",
@@ -99,7 +97,8 @@ export class LoopDevice {
     if (!directIo(this.device)) {
       throw new CompareError(`${this.device}: the kernel does no direct I/O to ${backing}`);
     }
-    await command(runner, "mkfs.ext4", ["-q", this.device]);
+    // nodiscard: mkfs's discard would reach tmpfs as hole punches and undo the fallocate.
+    await command(runner, "mkfs.ext4", ["-q", "-E", "nodiscard", this.device]);
     this.mountPoint = await Deno.makeTempDir({ prefix: LOOP_PREFIX });
     await command(runner, "mount", ["-t", "ext4", this.device, this.mountPoint]);
     this.#mounted = true;
@@ -115,7 +114,7 @@ export class LoopDevice {
       device: this.device,
       backing_file: this.backing,
       backing_bytes: this.#bytes,
-      backing_allocated_bytes: this.#allocated,
+      backing_allocated_bytes: (Deno.statSync(this.backing).blocks ?? 0) * 512,
       mount_point: this.mountPoint,
       direct_io: directIo(this.device),
       fs_type: "ext4",
