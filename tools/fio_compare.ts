@@ -18,10 +18,16 @@
  * sequential reads and writes at depth 8 with every engine that has a depth)
  * and 5 rounds by default.
  *
+ * With `--control`, fio also runs in tierbench's turns (an A/A comparison of
+ * fio against itself, the RSS check left out): its ratios show how far this
+ * machine's noise alone moves a case's median, in the same method and the
+ * same minutes, which is what a tierbench ratio below 1 is to be read against.
+ *
  * ```sh
  * deno task bench:fio                          # 4 rounds, scratch under the current directory
  * deno task bench:fio --quick --dir /mnt/nvme  # 1 round of 1 s ramp + 2 s per run
  * deno task bench:fio --device loop --rounds 5 # as root: on a loop device over tmpfs
+ * deno task bench:fio --device loop --control  # fio against itself: the noise floor
  * ```
  *
  * Everything it writes lies in two scratch directories it creates itself,
@@ -217,6 +223,8 @@ interface Settings {
   readonly output: string;
   /** The cases to run (ids containing one of these); all when empty. */
   readonly cases: readonly string[];
+  /** fio runs in tierbench's turns too (A/A): the ratios are the method's own noise. */
+  readonly control: boolean;
 }
 
 /** Raw option text, as commander hands it over. */
@@ -233,6 +241,7 @@ interface RawOptions {
   fio: string;
   output?: string | undefined;
   cases?: string | undefined;
+  control: boolean;
 }
 
 /** Where the user stood when they typed the command (`deno task` changes cwd). */
@@ -289,6 +298,7 @@ function resolveSettings(o: RawOptions, now: Date): Settings {
   }
   return {
     cases,
+    control: o.control,
     device,
     dir: device === "loop" ? tmpfsDir : resolvePath(o.dir ?? "."),
     tmpfsDir,
@@ -316,7 +326,8 @@ type Tool = "tierbench" | "fio";
 interface CaseRound {
   round: number;
   first: Tool;
-  tierbench: TierbenchFigures;
+  /** tierbench's figures; with `--control`, those of fio run in tierbench's turn. */
+  tierbench: Figures | TierbenchFigures;
   fio: Figures;
   /** tierbench/fio of the case's metric. */
   ratio: number;
@@ -458,15 +469,16 @@ function metricOf(c: CaseDef, f: Figures): number {
 async function measureCase(ctx: Context, c: CaseDef, round: number): Promise<CaseRound> {
   const first: Tool = round % 2 === 1 ? "tierbench" : "fio";
   const name = `${c.id}-r${round}`;
-  let tb: TierbenchFigures | undefined;
+  let tb: Figures | undefined;
   let fio: Figures | undefined;
   // Reads: both tools read one file laid out for this round; writes: fresh files each.
   const reads = c.place !== "null" && direction(patternOf(c, ctx.settings)) === "read";
   const shared = reads ? await layOutShared(ctx, c, name) : undefined;
   try {
     for (const tool of first === "tierbench" ? ["tierbench", "fio"] : ["fio", "tierbench"]) {
-      if (tool === "tierbench") tb = await tierbenchCase(ctx, c, name, shared);
-      else fio = await fioCase(ctx, c, name, shared);
+      if (tool === "fio") fio = await fioCase(ctx, c, name, shared);
+      else if (ctx.settings.control) tb = await fioCase(ctx, c, `${name}-control`, shared);
+      else tb = await tierbenchCase(ctx, c, name, shared);
     }
   } finally {
     if (shared !== undefined) await ctx.scratch.removeFile(placeOf(c), `${name}.shared.dat`);
@@ -598,20 +610,14 @@ function fmtMiB(bytes: number): string {
   return `${(bytes / MiB).toFixed(1)} MiB`;
 }
 
-const HEAD = [
-  "case",
-  "tierbench",
-  "fio",
-  "ratio",
-  "per round",
-  "target",
-  "met",
-  "tierbench min–max",
-  "fio min–max",
-];
+/** The table's head; with `--control`, the column of tierbench's turns is fio's second run. */
+function head(control: boolean): string[] {
+  const a = control ? "fio (control)" : "tierbench";
+  return ["case", a, "fio", "ratio", "per round", "target", "met", `${a} min–max`, "fio min–max"];
+}
 
-/** The table's rows, as text. */
-function rows(cases: CaseSummary[], rss: RssSummary): string[][] {
+/** The table's rows, as text (no RSS row when the check did not run). */
+function rows(cases: CaseSummary[], rss: RssSummary | undefined): string[][] {
   const out = cases.map((c) => [
     c.label,
     fmtFigure(c.metric, c.tierbench_median),
@@ -623,6 +629,7 @@ function rows(cases: CaseSummary[], rss: RssSummary): string[][] {
     fmtSpread(c.metric, c.tierbench_min, c.tierbench_max),
     fmtSpread(c.metric, c.fio_min, c.fio_max),
   ]);
+  if (rss === undefined) return out;
   out.push([
     rss.label,
     `${fmtMiB(rss.rss_8g_median_bytes)} (8g) / ${fmtMiB(rss.rss_1g_median_bytes)} (1g)`,
@@ -639,9 +646,9 @@ function rows(cases: CaseSummary[], rss: RssSummary): string[][] {
   return out;
 }
 
-function terminalTable(body: string[][]): string {
+function terminalTable(head: string[], body: string[][]): string {
   const t = new Table({
-    head: HEAD,
+    head,
     colAligns: ["left", "right", "right", "right", "left", "left", "left", "right", "right"],
     style: { head: [], border: [] },
   });
@@ -649,11 +656,11 @@ function terminalTable(body: string[][]): string {
   return t.toString();
 }
 
-function markdownTable(body: string[][]): string {
+function markdownTable(head: string[], body: string[][]): string {
   const cell = (s: string) => s.replaceAll("|", "\\|");
   const line = (cells: string[]) => `| ${cells.map(cell).join(" | ")} |`;
   const align = ["---", "---:", "---:", "---:", "---", "---", "---", "---:", "---:"];
-  return [line(HEAD), `|${align.join("|")}|`, ...body.map(line)].join("\n");
+  return [line(head), `|${align.join("|")}|`, ...body.map(line)].join("\n");
 }
 
 /** What the header line says about the machine and the directories. */
@@ -713,7 +720,10 @@ function describeEnvironment(
 function headerLine(env: Environment, s: Settings): string {
   return `${env.date} · CPU ${env.cpu_model} (${env.cores} cores) · kernel ${env.kernel} · ` +
     `${env.dir}: ${env.fs_type} on ${env.device} · tmpfs ${env.tmpfs_dir} · ` +
-    `${env.fio_version} vs tierbench on deno ${env.deno_version} · ${s.rounds} round(s) of ` +
+    (s.control
+      ? `${env.fio_version} vs itself (control: fio in tierbench's turns too) · `
+      : `${env.fio_version} vs tierbench on deno ${env.deno_version} · `) +
+    `${s.rounds} round(s) of ` +
     `${s.rampS} s ramp + ${s.runtimeS} s, files ${fmtSize(s.size)} (${s.device}) / ` +
     `${fmtSize(s.tmpfsSize)} (tmpfs)`;
 }
@@ -769,11 +779,12 @@ async function compare(s: Settings): Promise<void> {
           round,
           s.rounds,
           c.label,
-          `tierbench ${fmtFigure(m, metricOf(c, r.tierbench))}, fio ${
-            fmtFigure(m, metricOf(c, r.fio))
-          }, ratio ${r.ratio.toFixed(3)}`,
+          `${s.control ? "fio (control)" : "tierbench"} ${
+            fmtFigure(m, metricOf(c, r.tierbench))
+          }, fio ${fmtFigure(m, metricOf(c, r.fio))}, ratio ${r.ratio.toFixed(3)}`,
         );
       }
+      if (s.control) continue; // the RSS check is tierbench's alone
       const r = await measureRss(ctx, round);
       rssRounds.push(r);
       progressLine(
@@ -796,7 +807,7 @@ async function compare(s: Settings): Promise<void> {
   }
 
   const cases = defs.map((c) => summarizeCase(c, caseRounds.get(c.id)!));
-  const rss = summarizeRss(rssRounds);
+  const rss = s.control ? undefined : summarizeRss(rssRounds);
   const body = rows(cases, rss);
   const header = headerLine(env, s);
   await writeJson(s.output, {
@@ -804,11 +815,11 @@ async function compare(s: Settings): Promise<void> {
     environment: env,
     settings: { ...s, duration_ms: Math.round(performance.now() - began) },
     cases,
-    rss,
+    rss: rss ?? null,
   });
   console.log(header);
-  console.log(terminalTable(body));
-  console.log(`\nMarkdown:\n\n${header}\n\n${markdownTable(body)}\n`);
+  console.log(terminalTable(head(s.control), body));
+  console.log(`\nMarkdown:\n\n${header}\n\n${markdownTable(head(s.control), body)}\n`);
   console.log(`results: ${s.output}`);
   console.log(`took ${fmtDuration(performance.now() - began)}`);
 }
@@ -851,6 +862,12 @@ const program = new Command()
     "--cases <ids>",
     "run only the cases whose id contains one of these, comma-separated (e.g. " +
       "seqread-1m-io_uring,null); the RSS check always runs (default: all)",
+  )
+  .option(
+    "--control",
+    "run fio in tierbench's turns too (fio against itself): the ratios show this machine's " +
+      "noise in the same method; no RSS check",
+    false,
   )
   .exitOverride()
   .configureOutput({ outputError: () => {} })

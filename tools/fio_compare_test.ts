@@ -55,6 +55,71 @@ async function fioCompareRuns() {
   }
 }
 
+Deno.test(needing(["fio"], {
+  name: "bench:fio --control runs fio in tierbench's turns, labels it so and skips the RSS check",
+  async fn() {
+    const dir = await tempDirOnDisk();
+    try {
+      const output = join(dir, "compare.json");
+      const out = await new Deno.Command(Deno.execPath(), {
+        args: [
+          "run",
+          "--allow-all",
+          FIO_COMPARE,
+          "--dir",
+          dir,
+          "--control",
+          "--cases",
+          "seqread-1m-psync,null",
+        ]
+          .concat([
+            "--rounds",
+            "2",
+            "--runtime",
+            "1",
+            "--ramp",
+            "0",
+            "--size",
+            "16m",
+            "--output",
+            output,
+          ]),
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+      const text = decoder.decode(out.stdout) + decoder.decode(out.stderr);
+      assert.equal(out.code, 0, text);
+      const doc = JSON.parse(await Deno.readTextFile(output));
+      assert.equal(doc.settings.control, true);
+      assert.equal(doc.rss, null, "no RSS check");
+      assert.deepEqual(doc.cases.map((c: { id: string }) => c.id), [
+        "seqread-1m-psync-d1",
+        "null-4k-randread-d1",
+      ]);
+      for (const c of doc.cases) {
+        assert.equal(c.rounds.length, 2, c.id);
+        for (const r of c.rounds) {
+          // fio's figures carry no peak RSS; tierbench's always do.
+          assert.ok(
+            !("peak_rss_bytes" in r.tierbench),
+            `${c.id}: tierbench ran in round ${r.round}`,
+          );
+          assert.ok(r.tierbench.iops > 0 && r.fio.iops > 0, c.id);
+        }
+      }
+      assert.match(text, /\| case \| fio \(control\) \| fio \| ratio \|/);
+      assert.match(text, /fio-\S+ vs itself \(control/);
+      assert.doesNotMatch(text, /peak RSS/);
+      const left = [...Deno.readDirSync(dir)].map((e) => e.name).filter((n) =>
+        n !== "compare.json"
+      );
+      assert.deepEqual(left, [], "scratch directories removed");
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+}));
+
 /** The short run's options: 1 round of 1 s, no ramp, 16 MiB files. */
 const SHORT = ["--rounds", "1", "--runtime", "1", "--ramp", "0", "--size", "16m"];
 
