@@ -6,6 +6,25 @@ import { needing } from "../tests/_requirements.ts";
 const FIO_COMPARE = new URL("./fio_compare.ts", import.meta.url).pathname;
 const decoder = new TextDecoder();
 
+/** The short run's options: 1 round of 1 s, no ramp, 16 MiB files. */
+const SHORT = ["--rounds", "1", "--runtime", "1", "--ramp", "0", "--size", "16m"];
+
+/** The comparison on the disk in `dir` with `args`: its exit status and all it printed. */
+async function diskCompare(dir: string, args: string[]): Promise<{ code: number; text: string }> {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "--allow-all", FIO_COMPARE, "--dir", dir, ...args],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  return { code: out.code, text: decoder.decode(out.stdout) + decoder.decode(out.stderr) };
+}
+
+/** Nothing but the result document is left in `dir`: both scratch directories are gone. */
+function assertScratchRemoved(dir: string): void {
+  const left = [...Deno.readDirSync(dir)].map((e) => e.name).filter((n) => n !== "compare.json");
+  assert.deepEqual(left, [], "scratch directories removed");
+}
+
 Deno.test(needing(["fio"], {
   name: "bench:fio runs every case with both tools and writes its figures (no speed asserted)",
   fn: fioCompareRuns,
@@ -14,31 +33,14 @@ async function fioCompareRuns() {
   const dir = await tempDirOnDisk();
   try {
     const output = join(dir, "compare.json");
-    const out = await new Deno.Command(Deno.execPath(), {
-      args: [
-        "run",
-        "--allow-all",
-        new URL("./fio_compare.ts", import.meta.url).pathname,
-        "--dir",
-        dir,
-        "--rounds",
-        "1",
-        "--runtime",
-        "1",
-        "--ramp",
-        "0",
-        "--size",
-        "16m",
-        "--tmpfs-size",
-        "16m",
-        "--output",
-        output,
-      ],
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
-    const text = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
-    assert.equal(out.code, 0, text);
+    const { code, text } = await diskCompare(dir, [
+      ...SHORT,
+      "--tmpfs-size",
+      "16m",
+      "--output",
+      output,
+    ]);
+    assert.equal(code, 0, text);
     const doc = JSON.parse(await Deno.readTextFile(output));
     assert.equal(doc.cases.length, 10);
     assert.ok(doc.cases.some((c: { id: string }) => c.id.startsWith("null-")), "the null case");
@@ -48,8 +50,7 @@ async function fioCompareRuns() {
     }
     assert.ok(doc.rss.ratio_median > 0);
     assert.match(text, /\| case \| tierbench \| fio \| ratio \|/);
-    const left = [...Deno.readDirSync(dir)].map((e) => e.name).filter((n) => n !== "compare.json");
-    assert.deepEqual(left, [], "scratch directories removed");
+    assertScratchRemoved(dir);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
@@ -61,34 +62,17 @@ Deno.test(needing(["fio"], {
     const dir = await tempDirOnDisk();
     try {
       const output = join(dir, "compare.json");
-      const out = await new Deno.Command(Deno.execPath(), {
-        args: [
-          "run",
-          "--allow-all",
-          FIO_COMPARE,
-          "--dir",
-          dir,
-          "--control",
-          "--cases",
-          "seqread-1m-psync,null",
-        ]
-          .concat([
-            "--rounds",
-            "2",
-            "--runtime",
-            "1",
-            "--ramp",
-            "0",
-            "--size",
-            "16m",
-            "--output",
-            output,
-          ]),
-        stdout: "piped",
-        stderr: "piped",
-      }).output();
-      const text = decoder.decode(out.stdout) + decoder.decode(out.stderr);
-      assert.equal(out.code, 0, text);
+      const { code, text } = await diskCompare(dir, [
+        "--control",
+        "--cases",
+        "seqread-1m-psync,null",
+        ...SHORT.slice(2),
+        "--rounds",
+        "2",
+        "--output",
+        output,
+      ]);
+      assert.equal(code, 0, text);
       const doc = JSON.parse(await Deno.readTextFile(output));
       assert.equal(doc.settings.control, true);
       assert.equal(doc.rss, null, "no RSS check");
@@ -110,18 +94,12 @@ Deno.test(needing(["fio"], {
       assert.match(text, /\| case \| fio \(control\) \| fio \| ratio \|/);
       assert.match(text, /fio-\S+ vs itself \(control/);
       assert.doesNotMatch(text, /peak RSS/);
-      const left = [...Deno.readDirSync(dir)].map((e) => e.name).filter((n) =>
-        n !== "compare.json"
-      );
-      assert.deepEqual(left, [], "scratch directories removed");
+      assertScratchRemoved(dir);
     } finally {
       await Deno.remove(dir, { recursive: true });
     }
   },
 }));
-
-/** The short run's options: 1 round of 1 s, no ramp, 16 MiB files. */
-const SHORT = ["--rounds", "1", "--runtime", "1", "--ramp", "0", "--size", "16m"];
 
 /**
  * A directory on tmpfs for the loop device's backing file, and one on the
