@@ -610,9 +610,14 @@ function fmtMiB(bytes: number): string {
   return `${(bytes / MiB).toFixed(1)} MiB`;
 }
 
-/** The table's head; with `--control`, the column of tierbench's turns is fio's second run. */
+/** Who runs in tierbench's turns: tierbench, or with `--control` fio again. */
+function turnTaker(control: boolean): string {
+  return control ? "fio (control)" : "tierbench";
+}
+
+/** The table's head; its second column is whoever ran in tierbench's turns. */
 function head(control: boolean): string[] {
-  const a = control ? "fio (control)" : "tierbench";
+  const a = turnTaker(control);
   return ["case", a, "fio", "ratio", "per round", "target", "met", `${a} min–max`, "fio min–max"];
 }
 
@@ -779,9 +784,9 @@ async function compare(s: Settings): Promise<void> {
           round,
           s.rounds,
           c.label,
-          `${s.control ? "fio (control)" : "tierbench"} ${
-            fmtFigure(m, metricOf(c, r.tierbench))
-          }, fio ${fmtFigure(m, metricOf(c, r.fio))}, ratio ${r.ratio.toFixed(3)}`,
+          `${turnTaker(s.control)} ${fmtFigure(m, metricOf(c, r.tierbench))}, fio ${
+            fmtFigure(m, metricOf(c, r.fio))
+          }, ratio ${r.ratio.toFixed(3)}`,
         );
       }
       if (s.control) continue; // the RSS check is tierbench's alone
@@ -861,7 +866,7 @@ const program = new Command()
   .option(
     "--cases <ids>",
     "run only the cases whose id contains one of these, comma-separated (e.g. " +
-      "seqread-1m-io_uring,null); the RSS check always runs (default: all)",
+      "seqread-1m-io_uring,null); the RSS check runs unless --control (default: all)",
   )
   .option(
     "--control",

@@ -66,7 +66,7 @@ Deno.test(needing(["fio"], {
         "--control",
         "--cases",
         "seqread-1m-psync,null",
-        ...SHORT.slice(2),
+        ...SHORT.slice(2), // all of SHORT but its --rounds 1
         "--rounds",
         "2",
         "--output",
