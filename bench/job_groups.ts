@@ -1,7 +1,13 @@
 /**
- * Jobs in groups, as a fio job file runs them: the jobs of a group at the
- * same time, each group after the one before it has ended (fio's
- * `stonewall`).
+ * The jobs of a fio job file, started as fio 3.33's run_threads starts
+ * them: in the file's order, all at once, except that a job with
+ * `stonewall` starts only once nothing else runs, a job with `wait_for`
+ * once the job it names has ended, and a job with `startdelay` that long
+ * after the run began (its files are made ready first). When a job ends
+ * and `exitall` is set, the jobs `exit_what` names end too (`group`: its
+ * reporting group, `stonewall`: those started with it, `all`: every job,
+ * and none starts after). A failed job stops the others only with
+ * `exitall_on_error`, as in fio; the run is failed either way.
  *
  * @module
  */
@@ -12,65 +18,176 @@ import type { RunStatus } from "../schema/run_status.ts";
 import { runJob } from "./runner.ts";
 import { type SessionOptions, type SessionOutcome, withSession } from "./session.ts";
 
+/** One job and its place in the run. */
+export interface ScheduledJob {
+  readonly job: JobOptions;
+  /** Starts once nothing else runs (fio's stonewall). */
+  readonly stonewall?: boolean;
+  /** Starts once the job at this index has ended (fio's wait_for). */
+  readonly waitFor?: number;
+  /** Its clock starts this long after the run began, ms (fio's startdelay). */
+  readonly startDelayMs?: number;
+  /** Its reporting group (fio's groupid). */
+  readonly groupid?: number;
+  /** When it ends, these end too (fio's exitall and exit_what). */
+  readonly exitall?: "group" | "stonewall" | "all";
+  /** When it fails, every job ends (fio's exitall_on_error). */
+  readonly exitallOnError?: boolean;
+}
+
+/** A job being run: how to stop it, and when it is done. */
+interface Running {
+  /** Interrupts it (a signal, an error elsewhere). */
+  readonly stop: AbortController;
+  /** Ends it as a normal end (exitall, the run's end). */
+  readonly end: AbortController;
+  readonly done: Promise<void>;
+}
+
 /**
- * Runs `groups` one after another, the jobs of each at once (each on its own
- * scratch directory of its tier), and gathers their results in the order
- * given. A job that fails or throws stops the others of its group (they end
- * "interrupted") and no later group starts.
+ * Runs `jobs` as a fio job file's jobs run (see the module's comment), each
+ * on its own scratch area of its tier, and gathers their results in the
+ * file's order. Jobs never started (exit_what=all, an interruption, a
+ * wait_for on a job that failed to start) have no result.
  *
  * @example
  * ```ts
  * import { parseJobOptions } from "../core/config.ts";
- * import { runJobGroups } from "./job_groups.ts";
+ * import { runJobSchedule } from "./job_groups.ts";
  * const job = (name: string) => parseJobOptions({ name, tier: "null:", size: "1m" });
- * const { doc } = await runJobGroups([[job("a"), job("b")], [job("c")]], {
- *   kind: "run",
- *   config: {},
- * });
+ * const { doc } = await runJobSchedule(
+ *   [{ job: job("a") }, { job: job("b") }, { job: job("c"), stonewall: true }],
+ *   { kind: "run", config: {} },
+ * );
  * console.assert(doc.status === "ok" && doc.runs.map((r) => r.name).join() === "a,b,c");
  * ```
+ */
+export function runJobSchedule(
+  jobs: readonly ScheduledJob[],
+  opts: SessionOptions & {
+    readonly flows?: ReadonlyMap<number, BigInt64Array<SharedArrayBuffer>>;
+    /** Ends every job as a normal end, none starting after (fio's --trigger-timeout). */
+    readonly end?: AbortSignal;
+  },
+): Promise<SessionOutcome> {
+  return withSession(opts, async ({ doc, tier: open, runId }) => {
+    const t0 = performance.now();
+    const results: (RunResult | undefined)[] = new Array(jobs.length).fill(undefined);
+    const started = new Set<number>();
+    const ended = new Set<number>();
+    const running = new Map<number, Running>();
+    // the jobs from one stonewall to the next (exit_what=stonewall ends them together)
+    let walls = 0;
+    const wall = jobs.map((j, i) => (i > 0 && j.stonewall ? ++walls : walls));
+    const exitall = jobs.some((j) => j.exitall !== undefined);
+    let closed = false; // nothing starts any more
+    let thrown: unknown;
+    const stopAll = (reason?: unknown) => {
+      closed = true;
+      for (const r of running.values()) r.stop.abort(reason);
+    };
+    const endAll = () => {
+      closed = true;
+      for (const r of running.values()) r.end.abort();
+    };
+    const onAbort = () => stopAll(opts.signal?.reason);
+    opts.signal?.addEventListener("abort", onAbort);
+    opts.end?.addEventListener("abort", endAll);
+    const afterEnd = (i: number) => {
+      const s = jobs[i]!;
+      const r = results[i];
+      if (r?.status === "failed" && s.exitallOnError) stopAll(r.error);
+      if (!exitall) return;
+      const what = s.exitall ?? "group";
+      if (what === "all") return endAll();
+      for (const [k, other] of running) {
+        const same = what === "group"
+          ? (jobs[k]!.groupid ?? k) === (s.groupid ?? i)
+          : wall[k] === wall[i];
+        if (same) other.end.abort();
+      }
+    };
+    const start = (i: number) => {
+      const s = jobs[i]!;
+      const stop = new AbortController();
+      const end = new AbortController();
+      started.add(i);
+      const done = (async () => {
+        const tier = await open(s.job.tier, s.job.s3, `${runId}-j${i}`);
+        opts.onRunStart?.(s.job, i);
+        const delay = s.startDelayMs ?? 0;
+        results[i] = await runJob(tier, s.job, {
+          signal: stop.signal,
+          stonewall: end.signal,
+          ...(opts.onProgress ? { onProgress: opts.onProgress } : {}),
+          ...(opts.flows ? { flows: opts.flows } : {}),
+          ...(delay > 0 ? { beforeClock: (signal) => sleepUntil(t0 + delay, signal) } : {}),
+        });
+      })().catch((e) => {
+        thrown ??= e;
+        stopAll(e);
+      }).finally(() => {
+        ended.add(i);
+        running.delete(i);
+        afterEnd(i);
+      });
+      running.set(i, { stop, end, done });
+    };
+    try {
+      for (;;) {
+        // fio's run_threads: start, in order, what may start; a stonewall waits for an empty run
+        let startedNow = false;
+        for (let i = 0; i < jobs.length && !closed; i++) {
+          if (started.has(i)) continue;
+          const s = jobs[i]!;
+          if (s.stonewall && (running.size > 0 || startedNow)) break;
+          if (s.waitFor !== undefined && !ended.has(s.waitFor)) continue;
+          start(i);
+          startedNow = true;
+        }
+        if (running.size === 0) break; // all ended, or what is left can never start
+        await Promise.race([...running.values()].map((r) => r.done));
+      }
+    } finally {
+      opts.signal?.removeEventListener("abort", onAbort);
+      opts.end?.removeEventListener("abort", endAll);
+      await Promise.allSettled([...running.values()].map((r) => r.done));
+    }
+    if (thrown !== undefined) throw thrown;
+    for (const r of results) if (r) doc.runs.push(r);
+    const bad = doc.runs.find((r) => r.status === "failed") ??
+      doc.runs.find((r) => r.status !== "ok");
+    if (bad) {
+      if (bad.error !== undefined) doc.error = bad.error;
+      return bad.status as RunStatus;
+    }
+    return opts.signal?.aborted ? "interrupted" : "ok";
+  });
+}
+
+/** Resolves at `performance.now()` `at`, or at once when `signal` aborts. */
+function sleepUntil(at: number, signal: AbortSignal): Promise<void> {
+  const ms = at - performance.now();
+  if (ms <= 0 || signal.aborted) return Promise.resolve();
+  return new Promise((resolve) => {
+    const t = setTimeout(done, ms);
+    function done() {
+      clearTimeout(t);
+      signal.removeEventListener("abort", done);
+      resolve();
+    }
+    signal.addEventListener("abort", done);
+  });
+}
+
+/**
+ * Runs `groups` one after another, the jobs of each at once: a job file's
+ * jobs with `stonewall` between groups, as {@linkcode runJobSchedule} runs them.
  */
 export function runJobGroups(
   groups: readonly (readonly JobOptions[])[],
   opts: SessionOptions,
 ): Promise<SessionOutcome> {
-  return withSession(opts, async ({ doc, tier: open, runId }) => {
-    let index = 0;
-    for (const group of groups) {
-      if (opts.signal?.aborted) return "interrupted";
-      const stop = new AbortController();
-      const relay = () => stop.abort(opts.signal?.reason);
-      opts.signal?.addEventListener("abort", relay);
-      try {
-        const first = index;
-        const settled = await Promise.allSettled(group.map(async (job, k) => {
-          const tier = await open(job.tier, job.s3, `${runId}-j${first + k}`);
-          opts.onRunStart?.(job, first + k);
-          const r = await runJob(tier, job, {
-            signal: stop.signal,
-            ...(opts.onProgress ? { onProgress: opts.onProgress } : {}),
-          }).catch((e) => {
-            stop.abort(e);
-            throw e;
-          });
-          if (r.status === "failed") stop.abort(r.error);
-          return r;
-        }));
-        index += group.length;
-        const thrown = settled.find((s) => s.status === "rejected");
-        if (thrown) throw thrown.reason;
-        const results = settled.map((s) => (s as PromiseFulfilledResult<RunResult>).value);
-        doc.runs.push(...results);
-        const bad = results.find((r) => r.status === "failed") ??
-          results.find((r) => r.status !== "ok");
-        if (bad) {
-          if (bad.error !== undefined) doc.error = bad.error;
-          return bad.status as RunStatus;
-        }
-      } finally {
-        opts.signal?.removeEventListener("abort", relay);
-      }
-    }
-    return "ok";
-  });
+  const jobs = groups.flatMap((g, k) => g.map((job, i) => ({ job, stonewall: k > 0 && i === 0 })));
+  return runJobSchedule(jobs, opts);
 }

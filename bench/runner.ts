@@ -25,6 +25,7 @@ import { type JobSchedule, RATE_TOLERANCE_MS, rateIntervalMs, scheduleMet } from
 import { holdReadBack, newReadBackGate } from "../engines/verify_readback.ts";
 import {
   CTL,
+  type IoLogPlan,
   JOB,
   jobBase,
   type JobFailure,
@@ -35,6 +36,7 @@ import {
   RUN,
   type SharedCounters,
 } from "../core/job_protocol.ts";
+import type { FioJobExtras } from "../core/fio_job.ts";
 import {
   decodeLatency,
   encodeLatency,
@@ -101,6 +103,10 @@ export interface RunHooks {
    * is "ok" with what it moved until then (stonewalling across processes).
    */
   readonly stonewall?: AbortSignal;
+  /** A job file's flows: per flow_id, the shared [I/Os, total weight] of its jobs. */
+  readonly flows?: ReadonlyMap<number, BigInt64Array<SharedArrayBuffer>>;
+  /** Called once the files are ready, before the clock starts: a job file's startdelay waits here. */
+  readonly beforeClock?: (signal: AbortSignal) => Promise<void>;
 }
 
 const WORKER_URL = new URL("./_job_worker.ts", import.meta.url);
@@ -263,6 +269,7 @@ export async function runJob(
   hooks.stonewall?.addEventListener("abort", onStonewall);
 
   const engine = engineOf(job);
+  truncateSharedLogs(job);
   for (let j = 0; j < job.numjobs; j++) {
     const plan: JobPlan = {
       job: j,
@@ -286,6 +293,7 @@ export async function runJob(
         ? { rate: { intervalMs: rateIntervalMs(job.rate, job.bs), process: job.rate.process } }
         : {}),
       ...(verify ? { verify: { ...verify[j]!, ...(gate ? { readBackGate: gate } : {}) } } : {}),
+      ...fioPlan(job, j, hooks.flows),
     };
     const w = new Worker(WORKER_URL, { type: "module", name: `${job.name}#${j}` });
     w.onmessage = (e: MessageEvent<JobMessage>) => {
@@ -344,6 +352,7 @@ export async function runJob(
   const sampler = new Sampler(job, shared, hooks.onProgress);
   let cpuStart: ReturnType<typeof process.cpuUsage> | undefined;
   let cpuTimer: ReturnType<typeof setTimeout> | undefined;
+  let rateMin: ReturnType<typeof setInterval> | undefined;
   try {
     // Layout: every job opens and prepares its file, then waits at the barrier.
     sampler.startLayout();
@@ -358,15 +367,32 @@ export async function runJob(
         failures.push(e instanceof Error ? e.message : String(e));
       }
     }
+    if (failures.length === 0 && !interrupted && hooks.beforeClock) {
+      const waiting = new AbortController();
+      const relay = () => waiting.abort();
+      hooks.signal?.addEventListener("abort", relay);
+      hooks.stonewall?.addEventListener("abort", relay);
+      try {
+        await hooks.beforeClock(waiting.signal);
+      } finally {
+        hooks.signal?.removeEventListener("abort", relay);
+        hooks.stonewall?.removeEventListener("abort", relay);
+      }
+    }
     if (failures.length > 0 || interrupted) stop();
 
     const start = nowAbs() + job.rampMs;
     hooks.onMeasureStart?.(start);
     shared.f64[RUN.MEASURE_START] = start;
     shared.f64[RUN.RAMP_MS] = job.rampMs;
-    shared.f64[RUN.RUNTIME_MS] = job.runtimeMs ?? Infinity;
+    shared.f64[RUN.RUNTIME_MS] = job.runtimeMs ?? job.fio?.runtimeCapMs ?? Infinity;
     cpuTimer = setTimeout(() => (cpuStart = process.cpuUsage()), job.rampMs);
     sampler.startMeasuring(start);
+    rateMin = job.fio?.rateMin && watchRateMin(job, shared, start, (why) => {
+      failures.push(why);
+      stop();
+      changed();
+    });
     Atomics.store(shared.ctl, CTL.GO, 1);
     Atomics.notify(shared.ctl, CTL.GO);
     if (gate) {
@@ -380,6 +406,7 @@ export async function runJob(
     hooks.stonewall?.removeEventListener("abort", onStonewall);
     clearTimeout(cpuTimer);
     clearInterval(watchdog);
+    clearInterval(rateMin);
     sampler.stop();
     if (results.size < job.numjobs) {
       stop();
@@ -401,6 +428,130 @@ export async function runJob(
     status: failures.length > 0 ? "failed" : interrupted ? "interrupted" : "ok",
     error: failures[0] ?? (interrupted ? "interrupted" : undefined),
   });
+}
+
+/** A job file's additions to clone `j`'s plan (core/fio_job.ts). */
+function fioPlan(
+  job: JobOptions,
+  j: number,
+  flows: ReadonlyMap<number, BigInt64Array<SharedArrayBuffer>> | undefined,
+): Partial<JobPlan> {
+  const fio = job.fio;
+  const clone = fio?.clones[j];
+  if (!fio || !clone) return {};
+  const log = fio.logs && logPlan(fio.logs, j, clone.pattern.sizes);
+  const flow = fio.flow && flows?.get(fio.flow.id);
+  return {
+    pattern: clone.pattern,
+    ioSize: 0, // the pattern keeps the job's budget (io_size × loops)
+    data: fio.data,
+    ...(fio.errors ? { errors: fio.errors } : {}),
+    ...(fio.openSync !== "none" ? { openSync: fio.openSync } : {}),
+    ...(fio.fsyncOnClose ? { fsyncOnClose: true } : {}),
+    ...(log ? { log } : {}),
+    ...(flow
+      ? { flow: { shared: flow, weight: fio.flow!.weight, sleepUs: fio.flow!.sleepUs } }
+      : {}),
+    ...(fio.thinktime ? { thinktime: fio.thinktime } : {}),
+    ...(fio.layout.createOnly ? { createOnly: true } : {}),
+  };
+}
+
+/** The paths and form of clone `j`'s fio logs (fio's gen_log_name). */
+function logPlan(
+  logs: NonNullable<FioJobExtras["logs"]>,
+  j: number,
+  sizes: readonly { readonly min: number; readonly max: number }[],
+): IoLogPlan {
+  const name = (prefix: string | undefined, kind: string) =>
+    prefix === undefined
+      ? undefined
+      : logs.perJob
+      ? `${prefix}_${kind}.${logs.threadNumber + j}.log`
+      : `${prefix}_${kind}.log`;
+  const fixed = (d: number) => sizes[d]!.min === sizes[d]!.max ? sizes[d]!.min : 0;
+  const paths = {
+    bw: name(logs.bw, "bw"),
+    iops: name(logs.iops, "iops"),
+    lat: name(logs.lat, "lat"),
+    clat: name(logs.lat, "clat"),
+    slat: name(logs.lat, "slat"),
+  };
+  return {
+    ...Object.fromEntries(Object.entries(paths).filter(([, v]) => v !== undefined)),
+    avgMsec: logs.avgMsec,
+    offset: logs.offset,
+    max: logs.max,
+    bs: [fixed(0), fixed(1)],
+    append: !logs.perJob,
+  };
+}
+
+/** Empties a job's shared logs (per_job_logs=0): its clones then append to them. */
+function truncateSharedLogs(job: JobOptions): void {
+  const logs = job.fio?.logs;
+  if (!logs || logs.perJob) return;
+  for (const p of [logs.bw, logs.iops, logs.lat]) {
+    if (p === undefined) continue;
+    const kinds = p === logs.lat ? ["lat", "clat", "slat"] : p === logs.bw ? ["bw"] : ["iops"];
+    for (const k of kinds) Deno.writeTextFileSync(`${p}_${k}.log`, "");
+  }
+}
+
+/**
+ * fio's check_min_rate: every rate_cycle ms, each clone's bandwidth (or
+ * IOPS) in each direction over the cycle must reach rate_min (rate_iops_min).
+ */
+function watchRateMin(
+  job: JobOptions,
+  shared: SharedCounters,
+  start: number,
+  fail: (why: string) => void,
+): ReturnType<typeof setInterval> {
+  const m = job.fio!.rateMin!;
+  const last = Array.from({ length: job.numjobs }, () => [0, 0, 0, 0]);
+  let lastT = start;
+  const timer = setInterval(() => {
+    const now = nowAbs();
+    if (now < start + m.cycleMs) return;
+    const secs = (now - lastT) / 1000;
+    lastT = now;
+    const f = shared.f64;
+    for (let j = 0; j < job.numjobs; j++) {
+      const b = jobBase(j);
+      const cur = [
+        f[b + JOB.READ_BYTES]!,
+        f[b + JOB.WRITE_BYTES]!,
+        f[b + JOB.READ_OPS]!,
+        f[b + JOB.WRITE_OPS]!,
+      ];
+      for (const d of [0, 1]) {
+        const dir = d === 0 ? "read" : "write";
+        const active = d === 0 ? job.rwmixread > 0 : job.rwmixread < 100;
+        if (!active) continue;
+        const bytes = (cur[d]! - last[j]![d]!) / secs;
+        const iops = (cur[d + 2]! - last[j]![d + 2]!) / secs;
+        if (m.bytes[d]! > 0 && bytes < m.bytes[d]!) {
+          fail(
+            `${job.name}: ${dir} at ${Math.round(bytes)} B/s over ${m.cycleMs} ms, below ` +
+              `rate_min=${m.bytes[d]}B/s (fio: min rate not met)`,
+          );
+          clearInterval(timer);
+          return;
+        }
+        if (m.iops[d]! > 0 && iops < m.iops[d]!) {
+          fail(
+            `${job.name}: ${dir} at ${Math.round(iops)} IOPS over ${m.cycleMs} ms, below ` +
+              `rate_iops_min=${m.iops[d]} (fio: min rate not met)`,
+          );
+          clearInterval(timer);
+          return;
+        }
+      }
+      last[j] = cur;
+    }
+  }, m.cycleMs);
+  return timer;
 }
 
 /** How often the watchdog looks at the jobs' requests. */

@@ -10,7 +10,16 @@
 
 import type { JobPlan } from "../core/job_protocol.ts";
 import { XorShift32 } from "../core/offsets.ts";
-import { allocAligned, cString, freeAligned, lastErrno, libc, monoNow, O } from "../core/libc.ts";
+import {
+  allocAligned,
+  cString,
+  FADV,
+  freeAligned,
+  lastErrno,
+  libc,
+  monoNow,
+  O,
+} from "../core/libc.ts";
 import { SyscallFailure } from "./types.ts";
 import { verifierOf } from "../core/verify.ts";
 
@@ -42,10 +51,22 @@ export class JobFiles {
     this.paths = plan.target.paths;
   }
 
-  /** Opens every file of the job read-write, creating it if needed (read-only if existing). */
+  /**
+   * Opens every file of the job read-write, creating it if needed (read-only
+   * if existing); a job file's files as fio opens them: read-only for a job
+   * that only reads, O_SYNC or O_DSYNC as `sync` says, advised as
+   * `fadvise_hint` says.
+   */
   static open(plan: JobPlan): JobFiles {
-    const access = plan.target.existing ? O.RDONLY : O.RDWR | O.CREAT;
-    const flags = access | O.CLOEXEC | (plan.direct ? O.DIRECT : 0);
+    const fio = plan.target.fio;
+    const access = plan.target.existing
+      ? O.RDONLY
+      : fio
+      ? (plan.rw === "read" || plan.rw === "randread" ? O.RDONLY : O.RDWR) |
+        (fio.layout.allowCreate ? O.CREAT : 0)
+      : O.RDWR | O.CREAT;
+    const sync = plan.openSync === "sync" ? O.SYNC : plan.openSync === "dsync" ? O.DSYNC : 0;
+    const flags = access | O.CLOEXEC | (plan.direct ? O.DIRECT : 0) | sync;
     const fds: number[] = [];
     for (const path of plan.target.paths) {
       const fd = libc().open(cString(path), flags, 0o600);
@@ -55,6 +76,10 @@ export class JobFiles {
         throw new SyscallFailure("open", errno, path);
       }
       fds.push(fd);
+      const advice = fio?.layout.fadvise;
+      if (advice === "sequential" || advice === "random") {
+        libc().posix_fadvise(fd, 0n, 0n, advice === "random" ? FADV.RANDOM : FADV.SEQUENTIAL);
+      }
     }
     return new JobFiles(plan, fds);
   }
@@ -70,7 +95,7 @@ export class JobFiles {
   /** Makes the files ready as the plan says: written whole, blocks reserved, or as is. */
   layOut(): void {
     const plan = this.#plan;
-    if (plan.target.layout === "none") return;
+    if (plan.target.layout === "none" || plan.target.fio) return;
     const c = libc();
     const start = plan.target.regionOffset;
     for (const [f, fd] of this.fds.entries()) {
@@ -129,6 +154,15 @@ export class JobFiles {
     return Math.floor(offset / bs / n) * bs + region;
   }
 
+  /** fsync (or fdatasync) file `f`, as a job file's fsync= and fdatasync= ask. */
+  sync(f: number, data: boolean): void {
+    const fd = this.fds[f]!;
+    const rc = data ? libc().fdatasync(fd) : libc().fsync(fd);
+    if (rc !== 0) {
+      throw new SyscallFailure(data ? "fdatasync" : "fsync", lastErrno(), this.paths[f]!);
+    }
+  }
+
   /** fsync every file; returns the time it took in ms. */
   fsyncAll(): number {
     const t0 = monoNow();
@@ -139,6 +173,9 @@ export class JobFiles {
   }
 
   close(): void {
+    if (this.#plan.fsyncOnClose) {
+      for (const fd of this.fds) libc().fsync(fd);
+    }
     for (const fd of this.fds) libc().close(fd);
   }
 }

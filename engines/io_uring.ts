@@ -40,6 +40,11 @@ import {
   readSmallFile,
 } from "../core/libc.ts";
 import { verifierOf } from "../core/verify.ts";
+import { writeFiller } from "./_data_fill.ts";
+import { OP as IO_OP } from "../core/io_pattern.ts";
+
+/** The first of the pattern's sync kinds (fsync; fdatasync is the next). */
+const SYNC_OP = IO_OP.FSYNC;
 import {
   ETIME,
   featureNames,
@@ -195,7 +200,12 @@ export class IoUringEngine implements JobEngine {
       );
       buffers = allocAligned(plan.iodepth * plan.bs, plan.alignment);
       if (plan.verify) verifierOf(plan)!.fillPattern(buffers.bytes);
-      else fillRandom(buffers.bytes, plan.seed ^ 0xa5a5 ^ plan.job);
+      else if (plan.data) {
+        const fill = writeFiller(plan)!;
+        for (let s = 0; s < plan.iodepth; s++) {
+          fill.fillWhole(buffers.bytes.subarray(s * plan.bs, (s + 1) * plan.bs), plan.bs);
+        }
+      } else fillRandom(buffers.bytes, plan.seed ^ 0xa5a5 ^ plan.job);
       if (options.fixedbufs) {
         const iovecs = allocAligned(plan.iodepth * 16, 16);
         try {
@@ -247,7 +257,13 @@ export class IoUringEngine implements JobEngine {
     const blocks = v &&
       Array.from({ length: depth }, (_, s) => bytes.subarray(s * bs, (s + 1) * bs));
     const jobOffsets = new Float64Array(depth);
+    const lengths = new Float64Array(depth);
+    const filler = writeFiller(plan);
+    const fill = filler?.perWrite ? filler : undefined;
     const inKernel = new Uint8Array(depth);
+    // a sync of the pattern waits for what is in flight (file index; -1: none)
+    let syncFile = -1;
+    let syncData = false;
     const free = new Int32Array(depth);
     for (let i = 0; i < depth; i++) free[i] = depth - 1 - i;
     let nFree = depth;
@@ -268,14 +284,21 @@ export class IoUringEngine implements JobEngine {
       );
     };
 
-    while (issuing || ring.inFlight > 0 || qLen > 0) {
+    while (issuing || ring.inFlight > 0 || qLen > 0 || syncFile >= 0) {
       // Under a rate: ms to reap for before the next intended start (0: no such wait).
       let reapForMs = 0;
+      if (syncFile >= 0 && ring.inFlight === 0 && qLen === 0) {
+        rt.busy(monoNow(), false, syncFile, -1);
+        files.sync(syncFile, syncData);
+        rt.idle();
+        rt.completeSync(monoNow());
+        syncFile = -1;
+      }
       // Submit each I/O as soon as a slot is free, one io_uring_enter per I/O, as fio
       // does by default (iodepth_batch_submit=1): a batch filled behind a reap reaches
       // the device only when its last SQE is in, so the device sees a lower depth.
       // Under a rate, only those whose intended start has come.
-      while (qLen > 0 || (issuing && nFree > 0)) {
+      while (qLen > 0 || (issuing && nFree > 0 && syncFile < 0)) {
         if (qLen === 0) {
           if (paced && ring.inFlight > 0) {
             const wait = rt.untilDue(monoNow());
@@ -289,22 +312,32 @@ export class IoUringEngine implements JobEngine {
             issuing = false;
             break;
           }
+          rt.next();
+          if (rt.op >= SYNC_OP) {
+            syncFile = rt.file;
+            syncData = rt.op === SYNC_OP + 1;
+            break;
+          }
           const slot = free[--nFree]!;
-          const read = rt.nextIsRead();
-          const off = rt.nextOffset();
-          const f = files.fileOf(off);
-          const where = files.offsetIn(off);
+          const read = rt.isRead;
+          const f = rt.file;
+          const where = rt.offset;
+          const len = rt.length;
           isRead[slot] = read ? 1 : 0;
           offsets[slot] = where;
           fileOfSlot[slot] = f;
-          jobOffsets[slot] = off;
-          if (blocks !== undefined && !read) v!.prepareWrite(blocks[slot]!, where, off);
+          lengths[slot] = len;
+          jobOffsets[slot] = rt.jobOffset;
+          if (blocks !== undefined && !read) v!.prepareWrite(blocks[slot]!, where, rt.jobOffset);
+          else if (fill !== undefined && !read) {
+            fill.fill(bytes.subarray(slot * bs, slot * bs + len), len, where);
+          }
           ring.prepare(
             read ? readOp : writeOp,
             sqeFlags ? f : files.fds[f]!,
             sqeFlags,
             base + slot * bs,
-            bs,
+            len,
             where,
             slot,
             slot,
@@ -366,16 +399,31 @@ export class IoUringEngine implements JobEngine {
         const slot = ring.cqeData(e);
         const res = ring.cqeResult(e);
         const read = isRead[slot] === 1;
-        if (res !== bs) {
+        const len = lengths[slot]!;
+        if (res !== len) {
+          const call = read ? "read (io_uring)" : "write (io_uring)";
+          if (res < 0 && rt.tolerates(read, -res, `${call} ${files.paths[fileOfSlot[slot]!]}`)) {
+            inKernel[slot] = 0;
+            free[nFree++] = slot;
+            continue;
+          }
           ring.advance(e + 1);
           fail(
-            read ? "read (io_uring)" : "write (io_uring)",
+            call,
             res < 0 ? -res : 0,
             slot,
-            res < 0 ? undefined : `(short ${read ? "read" : "write"}: ${res} of ${bs})`,
+            res < 0 ? undefined : `(short ${read ? "read" : "write"}: ${res} of ${len})`,
           );
         }
-        rt.complete(read, t, (t - prepAt[slot]!) * 1e6, (submitAt[slot]! - prepAt[slot]!) * 1e6);
+        rt.complete(
+          read,
+          t,
+          (t - prepAt[slot]!) * 1e6,
+          (submitAt[slot]! - prepAt[slot]!) * 1e6,
+          -1,
+          len,
+          offsets[slot]!,
+        );
         if (blocks !== undefined && read) {
           v!.checkRead(
             blocks[slot]!,

@@ -24,6 +24,8 @@ import { monoNow } from "../core/libc.ts";
 import { AioRing, libaio, setTimespec, timespec } from "./_aio_ring.ts";
 import { fillRandom, JobFiles } from "./_file.ts";
 import { verifierOf } from "../core/verify.ts";
+import { writeFiller } from "./_data_fill.ts";
+import { OP } from "../core/io_pattern.ts";
 import { type JobEngine, type JobRuntime, SyscallFailure } from "./types.ts";
 
 /** How long io_getevents waits before looking at the stop flag again. */
@@ -91,7 +93,10 @@ export class LibaioEngine implements JobEngine {
         );
       });
       if (plan.verify) verifierOf(plan)!.fillPattern(ring.buffers.bytes);
-      else fillRandom(ring.buffers.bytes, plan.seed ^ 0xa5a5 ^ plan.job);
+      else if (plan.data) {
+        const fill = writeFiller(plan)!;
+        for (let i = 0; i < plan.iodepth; i++) fill.fillWhole(ring.buffer(i), plan.bs);
+      } else fillRandom(ring.buffers.bytes, plan.seed ^ 0xa5a5 ^ plan.job);
       return new LibaioEngine(plan, files, ring);
     } catch (e) {
       files.close();
@@ -102,7 +107,6 @@ export class LibaioEngine implements JobEngine {
   run(rt: JobRuntime): void {
     const plan = this.#plan;
     const depth = plan.iodepth;
-    const bs = plan.bs;
     const ring = this.#ring;
     const files = this.#files;
     const prepAt = new Float64Array(depth);
@@ -114,6 +118,10 @@ export class LibaioEngine implements JobEngine {
     const v = verifierOf(plan);
     const blocks = v && Array.from({ length: depth }, (_, i) => ring.buffer(i));
     const jobOffsets = new Float64Array(depth);
+    const lengths = new Float64Array(depth);
+    const filler = writeFiller(plan);
+    const fill = filler?.perWrite ? filler : undefined;
+    const buffers = fill && Array.from({ length: depth }, (_, i) => ring.buffer(i));
     const inKernel = new Uint8Array(depth); // 1 while the slot's I/O is submitted
     const free = new Int32Array(depth);
     for (let i = 0; i < depth; i++) free[i] = depth - 1 - i;
@@ -121,6 +129,9 @@ export class LibaioEngine implements JobEngine {
     let inFlight = 0;
     let pending = -1; // a prepared slot the kernel refused for now (EAGAIN)
     let issuing = true;
+    // a sync of the pattern waits for what is in flight (file index; -1: none)
+    let syncFile = -1;
+    let syncData = false;
     const paced = rt.paced;
     const fail = (syscall: string, errno: number, slot: number, detail?: string): never => {
       throw new SyscallFailure(
@@ -132,13 +143,20 @@ export class LibaioEngine implements JobEngine {
       );
     };
 
-    while (issuing || inFlight > 0 || pending >= 0) {
+    while (issuing || inFlight > 0 || pending >= 0 || syncFile >= 0) {
       // Under a rate: ms to reap for before the next intended start (0: no such wait).
       let reapForMs = 0;
+      if (syncFile >= 0 && inFlight === 0 && pending < 0) {
+        rt.busy(monoNow(), false, syncFile, -1);
+        files.sync(syncFile, syncData);
+        rt.idle();
+        rt.completeSync(monoNow());
+        syncFile = -1;
+      }
       // Submit each I/O as soon as a slot is free, one io_submit per I/O, as
       // fio does by default (iodepth_batch_submit=1): batching refills behind
       // a large reap lowers the depth the device sees.
-      while (pending >= 0 || (issuing && nFree > 0)) {
+      while (pending >= 0 || (issuing && nFree > 0 && syncFile < 0)) {
         let slot = pending;
         if (slot >= 0) {
           pending = -1;
@@ -155,18 +173,27 @@ export class LibaioEngine implements JobEngine {
             issuing = false;
             break;
           }
+          rt.next();
+          if (rt.op >= OP.FSYNC) {
+            // a sync goes once what is in flight has completed, synchronously
+            syncFile = rt.file;
+            syncData = rt.op === OP.FDATASYNC;
+            break;
+          }
           slot = free[--nFree]!;
-          const read = rt.nextIsRead();
-          const off = rt.nextOffset();
-          const f = files.fileOf(off);
-          const where = files.offsetIn(off);
+          const read = rt.isRead;
+          const f = rt.file;
+          const where = rt.offset;
+          const len = rt.length;
           isRead[slot] = read ? 1 : 0;
           offsets[slot] = where;
           fileOfSlot[slot] = f;
-          ring.prepare(slot, files.fds[f]!, !read, where, bs);
+          lengths[slot] = len;
+          if (buffers !== undefined && !read) fill!.fill(buffers[slot]!, len, where);
+          ring.prepare(slot, files.fds[f]!, !read, where, len);
           prepAt[slot] = now;
-          jobOffsets[slot] = off;
-          if (blocks !== undefined && !read) v!.prepareWrite(blocks[slot]!, where, off);
+          jobOffsets[slot] = rt.jobOffset;
+          if (blocks !== undefined && !read) v!.prepareWrite(blocks[slot]!, where, rt.jobOffset);
         }
         // io_submit itself can block (buffered I/O, a FUSE mount): the watchdog sees it.
         rt.busy(prepAt[slot]!, isRead[slot] === 1, fileOfSlot[slot]!, offsets[slot]!);
@@ -212,15 +239,30 @@ export class LibaioEngine implements JobEngine {
         const slot = ring.eventSlot(e);
         const res = ring.eventResult(e);
         const read = isRead[slot] === 1;
-        if (res !== bs) {
+        const len = lengths[slot]!;
+        if (res !== len) {
+          const call = read ? "pread (libaio)" : "pwrite (libaio)";
+          if (res < 0 && rt.tolerates(read, -res, `${call} ${files.paths[fileOfSlot[slot]!]}`)) {
+            inKernel[slot] = 0;
+            free[nFree++] = slot;
+            continue;
+          }
           fail(
-            read ? "pread (libaio)" : "pwrite (libaio)",
+            call,
             res < 0 ? -res : 0,
             slot,
-            res < 0 ? undefined : `(short ${read ? "read" : "write"}: ${res} of ${bs})`,
+            res < 0 ? undefined : `(short ${read ? "read" : "write"}: ${res} of ${len})`,
           );
         }
-        rt.complete(read, t, (t - prepAt[slot]!) * 1e6, (submitAt[slot]! - prepAt[slot]!) * 1e6);
+        rt.complete(
+          read,
+          t,
+          (t - prepAt[slot]!) * 1e6,
+          (submitAt[slot]! - prepAt[slot]!) * 1e6,
+          -1,
+          len,
+          offsets[slot]!,
+        );
         if (blocks !== undefined && read) {
           v!.checkRead(
             blocks[slot]!,

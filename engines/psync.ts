@@ -15,6 +15,8 @@ import {
   monoNow,
 } from "../core/libc.ts";
 import { fillRandom, JobFiles } from "./_file.ts";
+import { writeFiller } from "./_data_fill.ts";
+import { OP } from "../core/io_pattern.ts";
 import { type BlockVerifier, verifierOf } from "../core/verify.ts";
 import { type JobEngine, type JobRuntime, SyscallFailure } from "./types.ts";
 
@@ -53,6 +55,7 @@ export class PsyncEngine implements JobEngine {
       const buf = allocAligned(plan.bs, plan.alignment);
       const verifier = verifierOf(plan);
       if (verifier) verifier.fillPattern(buf.bytes);
+      else if (plan.data) writeFiller(plan)?.fill(buf.bytes, plan.bs, 0);
       else fillRandom(buf.bytes, plan.seed ^ 0xa5a5 ^ plan.job);
       return new PsyncEngine(plan, files, buf, verifier);
     } catch (e) {
@@ -64,38 +67,50 @@ export class PsyncEngine implements JobEngine {
   run(rt: JobRuntime): void {
     const { pread, pwrite } = libc();
     const files = this.#files;
-    const single = files.fds.length === 1;
-    const fd0 = files.fds[0]!;
-    const region = this.#plan.target.regionOffset;
     const ptr = this.#buf.pointer;
     const bs = this.#plan.bs;
     // 64-bit FFI arguments go as BigInt, or V8 leaves its fast call path (see core/libc.ts).
-    const count = BigInt(bs);
+    let len = bs;
+    let count = BigInt(bs);
     const v = this.#verifier;
     const block = this.#buf.bytes;
+    const fill = writeFiller(this.#plan);
     for (;;) {
       const t0 = monoNow();
       if (!rt.mayIssue(t0)) break;
-      const isRead = rt.nextIsRead();
-      const offset = rt.nextOffset();
-      const fd = single ? fd0 : files.fds[files.fileOf(offset)]!;
-      const at = single ? offset + region : files.offsetIn(offset);
-      const pos = BigInt(at);
-      if (v !== undefined && !isRead) v.prepareWrite(block, at, offset);
-      rt.busy(t0, isRead, single ? 0 : files.fileOf(offset), at);
-      const n = isRead ? pread(fd, ptr, count, pos) : pwrite(fd, ptr, count, pos);
+      rt.next();
+      const f = rt.file;
+      const fd = files.fds[f]!;
+      if (rt.op >= OP.FSYNC) {
+        rt.busy(t0, false, f, -1);
+        files.sync(f, rt.op === OP.FDATASYNC);
+        rt.idle();
+        rt.completeSync(monoNow());
+        continue;
+      }
+      const isRead = rt.isRead;
+      const at = rt.offset;
+      if (rt.length !== len) {
+        len = rt.length;
+        count = BigInt(len);
+      }
+      if (v !== undefined && !isRead) v.prepareWrite(block, at, rt.jobOffset);
+      else if (fill !== undefined && !isRead) fill.fill(block, len, at);
+      rt.busy(t0, isRead, f, at);
+      const n = isRead ? pread(fd, ptr, count, BigInt(at)) : pwrite(fd, ptr, count, BigInt(at));
       rt.idle();
       const t1 = monoNow();
-      if (n !== bs) {
+      if (n !== len) {
         const errno = n < 0 ? lastErrno() : 0;
-        const detail = n < 0 ? undefined : `(short ${isRead ? "read" : "write"}: ${n} of ${bs})`;
-        const path = files.paths[files.fileOf(offset)]!;
+        const path = files.paths[f]!;
+        if (n < 0 && rt.tolerates(isRead, errno, `${isRead ? "pread" : "pwrite"} ${path}`)) {
+          continue;
+        }
+        const detail = n < 0 ? undefined : `(short ${isRead ? "read" : "write"}: ${n} of ${len})`;
         throw new SyscallFailure(isRead ? "pread" : "pwrite", errno, path, at, detail);
       }
-      if (v !== undefined && isRead) {
-        v.checkRead(block, files.paths[files.fileOf(offset)]!, at, offset);
-      }
-      rt.complete(isRead, t1, (t1 - t0) * 1e6, -1);
+      if (v !== undefined && isRead) v.checkRead(block, files.paths[f]!, at, rt.jobOffset);
+      rt.complete(isRead, t1, (t1 - t0) * 1e6, -1, -1, len, at);
     }
     if (this.#plan.endFsync) {
       rt.busy(monoNow(), false, -1, -1);
