@@ -1,6 +1,8 @@
 /**
  * The jobs of a fio job file, started as fio 3.33's run_threads starts
- * them: in the file's order, all at once, except that a job with
+ * them: first every job's files made ready, one job after another in the
+ * file's order (fio's create_serialize), then the jobs in the file's order,
+ * all at once, except that a job with
  * `stonewall` starts only once nothing else runs, a job with `wait_for`
  * once the job it names has ended, and a job with `startdelay` that long
  * after the run began (its files are made ready first). When a job ends
@@ -116,7 +118,8 @@ export function runJobSchedule(
         const tier = await open(s.job.tier, s.job.s3, `${runId}-j${i}`);
         opts.onRunStart?.(s.job, i);
         const delay = s.startDelayMs ?? 0;
-        results[i] = await runJob(tier, s.job, {
+        const job = s.job.fio ? { ...s.job, fio: { ...s.job.fio, laidOut: true } } : s.job;
+        results[i] = await runJob(tier, job, {
           signal: stop.signal,
           stonewall: end.signal,
           ...(opts.onProgress ? { onProgress: opts.onProgress } : {}),
@@ -134,6 +137,23 @@ export function runJobSchedule(
       running.set(i, { stop, end, done });
     };
     try {
+      const layout = new AbortController();
+      const stopLayout = () => layout.abort();
+      opts.signal?.addEventListener("abort", stopLayout);
+      opts.end?.addEventListener("abort", stopLayout);
+      try {
+        await layOutAll(jobs, results, started, ended, async (i, job) => {
+          const tier = await open(job.tier, job.s3, `${runId}-j${i}`);
+          return await runJob(tier, job, {
+            signal: layout.signal,
+            ...(opts.onProgress ? { onProgress: opts.onProgress } : {}),
+          });
+        });
+      } finally {
+        opts.signal?.removeEventListener("abort", stopLayout);
+        opts.end?.removeEventListener("abort", stopLayout);
+      }
+      if (layout.signal.aborted) closed = true;
       for (;;) {
         // fio's run_threads: start, in order, what may start; a stonewall waits for an empty run
         let startedNow = false;
@@ -163,6 +183,35 @@ export function runJobSchedule(
     }
     return opts.signal?.aborted ? "interrupted" : "ok";
   });
+}
+
+/**
+ * fio's create_serialize: each job file job's files made ready, one job
+ * after another in the file's order, before any job starts. A job whose
+ * files could not be made ready does not run: its result is that failure.
+ */
+async function layOutAll(
+  jobs: readonly ScheduledJob[],
+  results: (RunResult | undefined)[],
+  started: Set<number>,
+  ended: Set<number>,
+  run: (i: number, job: JobOptions) => Promise<RunResult>,
+): Promise<void> {
+  for (const [i, s] of jobs.entries()) {
+    const fio = s.job.fio;
+    if (!fio || s.job.tier.kind === "null" || s.job.tier.kind === "s3") continue;
+    const only: JobOptions = {
+      ...s.job,
+      fio: { ...fio, layout: { ...fio.layout, createOnly: true, unlink: false, preRead: false } },
+    };
+    const r = await run(i, only);
+    if (r.status === "failed") {
+      results[i] = r;
+      started.add(i);
+      ended.add(i);
+    }
+    if (r.status === "interrupted") return;
+  }
 }
 
 /** Resolves at `performance.now()` `at`, or at once when `signal` aborts. */

@@ -167,6 +167,7 @@ function options(job: JobOptions): RunOptions {
         },
       }
       : {}),
+    ...(job.fio ? { fio: { ...job.fio.options } } : {}),
   };
 }
 
@@ -262,7 +263,9 @@ export async function runJob(
   };
   hooks.signal?.addEventListener("abort", onAbort);
   if (hooks.signal?.aborted) onAbort();
+  let cutShort = false;
   const onStonewall = () => {
+    cutShort = true;
     stop();
     changed();
   };
@@ -426,6 +429,7 @@ export async function runJob(
   const cpu = cpuStart ? process.cpuUsage(cpuStart) : { user: 0, system: 0 };
   return buildResult(job, tier, shared, results, sampler.series(), cpu, {
     status: failures.length > 0 ? "failed" : interrupted ? "interrupted" : "ok",
+    cutShort,
     error: failures[0] ?? (interrupted ? "interrupted" : undefined),
   });
 }
@@ -765,7 +769,7 @@ function buildResult(
   results: Map<number, Extract<JobMessage, { type: "result" }>>,
   series: TimeSeries,
   cpu: { user: number; system: number },
-  outcome: { status: RunResult["status"]; error: string | undefined },
+  outcome: { status: RunResult["status"]; error: string | undefined; cutShort?: boolean },
 ): RunResult {
   const f = shared.f64;
   const start = f[RUN.MEASURE_START]!;
@@ -802,11 +806,11 @@ function buildResult(
     fd.wo += f[b + JOB.FD_WRITE_OPS]!;
   }
   if (!Number.isFinite(firstEnd)) firstEnd = 0;
-  // A time-based run measures exactly its runtime unless it was cut short.
-  const runtime = job.runtimeMs !== undefined && outcome.status === "ok" ? job.runtimeMs : lastEnd;
-  const firstDone = job.runtimeMs !== undefined && outcome.status === "ok"
-    ? job.runtimeMs
-    : firstEnd;
+  // A time-based run measures exactly its runtime unless it was cut short (or ended early).
+  const whole = job.runtimeMs !== undefined && outcome.status === "ok" &&
+    (!outcome.cutShort || lastEnd >= job.runtimeMs - 1);
+  const runtime = whole ? job.runtimeMs! : lastEnd;
+  const firstDone = whole ? job.runtimeMs : firstEnd;
   const direction = (
     h: LatencyHistograms,
     bytes: number,
@@ -848,6 +852,15 @@ function buildResult(
     result.schedule = scheduleOf(rateIntervalMs(job.rate, job.bs), schedules);
   }
   if (outcome.error !== undefined) result.error = outcome.error;
+  const errs = [...results.values()].flatMap((r) => (r.errors ? [r.errors] : []));
+  if (errs.length > 0) {
+    result.io_errors = {
+      read: errs.reduce((a, e) => a + e.read, 0),
+      write: errs.reduce((a, e) => a + e.write, 0),
+      first: errs.find((e) => e.first)?.first ?? "",
+      first_errno: errs.find((e) => e.first)?.firstErrno ?? 0,
+    };
+  }
   return result;
 }
 

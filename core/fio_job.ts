@@ -131,6 +131,8 @@ export interface FioClone {
 
 /** A fio job's additions to its JobOptions. */
 export interface FioJobExtras {
+  /** The options in force for the job as written ([global]'s, then its own), by fio's names. */
+  readonly options: Readonly<Record<string, string>>;
   /** The job's clones, in fio's order (the first is the job itself). */
   readonly clones: readonly FioClone[];
   readonly layout: FioLayout;
@@ -146,4 +148,9 @@ export interface FioJobExtras {
   readonly rateMin?: FioRateMin;
   readonly flow?: FioFlow;
   readonly thinktime?: FioThinktime;
+  /**
+   * The files were made ready before the run (fio lays every job's files
+   * out, in the file's order, before any job starts): use them as they are.
+   */
+  readonly laidOut?: boolean;
 }

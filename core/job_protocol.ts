@@ -275,7 +275,12 @@ export type JobMessage =
     /** The total-latency snapshots at each logging interval's end (core/interval_log.ts). */
     readonly intervals?: IntervalSnapshots;
     /** Errors the job counted and went on after (continue_on_error), and the first. */
-    readonly errors?: { readonly read: number; readonly write: number; readonly first: string };
+    readonly errors?: {
+      readonly read: number;
+      readonly write: number;
+      readonly first: string;
+      readonly firstErrno: number;
+    };
   };
 
 /** Main → Worker: the one message that starts a job. */

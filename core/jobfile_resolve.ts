@@ -267,6 +267,7 @@ function resolveJob(
   const job = parseAt(raw, s, where, name);
   const patternBase = patternOf(s, rw, sizes, timeBased, loopBytes, ioSizeSet);
   const fio: FioJobExtras = {
+    options: inForce(s),
     clones: clones.map((c, k) => ({
       files: c.files,
       pattern: {
@@ -289,6 +290,13 @@ function resolveJob(
     ...thinktimeOf(s),
   };
   return { name, where, job: { ...job, fio }, schedule: scheduleOf(s, seeds) };
+}
+
+/** The options in force for a job as written, by fio's names (bare keys as "1"). */
+function inForce(s: FioSettings): Record<string, string> {
+  return Object.fromEntries(
+    s.all().map((x) => [x.facts.name, x.entry.value === undefined ? "1" : x.entry.value.trim()]),
+  );
 }
 
 /** parseJobOptions on what the job file gave, its refusal said at the key's line. */

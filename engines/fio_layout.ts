@@ -29,8 +29,6 @@ import { writeFiller } from "./_data_fill.ts";
 import { fillRandom } from "./_file.ts";
 
 const ENOENT = 2;
-const EOPNOTSUPP = 95;
-const EINVAL = 22;
 const LAYOUT_CHUNK = 1024 * 1024;
 
 /**
@@ -46,7 +44,8 @@ export function layOutFioFiles(plan: JobPlan, ctl: Int32Array<SharedArrayBuffer>
       const action = t.actions[i]!;
       if (!t.owner[i] || action === "none") continue;
       if (Atomics.load(ctl, CTL.STOP) !== 0) return false;
-      makeReady(plan, path, t.sizes[i]!, action === "data");
+      const stopped = () => Atomics.load(ctl, CTL.STOP) !== 0;
+      if (!makeReady(plan, path, t.sizes[i]!, action === "data", stopped)) return false;
     }
   } finally {
     Atomics.add(ctl, CTL.LAID_OUT, 1);
@@ -66,8 +65,18 @@ function fail(call: string, path: string, errno = lastErrno(), detail?: string):
   throw new SyscallFailure(call, errno, path, undefined, detail);
 }
 
-/** fio's extend_file: unlink, create, allocate; with data: truncate, write, fsync. */
-function makeReady(plan: JobPlan, path: string, size: number, withData: boolean): void {
+/**
+ * fio's extend_file: unlink, create, allocate; with data: truncate, write,
+ * fsync. False when told to stop while writing: the half-written file is
+ * removed, as fio removes it.
+ */
+function makeReady(
+  plan: JobPlan,
+  path: string,
+  size: number,
+  withData: boolean,
+  stopped: () => boolean,
+): boolean {
   const c = libc();
   const layout = plan.target.fio!.layout;
   const name = cString(path);
@@ -84,37 +93,41 @@ function makeReady(plan: JobPlan, path: string, size: number, withData: boolean)
     fail("open", path, errno);
   }
   try {
-    allocate(fd, path, size, layout.fallocate);
-    if (!withData) return;
+    allocate(fd, size, layout.fallocate);
+    if (!withData) return true;
     if (c.ftruncate(fd, BigInt(size)) !== 0) fail("ftruncate", path);
-    write(plan, fd, path, size);
+    if (!write(plan, fd, path, size, stopped)) {
+      c.unlink(name);
+      return false;
+    }
     if (layout.createFsync && c.fsync(fd) !== 0) fail("fsync", path);
+    return true;
   } finally {
     c.close(fd);
   }
 }
 
-/** fio's fallocate_file. */
-function allocate(fd: number, path: string, size: number, mode: string): void {
+/**
+ * fio's fallocate_file. A failure (no space for all of it, a file system
+ * that cannot reserve blocks) is not an error, as in fio: the writes find
+ * out.
+ */
+function allocate(fd: number, size: number, mode: string): void {
   if (size <= 0 || mode === "none") return;
   const c = libc();
-  if (mode === "truncate") {
-    if (c.ftruncate(fd, BigInt(size)) !== 0) fail("ftruncate", path);
-    return;
-  }
-  const rc = mode === "posix"
-    ? c.posix_fallocate(fd, 0n, BigInt(size))
-    : c.fallocate(fd, mode === "keep" ? FALLOC_FL_KEEP_SIZE : 0, 0n, BigInt(size)) === 0
-    ? 0
-    : lastErrno();
-  // a file system that cannot reserve blocks: fio warns and goes on
-  if (rc !== 0 && rc !== EOPNOTSUPP && rc !== EINVAL) {
-    fail(mode === "posix" ? "posix_fallocate" : "fallocate", path, rc, `(${size} bytes)`);
-  }
+  if (mode === "truncate") c.ftruncate(fd, BigInt(size));
+  else if (mode === "posix") c.posix_fallocate(fd, 0n, BigInt(size));
+  else c.fallocate(fd, mode === "keep" ? FALLOC_FL_KEEP_SIZE : 0, 0n, BigInt(size));
 }
 
-/** Writes `size` bytes of the job's contents (fio's fill_io_buffer per chunk of max_bs). */
-function write(plan: JobPlan, fd: number, path: string, size: number): void {
+/** Writes `size` bytes of the job's contents (fio's fill_io_buffer per chunk); false if stopped. */
+function write(
+  plan: JobPlan,
+  fd: number,
+  path: string,
+  size: number,
+  stopped: () => boolean,
+): boolean {
   const c = libc();
   const chunk = Math.min(size, Math.max(plan.bs, LAYOUT_CHUNK));
   const buf = allocAligned(chunk, plan.alignment);
@@ -122,6 +135,7 @@ function write(plan: JobPlan, fd: number, path: string, size: number): void {
     const filler = writeFiller(plan);
     let at = 0;
     while (at < size) {
+      if (stopped()) return false;
       const n = Math.min(chunk, size - at);
       if (filler) filler.fillWhole(buf.bytes, n);
       else fillRandom(buf.bytes.subarray(0, n), plan.seed ^ (at / LAYOUT_CHUNK) ^ plan.job);
@@ -130,6 +144,7 @@ function write(plan: JobPlan, fd: number, path: string, size: number): void {
       if (w === 0) fail("pwrite", path, 0, "(laying the file out: wrote nothing)");
       at += w;
     }
+    return true;
   } finally {
     freeAligned(buf);
   }

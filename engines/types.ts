@@ -75,7 +75,7 @@ export class JobRuntime {
   /** Think time: I/Os counted towards the next pause. */
   #thinkCount = 0;
   /** Errors counted and gone on after (continue_on_error), per direction. */
-  readonly errors = { read: 0, write: 0, first: "" };
+  readonly errors = { read: 0, write: 0, first: "", firstErrno: 0 };
 
   /** The next I/O, set by {@linkcode next}: a read (else a write, or a sync when `op` says so). */
   isRead = true;
@@ -293,7 +293,10 @@ export class JobRuntime {
     if (!ok || (list.length > 0 && !list.includes(errno))) return false;
     if (isRead) this.errors.read++;
     else this.errors.write++;
-    this.errors.first ||= what;
+    if (!this.errors.first) {
+      this.errors.first = what;
+      this.errors.firstErrno = errno;
+    }
     this.#f64[this.#base + JOB.ERRORS]! += 1;
     return true;
   }

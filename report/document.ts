@@ -9,6 +9,7 @@
 import { ConfigError } from "../core/errors.ts";
 import { RESULT_SCHEMA, type ResultDocument } from "../schema/result.ts";
 import { PLAN_SCHEMA, type PlanDocument } from "../schema/plan.ts";
+import { fromFioJson, isFioJson } from "../schema/fio_json_read.ts";
 
 import type { SweepResult } from "../schema/sweep.ts";
 
@@ -21,7 +22,9 @@ export type LoadedDocument =
   | { kind: "plan"; path: string; doc: PlanDocument };
 
 /**
- * Reads a result or plan document, telling them apart by `schema`. A file
+ * Reads a result or plan document, telling them apart by `schema`; fio's
+ * JSON (json, json+, fio's own or tierbench's fio-json) is read as a result
+ * document (schema/fio_json_read.ts). A file
  * that cannot be read, is not JSON, or is neither throws a
  * {@linkcode ConfigError} naming `field` (the argument it came from).
  *
@@ -49,6 +52,7 @@ export async function loadDocument(path: string, field: string): Promise<LoadedD
     });
   }
   const doc = json as { schema?: unknown; runs?: unknown; placement?: unknown } | null;
+  if (isFioJson(json)) return { kind: "result", path, doc: fromFioJson(json, path) };
   if (doc?.schema === RESULT_SCHEMA && Array.isArray(doc.runs)) {
     return { kind: "result", path, doc: json as ReportDocument };
   }
@@ -57,8 +61,9 @@ export async function loadDocument(path: string, field: string): Promise<LoadedD
   }
   throw new ConfigError(
     field,
-    `${path}: neither a ${RESULT_SCHEMA} nor a ${PLAN_SCHEMA} document`,
-    "a result JSON of run, bench, contention, workload or sweep, or a plan JSON",
+    `${path}: neither a ${RESULT_SCHEMA} nor a ${PLAN_SCHEMA} document, nor fio's JSON`,
+    "a result JSON of run, bench, contention, workload or sweep, a plan JSON, or fio's " +
+      "--output-format=json or json+",
   );
 }
 

@@ -164,7 +164,7 @@ export abstract class FileBackedTier implements Tier {
         } catch (e) {
           if (!(e instanceof Deno.errors.NotFound)) throw e;
         }
-        if (size >= f.size) return "none" as const;
+        if (size >= f.size || fio.laidOut) return "none" as const;
         return fio.layout.writeData ? "data" as const : "allocate" as const;
       });
       const owner = clone.files.map((f) => !owned.has(f.path) && owned.add(f.path) !== undefined);
