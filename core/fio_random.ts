@@ -103,7 +103,7 @@ export function hashU64(val: bigint): bigint {
 /** fio's jhash of `key` (hash.h; its 12-byte rounds add one byte each, as fio's does). */
 export function jhash(key: Uint8Array, initval = 0): number {
   const rol = (w: number, s: number) => ((w << s) | (w >>> (32 - s))) >>> 0;
-  let a = (0x9e3779b9 + key.length + initval) >>> 0;
+  let a = (0x61c88647 + key.length + initval) >>> 0; // fio's GOLDEN_RATIO_32
   let b = a, c = a;
   let length = key.length;
   let k = 0;

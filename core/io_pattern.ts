@@ -398,9 +398,10 @@ export class OpStream {
         if (perc === 100 || this.#seqRand[ddir]!.between(1, 100) <= perc) {
           return randomAt(this.#randBlock(f, ddir), true);
         }
+        // sequential here (fio sets IO_U_F_BUSY_OK): a fallback draw marks no block either
         const s = this.#seqOffset(f, ddir);
         if (s !== undefined) return { offset: s, random: false };
-        return randomAt(this.#randBlock(f, ddir), true);
+        return randomAt(this.#randBlock(f, ddir), false);
       }
       const s = this.#seqOffset(f, ddir);
       return s === undefined ? undefined : { offset: s, random: false };
