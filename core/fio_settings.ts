@@ -324,6 +324,8 @@ type ReadFile = (path: string) => Uint8Array;
 /** The options of one job (or of a `[global]` section) as fio holds them. */
 export class FioSettings {
   readonly #set = new Map<string, FioSetting>();
+  /** Every setting read, in order, later ones of an option too. */
+  readonly #history: FioSetting[] = [];
   readonly kbBase: number;
   readonly ioengine: string;
 
@@ -367,8 +369,10 @@ export class FioSettings {
       const shown = e.value === undefined ? "" : `${e.value.trim()}: `;
       fail(e, `${shown}${(err as Error).message} (fio refuses it too)`, err);
     }
+    const setting = { facts, value, entry: e, seq };
     this.#set.delete(facts.name);
-    this.#set.set(facts.name, { facts, value, entry: e, seq });
+    this.#set.set(facts.name, setting);
+    this.#history.push(setting);
   }
 
   /** The setting of option `name` (fio's name), if the job sets it. */
@@ -381,9 +385,14 @@ export class FioSettings {
     return this.#set.has(name);
   }
 
-  /** Every setting, in the order first set. */
+  /** Every option set, its last setting each, in the order set. */
   all(): FioSetting[] {
     return [...this.#set.values()];
+  }
+
+  /** Every setting read, in order, an option set twice twice. */
+  history(): readonly FioSetting[] {
+    return this.#history;
   }
 
   /** Of options `names`, the one set last (undefined when none is set). */

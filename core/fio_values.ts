@@ -38,8 +38,16 @@ export function hostKeywords(): FioKeywords {
 
 /** One option's value as read: what fio stores, slot by slot. */
 export type FioValue =
-  /** A number per slot (read, write, trim; or low, high), undefined where fio stores none. */
-  | { readonly kind: "numbers"; readonly slots: readonly (number | undefined)[] }
+  /**
+   * A number per slot (read, write, trim; or low, high), undefined where fio
+   * stores none; `parts`: each part's value as fio read it (a percentage
+   * negative), in order.
+   */
+  | {
+    readonly kind: "numbers";
+    readonly slots: readonly (number | undefined)[];
+    readonly parts?: readonly number[];
+  }
   /** A bool or flag (after `neg`). */
   | { readonly kind: "flag"; readonly value: number }
   /** One of the option's words, and the whole text (for suffixes such as `randread:8`). */
@@ -530,6 +538,7 @@ function flag(o: FioOptionFacts, value: string | undefined, parts: readonly stri
 
 function numbers(o: FioOptionFacts, parts: readonly string[], kbBase: number): FioValue {
   const slots: (number | undefined)[] = new Array(Math.max(1, o.offs)).fill(undefined);
+  const read: number[] = [];
   let ok = false;
   let failure: string | undefined;
   for (const [curr, raw] of parts.entries()) {
@@ -577,10 +586,11 @@ function numbers(o: FioOptionFacts, parts: readonly string[], kbBase: number): F
       throw new FioValueError(`${v} is not one of ${o.words.join(", ")}`);
     }
     ok = true;
+    read.push(v);
     store(o, slots, v, curr, more);
   }
   if (!ok) throw new FioValueError(failure ?? "needs a value");
-  return { kind: "numbers", slots };
+  return { kind: "numbers", slots, parts: read };
 }
 
 /** Where fio's val_store puts part `curr` of a numeric value (INT and ULL fill the later slots). */
