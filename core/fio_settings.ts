@@ -321,6 +321,18 @@ function checkCallback(name: string, v: FioValue, kbBase: number, readFile: Read
 
 type ReadFile = (path: string) => Uint8Array;
 
+/** The engines whose options core/fio_option_table.ts has (tierbench's, and pvsync2's). */
+const ENGINES_WITH_OPTIONS = [
+  "psync",
+  "sync",
+  "vsync",
+  "pvsync",
+  "pvsync2",
+  "libaio",
+  "io_uring",
+  "null",
+];
+
 /** The options of one job (or of a `[global]` section) as fio holds them. */
 export class FioSettings {
   readonly #set = new Map<string, FioSetting>();
@@ -329,9 +341,13 @@ export class FioSettings {
   readonly kbBase: number;
   readonly ioengine: string;
 
-  private constructor(kbBase: number, ioengine: string) {
+  /** The entry that names the job's ioengine, if any. */
+  readonly #engineEntry: JobFileEntry | undefined;
+
+  private constructor(kbBase: number, ioengine: string, engineEntry: JobFileEntry | undefined) {
     this.kbBase = kbBase;
     this.ioengine = ioengine;
+    this.#engineEntry = engineEntry;
   }
 
   /**
@@ -344,7 +360,8 @@ export class FioSettings {
     const kb = lastValue(entries, ["kb_base"]);
     const kbBase = kb !== undefined && matchWord(["1024", "1000"], kb) === "1000" ? 1000 : 1024;
     const engine = (lastValue(entries, ["ioengine"]) ?? "psync").trim();
-    const s = new FioSettings(kbBase, engine.split(":")[0]!);
+    const engineEntry = entries.findLast((e) => e.key === "ioengine");
+    const s = new FioSettings(kbBase, engine.split(":")[0]!, engineEntry);
     for (const [i, e] of entries.entries()) s.#add(e, readFile, i);
     return s;
   }
@@ -352,6 +369,14 @@ export class FioSettings {
   #add(e: JobFileEntry, readFile: ReadFile, seq: number): void {
     const facts = findFioOption(e.key, this.ioengine);
     if (!facts) {
+      // an option of an engine tierbench has not: the engine is what cannot run
+      if (this.#engineEntry && !ENGINES_WITH_OPTIONS.includes(this.ioengine)) {
+        fail(
+          this.#engineEntry,
+          `${this.ioengine} is not an engine tierbench has (it has psync, sync, vsync and ` +
+            `pvsync as psync, libaio, io_uring, null), and ${e.key} (${e.where}) is its option`,
+        );
+      }
       const other = FIO_OPTION_FACTS.find((o) => o.name === e.key && o.engine);
       fail(
         e,
@@ -366,8 +391,13 @@ export class FioSettings {
       checkCallback(facts.name, value, this.kbBase, readFile);
     } catch (err) {
       if (!(err instanceof FioValueError) && !(err instanceof Error)) throw err;
-      const shown = e.value === undefined ? "" : `${e.value.trim()}: `;
-      fail(e, `${shown}${(err as Error).message} (fio refuses it too)`, err);
+      const unset = [...e.text.matchAll(/\$\{([^}]*)\}/g)].map((m) => m[1]!)
+        .filter((v) => Deno.env.get(v) === undefined);
+      const shown = e.value === undefined || e.value.trim() === "" ? "" : `${e.value.trim()}: `;
+      const why = unset.length > 0 && e.value !== undefined && e.value.trim() === ""
+        ? `\${${unset[0]}} is not set in the environment, which leaves it empty: `
+        : "";
+      fail(e, `${why}${shown}${(err as Error).message} (fio refuses it too)`, err);
     }
     const setting = { facts, value, entry: e, seq };
     this.#set.delete(facts.name);

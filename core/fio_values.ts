@@ -232,7 +232,8 @@ export function readDecimal(
   if (str.startsWith("(")) {
     const v = evalArithmetic(str, o);
     if (v === undefined) return undefined;
-    return { value: v, percent: false };
+    // str_to_decimal: a count of seconds keeps whole seconds (ival / 10^6 × 10^6)
+    return { value: o.time && o.seconds ? Math.trunc(v / 1e6) * 1e6 : v, percent: false };
   }
   const n = strtoll(str, str.includes("0x") || str.includes("0X"));
   if (n === undefined) return undefined;
@@ -346,8 +347,8 @@ function evalArithmetic(
   try {
     let v = sum();
     if (i !== tokens.length) return undefined;
+    // a time without a unit is in the option's own unit: seconds (10^6 µs) or µs
     if (!units && o.seconds) v *= 1e6;
-    if (o.seconds && !o.time) v /= 1e6;
     return Math.trunc(v);
   } catch {
     return undefined;

@@ -199,7 +199,8 @@ export function parseJobFileText(
     }
     if (current === undefined) {
       if (skipping) continue;
-      throw new JobFileError(where, line, "comes before any [section] (fio: option outside of [])");
+      const key = line.split("=")[0]!.trim();
+      throw new JobFileError(where, key, "comes before any [section] (fio: option outside of [])");
     }
     if (line.startsWith("include")) {
       current.push(...included(line.slice(8), file, ctx, where, 1));
