@@ -56,7 +56,8 @@ export function makeFilename(format: string, jobname: string, jobnum: number, fi
   return format
     .replace(/\$jobname/gi, jobname)
     .replace(/\$jobnum/gi, String(jobnum))
-    .replace(/\$filenum/gi, String(filenum));
+    .replace(/\$filenum/gi, String(filenum))
+    .replace(/\$clientuid/gi, ""); // no client/server mode: no client's address
 }
 
 /** One clone's files as fio names and sizes them. */

@@ -223,6 +223,7 @@ function resolveJob(
     ramp: `${Math.round(s.num("ramp_time") / 1000)}ms`,
     ...(timeBased ? { runtime: `${Math.max(1, Math.round(runtimeUs / 1000))}ms` } : {}),
     logAvgMsec: String(Math.min(3_600_000, Math.max(10, s.num("log_avg_msec") || 500))),
+    endFsync: s.flag("end_fsync"),
     ...rateOf(s, rw.dirs),
     ...ownOptions(own),
   };
@@ -576,6 +577,14 @@ function rateOf(s: FioSettings, dirs: string): RawJobOptions {
   }
   const d = dirs === "read" ? 0 : dirs === "write" ? 1 : -1;
   const key = rate.some((x) => x > 0) ? "rate" : "rate_iops";
+  const sizes = sizesOf(s);
+  if (key === "rate" && sizes.some((z) => z.min !== z.max)) {
+    refuse(
+      s.where("rate")!,
+      "a byte rate with block sizes that vary (bsrange, bssplit): fio spaces each I/O by its " +
+        "own size, tierbench by one: give rate_iops, or one block size",
+    );
+  }
   if (d < 0) {
     refuse(
       s.where(key)!,

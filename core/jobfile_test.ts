@@ -11,6 +11,16 @@ function resolve(text: string, cwd: string, env: Record<string, string> = {}): R
   return resolveJobFile(parsed, { ...hostResolveContext(), cwd });
 }
 
+/** A fresh temporary directory for `fn`, removed afterwards. */
+function withTempDirSync(fn: (dir: string) => void): void {
+  const dir = Deno.makeTempDirSync({ prefix: "tb-jobfile-" });
+  try {
+    fn(dir);
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+}
+
 function refusal(fn: () => unknown): string {
   try {
     fn();
@@ -53,7 +63,7 @@ Deno.test("include: the included lines join the section, relative to the includi
 });
 
 Deno.test("command-line options are defaults under the file's own; --section picks jobs", async () => {
-  await withTempDir(async (dir) => {
+  withTempDirSync((dir) => {
     const text = "[global]\nioengine=null\nsize=1m\n[a]\nbs=8k\n[b]\nrw=randread\n";
     const parsed = parseJobFileText(text, "j.fio", {
       keywords,
@@ -69,7 +79,7 @@ Deno.test("command-line options are defaults under the file's own; --section pic
 });
 
 Deno.test("${VAR} from the environment, [global] sections apply to the jobs after them", async () => {
-  await withTempDir(async (dir) => {
+  withTempDirSync((dir) => {
     const r = resolve(
       "[global]\nioengine=null\nsize=${SIZE}\n[a]\n[global]\nbs=64k\n[b]\n",
       dir,
@@ -110,7 +120,7 @@ Deno.test("what cannot be honoured is refused in one line naming file:line, opti
 });
 
 Deno.test("a job's schedule and groups: stonewall, new_group, wait_for, startdelay, exitall", async () => {
-  await withTempDir(async (dir) => {
+  withTempDirSync((dir) => {
     const r = resolve(
       "[global]\nioengine=null\nsize=1m\n[a]\nexitall\nexit_what=stonewall\n[b]\nwait_for=a\n" +
         "startdelay=2\n[c]\nstonewall\n",
