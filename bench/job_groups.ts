@@ -17,7 +17,7 @@
 import type { JobOptions } from "../core/config.ts";
 import type { RunResult } from "../schema/result.ts";
 import type { RunStatus } from "../schema/run_status.ts";
-import { runJob } from "./runner.ts";
+import { notStartedResult, runJob } from "./runner.ts";
 import { type SessionOptions, type SessionOutcome, withSession } from "./session.ts";
 
 /** One job and its place in the run. */
@@ -174,6 +174,17 @@ export function runJobSchedule(
       await Promise.allSettled([...running.values()].map((r) => r.done));
     }
     if (thrown !== undefined) throw thrown;
+    // as fio reports them: the jobs the run ended before they started, with nothing done
+    if (opts.end?.aborted || closed) {
+      for (const [i, s] of jobs.entries()) {
+        if (results[i] || opts.signal?.aborted) continue;
+        const tier = await open(s.job.tier, s.job.s3, `${runId}-j${i}`);
+        const why = opts.end?.aborted
+          ? "the run ended (--trigger-timeout) before it started"
+          : "exit_what=all ended the run before it started";
+        results[i] = notStartedResult(tier, s.job, why);
+      }
+    }
     for (const r of results) if (r) doc.runs.push(r);
     const bad = doc.runs.find((r) => r.status === "failed") ??
       doc.runs.find((r) => r.status !== "ok");

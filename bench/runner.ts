@@ -558,6 +558,30 @@ function watchRateMin(
   return timer;
 }
 
+/**
+ * The result of a job that never ran (a job file's run ended first): the
+ * job's options, every figure zero, and why.
+ *
+ * @example
+ * ```ts
+ * import { parseJobOptions } from "../core/config.ts";
+ * import { notStartedResult } from "./runner.ts";
+ * import { openTier } from "../tiers/mod.ts";
+ * const job = parseJobOptions({ tier: "null:", size: "1m" });
+ * const r = notStartedResult(openTier(job.tier), job, "the run ended first");
+ * console.assert(r.read.total_ios === 0 && r.not_started === "the run ended first");
+ * ```
+ */
+export function notStartedResult(tier: Tier, job: JobOptions, why: string): RunResult {
+  const shared = newSharedCounters(job.numjobs);
+  const sampler = new Sampler(job, shared);
+  const r = buildResult(job, tier, shared, new Map(), sampler.series(), { user: 0, system: 0 }, {
+    status: "ok",
+    error: undefined,
+  });
+  return { ...r, not_started: why };
+}
+
 /** How often the watchdog looks at the jobs' requests. */
 const WATCHDOG_MS = 200;
 

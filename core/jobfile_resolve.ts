@@ -285,7 +285,7 @@ function resolveJob(
       : {}),
     data: dataOf(s, rw.dirs, ctx),
     ...errorsOf(s),
-    ...logsOf(s, name, threadNumber),
+    ...logsOf(s, name, threadNumber, ctx.cwd),
     ...rateMinOf(s),
     ...flowOf(s),
     ...thinktimeOf(s),
@@ -666,11 +666,17 @@ function errorsOf(s: FioSettings): { errors?: FioErrors } {
   };
 }
 
-function logsOf(s: FioSettings, name: string, threadNumber: number): { logs?: FioLogs } {
+function logsOf(
+  s: FioSettings,
+  name: string,
+  threadNumber: number,
+  cwd: string,
+): { logs?: FioLogs } {
+  // a log's name: its option's value, or the job's name; relative to the current directory
   const prefix = (key: string) => {
     if (!s.has(key)) return undefined;
-    const v = s.text(key)?.trim();
-    return v ? v : name;
+    const v = s.text(key)?.trim() || name;
+    return isAbsolute(v) ? v : join(cwd, v);
   };
   const bw = prefix("write_bw_log"), iops = prefix("write_iops_log"), lat = prefix("write_lat_log");
   if (bw === undefined && iops === undefined && lat === undefined) return {};

@@ -208,6 +208,11 @@ export interface RunResult {
    * continue_on_error), per direction, and the first; absent when none.
    */
   io_errors?: { read: number; write: number; first: string; first_errno: number };
+  /**
+   * Why the run never started, its figures all zero: a job file's job the
+   * run ended before (--trigger-timeout, exit_what=all), as fio reports one.
+   */
+  not_started?: string;
   jobs: {
     job: number;
     read_bytes: number;

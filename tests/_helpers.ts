@@ -75,7 +75,8 @@ export function spawnCli(args: string[], place: CliPlace = {}): Deno.ChildProces
     args: ["run", "-q", ...PERMS, join(ROOT, "main.ts"), ...args],
     stdout: "piped",
     stderr: "piped",
-    env: { NO_COLOR: "1", ...place.env },
+    // where the user stands, as `deno task` would say it
+    env: { NO_COLOR: "1", ...(place.cwd ? { INIT_CWD: place.cwd } : {}), ...place.env },
     ...(place.cwd ? { cwd: place.cwd } : {}),
   }).spawn();
 }

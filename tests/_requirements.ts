@@ -20,6 +20,8 @@ import { SLURM_PACKAGES } from "../tools/slurm/config.ts";
 export type Need =
   | "root"
   | "fio"
+  | "fio-examples"
+  | "gnuplot"
   | "libaio"
   | "chattr"
   | "btrfs"
@@ -70,6 +72,14 @@ export const REQUIREMENTS: { readonly [N in Need]: Requirement } = {
   },
   // bench:fio's comparison runs fio beside tierbench
   fio: { name: "fio", detection: { command: "fio" }, packages: ["fio"] },
+  // fio's own example job files (/usr/share/doc/fio/examples), run unchanged by the job-file tests
+  "fio-examples": {
+    name: "fio-examples",
+    detection: { dpkg: ["fio-examples"] },
+    packages: ["fio-examples"],
+  },
+  // fio2gnuplot and fio_generate_plots draw fio's logs with it
+  gnuplot: { name: "gnuplot", detection: { command: "gnuplot" }, packages: ["gnuplot-nox"] },
   // engines/_libaio.ts loads it through FFI (else it makes the system calls itself)
   libaio: { name: "libaio", detection: { library: "libaio.so.1" }, packages: ["libaio1"] },
   // root ignores mode bits: an immutable directory is what refuses it a write
