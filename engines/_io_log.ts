@@ -98,11 +98,11 @@ export class IoLog {
     const p = this.#p;
     const d = isRead ? 0 : 1;
     const t = Math.floor(now - this.#start);
-    const clat = slatNs >= 0 ? latNs - slatNs : latNs;
+    const clat = Math.round(slatNs >= 0 ? latNs - slatNs : latNs);
     const o = off < 0 ? 0 : off;
     if (p.avgMsec === 0) {
       if (p.lat) this.#lat.push(t, Math.round(latNs), d, bytes, o);
-      if (p.clat) this.#clat.push(t, Math.round(clat), d, bytes, o);
+      if (p.clat) this.#clat.push(t, clat, d, bytes, o);
       if (p.slat && slatNs >= 0) this.#slat.push(t, Math.round(slatNs), d, bytes, o);
       if (p.bw) this.#bw.push(t, clat > 0 ? Math.floor((bytes * 1e6) / clat) : 0, d, bytes, o);
       if (p.iops) this.#iops.push(t, 1, d, bytes, o);
