@@ -55,6 +55,7 @@ function flows(jobs: readonly ResolvedJob[]): Map<number, BigInt64Array<SharedAr
     let shared = out.get(f.id);
     if (!shared) {
       shared = new BigInt64Array(new SharedArrayBuffer(16));
+      shared[0] = 1n; // fio's flow counter starts at 1
       out.set(f.id, shared);
     }
     shared[1]! += BigInt(f.weight * j.job.numjobs);

@@ -69,7 +69,7 @@ export interface FioErrors {
   /** Which kinds go on: read, write (and io: both). */
   readonly read: boolean;
   readonly write: boolean;
-  /** ignore_error's errno lists (read, write); empty: every errno of a kind that goes on. */
+  /** The errnos each kind goes on after: ignore_error's, else fio's EIO and EILSEQ. */
   readonly ignoreRead: readonly number[];
   readonly ignoreWrite: readonly number[];
 }

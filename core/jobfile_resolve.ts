@@ -654,16 +654,19 @@ function dataOf(s: FioSettings, dirs: string, ctx: ResolveContext): FioData {
   };
 }
 
+/** fio's errors a job goes on after without ignore_error: EIO and EILSEQ (td_error.c). */
+const NON_FATAL = [5, 84];
+
 function errorsOf(s: FioSettings): { errors?: FioErrors } {
   const word = s.word("continue_on_error");
   const ignore = s.has("ignore_error") ? parseIgnoreError(s.text("ignore_error")!) : [];
   const all = word === "all" || word === "1";
+  // ignore_error's list for a kind turns continue_on_error on for it (ignore_error_type)
   const read = all || word === "read" || word === "io" || (ignore[0]?.length ?? 0) > 0;
   const write = all || word === "write" || word === "io" || (ignore[1]?.length ?? 0) > 0;
   if (!read && !write) return {};
-  return {
-    errors: { read, write, ignoreRead: ignore[0] ?? [], ignoreWrite: ignore[1] ?? [] },
-  };
+  const list = (l: number[] | undefined) => (l && l.length > 0 ? l : NON_FATAL);
+  return { errors: { read, write, ignoreRead: list(ignore[0]), ignoreWrite: list(ignore[1]) } };
 }
 
 function logsOf(

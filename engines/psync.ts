@@ -55,7 +55,7 @@ export class PsyncEngine implements JobEngine {
       const buf = allocAligned(plan.bs, plan.alignment);
       const verifier = verifierOf(plan);
       if (verifier) verifier.fillPattern(buf.bytes);
-      else if (plan.data) writeFiller(plan)?.fill(buf.bytes, plan.bs, 0);
+      else if (plan.data) writeFiller(plan)?.fillWhole(buf.bytes, plan.bs);
       else fillRandom(buf.bytes, plan.seed ^ 0xa5a5 ^ plan.job);
       return new PsyncEngine(plan, files, buf, verifier);
     } catch (e) {
@@ -74,7 +74,8 @@ export class PsyncEngine implements JobEngine {
     let count = BigInt(bs);
     const v = this.#verifier;
     const block = this.#buf.bytes;
-    const fill = writeFiller(this.#plan);
+    const filler = writeFiller(this.#plan);
+    const fill = filler?.perWrite ? filler : undefined;
     for (;;) {
       const t0 = monoNow();
       if (!rt.mayIssue(t0)) break;
@@ -97,7 +98,9 @@ export class PsyncEngine implements JobEngine {
       if (v !== undefined && !isRead) v.prepareWrite(block, at, rt.jobOffset);
       else if (fill !== undefined && !isRead) fill.fill(block, len, at);
       rt.busy(t0, isRead, f, at);
-      const n = isRead ? pread(fd, ptr, count, BigInt(at)) : pwrite(fd, ptr, count, BigInt(at));
+      let n = isRead ? pread(fd, ptr, count, BigInt(at)) : pwrite(fd, ptr, count, BigInt(at));
+      // a job file's short transfer: the rest is issued again, as fio requeues it
+      if (n > 0 && n < len && this.#plan.pattern) n = this.#rest(isRead, fd, n, len, at);
       rt.idle();
       const t1 = monoNow();
       if (n !== len) {
@@ -117,6 +120,19 @@ export class PsyncEngine implements JobEngine {
       rt.recordFsync(files.fsyncAll());
       rt.idle();
     }
+  }
+
+  /** Issues the rest of a short transfer until done: the total, short, or -1 (errno set). */
+  #rest(isRead: boolean, fd: number, done: number, len: number, at: number): number {
+    const { pread, pwrite } = libc();
+    while (done < len) {
+      const p = Deno.UnsafePointer.offset(this.#buf.pointer, done)!;
+      const rest = BigInt(len - done), pos = BigInt(at + done);
+      const n = isRead ? pread(fd, p, rest, pos) : pwrite(fd, p, rest, pos);
+      if (n <= 0) return n < 0 ? -1 : done;
+      done += n;
+    }
+    return done;
   }
 
   close(): void {

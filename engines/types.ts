@@ -270,11 +270,12 @@ export class JobRuntime {
     const f = this.plan.flow!;
     const shared = this.#flow!;
     for (;;) {
-      if (Atomics.load(this.#ctl, CTL.STOP) !== 0) return false;
+      if (Atomics.load(this.#ctl, CTL.STOP) !== 0 || monoNow() >= this.#measureEnd) return false;
       const total = Number(Atomics.load(shared, 0));
       const weights = Number(Atomics.load(shared, 1));
       if (total === 0 || this.#flowOwn / total <= f.weight / weights) break;
-      if (f.sleepUs > 0) Atomics.wait(this.#ctl, CTL.STOP, 0, f.sleepUs / 1000);
+      // flow_sleep, or (fio spins) a few µs, so a spinning job leaves the others a core
+      Atomics.wait(this.#ctl, CTL.STOP, 0, f.sleepUs > 0 ? f.sleepUs / 1000 : 0.005);
     }
     Atomics.add(shared, 0, 1n);
     this.#flowOwn++;
@@ -290,7 +291,7 @@ export class JobRuntime {
     if (!e) return false;
     const list = isRead ? e.ignoreRead : e.ignoreWrite;
     const ok = isRead ? e.read : e.write;
-    if (!ok || (list.length > 0 && !list.includes(errno))) return false;
+    if (!ok || !list.includes(errno)) return false;
     if (isRead) this.errors.read++;
     else this.errors.write++;
     if (!this.errors.first) {
@@ -437,6 +438,12 @@ export class JobRuntime {
 
   /** Marks this job finished; the first job to finish fixes the first-done moment. */
   finish(): void {
+    if (this.#flow && this.#flowOwn >= 0) {
+      // fio's flow_put: this clone's I/Os and weight leave the flow (no one waits on it)
+      Atomics.sub(this.#flow, 0, BigInt(this.#flowOwn));
+      Atomics.sub(this.#flow, 1, BigInt(this.plan.flow!.weight));
+      this.#flowOwn = -1;
+    }
     this.#stopPacing(monoNow());
     this.#foldBuckets();
     if (this.#intervals && this.#intervalEnd !== Infinity) {
