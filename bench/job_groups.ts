@@ -109,7 +109,7 @@ export function runJobSchedule(
         if (same) other.end.abort();
       }
     };
-    const start = (i: number) => {
+    const start = (i: number, together: Barrier) => {
       const s = jobs[i]!;
       const stop = new AbortController();
       const end = new AbortController();
@@ -122,6 +122,8 @@ export function runJobSchedule(
         results[i] = await runJob(tier, job, {
           signal: stop.signal,
           stonewall: end.signal,
+          // the jobs started together start their clocks together, as fio's threads do
+          beforeStart: () => together.arrive(i),
           ...(opts.onProgress ? { onProgress: opts.onProgress } : {}),
           ...(opts.flows ? { flows: opts.flows } : {}),
           ...(delay > 0 ? { beforeClock: (signal) => sleepUntil(t0 + delay, signal) } : {}),
@@ -130,6 +132,7 @@ export function runJobSchedule(
         thrown ??= e;
         stopAll(e);
       }).finally(() => {
+        void together.arrive(i);
         ended.add(i);
         running.delete(i);
         afterEnd(i);
@@ -156,15 +159,17 @@ export function runJobSchedule(
       if (layout.signal.aborted) closed = true;
       for (;;) {
         // fio's run_threads: start, in order, what may start; a stonewall waits for an empty run
-        let startedNow = false;
+        const now: number[] = [];
         for (let i = 0; i < jobs.length && !closed; i++) {
           if (started.has(i)) continue;
           const s = jobs[i]!;
-          if (s.stonewall && (running.size > 0 || startedNow)) break;
+          if (s.stonewall && (running.size > 0 || now.length > 0)) break;
           if (s.waitFor !== undefined && !ended.has(s.waitFor)) continue;
-          start(i);
-          startedNow = true;
+          now.push(i);
+          started.add(i);
         }
+        const together = new Barrier(now);
+        for (const i of now) start(i, together);
         if (running.size === 0) break; // all ended, or what is left can never start
         await Promise.race([...running.values()].map((r) => r.done));
       }
@@ -222,6 +227,26 @@ async function layOutAll(
       ended.add(i);
     }
     if (r.status === "interrupted") return;
+  }
+}
+
+/** Jobs that wait for each other: each arrives once; all go when every one has arrived. */
+class Barrier {
+  readonly #waiting: Set<number>;
+  readonly #all: Promise<void>;
+  #open!: () => void;
+
+  constructor(members: readonly number[]) {
+    this.#waiting = new Set(members);
+    this.#all = new Promise((resolve) => (this.#open = resolve));
+    if (this.#waiting.size === 0) this.#open();
+  }
+
+  /** Member `i` has arrived (again: no change); resolves once every member has. */
+  arrive(i: number): Promise<void> {
+    this.#waiting.delete(i);
+    if (this.#waiting.size === 0) this.#open();
+    return this.#all;
   }
 }
 

@@ -274,8 +274,8 @@ export class JobRuntime {
       const total = Number(Atomics.load(shared, 0));
       const weights = Number(Atomics.load(shared, 1));
       if (total === 0 || this.#flowOwn / total <= f.weight / weights) break;
-      // flow_sleep, or (fio spins) a few µs, so a spinning job leaves the others a core
-      Atomics.wait(this.#ctl, CTL.STOP, 0, f.sleepUs > 0 ? f.sleepUs / 1000 : 0.005);
+      // flow_sleep, or (as fio) spin
+      if (f.sleepUs > 0) Atomics.wait(this.#ctl, CTL.STOP, 0, f.sleepUs / 1000);
     }
     Atomics.add(shared, 0, 1n);
     this.#flowOwn++;
