@@ -108,7 +108,7 @@ export async function runJobFile(
     const together = file.jobs.find((j, i) => i > 0 && !j.schedule.stonewall);
     if (together) {
       throw new JobFileError(
-        together.where,
+        `${together.where} [${together.name}]`,
         "stonewall",
         "across processes each job runs alone, started together on every process: " +
           "give each job but the first stonewall",
