@@ -46,6 +46,7 @@ function parseWorkloadOptions(o: {
   threads?: string | undefined;
   pipeline?: boolean | undefined;
   locks?: "remote" | "both" | "none" | undefined;
+  lockScope?: "wait-issue" | "transfer" | undefined;
 }): WorkloadOptions {
   const out: Record<string, number | boolean | string> = {};
   if (o.bs !== undefined) {
@@ -91,6 +92,7 @@ function parseWorkloadOptions(o: {
   int("threads", "threads", o.threads, 1);
   if (o.pipeline) out.pipeline = true;
   if (o.locks !== undefined) out.locks = o.locks;
+  if (o.lockScope !== undefined) out.lockScope = o.lockScope;
   if (o.remoteRatio !== undefined) {
     // the fork's dist_opt_ratio: an integer K, subgroup i remote when i % K == 0
     const r = Number(o.remoteRatio);
@@ -163,7 +165,7 @@ export function workloadCommand() {
     )
     .option(
       "--buffer-count <n>",
-      "offload_optimizer.buffer_count: zero-infinity's gradient buffers (4); mlp-offload caches n // 4 - 1 subgroups per path (25)",
+      "offload_optimizer.buffer_count: zero-infinity's gradient buffers (4); mlp-offload caches n // 3 subgroups per path (25)",
     )
     .option(
       "--remote-ratio <k>",
@@ -175,9 +177,15 @@ export function workloadCommand() {
         "mlp-offload: paths whose subgroups take the node-wide read and write locks (default: remote)",
       ).choices(["remote", "both", "none"] as const),
     )
+    .addOption(
+      new Option(
+        "--lock-scope <scope>",
+        "mlp-offload: a lock covers waiting for one transfer and issuing the next (wait-issue) or a whole transfer (transfer)",
+      ).choices(["wait-issue", "transfer"] as const).default("wait-issue" as const),
+    )
     .option(
       "--cache-subgroups <n>",
-      "mlp-offload: subgroups per path kept in host memory (default: --buffer-count // 4 - 1)",
+      "mlp-offload: subgroups per path kept in host memory (default: --buffer-count // 3)",
     )
     .option(
       "--remote-cache-subgroups <n>",

@@ -55,7 +55,8 @@ export interface WorkloadOptions {
   /**
    * zero-infinity, mlp-offload: DeepSpeed's offload_optimizer.buffer_count
    * (zero-infinity: pinned gradient buffers in backward, default 4;
-   * mlp-offload: host cache of buffer_count // 4 − 1 subgroups per path, default 25).
+   * mlp-offload: host cache of buffer_count // 3 subgroups per path, // 4 − 1 with
+   * swapped gradients, default 25).
    */
   readonly bufferCount?: number;
   /** zero-infinity: DeepSpeed's pipelined swapper (pipeline_read and pipeline_write true). */
@@ -70,6 +71,11 @@ export interface WorkloadOptions {
    * (`remote`, as its runs; `both`; `none`).
    */
   readonly locks?: "remote" | "both" | "none";
+  /**
+   * mlp-offload: what a node-wide lock covers: `wait-issue` (waiting for one
+   * transfer and issuing the next, default) or `transfer` (a whole transfer).
+   */
+  readonly lockScope?: "wait-issue" | "transfer";
   /**
    * mlp-offload: subgroups of each path kept in host memory at the end of a pass (of the local
    * path alone when `remoteCacheSubgroups` is given).
