@@ -186,6 +186,38 @@ function checkPasses(passes: readonly LogPass[]): void {
   }
 }
 
+/** The committed form of a log: each pass's order and each rank's sequence as space-separated ids, its waits as digits. */
+export interface LogFixture {
+  readonly source?: Record<string, string>;
+  readonly config: LogConfig;
+  readonly passes: { order: string; ranks: { sequence: string; waits: string }[] }[];
+}
+
+/** A log in its committed form (compact, one line per rank and pass). */
+export function toFixture(log: MlpOffloadLog): LogFixture {
+  return {
+    ...(log.source ? { source: log.source } : {}),
+    config: log.config,
+    passes: log.passes.map((p) => ({
+      order: p.order.join(" "),
+      ranks: p.ranks.map((r) => ({ sequence: r.sequence.join(" "), waits: r.waits.join("") })),
+    })),
+  };
+}
+
+/** A log from its committed form. */
+export function fromFixture(f: LogFixture): MlpOffloadLog {
+  const ids = (s: string) => s.split(" ").map(Number);
+  return {
+    ...(f.source ? { source: f.source } : {}),
+    config: f.config,
+    passes: f.passes.map((p) => ({
+      order: ids(p.order),
+      ranks: p.ranks.map((r) => ({ sequence: ids(r.sequence), waits: [...r.waits].map(Number) })),
+    })),
+  };
+}
+
 /** Per pass, rank and path, what the log's lines say (module documentation). */
 export function logStats(log: MlpOffloadLog): PassStats {
   const remote = (i: number) =>
@@ -342,16 +374,20 @@ async function main(args: string[]): Promise<number> {
   });
   const file = positionals[0] ?? DEFAULT_FIXTURE;
   const text = await Deno.readTextFile(file);
-  let log: MlpOffloadLog = file.endsWith(".json") ? JSON.parse(text) : parseMlpOffloadLog(text);
+  let log: MlpOffloadLog = file.endsWith(".json")
+    ? fromFixture(JSON.parse(text))
+    : parseMlpOffloadLog(text);
   if (values["write-fixture"]) {
     const source = {
       log: values.source ?? file,
       parsed_by: "tools/mlp_offload_log.ts (parseMlpOffloadLog)",
     };
     log = { source, ...log };
-    await Deno.writeTextFile(values["write-fixture"], JSON.stringify(log) + "\n", {
-      createNew: true,
-    });
+    await Deno.writeTextFile(
+      values["write-fixture"],
+      JSON.stringify(toFixture(log), null, 2) + "\n",
+      { createNew: true },
+    );
   }
   const rows = compareReplay(logStats(log), programStats(replayProgram(log)));
   const bad = rows.filter((r) => !r.equal);

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
 import {
   compareReplay,
+  fromFixture,
   logStats,
   type MlpOffloadLog,
   parseMlpOffloadLog,
@@ -12,7 +13,7 @@ import { mlpOffload } from "../workloads/mlp_offload.ts";
 import { resolveSetup } from "../workloads/setup.ts";
 
 const FIXTURE = fileURLToPath(new URL("./testdata/mlp_offload_70b_log.json", import.meta.url));
-const log: MlpOffloadLog = JSON.parse(Deno.readTextFileSync(FIXTURE));
+const log: MlpOffloadLog = fromFixture(JSON.parse(Deno.readTextFileSync(FIXTURE)));
 
 Deno.test("the 70B fixture names the artifact log and commit it was parsed from", () => {
   assert.match(
