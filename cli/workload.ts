@@ -47,6 +47,9 @@ function parseWorkloadOptions(o: {
   pipeline?: boolean | undefined;
   locks?: "remote" | "both" | "none" | undefined;
   lockScope?: "wait-issue" | "transfer" | undefined;
+  snapshotBlocking?: "copy" | "none" | undefined;
+  flushMode?: "ofstream" | "pwrite-fsync" | undefined;
+  checkpointSubgroupSize?: string | undefined;
 }): WorkloadOptions {
   const out: Record<string, number | boolean | string> = {};
   if (o.bs !== undefined) {
@@ -93,6 +96,19 @@ function parseWorkloadOptions(o: {
   if (o.pipeline) out.pipeline = true;
   if (o.locks !== undefined) out.locks = o.locks;
   if (o.lockScope !== undefined) out.lockScope = o.lockScope;
+  if (o.snapshotBlocking !== undefined) out.snapshotBlocking = o.snapshotBlocking;
+  if (o.flushMode !== undefined) out.flushMode = o.flushMode;
+  if (o.checkpointSubgroupSize !== undefined) {
+    const n = Number(o.checkpointSubgroupSize);
+    if (!Number.isInteger(n) || n < 1) {
+      throw new ConfigError(
+        "checkpoint-subgroup-size",
+        `"${o.checkpointSubgroupSize}" is not an integer ≥ 1`,
+        "elements, e.g. 1e9 (DeepSpeed's sub_group_size)",
+      );
+    }
+    out.checkpointSubgroupSize = n;
+  }
   if (o.remoteRatio !== undefined) {
     // the fork's dist_opt_ratio: an integer K, subgroup i remote when i % K == 0
     const r = Number(o.remoteRatio);
@@ -180,8 +196,8 @@ export function workloadCommand() {
     .addOption(
       new Option(
         "--lock-scope <scope>",
-        "mlp-offload: a lock covers waiting for one transfer and issuing the next (wait-issue) or a whole transfer (transfer)",
-      ).choices(["wait-issue", "transfer"] as const).default("wait-issue" as const),
+        "mlp-offload: a lock covers waiting for one transfer and issuing the next (wait-issue, default) or a whole transfer (transfer)",
+      ).choices(["wait-issue", "transfer"] as const),
     )
     .option(
       "--cache-subgroups <n>",
@@ -200,6 +216,22 @@ export function workloadCommand() {
     .option(
       "--host-cache-size <size>",
       "datastates: pinned host ring buffer per rank, before --scale (default: one checkpoint of the rank)",
+    )
+    .addOption(
+      new Option(
+        "--snapshot-blocking <mode>",
+        "datastates: training waits for the GPU→host copies (copy, default: DataStates-LLM's DeepSpeed fork) or never (none: DeepSpeed master's engine)",
+      ).choices(["copy", "none"] as const),
+    )
+    .addOption(
+      new Option(
+        "--flush-mode <mode>",
+        "datastates: each tensor written buffered (ofstream, default: datastates-llm 32960317) or with an fsync after it (pwrite-fsync: the engine DeepSpeed master imports)",
+      ).choices(["ofstream", "pwrite-fsync"] as const),
+    )
+    .option(
+      "--checkpoint-subgroup-size <n>",
+      "datastates: elements of DeepSpeed's subgroups, whose m, v and params are the checkpoint's tensors (default 1e9, DeepSpeed's; with --offload-optimizer --subgroup-size)",
     )
     .option(
       "--offload-optimizer",

@@ -104,6 +104,24 @@ export interface WorkloadOptions {
    * local path (DataStates-LLM itself refuses offload_optimizer).
    */
   readonly offloadOptimizer?: boolean;
+  /**
+   * datastates: whether training waits for the GPU→host copies of a
+   * checkpoint: `copy` (DataStates-LLM's DeepSpeed fork, default) or `none`
+   * (DeepSpeed master's decoupled engine).
+   */
+  readonly snapshotBlocking?: "copy" | "none";
+  /**
+   * datastates: how each tensor is flushed: `ofstream` (buffered, no fsync:
+   * datastates-llm 32960317, default) or `pwrite-fsync` (an fsync after each
+   * tensor: the engine DeepSpeed master imports).
+   */
+  readonly flushMode?: "ofstream" | "pwrite-fsync";
+  /**
+   * datastates: elements of DeepSpeed's subgroups, whose m, v and fp32
+   * partitions are the checkpoint's tensors (default DeepSpeed's 1e9; with
+   * offloadOptimizer, the setup's subgroup size).
+   */
+  readonly checkpointSubgroupSize?: number;
 }
 
 /** A workload: what it needs and how it builds its programs. */
