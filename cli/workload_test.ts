@@ -259,7 +259,7 @@ Deno.test("tierbench workload refuses bad input with exit 2 and a line naming th
     ],
     [
       ["workload", "datastates", "--tiers", "memory:,pfs:/tmp", "--host-cache-size", "1m"],
-      /--tiers: a host cache of 1048576 bytes cannot hold a tensor of 400000000 bytes/,
+      /--tiers: a host cache of 1048576 bytes cannot hold a tensor of 4187070464 bytes/,
     ],
     [
       ["workload", "datastates", "--tiers", "memory:,pfs:/tmp", "--offload-optimizer"],
@@ -278,6 +278,22 @@ Deno.test("tierbench workload refuses bad input with exit 2 and a line naming th
     [
       ["workload", "mlp-offload", "--tiers", "file:/tmp,pfs:/tmp", "--locks", "all"],
       /--locks/,
+    ],
+    [
+      ["workload", "mlp-offload", "--tiers", "file:/tmp,pfs:/tmp", "--lock-scope", "all"],
+      /--lock-scope/,
+    ],
+    [
+      ["workload", "datastates", "--tiers", "memory:,pfs:/tmp", "--flush-mode", "fsync"],
+      /--flush-mode/,
+    ],
+    [
+      ["workload", "datastates", "--tiers", "memory:,pfs:/tmp", "--snapshot-blocking", "yes"],
+      /--snapshot-blocking/,
+    ],
+    [
+      ["workload", "datastates", "--tiers", "memory:,pfs:/tmp", "--checkpoint-subgroup-size", "0"],
+      /--checkpoint-subgroup-size: "0" is not an integer ≥ 1/,
     ],
   ];
   for (const [args, want] of cases) {
