@@ -174,11 +174,11 @@ export function artifactRow(
       iterations,
       warmup,
     });
-  // ZeRO-3 runs every pass alike; MLP-Offload's first pass finds nothing cached: one warm-up,
-  // then a pass each way
+  // a warm-up pass first (ZeRO-3's first update reads no m or v yet, MLP-Offload's finds nothing
+  // cached), then ZeRO-3's steady pass and MLP-Offload's pass each way
   const zero3 = predictUpdate(profile, {
     workload: "zero-infinity",
-    setup: setup(1, 0),
+    setup: setup(1, 1),
     options: row.zero3.options,
   }, scale);
   const mlp = predictUpdate(profile, {
