@@ -14,6 +14,34 @@ import type { IoPattern } from "./io_pattern.ts";
 /** How a write job's new file is allocated (fio's fallocate). */
 export type FallocateMode = "none" | "native" | "posix" | "keep" | "truncate";
 
+/**
+ * A job file's job as process `rank` runs it across processes: with
+ * unique_filename (fio's default), each file's name starts `rank<R>.`, as a
+ * fio client's files start with its address, so processes on one file
+ * system do not share files the job did not mean to share.
+ */
+export function filesOfRank<J extends { readonly fio?: FioJobExtras }>(job: J, rank: number): J {
+  const fio = job.fio;
+  if (!fio || !fio.uniqueFilename) return job;
+  const named = (p: string) => {
+    const at = p.lastIndexOf("/") + 1;
+    return `${p.slice(0, at)}rank${rank}.${p.slice(at)}`;
+  };
+  return {
+    ...job,
+    fio: {
+      ...fio,
+      clones: fio.clones.map((c) => ({
+        pattern: {
+          ...c.pattern,
+          files: c.pattern.files.map((f) => ({ ...f, name: named(f.name) })),
+        },
+        files: c.files.map((f) => ({ ...f, path: named(f.path), name: named(f.name) })),
+      })),
+    },
+  };
+}
+
 /** One file of a job, as fio sets it up. */
 export interface FioFile {
   /** The path I/O goes to (absolute). */
@@ -133,6 +161,8 @@ export interface FioClone {
 export interface FioJobExtras {
   /** The options in force for the job as written ([global]'s, then its own), by fio's names. */
   readonly options: Readonly<Record<string, string>>;
+  /** unique_filename: across processes, each process's files carry its rank. */
+  readonly uniqueFilename: boolean;
   /** The job's clones, in fio's order (the first is the job itself). */
   readonly clones: readonly FioClone[];
   readonly layout: FioLayout;

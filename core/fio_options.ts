@@ -48,7 +48,10 @@ export const FIO_OPTIONS: Readonly<Record<string, FioOptionUse>> = {
       "take the files in turn; must exist, as fio requires",
   ),
   filename_format: S("names of generated files: $jobname, $jobnum, $filenum ($clientuid: empty)"),
-  unique_filename: A("only changes names under fio's client/server mode, which tierbench has not"),
+  unique_filename: S(
+    "across processes (mpirun, srun), each process's files start rank<R>. (fio: the client's " +
+      "address); 0: every process uses the same files",
+  ),
   lockfile: S("none only: exclusive and readwrite serialise I/O across jobs, refused"),
   opendir: R(NOT_YET),
   rw: S(
@@ -356,7 +359,9 @@ export function fioOptionUse(o: FioOptionFacts): FioOptionUse {
 
 /** fio's options tierbench's own keys are spelled like, none: the keys tierbench adds to a job file. */
 export const TIERBENCH_KEYS: Readonly<Record<string, string>> = {
-  tier: "where the job's I/O goes: file, memory, pfs (with directory) or a whole tier spec",
+  tier: "where the job's I/O goes: file, memory, pfs (with directory) or a whole tier spec; " +
+    "on s3 a job takes the options of one pattern (rw, one bs, size, rates, order) and refuses " +
+    "those only files give a meaning",
   file_layout: "files (one set per clone) or shared (one file, a region per clone)",
   request_timeout: "fail the run when one request takes longer (tierbench's --timeout)",
   endpoint: "s3: endpoint URL",

@@ -240,6 +240,7 @@ function resolveJob(
   const fileTier = tier.startsWith("file:") || tier.startsWith("memory:") ||
     tier.startsWith("pfs:") || tier === "null:";
   if (!fileTier) {
+    onlyBasics(s, tier);
     const job = parseAt(raw, s, where, name);
     return { name, where, job, schedule: scheduleOf(s, seeds) };
   }
@@ -248,7 +249,7 @@ function resolveJob(
     stat: ctx.stat,
     jobname: section,
     where,
-    diskless: engine === "null",
+    diskless: engine === "null" || tier === "null:",
     numjobs,
     minBs,
     fileSizeSeed: seeds[RAND.FILE_SIZE]!,
@@ -269,6 +270,7 @@ function resolveJob(
   const patternBase = patternOf(s, rw, sizes, timeBased, loopBytes, ioSizeSet);
   const fio: FioJobExtras = {
     options: inForce(s),
+    uniqueFilename: s.flag("unique_filename"),
     clones: clones.map((c, k) => ({
       files: c.files,
       pattern: {
@@ -298,6 +300,49 @@ function inForce(s: FioSettings): Record<string, string> {
   return Object.fromEntries(
     s.all().map((x) => [x.facts.name, x.entry.value === undefined ? "1" : x.entry.value.trim()]),
   );
+}
+
+/** What a job on an s3 tier may set: a pattern of one block size, as the s3 engine runs one. */
+const S3_OPTIONS = new Set([
+  "name",
+  "description",
+  "rw",
+  "rwmixread",
+  "rwmixwrite",
+  "bs",
+  "size",
+  "io_size",
+  "runtime",
+  "time_based",
+  "ramp_time",
+  "iodepth",
+  "numjobs",
+  "randseed",
+  "rate",
+  "rate_iops",
+  "rate_process",
+  "stonewall",
+  "new_group",
+  "wait_for",
+  "startdelay",
+  "kb_base",
+  "ioengine",
+  "log_avg_msec",
+  "exitall",
+  "exit_what",
+  "exitall_on_error",
+]); // deno-fmt-ignore
+
+/** Refuses, on a tier without files (s3), the options only files give a meaning. */
+function onlyBasics(s: FioSettings, tier: string): void {
+  for (const x of s.all()) {
+    if (S3_OPTIONS.has(x.facts.name) || FIO_OPTIONS[x.facts.name]?.how === "accepted") continue;
+    refuse(x.entry, `applies to a job on files; this job's tier is ${tier}`);
+  }
+  const rw = s.text("rw") ?? "";
+  if (rw.includes(":")) refuse(s.where("rw")!, `applies to a job on files; this job's tier is ${tier}`);
+  const bs = [s.num("bs", 0), s.num("bs", 1)];
+  if (bs[0] !== bs[1]) refuse(s.where("bs")!, `one block size on ${tier} (no R,W pair)`);
 }
 
 /** parseJobOptions on what the job file gave, its refusal said at the key's line. */
