@@ -229,7 +229,10 @@ export function readJobFileText(path: string, ctx: JobFileContext): ParsedJobFil
       ? new TextDecoder().decode(readAllStdin())
       : (ctx.readFile ?? Deno.readTextFileSync)(path);
   } catch (e) {
-    throw new JobFileError(path, "job file", (e as Error).message, { cause: e });
+    const why = e instanceof Deno.errors.NotFound ? "no such file" : (e as Error).message;
+    throw new JobFileError(path, "job file", `cannot be read (${why}; fio: unable to open it)`, {
+      cause: e,
+    });
   }
   return parseJobFileText(text, path, ctx);
 }
