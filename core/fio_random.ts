@@ -75,11 +75,11 @@ export class Taus88 {
 
   /** The next draw in [0, 2^32). */
   next(): number {
-    const t = (s: number, a: number, b: number, c: number, d: number) =>
-      ((((s & c) >>> 0) << d) ^ (((s << a) ^ s) >>> b)) >>> 0;
-    this.#s1 = t(this.#s1, 13, 19, 4294967294, 12);
-    this.#s2 = t(this.#s2, 2, 25, 4294967288, 4);
-    this.#s3 = t(this.#s3, 3, 11, 4294967280, 17);
+    // TAUSWORTHE(s, a, b, c, d) = ((s & c) << d) ^ (((s << a) ^ s) >> b), 32-bit unsigned
+    const s1 = this.#s1, s2 = this.#s2, s3 = this.#s3;
+    this.#s1 = (((s1 & 4294967294) << 12) ^ (((s1 << 13) ^ s1) >>> 19)) >>> 0;
+    this.#s2 = (((s2 & 4294967288) << 4) ^ (((s2 << 2) ^ s2) >>> 25)) >>> 0;
+    this.#s3 = (((s3 & 4294967280) << 17) ^ (((s3 << 3) ^ s3) >>> 11)) >>> 0;
     return (this.#s1 ^ this.#s2 ^ this.#s3) >>> 0;
   }
 

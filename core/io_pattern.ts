@@ -114,6 +114,8 @@ export interface IoPattern {
 /** Per-file state of a stream. */
 interface FileState {
   readonly f: PatternFile;
+  /** Its index in the pattern's files. */
+  readonly index: number;
   /** fio's last_pos and last_start per direction (absolute offsets; -1: none yet). */
   lastPos: [number, number];
   lastStart: [number, number];
@@ -181,6 +183,10 @@ export class OpStream {
   #issuedIos = 0;
   #passes = 1;
   #lastWasSync = false;
+  /** Files done this pass. */
+  #done = 0;
+  /** Whether the offset #offsetOf chose was drawn at random. */
+  #drawn = false;
   readonly #rwMinBs: number;
   readonly #maxBs: number;
 
@@ -190,7 +196,7 @@ export class OpStream {
     this.#maxBs = Math.max(pattern.sizes[0].max, pattern.sizes[1].max);
     this.#seeds = jobSeeds({ ...pattern.seeds, random: pattern.random });
     this.#seed();
-    this.#files = pattern.files.map((f) => this.#fileState(f));
+    this.#files = pattern.files.map((f, i) => this.#fileState(f, i));
   }
 
   /** Whether the current I/O reads. */
@@ -213,12 +219,13 @@ export class OpStream {
     this.#seqRand = [new Taus88(s[RAND.SEQ_RAND_READ]!), new Taus88(s[RAND.SEQ_RAND_READ]!)];
   }
 
-  #fileState(f: PatternFile): FileState {
+  #fileState(f: PatternFile, index: number): FileState {
     const p = this.#p;
     const fsize = Math.min(f.size, f.ioSize);
     const mapBits = Math.floor(fsize / this.#rwMinBs);
     const st: FileState = {
       f,
+      index,
       lastPos: [f.start, f.start],
       lastStart: [-1, -1],
       done: false,
@@ -245,7 +252,8 @@ export class OpStream {
   #newPass(): void {
     const p = this.#p;
     if (p.seeds.randrepeat && !p.seeds.randseedSet) this.#seed();
-    this.#files = p.files.map((f) => this.#fileState(f));
+    this.#files = p.files.map((f, i) => this.#fileState(f, i));
+    this.#done = 0;
     this.#rwmixIssues = 0;
     this.#current = undefined;
     this.#next = 0;
@@ -273,6 +281,7 @@ export class OpStream {
           return true;
         }
         f.done = true;
+        this.#done++;
         if (this.#current === f) this.#current = undefined;
         continue;
       }
@@ -290,7 +299,7 @@ export class OpStream {
   #nextFile(): FileState | undefined {
     const files = this.#files;
     const n = files.length;
-    if (files.every((f) => f.done)) return undefined;
+    if (this.#done >= n) return undefined;
     const cur = this.#current;
     const svc = this.#p.service;
     if (cur && !cur.done) {
@@ -324,7 +333,7 @@ export class OpStream {
     const sync = this.#syncDue();
     if (sync !== 0) {
       this.op = sync;
-      this.file = this.#files.indexOf(f);
+      this.file = f.index;
       this.offset = 0;
       this.length = 0;
       this.#lastWasSync = true;
@@ -337,14 +346,14 @@ export class OpStream {
       seqHit = true;
       this.#seqNrLeft = p.seqNr;
     }
-    const at = this.#offsetOf(f, ddir, seqHit);
-    if (at === undefined) return false;
-    const off = at.offset;
+    const off = this.#offsetOf(f, ddir, seqHit);
+    if (off < 0) return false;
+    const random = this.#drawn;
     if (off - f.f.start >= f.f.ioSize || off >= f.f.size) return false;
-    const len = this.#length(f, ddir, off, at.random === true);
+    const len = this.#length(f, ddir, off, random);
     if (len === 0 || off + len > f.f.size) return false;
-    const length = f.map && at.random === true ? this.#mark(f, ddir, off, len) : len;
-    this.file = this.#files.indexOf(f);
+    const length = f.map && random ? this.#mark(f, ddir, off, len) : len;
+    this.file = f.index;
     this.offset = off;
     this.length = length;
     f.lastStart[ddir] = off;
@@ -382,37 +391,39 @@ export class OpStream {
     return this.#rwmixDdir;
   }
 
-  /** fio's get_next_block: the offset, and whether it was drawn at random. */
-  #offsetOf(
-    f: FileState,
-    ddir: number,
-    seqHit: boolean,
-  ): { offset: number; random: boolean } | undefined {
+  /**
+   * fio's get_next_block: the offset (-1: none), `#drawn` saying whether it
+   * was drawn at random (then it marks the random map).
+   */
+  #offsetOf(f: FileState, ddir: number, seqHit: boolean): number {
     const p = this.#p;
-    const ba = p.align[ddir]!;
-    const randomAt = (b: number | undefined, random: boolean) =>
-      b === undefined ? undefined : { offset: f.f.start + b * ba, random };
+    this.#drawn = false;
     if (seqHit) {
       if (p.random) {
         const perc = p.percentageRandom[ddir]!;
         if (perc === 100 || this.#seqRand[ddir]!.between(1, 100) <= perc) {
-          return randomAt(this.#randBlock(f, ddir), true);
+          this.#drawn = true;
+          return this.#randomAt(f, ddir);
         }
         // sequential here (fio sets IO_U_F_BUSY_OK): a fallback draw marks no block either
         const s = this.#seqOffset(f, ddir);
-        if (s !== undefined) return { offset: s, random: false };
-        return randomAt(this.#randBlock(f, ddir), false);
+        return s !== undefined ? s : this.#randomAt(f, ddir);
       }
       const s = this.#seqOffset(f, ddir);
-      return s === undefined ? undefined : { offset: s, random: false };
+      return s === undefined ? -1 : s;
     }
     if (p.sequencer === "identical") {
       const last = f.lastStart[ddir]!;
-      return { offset: last >= 0 ? last : f.f.start, random: false };
+      return last >= 0 ? last : f.f.start;
     }
     const s = this.#seqOffset(f, ddir);
-    if (s !== undefined) return { offset: s, random: false };
-    return randomAt(this.#randBlock(f, ddir), false);
+    return s !== undefined ? s : this.#randomAt(f, ddir);
+  }
+
+  /** The offset of a random block of `f` (-1: none left). */
+  #randomAt(f: FileState, ddir: number): number {
+    const b = this.#randBlock(f, ddir);
+    return b === undefined ? -1 : f.f.start + b * this.#p.align[ddir]!;
   }
 
   /** fio's get_next_seq_offset (absolute offset), undefined at the file's end. */
@@ -554,21 +565,26 @@ function setBit(map: Uint32Array, b: number): void {
 
 /** fio's axmap_next_free: the next clear bit after `b`, wrapping to 0; -1 when none. */
 function nextFree(map: Uint32Array, b: number, bits: number): number {
-  const scan = (from: number, to: number) => {
-    for (let i = from; i < to; i++) {
-      const word = map[i >>> 5]!;
-      if (word === 0xffffffff && (i & 31) === 0 && i + 32 <= to) {
-        i += 31;
-        continue;
-      }
-      if ((word & (1 << (i & 31))) === 0) return i;
-    }
-    return -1;
-  };
   const next = b + 1 >= bits ? 0 : b + 1;
-  const found = scan(next, bits);
+  const found = firstClear(map, next, bits);
   if (found >= 0) return found;
-  return next !== 0 ? scan(0, bits) : -1;
+  return next !== 0 ? firstClear(map, 0, bits) : -1;
+}
+
+/** The first clear bit in [from, to), a word at a time; -1 when none. */
+function firstClear(map: Uint32Array, from: number, to: number): number {
+  let w = from >>> 5;
+  // the first word: the bits below `from` count as set
+  let free = ~map[w]! & (0xffffffff << (from & 31));
+  const last = (to - 1) >>> 5;
+  for (;;) {
+    if (free !== 0) {
+      const bit = (w << 5) + (31 - Math.clz32(free & -free));
+      return bit < to ? bit : -1;
+    }
+    if (++w > last) return -1;
+    free = ~map[w]!;
+  }
 }
 
 const encoder = new TextEncoder();
