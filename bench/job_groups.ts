@@ -5,7 +5,9 @@
  * all at once, except that a job with
  * `stonewall` starts only once nothing else runs, a job with `wait_for`
  * once the job it names has ended, and a job with `startdelay` that long
- * after the run began (its files are made ready first). When a job ends
+ * after the jobs began. The jobs' clock (fio's genesis, which startdelay and
+ * --trigger-timeout count from) starts once the files are ready, so a long
+ * layout delays neither and is never cut short by the trigger. When a job ends
  * and `exitall` is set, the jobs `exit_what` names end too (`group`: its
  * reporting group, `stonewall`: those started with it, `all`: every job,
  * and none starts after). A failed job stops the others only with
@@ -68,12 +70,17 @@ export function runJobSchedule(
   jobs: readonly ScheduledJob[],
   opts: SessionOptions & {
     readonly flows?: ReadonlyMap<number, BigInt64Array<SharedArrayBuffer>>;
-    /** Ends every job as a normal end, none starting after (fio's --trigger-timeout). */
-    readonly end?: AbortSignal;
+    /**
+     * Ends every job as a normal end this long after the jobs began (once the
+     * files are laid out), none starting after: fio's --trigger-timeout, ms.
+     */
+    readonly triggerTimeoutMs?: number;
   },
 ): Promise<SessionOutcome> {
   return withSession(opts, async ({ doc, tier: open, runId }) => {
-    const t0 = performance.now();
+    let t0 = 0; // fio's genesis: set once the files are laid out
+    let triggered = false;
+    let trigger: ReturnType<typeof setTimeout> | undefined;
     const results: (RunResult | undefined)[] = new Array(jobs.length).fill(undefined);
     const started = new Set<number>();
     const ended = new Set<number>();
@@ -94,7 +101,6 @@ export function runJobSchedule(
     };
     const onAbort = () => stopAll(opts.signal?.reason);
     opts.signal?.addEventListener("abort", onAbort);
-    opts.end?.addEventListener("abort", endAll);
     const afterEnd = (i: number) => {
       const s = jobs[i]!;
       const r = results[i];
@@ -143,7 +149,6 @@ export function runJobSchedule(
       const layout = new AbortController();
       const stopLayout = () => layout.abort();
       opts.signal?.addEventListener("abort", stopLayout);
-      opts.end?.addEventListener("abort", stopLayout);
       try {
         await layOutAll(jobs, results, started, ended, async (i, job) => {
           const tier = await open(job.tier, job.s3, `${runId}-j${i}`);
@@ -154,9 +159,15 @@ export function runJobSchedule(
         });
       } finally {
         opts.signal?.removeEventListener("abort", stopLayout);
-        opts.end?.removeEventListener("abort", stopLayout);
       }
       if (layout.signal.aborted) closed = true;
+      t0 = performance.now();
+      if (opts.triggerTimeoutMs !== undefined) {
+        trigger = setTimeout(() => {
+          triggered = true;
+          endAll();
+        }, opts.triggerTimeoutMs);
+      }
       for (;;) {
         // fio's run_threads: start, in order, what may start; a stonewall waits for an empty run
         const now: number[] = [];
@@ -175,16 +186,16 @@ export function runJobSchedule(
       }
     } finally {
       opts.signal?.removeEventListener("abort", onAbort);
-      opts.end?.removeEventListener("abort", endAll);
+      clearTimeout(trigger);
       await Promise.allSettled([...running.values()].map((r) => r.done));
     }
     if (thrown !== undefined) throw thrown;
     // as fio reports them: the jobs the run ended before they started, with nothing done
-    if (opts.end?.aborted || closed) {
+    if (triggered || closed) {
       for (const [i, s] of jobs.entries()) {
         if (results[i] || opts.signal?.aborted) continue;
         const tier = await open(s.job.tier, s.job.s3, `${runId}-j${i}`);
-        const why = opts.end?.aborted
+        const why = triggered
           ? "the run ended (--trigger-timeout) before it started"
           : "exit_what=all ended the run before it started";
         results[i] = notStartedResult(tier, s.job, why);

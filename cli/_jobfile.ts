@@ -14,6 +14,7 @@
 import { readJobFileText } from "../core/jobfile.ts";
 import { hostResolveContext, type ResolvedJob, resolveJobFile } from "../core/jobfile_resolve.ts";
 import { JobFileError } from "../core/jobfile.ts";
+import { ConfigError } from "../core/errors.ts";
 import { hostKeywords } from "../core/fio_values.ts";
 import { runJobSchedule, type ScheduledJob } from "../bench/job_groups.ts";
 import type { RunProgress } from "../bench/runner.ts";
@@ -27,7 +28,10 @@ import { isAbsolute, join } from "node:path";
 export interface JobFileRun {
   /** fio's --section: only these jobs. */
   readonly sections?: readonly string[];
-  /** fio's --trigger-timeout: every job ends this long after the start, ms (a normal end). */
+  /**
+   * fio's --trigger-timeout: every job ends this long after the jobs began
+   * (once the files are laid out), ms (a normal end).
+   */
   readonly triggerTimeoutMs?: number;
   /** fio options given beside the file, in order: defaults under the file's own. */
   readonly commandLine?: readonly { readonly key: string; readonly value: string | undefined }[];
@@ -105,6 +109,12 @@ export async function runJobFile(
   };
   const config = { command: "run", jobfile: path, jobs };
   if (launch) {
+    if (run.triggerTimeoutMs !== undefined) {
+      throw new ConfigError(
+        "trigger-timeout",
+        "applies to one process: across processes a job ends by its own runtime or size",
+      );
+    }
     const together = file.jobs.find((j, i) => i > 0 && !j.schedule.stonewall);
     if (together) {
       throw new JobFileError(
@@ -127,25 +137,17 @@ export async function runJobFile(
     ...(j.schedule.exitall ? { exitall: j.schedule.exitall } : {}),
     exitallOnError: j.schedule.exitallOnError,
   }));
-  const end = new AbortController();
-  const timer = run.triggerTimeoutMs !== undefined
-    ? setTimeout(() => end.abort(), run.triggerTimeoutMs)
-    : undefined;
-  try {
-    await reportSession(
-      { ...o, fioSource },
-      async ({ runId, signal, progress }) =>
-        await runJobSchedule(scheduled, {
-          kind: "run",
-          runId,
-          config,
-          signal,
-          end: end.signal,
-          flows: flows(file.jobs),
-          onProgress: (p: RunProgress) => progress.update(p),
-        }),
-    );
-  } finally {
-    clearTimeout(timer);
-  }
+  await reportSession(
+    { ...o, fioSource },
+    async ({ runId, signal, progress }) =>
+      await runJobSchedule(scheduled, {
+        kind: "run",
+        runId,
+        config,
+        signal,
+        ...(run.triggerTimeoutMs !== undefined ? { triggerTimeoutMs: run.triggerTimeoutMs } : {}),
+        flows: flows(file.jobs),
+        onProgress: (p: RunProgress) => progress.update(p),
+      }),
+  );
 }

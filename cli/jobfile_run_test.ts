@@ -122,6 +122,34 @@ Deno.test(
 
 Deno.test(
   needing(["fio"], {
+    name:
+      "--trigger-timeout and startdelay count from the jobs' start: a file to lay out is laid " +
+      "out whole first, then the job runs for the trigger's time, in fio and tierbench",
+    async fn() {
+      await withTempDir(async (dir) => {
+        // 1 GiB to lay out takes longer than the trigger's 1 s on most disks
+        const text = "[j]\nioengine=psync\nrw=read\nbs=1m\nsize=1g\nfilename=data\n" +
+          "time_based\nruntime=60\nstartdelay=1\n";
+        const started = performance.now();
+        const { fio: theirs, tb, f, t } = await both(dir, text, ["--trigger-timeout=2"]);
+        for (const [who, jobs, d] of [["fio", theirs, f], ["tierbench", tb, t]] as const) {
+          const ms = jobs[0]!.read.runtime as number;
+          assert.ok(ms > 600 && ms < 2000, `${who}: ran ${ms} ms`);
+          assert.ok(ios(jobs[0]!, "read") > 0, `${who}: no reads`);
+          assert.equal(
+            (await Deno.stat(join(d, "data"))).size,
+            1024 ** 3,
+            `${who}: laid out whole`,
+          );
+        }
+        console.log(`both runs with their layouts: ${Math.round(performance.now() - started)} ms`);
+      });
+    },
+  }),
+);
+
+Deno.test(
+  needing(["fio"], {
     name: "rate_iops_min not met: fio's job fails, tierbench's run fails naming the rate",
     async fn() {
       await withTempDir(async (dir) => {
@@ -161,6 +189,30 @@ Deno.test(
       assert.ok(run.io_errors.write > 0, JSON.stringify(run.io_errors));
       assert.equal(run.io_errors.first_errno, 28); // ENOSPC
       assert.equal(run.write.total_ios + run.io_errors.write, 64);
+    },
+  }),
+);
+
+Deno.test(
+  needing(["fio", "root"], {
+    name: "a file to lay out larger than the file system's room: fio fills it and fails with " +
+      "ENOSPC; tierbench fails the job with ENOSPC before writing, saying what it needed",
+    async fn() {
+      await using m = await tempMount("tmpfs", "size=2m");
+      const text = "[r]\nioengine=psync\nrw=read\nbs=64k\nsize=4m\nfilename=data\n";
+      const f = join(m.path, "fio"), t = join(m.path, "tb");
+      await Deno.mkdir(f);
+      await Deno.mkdir(t);
+      for (const d of [f, t]) await Deno.writeTextFile(join(d, "j.fio"), text);
+      const out = `${m.path}.json`; // beside the small file system, not on it
+      const r = await runCli(["run", "j.fio", "--quiet", "--output", out], { cwd: t });
+      await Deno.remove(out);
+      assert.equal(r.code, 1, r.stderr);
+      assert.match(r.stderr, /ENOSPC \(laying the file out needs 4194304 bytes; \d+ are free\)/);
+      assert.deepEqual((await Array.fromAsync(Deno.readDir(t))).map((e) => e.name), ["j.fio"]);
+      const theirs = await fioStatus(["j.fio"], f);
+      assert.notEqual(theirs.code, 0);
+      assert.match(theirs.out, /err=28\b.*func=write/);
     },
   }),
 );

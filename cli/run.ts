@@ -161,8 +161,8 @@ export function runCommand() {
     )
     .option(
       "--trigger-timeout <time>",
-      "with a job file: end every job this long after the start, as a normal end " +
-        "(fio's --trigger-timeout; seconds, or with ms, s, m, h)",
+      "with a job file: end every job this long after the jobs start (once their files are " +
+        "laid out), as a normal end (fio's --trigger-timeout; seconds, or with ms, s, m, h)",
     )
     .option(
       "--tier <spec>",

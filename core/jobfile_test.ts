@@ -62,7 +62,7 @@ Deno.test("include: the included lines join the section, relative to the includi
   });
 });
 
-Deno.test("command-line options are defaults under the file's own; --section picks jobs", async () => {
+Deno.test("command-line options are defaults under the file's own; --section picks jobs", () => {
   withTempDirSync((dir) => {
     const text = "[global]\nioengine=null\nsize=1m\n[a]\nbs=8k\n[b]\nrw=randread\n";
     const parsed = parseJobFileText(text, "j.fio", {
@@ -78,7 +78,7 @@ Deno.test("command-line options are defaults under the file's own; --section pic
   });
 });
 
-Deno.test("${VAR} from the environment, [global] sections apply to the jobs after them", async () => {
+Deno.test("${VAR} from the environment, [global] sections apply to the jobs after them", () => {
   withTempDirSync((dir) => {
     const r = resolve(
       "[global]\nioengine=null\nsize=${SIZE}\n[a]\n[global]\nbs=64k\n[b]\n",
@@ -119,7 +119,7 @@ Deno.test("what cannot be honoured is refused in one line naming file:line, opti
   });
 });
 
-Deno.test("a job's schedule and groups: stonewall, new_group, wait_for, startdelay, exitall", async () => {
+Deno.test("a job's schedule and groups: stonewall, new_group, wait_for, startdelay, exitall", () => {
   withTempDirSync((dir) => {
     const r = resolve(
       "[global]\nioengine=null\nsize=1m\n[a]\nexitall\nexit_what=stonewall\n[b]\nwait_for=a\n" +
