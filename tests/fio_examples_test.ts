@@ -246,14 +246,17 @@ Deno.test(
       const all = await examples();
       const chosen = all.filter((ex) => picked(ex.text));
       const outcomes: Outcome[] = [];
-      for (const ex of chosen) outcomes.push(await runOne(ex));
+      for (const ex of chosen) {
+        const o = await runOne(ex); // a line per file as it ends: the whole takes minutes
+        console.log(`  ${o.how.padEnd(7)} ${o.file}: ${o.detail}`);
+        outcomes.push(o);
+      }
       const n = (how: Outcome["how"]) => outcomes.filter((o) => o.how === how).length;
       console.log(
         `fio's examples: ${chosen.length} of ${all.length} picked, ${n("ran")} ran, ` +
           `${n("refused")} refused, ${n("no room")} without room to lay out ` +
           `(fio fails on each of those too)`,
       );
-      for (const o of outcomes) console.log(`  ${o.how.padEnd(7)} ${o.file}: ${o.detail}`);
       assert.ok(chosen.length >= 20, `the selection found ${chosen.length} files`);
     },
   }),
