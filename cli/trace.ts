@@ -9,10 +9,16 @@
 import { Command } from "@commander-js/extra-typings";
 import { traceExportCommand, traceImportCommand } from "./trace_import.ts";
 import { traceStatsCommand } from "./trace_stats.ts";
+import { traceDiffCommand } from "./trace_diff.ts";
 
 /** The subcommands of `trace`, in the order `--help` lists them. */
 export function traceSubcommands(): Command[] {
-  return [traceImportCommand(), traceExportCommand(), traceStatsCommand()] as Command[];
+  return [
+    traceImportCommand(),
+    traceExportCommand(),
+    traceStatsCommand(),
+    traceDiffCommand(),
+  ] as Command[];
 }
 
 /** The `trace` command. */

@@ -34,6 +34,8 @@ export interface OffloadParamConfig {
   readonly bufferSize: number;
   /** Parameter elements kept in host memory. */
   readonly maxInCpu: number;
+  /** Where the parameter swap files go (`{nvme_path}/zero_stage_3/float32params/rank{r}/`). */
+  readonly nvmePath: string;
 }
 
 /** What a DeepSpeed config says about ZeRO-3's NVMe I/O, DeepSpeed's defaults filled in. */
@@ -59,6 +61,8 @@ export interface DeepSpeedConfig {
   readonly pipelineRead: boolean;
   readonly pipelineWrite: boolean;
   readonly fastInit: boolean;
+  /** Where the optimizer's swap files go (`{nvme_path}/zero_stage_3/optimizer/rank{r}/`). */
+  readonly nvmePath: string;
   /** Parameter swapping to NVMe; undefined when parameters are not offloaded to nvme. */
   readonly offloadParam: OffloadParamConfig | undefined;
 }
@@ -257,6 +261,7 @@ export function parseDeepSpeedConfig(json: unknown, source: string): DeepSpeedCo
     pipelineRead: r.bool(opt, "pipeline_read", oo, false),
     pipelineWrite: r.bool(opt, "pipeline_write", oo, false),
     fastInit: r.bool(opt, "fast_init", oo, false),
+    nvmePath: opt!.nvme_path as string,
     offloadParam: offloadParam(r, zero),
   };
 }
@@ -330,5 +335,6 @@ function offloadParam(r: Reader, zero: Obj): OffloadParamConfig | undefined {
     bufferCount: r.int(p, "buffer_count", at, DEEPSPEED_DEFAULTS.paramBufferCount),
     bufferSize: r.int(p, "buffer_size", at, DEEPSPEED_DEFAULTS.paramBufferSize),
     maxInCpu: r.int(p, "max_in_cpu", at, DEEPSPEED_DEFAULTS.maxInCpu),
+    nvmePath: p.nvme_path as string,
   };
 }

@@ -40,7 +40,12 @@ Deno.test("a DeepSpeed config's aio, offload_param, dtype and optimizer are read
   assert.equal(c.subGroupSize, 1e7);
   assert.equal(c.aio.threadCount, 4);
   assert.equal(c.aio.singleSubmit, true);
-  assert.deepEqual(c.offloadParam, { bufferCount: 40, bufferSize: 5e6, maxInCpu: 0 });
+  assert.deepEqual(c.offloadParam, {
+    bufferCount: 40,
+    bufferSize: 5e6,
+    maxInCpu: 0,
+    nvmePath: "/var/tmp/dsnvme",
+  });
   assert.equal(c.modelElementBytes, 2);
   assert.deepEqual(c.optimizerStates, ["exp_avg_sq"]);
   // offload_param on cpu: no parameter I/O to model

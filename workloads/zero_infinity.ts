@@ -49,7 +49,7 @@ import {
   type WorkloadPaths,
 } from "./common.ts";
 import { DEEPSPEED_DEFAULTS } from "./deepspeed_config.ts";
-import { ProgramBuilder, type RankProgram, type WorkloadProgram } from "./ops.ts";
+import { type PathPolicy, ProgramBuilder, type RankProgram, type WorkloadProgram } from "./ops.ts";
 import { alignedElements, shardParameters, type TrainingSetup } from "./setup.ts";
 
 export { checkedLayout, optimizerFolder, paramBytes, paramObject };
@@ -255,8 +255,8 @@ export const zeroInfinity: WorkloadDefinition = {
 export function zeroInfinityPath(
   local: string,
   options: WorkloadOptions,
-  settings = zeroInfinitySettings(options),
-) {
+  settings: ZeroInfinitySettings = zeroInfinitySettings(options),
+): PathPolicy {
   return storagePath(local, "local", {
     ...options,
     bs: settings.blockSize,
