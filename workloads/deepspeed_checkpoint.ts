@@ -7,15 +7,17 @@
  * waits for the copy. (docs/workloads.md cites the file and lines.)
  *
  * Per rank and iteration:
- * - **backward** and **update**: `zero-infinity`'s ops on the local path
- *   ({@linkcode zeroInfinityBackward}, {@linkcode zeroInfinityUpdate}).
+ * - **forward**, **backward** and **update**: `zero-infinity`'s ops on the
+ *   local path ({@linkcode zeroInfinityBackward}, {@linkcode zeroInfinityUpdate}),
+ *   with the same model and DeepSpeed config options.
  * - **checkpoint**, every `checkpointEvery` iterations
  *   ({@linkcode DEEPSPEED_CHECKPOINT_EVERY} by default, counted from the
  *   first iteration, warm-up included): a barrier after the update, then
- *   each swap file of the rank — params, m and v of every subgroup
- *   (3 × 4 = 12 B/param; gradient files are not copied) — read from the
- *   local path and written to `global_step{N}/offloaded_tensors/rank{r}/`
- *   on the remote path (N the step just taken, iteration + 1; a new
+ *   each swap file of the rank's optimizer folder but the gradients — the
+ *   fp32 params and the optimizer's states of every swapped subgroup
+ *   (`0_51.tensor.swp`, `exp_avg-0_51.tensor.swp`, `exp_avg_sq-0_51.tensor.swp`:
+ *   3 × 4 = 12 B/param with Adam) — read from the local path and written to
+ *   `global_step{N}/offloaded_tensors/rank{r}/` on the remote path (N the step just taken, iteration + 1; a new
  *   directory per checkpoint), one file after the other on one stream
  *   (`copy`), buffered (copytree copies with sendfile, through the page
  *   cache). The ops hold the phase: the next iteration's barrier waits for
