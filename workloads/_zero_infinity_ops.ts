@@ -80,6 +80,17 @@ class RankPhases {
   #deps: (number | undefined)[] = [];
   #it = 0;
   #phase = "forward";
+  /** The micro-step's prefix on labels (`micro1.`) with gradient accumulation. */
+  #tag = "";
+  /** Labels used in this iteration, to keep each op's unique (`backward#2`). */
+  #labels = new Map<string, number>();
+
+  /** `label`, or `label#n` for its n-th use in the iteration. */
+  #unique(label: string): string {
+    const n = (this.#labels.get(label) ?? 0) + 1;
+    this.#labels.set(label, n);
+    return n === 1 ? label : `${label}#${n}`;
+  }
 
   constructor(
     b: ProgramBuilder,
@@ -105,14 +116,14 @@ class RankPhases {
       iteration: this.#it,
       phase: this.#phase,
       ms,
-      label,
+      label: this.#unique(label),
       after: this.#deps,
     });
     this.#deps = [id];
     return id;
   }
 
-  /** Main thread: an aio request issued on `stream` (not waited for). */
+  /** Main thread: an aio request issued on `stream` (not waited for), labelled `label.in` or `label.out`. */
   #io(kind: OpKind, stream: string, object: string, bytes: number, label: string): number {
     return this.#b.add({
       kind,
@@ -122,7 +133,7 @@ class RankPhases {
       path: this.#local,
       object,
       bytes,
-      label,
+      label: this.#unique(`${label}.${kind === "read" ? "in" : "out"}`),
       after: this.#deps,
     });
   }
@@ -140,6 +151,7 @@ class RankPhases {
   /** The forward and backward passes of iteration `it`; returns the last compute op. */
   backward(it: number, after?: readonly (number | undefined)[]): number {
     this.#it = it;
+    this.#labels.clear();
     const fb = forwardBackwardMs(this.#setup);
     const total = this.#layout.params.reduce((t, p) => t + p.numel, 0);
     const steps = this.#s.gradientAccumulation;
@@ -151,13 +163,13 @@ class RankPhases {
       last = this.#forward(fb.forward, total, micro);
       this.#phase = "backward";
       // gradients are swapped only at the accumulation boundary (partition_grads)
-      last = this.#backwardPass(fb.backward, total, micro, micro === steps - 1 ? swaps : []);
+      last = this.#backwardPass(fb.backward, total, micro === steps - 1 ? swaps : []);
     }
     return last;
   }
 
   #forward(ms: number, total: number, micro: number): number {
-    const tag = this.#s.gradientAccumulation > 1 ? `micro${micro}.` : "";
+    const tag = this.#tag = this.#s.gradientAccumulation > 1 ? `micro${micro}.` : "";
     if (this.#s.offloadParam === undefined) return this.#compute(ms, `${tag}forward`);
     let pending = 0;
     let last: number | undefined;
@@ -180,7 +192,8 @@ class RankPhases {
     for (const p of mine) {
       const object = paramObject(this.#b.rank, this.#s, p.id);
       const bytes = paramBytes(this.#setup, this.#s, p);
-      id = this.#io("read", this.#streams.paramRead, object, bytes, `${p.name}.param`);
+      const label = `${this.#tag}${p.name}.${this.#phase}`;
+      id = this.#io("read", this.#streams.paramRead, object, bytes, label);
     }
     this.#wait(id);
   }
@@ -188,10 +201,9 @@ class RankPhases {
   #backwardPass(
     ms: number,
     total: number,
-    micro: number,
     swaps: readonly GradientSwapEvent[][],
   ): number {
-    const label = `${this.#s.gradientAccumulation > 1 ? `micro${micro}.` : ""}backward`;
+    const label = `${this.#tag}backward`;
     const flushes = this.#layout.flushes;
     let pending = 0;
     let last: number | undefined;
@@ -238,7 +250,7 @@ class RankPhases {
           this.#streams.write,
           `${this.#folder}/${g.file}`,
           g.bytes,
-          `sg${g.subgroup}.grad`,
+          `sg${g.subgroup}.grad@${g.offset}`,
         );
       }
     }
@@ -247,6 +259,7 @@ class RankPhases {
   /** The optimizer step of iteration `it`; returns its last op. */
   update(it: number, after?: readonly (number | undefined)[]): number {
     this.#it = it;
+    this.#labels.clear();
     this.#open("update", after);
     const first = it === 0;
     const swapped = this.#layout.subgroups.filter((sg) => sg.swapped);
@@ -293,7 +306,13 @@ class RankPhases {
     }
     this.#wait(id);
     for (const g of sg.gradients) {
-      id = this.#io("read", s, `${this.#folder}/${g.file}`, g.bytes, `sg${sg.index}.grad`);
+      id = this.#io(
+        "read",
+        s,
+        `${this.#folder}/${g.file}`,
+        g.bytes,
+        `sg${sg.index}.grad@${g.offset}`,
+      );
     }
     this.#wait(id);
     this.#compute(adamMs(this.#setup, sg.elements), `sg${sg.index}.adam`);
@@ -374,7 +393,9 @@ class RankPhases {
       this.#io("read", s, r.object, sg.stateBytes, r.label)
     );
     for (const g of sg.gradients) {
-      ids.push(this.#io("read", s, `${this.#folder}/${g.file}`, g.bytes, `sg${sg.index}.grad`));
+      ids.push(
+        this.#io("read", s, `${this.#folder}/${g.file}`, g.bytes, `sg${sg.index}.grad@${g.offset}`),
+      );
     }
     return ids;
   }
