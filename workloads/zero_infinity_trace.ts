@@ -134,6 +134,22 @@ class Exporter {
     return op.bytes;
   }
 
+  /**
+   * Whether the memory a transfer reads into is off O_DIRECT's 512-byte
+   * grid, so that every iocb fails: a gradient file is read into the
+   * subgroup's gradient buffer at its parameter's offset
+   * (`_swap_in_pinned_gradients`, partitioned_optimizer_swapper.py L187–191;
+   * pipelined_optimizer_swapper.py L219–223 via optimizer_utils.py L86–88),
+   * and that offset in bytes need not be a multiple of 512. The pinned
+   * buffers themselves are page-aligned, and the gradient swapper packs at
+   * 1 KiB steps, so no other transfer is off the grid.
+   */
+  #misaligned(op: Op): boolean {
+    if (op.kind !== "read") return false;
+    const m = /_gradient_(\d+)_\d+\.tensor\.swp$/.exec(op.object!);
+    return m !== null && (Number(m[1]) * this.#in.setup.bytesPerState) % SECTOR !== 0;
+  }
+
   *op(rank: number, op: Op, t0: number): Generator<TraceEvent> {
     if (op.kind !== "read" && op.kind !== "write") return;
     const s = this.#in.settings;
@@ -153,6 +169,7 @@ class Exporter {
     };
     const asked = this.#asked(op);
     const per = Math.floor(asked / s.threads);
+    const misaligned = this.#misaligned(op);
     for (let th = 0; th < s.threads; th++) {
       const thread = `rank${rank}/${op.stream}#${th}`;
       const key = `${rank}|${op.stream}|${th}`;
@@ -161,7 +178,7 @@ class Exporter {
         this.#ctx.set(key, ctx = this.#ctx.size);
         yield { kind: "io_setup", t: t++, thread, dur: 0, ctx, nr: s.queueDepth, res: 0 };
       }
-      for (const e of this.#slice(thread, ctx, file, read, th * per, per, t)) {
+      for (const e of this.#slice(thread, ctx, file, read, th * per, per, t, misaligned)) {
         t = e.t + 1;
         yield e;
       }
@@ -178,6 +195,7 @@ class Exporter {
     base: number,
     bytes: number,
     t0: number,
+    misaligned: boolean,
   ): Generator<TraceEvent> {
     const s = this.#in.settings;
     const iocbs: { op: "read" | "write"; file: string; offset: number; length: number }[] = [];
@@ -189,7 +207,7 @@ class Exporter {
         length: Math.min(s.blockSize, bytes - off),
       });
     }
-    const result = (length: number) => (length % SECTOR === 0 ? length : -EINVAL);
+    const result = (length: number) => (length % SECTOR === 0 && !misaligned ? length : -EINVAL);
     let t = t0;
     let next = 0;
     let pending: number[] = [];
