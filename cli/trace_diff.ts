@@ -18,7 +18,12 @@ import { resolveSetup } from "../workloads/setup.ts";
 import { checkedLayout, zeroInfinity, zeroInfinitySettings } from "../workloads/zero_infinity.ts";
 import { zeroInfinityTrace } from "../workloads/zero_infinity_trace.ts";
 import { EXIT_FAILED } from "./_exit.ts";
-import { optionsWithDeepSpeed, readDeepSpeedInputs, setupWithDeepSpeed } from "./_deepspeed.ts";
+import {
+  type DeepSpeedInputs,
+  optionsWithDeepSpeed,
+  readDeepSpeedInputs,
+  setupWithDeepSpeed,
+} from "./_deepspeed.ts";
 import { resolvePath } from "./_paths.ts";
 
 /** `--tolerance`: a percentage (`1%`, `0.5%`) or a fraction (`0.01`). */
@@ -68,11 +73,14 @@ export function traceDiffCommand() {
         throw new ConfigError("workload", `"${o.workload}": trace diff compares zero-infinity`);
       }
       const tolerance = parseTolerance(o.tolerance);
-      const recorded = new SwapDigest();
+      const inputs = await readDeepSpeedInputs("zero-infinity", o);
+      // with gradient accumulation a marked step is a micro-step
+      const micro = inputs.config!.gradientAccumulationSteps ?? 1;
+      const recorded = new SwapDigest(undefined, micro);
       const reader = await TraceReader.open(resolvePath(trace));
       for await (const batch of reader.batches()) for (const e of batch) recorded.add(e);
-      const steps = stepsToCompare(recorded, trace, o.steps);
-      const model = await modelDigest(o, recorded, steps.at(-1)!);
+      const steps = stepsToCompare(recorded, trace, o.steps, micro);
+      const model = await modelDigest(o, inputs, recorded, steps.at(-1)!);
       const rows = diffSteps(recorded.steps, model, { bytesTolerance: tolerance, steps });
       console.log(formatDiff(rows, trace));
       const bad = rows.filter((r) => r.ok === false).length;
@@ -86,21 +94,26 @@ export function traceDiffCommand() {
 }
 
 /** The steps to compare: 1 … n, each recorded. */
-function stepsToCompare(recorded: SwapDigest, trace: string, steps: string | undefined): number[] {
+function stepsToCompare(
+  recorded: SwapDigest,
+  trace: string,
+  steps: string | undefined,
+  micro: number,
+): number[] {
   if (recorded.markers === 0) {
     throw new ConfigError(
       "trace",
       `${trace}: no STEP markers (write "TBMARK STEP n forward|backward|optimizer-step" as kit/train_tiny.py does)`,
     );
   }
-  const seen = [...recorded.steps.keys()].sort((a, b) => a - b);
-  let n = seen.at(-1) ?? 0;
+  // a step is complete when its last micro-step was marked
+  let n = Math.floor(recorded.markedSteps / micro);
   if (steps !== undefined) {
     const k = Number(steps);
     if (!Number.isInteger(k) || k < 1) {
       throw new ConfigError("steps", `"${steps}" is not an integer ≥ 1`);
     }
-    if (k > n) throw new ConfigError("steps", `${k}: ${trace} has swap I/O in ${n} steps`);
+    if (k > n) throw new ConfigError("steps", `${k}: ${trace} has ${n} steps`);
     n = k;
   }
   if (n === 0) {
@@ -111,11 +124,11 @@ function stepsToCompare(recorded: SwapDigest, trace: string, steps: string | und
 
 /** The generator's steps 1 … `last` for the recording's model, config and ranks, digested. */
 async function modelDigest(
-  o: { modelTensors: string; deepspeedConfig: string; export?: string | undefined },
+  o: { export?: string | undefined },
+  inputs: DeepSpeedInputs,
   recorded: SwapDigest,
   last: number,
 ): Promise<SwapDigest["steps"]> {
-  const inputs = await readDeepSpeedInputs("zero-infinity", o);
   const config = inputs.config!;
   const ranks = ranksOf(recorded);
   const given = () => undefined;

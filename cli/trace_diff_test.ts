@@ -164,7 +164,7 @@ Deno.test("trace diff refuses bad input with exit 2 and one line", async () => {
         config("opt_nvme"),
         "--steps",
         "9",
-      ], /--steps: 9: .* has swap I\/O in 4 steps/],
+      ], /--steps: 9: .* has 4 steps/],
       [[
         "trace",
         "diff",
@@ -193,6 +193,68 @@ Deno.test("trace diff refuses bad input with exit 2 and one line", async () => {
       assert.equal(r.code, 2, `${args.join(" ")}: exit ${r.code}: ${r.stderr}`);
       assert.match(r.stderr, want);
       assert.equal(r.stderr.trim().split("\n").length, 1, r.stderr);
+    }
+  });
+});
+
+const MORE = join(ROOT, "trace", "testdata", "deepspeed", "more");
+
+const moreRuns: [string, string[]][] = [
+  ["h1000_sg3e6", []],
+  ["h1000_pipe_read", []],
+  ["h1000_pipe_write_bc8", []],
+  ["h1000_bucket", []],
+  ["h1000_pipe_t2", []],
+  ["h1000_param_cpu2", ["--steps", "1"]],
+  ["h1000_gas2", []],
+];
+for (const [name, extra] of moreRuns) {
+  Deno.test(`trace diff: a model of hidden size 1000 (${name}) matches DeepSpeed 0.14.5 too`, async () => {
+    const r = await runCli([
+      "trace",
+      "diff",
+      join(MORE, `${name}.trace.gz`),
+      "--workload",
+      "zero-infinity",
+      "--model-tensors",
+      join(MORE, "model-h1000.json"),
+      "--deepspeed-config",
+      join(MORE, `ds_config_${name}.json`),
+      ...extra,
+    ]);
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    assert.match(r.stdout, /trace diff: 0 of \d+ statistics beyond tolerance/);
+  });
+}
+
+Deno.test("tierbench workload refuses the configs DeepSpeed 0.14.5 failed on for the same model, at the same source line", async () => {
+  await withTempDir(async (dir) => {
+    const cases: [string, RegExp][] = [
+      ["h1000_serial_bc3", /step 2 .*partitioned_optimizer_swapper\.py L73–76/],
+      [
+        "h1000_pipe_write_bc7",
+        /needs 8 \(DeepSpeed fails in step 2 .*ran out of swap buffers.*pipelined_optimizer_swapper\.py L207–211/,
+      ],
+      [
+        "h1000_param_cpu",
+        /buffer_size: 3000000 elements is not more than .*partitioned_param_swapper\.py L345/,
+      ],
+    ];
+    for (const [name, want] of cases) {
+      const r = await runCli([
+        "workload",
+        "zero-infinity",
+        "--model-tensors",
+        join(MORE, "model-h1000.json"),
+        "--deepspeed-config",
+        join(MORE, `ds_config_${name}.json`),
+        "--ranks-per-node",
+        "1",
+        "--tiers",
+        `file:${dir}`,
+      ]);
+      assert.equal(r.code, 2, `${name}: ${r.stderr}`);
+      assert.match(r.stderr, want);
     }
   });
 });

@@ -85,14 +85,30 @@ export class SwapDigest {
   readonly steps = new Map<number, StepDigest>();
   /** Phases with a `STEP` marker seen. */
   markers = 0;
+  /** The largest step number a marker named (a micro-step with gradient accumulation). */
+  markedSteps = 0;
   readonly #cut: PhaseCutter;
   readonly #opened = new Map<string, { step: number; phase: string }>();
   readonly #lastRun = new Map<string, string>();
   /** Contexts that moved swap files, by the step they did it in last. */
   readonly #swapCtx = new Map<number, number>();
 
-  constructor(gapUs = DEFAULT_GAP_US) {
+  readonly #microSteps: number;
+
+  /**
+   * A digest cutting phases at pauses of `gapUs` before the first marker;
+   * with `microSteps` > 1 (gradient accumulation), marker steps are
+   * micro-steps and every `microSteps` of them make one optimizer step.
+   */
+  constructor(gapUs = DEFAULT_GAP_US, microSteps = 1) {
     this.#cut = new PhaseCutter(gapUs);
+    this.#microSteps = microSteps;
+  }
+
+  /** The optimizer step and phase a phase name stands for. */
+  #stepOf(name: string): { step: number; phase: string } | undefined {
+    const s = stepOf(name);
+    return s && { step: Math.ceil(s.step / this.#microSteps), phase: s.phase };
   }
 
   #step(step: number): StepDigest {
@@ -136,9 +152,13 @@ export class SwapDigest {
   /** Takes in one event of the trace, in trace order. */
   add(e: TraceEvent): void {
     const phase = this.#cut.place(e);
-    const now = stepOf(phase.name);
+    const now = this.#stepOf(phase.name);
     if (e.kind === "phase") {
-      if (stepOf(e.name)) this.markers++;
+      const marked = stepOf(e.name);
+      if (marked) {
+        this.markers++;
+        this.markedSteps = Math.max(this.markedSteps, marked.step);
+      }
       return;
     }
     if (e.kind === "open") {

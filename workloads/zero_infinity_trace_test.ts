@@ -92,3 +92,39 @@ Deno.test("the serial swapper's unpadded write of a size O_DIRECT refuses comple
   );
   assert.deepEqual(reads.map((c) => c.length), [1 << 20, 1024]);
 });
+
+Deno.test("the exported trace fails every request of a gradient read into a view off the 512-byte grid", () => {
+  // two tensors: the second's gradient starts at element 262,147 of the subgroup, byte 1,048,588
+  const deepspeed = parseDeepSpeedConfig({
+    zero_optimization: { stage: 3, offload_optimizer: { device: "nvme", nvme_path: "/nvme" } },
+  }, "ds.json");
+  const setup = resolveSetup({
+    tensors: { label: "x", list: [{ name: "a", numel: 262147 }, { name: "b", numel: 1 << 20 }] },
+    ranksPerNode: 1,
+    scale: 1,
+    iterations: 1,
+    warmup: 0,
+  });
+  const settings = zeroInfinitySettings({ deepspeed });
+  const program = zeroInfinity.build(setup, { local: ["local"] }, { deepspeed });
+  const events = [...zeroInfinityTrace({
+    program,
+    setup,
+    settings,
+    layout: zero3Layout(setup, settings),
+    nvme: { optimizer: "/nvme", param: "/nvme" },
+    local: "local",
+  })];
+  let reading = "";
+  const results = new Map<string, number[]>();
+  for (const e of events) {
+    if (e.kind === "submit") reading = `${e.iocbs[0]!.op} ${e.iocbs[0]!.file.split("/").at(-1)}`;
+    if (e.kind === "reap") results.set(reading, [...(results.get(reading) ?? []), ...e.results]);
+  }
+  assert.ok(results.get("read 0_1_gradient_262147_1048576.tensor.swp")!.every((r) => r === -22));
+  assert.ok(results.get("write 0_1_gradient_262147_1048576.tensor.swp")!.every((r) => r > 0));
+  assert.ok(
+    results.get("read 0_1_gradient_0_261888.tensor.swp") === undefined,
+    "under 1 MiB: not swapped",
+  );
+});
