@@ -15,12 +15,21 @@ import { settingError } from "./zero3.ts";
 const OO = "zero_optimization.offload_optimizer";
 const OP = "zero_optimization.offload_param";
 
+/** Layouts already checked, per setup and settings (a program asks for one per phase). */
+const checked = new WeakMap<TrainingSetup, Map<string, Zero3Layout>>();
+
 /** The layout, refused where DeepSpeed would fail with it. */
 export function checkedLayout(setup: TrainingSetup, settings: Zero3Settings): Zero3Layout {
+  let mine = checked.get(setup);
+  if (!mine) checked.set(setup, mine = new Map());
+  const key = JSON.stringify(settings);
+  const known = mine.get(key);
+  if (known) return known;
   const layout = zero3Layout(setup, settings);
   checkSwapBuffers(layout, settings);
   checkThreads(setup, layout, settings);
   checkParamBuffers(layout, settings);
+  mine.set(key, layout);
   return layout;
 }
 
