@@ -81,7 +81,11 @@ export function traceDiffCommand() {
       for await (const batch of reader.batches()) for (const e of batch) recorded.add(e);
       const steps = stepsToCompare(recorded, trace, o.steps, micro);
       const model = await modelDigest(o, inputs, recorded, steps.at(-1)!);
-      const rows = diffSteps(recorded.steps, model, { bytesTolerance: tolerance, steps });
+      const rows = diffSteps(recorded.steps, model, {
+        bytesTolerance: tolerance,
+        steps,
+        modelTimed: false,
+      });
       console.log(formatDiff(rows, trace));
       const bad = rows.filter((r) => r.ok === false).length;
       const judged = rows.filter((r) => r.ok !== undefined).length;

@@ -56,6 +56,8 @@ export interface StepDigest {
   readonly streams: Map<number, string[]>;
   /** iocbs per io_submit → count. */
   readonly iocbsPerSubmit: Counts;
+  /** At each submit of swap I/O, how many aio contexts had requests in flight → count. */
+  readonly busyContexts: Counts;
   /** Failed completions on contexts that moved swap files. */
   failed: number;
 }
@@ -92,6 +94,8 @@ export class SwapDigest {
   readonly #lastRun = new Map<string, string>();
   /** Contexts that moved swap files, by the step they did it in last. */
   readonly #swapCtx = new Map<number, number>();
+  /** Requests in flight per context (submitted, not yet reaped). */
+  readonly #inFlight = new Map<number, number>();
 
   readonly #microSteps: number;
 
@@ -122,6 +126,7 @@ export class SwapDigest {
           phaseBytes: new Map(),
           streams: new Map(),
           iocbsPerSubmit: {},
+          busyContexts: {},
           failed: 0,
         },
       );
@@ -173,6 +178,9 @@ export class SwapDigest {
       return;
     }
     if (e.kind === "reap") {
+      if (e.res > 0) {
+        this.#inFlight.set(e.ctx, Math.max(0, (this.#inFlight.get(e.ctx) ?? 0) - e.res));
+      }
       const step = this.#swapCtx.get(e.ctx);
       if (step !== undefined) this.#step(step).failed += e.results.filter((r) => r < 0).length;
       return;
@@ -201,9 +209,13 @@ export class SwapDigest {
         list.push(run);
       }
     }
+    if (e.res > 0) this.#inFlight.set(e.ctx, (this.#inFlight.get(e.ctx) ?? 0) + e.res);
     if (first) {
       const k = String(e.iocbs.length);
       first.iocbsPerSubmit[k] = (first.iocbsPerSubmit[k] ?? 0) + 1;
+      let busy = 0;
+      for (const n of this.#inFlight.values()) if (n > 0) busy++;
+      first.busyContexts[String(busy)] = (first.busyContexts[String(busy)] ?? 0) + 1;
     }
   }
 }
@@ -227,6 +239,8 @@ export interface DiffOptions {
   readonly bytesTolerance: number;
   /** The steps to compare. */
   readonly steps: readonly number[];
+  /** Whether the second trace's times mean anything (a generator's export: synthetic, no). */
+  readonly modelTimed?: boolean;
 }
 
 /**
@@ -267,6 +281,15 @@ export function diffSteps(
     push("aio contexts moving swap files", "", String(ca), String(cb), ca === cb);
     orderRows(a, b, push);
     push("iocbs per io_submit", "", counts(a.iocbsPerSubmit), counts(b.iocbsPerSubmit), undefined);
+    push(
+      "aio contexts busy at once (at each submit)",
+      "",
+      counts(a.busyContexts),
+      options.modelTimed === false
+        ? "— (the export's times are synthetic)"
+        : counts(b.busyContexts),
+      undefined,
+    );
     push("failed completions", "", String(a.failed), String(b.failed), a.failed === b.failed);
   }
   return rows;

@@ -124,3 +124,29 @@ Deno.test("diffSteps judges bytes within the tolerance, counts, sizes, files and
   );
   assert.ok(!loose.some((r) => r.aspect === "bytes"));
 });
+
+Deno.test("the digest counts how many aio contexts had requests in flight at each submit: the streams' interleaving", () => {
+  const a = `${DIR}/0_10.tensor.swp`, b = `${DIR}/exp_avg-0_10.tensor.swp`;
+  const reap = (t: number, ctx: number): TraceEvent => ({
+    kind: "reap",
+    t,
+    thread: `aio${ctx}`,
+    dur: 0,
+    ctx,
+    min: 1,
+    max: 8,
+    res: 1,
+    results: [4096],
+  });
+  const d = digest([
+    phase(0, "STEP 1 optimizer-step"),
+    open(1, a),
+    open(2, b),
+    io(3, 0, "read", a, 4096),
+    io(4, 1, "write", b, 4096), // while context 0's read is in flight
+    reap(5, 0),
+    reap(6, 1),
+    io(7, 0, "read", a, 4096), // alone
+  ]);
+  assert.deepEqual(d.steps.get(1)!.busyContexts, { "1": 2, "2": 1 });
+});

@@ -109,3 +109,22 @@ Deno.test("deepspeed-checkpoint checkpoints every checkpointEvery iterations and
     /needs a local path/,
   );
 });
+
+Deno.test("deepspeed-checkpoint follows the DeepSpeed config: the optimizer's own states are the files it copies", async () => {
+  const { parseDeepSpeedConfig } = await import("./deepspeed_config.ts");
+  const deepspeed = parseDeepSpeedConfig({
+    optimizer: { type: "Adagrad" },
+    zero_optimization: {
+      stage: 3,
+      sub_group_size: 1e8,
+      offload_optimizer: { device: "nvme", nvme_path: "/nvme" },
+    },
+  }, "ds.json");
+  const p = deepspeedCheckpoint.build(setup, paths, { deepspeed });
+  // Adagrad swaps one state (exp_avg_sq) beside the fp32 params: 8 B/param
+  assert.equal(p.derived.checkpoint_bytes_per_param, 8);
+  const copied = p.ranks[0]!.ops.filter((op) => op.phase === "checkpoint" && op.kind === "read")
+    .map((op) => op.object!.split("/").at(-1)!);
+  assert.ok(copied.every((f) => /^(exp_avg_sq-)?\d+_\d+\.tensor\.swp$/.test(f)));
+  assert.equal(copied.length, 2 * swapped.length * 2);
+});
