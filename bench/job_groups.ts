@@ -6,8 +6,9 @@
  * `stonewall` starts only once nothing else runs, a job with `wait_for`
  * once the job it names has ended, and a job with `startdelay` that long
  * after the jobs began. The jobs' clock (fio's genesis, which startdelay and
- * --trigger-timeout count from) starts once the files are ready, so a long
- * layout delays neither and is never cut short by the trigger. When a job ends
+ * --trigger-timeout count from) starts once the files are ready and the first
+ * jobs are ready to start theirs, so neither a long layout nor the jobs'
+ * start-up counts against them, and a layout is never cut short by the trigger. When a job ends
  * and `exitall` is set, the jobs `exit_what` names end too (`group`: its
  * reporting group, `stonewall`: those started with it, `all`: every job,
  * and none starts after). A failed job stops the others only with
@@ -72,15 +73,25 @@ export function runJobSchedule(
     readonly flows?: ReadonlyMap<number, BigInt64Array<SharedArrayBuffer>>;
     /**
      * Ends every job as a normal end this long after the jobs began (once the
-     * files are laid out), none starting after: fio's --trigger-timeout, ms.
+     * files are laid out and the first jobs ready), none starting after: fio's
+     * --trigger-timeout, ms.
      */
     readonly triggerTimeoutMs?: number;
   },
 ): Promise<SessionOutcome> {
   return withSession(opts, async ({ doc, tier: open, runId }) => {
-    let t0 = 0; // fio's genesis: set once the files are laid out
+    let t0 = 0; // fio's genesis: the files laid out, the first jobs ready to start their clocks
     let triggered = false;
     let trigger: ReturnType<typeof setTimeout> | undefined;
+    const startClock = () => {
+      if (t0 !== 0) return;
+      t0 = performance.now();
+      if (opts.triggerTimeoutMs === undefined) return;
+      trigger = setTimeout(() => {
+        triggered = true;
+        endAll();
+      }, opts.triggerTimeoutMs);
+    };
     const results: (RunResult | undefined)[] = new Array(jobs.length).fill(undefined);
     const started = new Set<number>();
     const ended = new Set<number>();
@@ -161,13 +172,6 @@ export function runJobSchedule(
         opts.signal?.removeEventListener("abort", stopLayout);
       }
       if (layout.signal.aborted) closed = true;
-      t0 = performance.now();
-      if (opts.triggerTimeoutMs !== undefined) {
-        trigger = setTimeout(() => {
-          triggered = true;
-          endAll();
-        }, opts.triggerTimeoutMs);
-      }
       for (;;) {
         // fio's run_threads: start, in order, what may start; a stonewall waits for an empty run
         const now: number[] = [];
@@ -180,6 +184,8 @@ export function runJobSchedule(
           started.add(i);
         }
         const together = new Barrier(now);
+        // before the jobs' own waits on it: their startdelay counts from t0
+        void together.opened.then(startClock);
         for (const i of now) start(i, together);
         if (running.size === 0) break; // all ended, or what is left can never start
         await Promise.race([...running.values()].map((r) => r.done));
@@ -254,6 +260,11 @@ class Barrier {
   }
 
   /** Member `i` has arrived (again: no change); resolves once every member has. */
+  /** Resolves once every member has arrived. */
+  get opened(): Promise<void> {
+    return this.#all;
+  }
+
   arrive(i: number): Promise<void> {
     this.#waiting.delete(i);
     if (this.#waiting.size === 0) this.#open();
