@@ -11,7 +11,7 @@
 import type { JobPlan } from "../core/job_protocol.ts";
 import { XorShift32 } from "../core/offsets.ts";
 import { allocAligned, cString, freeAligned, lastErrno, libc, monoNow, O } from "../core/libc.ts";
-import { SyscallFailure } from "./types.ts";
+import { type JobRuntime, SyscallFailure } from "./types.ts";
 import { verifierOf } from "../core/verify.ts";
 
 /** Block size used to lay files out. */
@@ -28,6 +28,27 @@ export function fillRandom(buf: Uint8Array, seed: number): void {
   const words = new Uint32Array(buf.buffer, buf.byteOffset, buf.byteLength >>> 2);
   for (let i = 0; i < words.length; i++) words[i] = rng.next();
   for (let i = words.length * 4; i < buf.byteLength; i++) buf[i] = rng.next() & 0xff;
+}
+
+/**
+ * Fills a job's I/O buffers: with the verify pattern under --verify, else
+ * with random bytes of the job's own seed.
+ */
+export function fillBlocks(plan: JobPlan, bytes: Uint8Array): void {
+  const v = verifierOf(plan);
+  if (v) v.fillPattern(bytes);
+  else fillRandom(bytes, plan.seed ^ 0xa5a5 ^ plan.job);
+}
+
+/**
+ * After a job's last I/O: the end-of-job fsync when the plan asks for it
+ * (fio's end_fsync), shown to the watchdog while it runs and timed.
+ */
+export function endJob(rt: JobRuntime, plan: JobPlan, files: JobFiles): void {
+  if (!plan.endFsync) return;
+  rt.busy(monoNow(), false, -1, -1);
+  rt.recordFsync(files.fsyncAll());
+  rt.idle();
 }
 
 /** The open files of one job. */

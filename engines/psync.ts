@@ -14,7 +14,7 @@ import {
   libc,
   monoNow,
 } from "../core/libc.ts";
-import { fillRandom, JobFiles } from "./_file.ts";
+import { endJob, fillBlocks, JobFiles } from "./_file.ts";
 import { type BlockVerifier, verifierOf } from "../core/verify.ts";
 import { type JobEngine, type JobRuntime, SyscallFailure } from "./types.ts";
 
@@ -51,10 +51,8 @@ export class PsyncEngine implements JobEngine {
     try {
       files.layOut();
       const buf = allocAligned(plan.bs, plan.alignment);
-      const verifier = verifierOf(plan);
-      if (verifier) verifier.fillPattern(buf.bytes);
-      else fillRandom(buf.bytes, plan.seed ^ 0xa5a5 ^ plan.job);
-      return new PsyncEngine(plan, files, buf, verifier);
+      fillBlocks(plan, buf.bytes);
+      return new PsyncEngine(plan, files, buf, verifierOf(plan));
     } catch (e) {
       files.close();
       throw e;
@@ -97,11 +95,7 @@ export class PsyncEngine implements JobEngine {
       }
       rt.complete(isRead, t1, (t1 - t0) * 1e6, -1);
     }
-    if (this.#plan.endFsync) {
-      rt.busy(monoNow(), false, -1, -1);
-      rt.recordFsync(files.fsyncAll());
-      rt.idle();
-    }
+    endJob(rt, this.#plan, files);
   }
 
   close(): void {

@@ -1,0 +1,297 @@
+/**
+ * The I/O loop of the asynchronous job engines, written once over a
+ * {@linkcode KernelQueue}: libaio (libaio.ts) and io_uring (io_uring.ts) each
+ * supply only their queue, as fio's engines plug their `ioengine_ops` into
+ * one core loop. The loop keeps `iodepth` I/Os in flight, times them, shows
+ * the watchdog what it waits on, and turns a failed call or completion into a
+ * {@linkcode SyscallFailure}.
+ *
+ * Each I/O is handed to the kernel on its own as soon as a slot is free, as
+ * fio does by default (iodepth_batch_submit=1): a batch filled behind a reap
+ * reaches the device only when its last request is in, so the device would
+ * see a lower depth. Completions are taken all that are ready at once.
+ *
+ * Timing follows fio: slat is from preparing an I/O to the submit returning,
+ * clat from then to the moment its completion is reaped, lat the sum.
+ *
+ * Under a rate (--rate, --rate-iops) at any depth, as fio: each request goes
+ * at its intended start while up to `iodepth` are in flight; between starts
+ * the job reaps completions, the wait timing out at the next start (where the
+ * queue's waits can time out) instead of a blind sleep, so a completion is
+ * timed when it happens. When every slot is busy at an intended start, the
+ * request waits for a slot, and the wait counts in its latency (from the
+ * intended start) and the job's lag.
+ *
+ * @module
+ */
+
+import type { JobPlan } from "../core/job_protocol.ts";
+import { monoNow } from "../core/libc.ts";
+import { type BlockVerifier, verifierOf } from "../core/verify.ts";
+import { endJob, fillBlocks, JobFiles } from "./_file.ts";
+import type { KernelQueue } from "./_kernel_queue.ts";
+import { type JobEngine, type JobRuntime, SyscallFailure } from "./types.ts";
+
+/** How long one wait for completions lasts before the stop flag is looked at again. */
+const REAP_TIMEOUT_NS = 100_000_000;
+/**
+ * Under a rate, with requests in flight, the job reaps completions until this
+ * long before the next intended start, then lets the runtime's wait take the
+ * rest (it spins the last stretch).
+ */
+const PACE_EARLY_MS = 0.1;
+const EINTR = 4;
+const EAGAIN = 11;
+const EBUSY = 16;
+
+/**
+ * A job engine over a kernel queue of `iodepth` slots of `bs` bytes. The
+ * engines extend it with the `open` that sets their queue up.
+ */
+export class AsyncEngine implements JobEngine {
+  readonly #plan: JobPlan;
+  readonly #files: JobFiles;
+  readonly #queue: KernelQueue;
+  readonly #verifier: BlockVerifier | undefined;
+  /** --verify: each slot's block. */
+  readonly #blocks: Uint8Array[];
+  // Per slot: when it was prepared and submitted, its direction, file, offset in that file
+  // and in the job's space, and whether the kernel holds it.
+  readonly #prepAt: Float64Array;
+  readonly #submitAt: Float64Array;
+  readonly #isRead: Uint8Array;
+  readonly #fileOf: Int32Array;
+  readonly #offsets: Float64Array;
+  readonly #jobOffsets: Float64Array;
+  readonly #inKernel: Uint8Array;
+  /** Free slots, a stack. */
+  readonly #free: Int32Array;
+  #nFree = 0;
+  /** Slots prepared and not yet taken by the kernel, in order (a ring of #qLen from #qHead). */
+  readonly #queued: Int32Array;
+  #qHead = 0;
+  #qLen = 0;
+  #inFlight = 0;
+  #issuing = true;
+  /** Under a rate, and the queue's waits can time out: reap until each intended start. */
+  #paced = false;
+
+  /** An engine on the job's opened `files` and its set-up `queue`. */
+  protected constructor(plan: JobPlan, files: JobFiles, queue: KernelQueue) {
+    const depth = plan.iodepth;
+    this.#plan = plan;
+    this.#files = files;
+    this.#queue = queue;
+    this.#verifier = verifierOf(plan);
+    this.#blocks = this.#verifier === undefined ? [] : Array.from(
+      { length: depth },
+      (_, s) => queue.bytes.subarray(s * queue.slotBytes, (s + 1) * queue.slotBytes),
+    );
+    this.#prepAt = new Float64Array(depth);
+    this.#submitAt = new Float64Array(depth);
+    this.#isRead = new Uint8Array(depth);
+    this.#fileOf = new Int32Array(depth);
+    this.#offsets = new Float64Array(depth);
+    this.#jobOffsets = new Float64Array(depth);
+    this.#inKernel = new Uint8Array(depth);
+    this.#free = new Int32Array(depth);
+    this.#queued = new Int32Array(depth);
+  }
+
+  /**
+   * Opens the job's files, lays them out, sets the queue up with `makeQueue`
+   * and fills its buffers (the verify pattern, or random bytes); closes the
+   * files when anything fails.
+   */
+  protected static openParts(
+    plan: JobPlan,
+    makeQueue: (files: JobFiles) => KernelQueue,
+  ): { files: JobFiles; queue: KernelQueue } {
+    const files = JobFiles.open(plan);
+    try {
+      files.layOut();
+      const queue = makeQueue(files);
+      fillBlocks(plan, queue.bytes);
+      return { files, queue };
+    } catch (e) {
+      files.close();
+      throw e;
+    }
+  }
+
+  run(rt: JobRuntime): void {
+    const depth = this.#plan.iodepth;
+    for (let i = 0; i < depth; i++) this.#free[i] = depth - 1 - i;
+    this.#nFree = depth;
+    this.#paced = rt.paced && this.#queue.timedWaits;
+    while (this.#issuing || this.#inFlight > 0 || this.#qLen > 0) {
+      const reapForMs = this.#issue(rt);
+      if (this.#inFlight > 0) this.#reap(rt, reapForMs);
+    }
+    endJob(rt, this.#plan, this.#files);
+  }
+
+  /**
+   * Prepares and submits I/Os while slots are free and the runtime lets
+   * them go. Returns how long (ms) to reap before the next intended start
+   * under a rate, else 0.
+   */
+  #issue(rt: JobRuntime): number {
+    const q = this.#queue;
+    const queued = this.#queued;
+    while (this.#qLen > 0 || (this.#issuing && this.#nFree > 0)) {
+      if (this.#qLen === 0) {
+        if (this.#paced && this.#inFlight > 0) {
+          const wait = rt.untilDue(monoNow());
+          if (wait > PACE_EARLY_MS) return wait - PACE_EARLY_MS;
+        }
+        const now = monoNow();
+        if (!rt.mayIssue(now)) {
+          this.#issuing = false;
+          break;
+        }
+        this.#prepare(rt, now);
+      }
+      const first = queued[this.#qHead]!;
+      // The submit can block (buffered I/O done inline, a FUSE mount): the watchdog sees it.
+      this.#showBusy(rt, first, this.#prepAt[first]!);
+      const rc = q.submit();
+      rt.idle();
+      if (rc > 0) {
+        this.#submitted(rc);
+        continue;
+      }
+      if ((rc === -EAGAIN || rc === -EBUSY || rc === -EINTR || rc === 0) && this.#inFlight > 0) {
+        break; // retry once completions have freed kernel resources
+      }
+      this.#fail(q.calls.submit, rc < 0 ? -rc : EAGAIN, first, `(submitting ${this.#qLen})`);
+    }
+    return 0;
+  }
+
+  /** Takes a free slot for the next I/O the runtime asks for and queues it. */
+  #prepare(rt: JobRuntime, now: number): void {
+    const files = this.#files;
+    const slot = this.#free[--this.#nFree]!;
+    const read = rt.nextIsRead();
+    const off = rt.nextOffset();
+    const f = files.fileOf(off);
+    const where = files.offsetIn(off);
+    this.#isRead[slot] = read ? 1 : 0;
+    this.#offsets[slot] = where;
+    this.#fileOf[slot] = f;
+    this.#jobOffsets[slot] = off;
+    if (this.#verifier !== undefined && !read) {
+      this.#verifier.prepareWrite(this.#blocks[slot]!, where, off);
+    }
+    this.#queue.prepare(slot, !read, files.fds[f]!, f, where, this.#plan.bs);
+    this.#prepAt[slot] = now;
+    const depth = this.#queued.length;
+    const at = this.#qHead + this.#qLen++;
+    this.#queued[at < depth ? at : at - depth] = slot;
+  }
+
+  /** The `n` oldest queued slots are in the kernel from now. */
+  #submitted(n: number): void {
+    const t = monoNow();
+    const depth = this.#queued.length;
+    for (let i = 0; i < n; i++) {
+      const slot = this.#queued[this.#qHead]!;
+      this.#qHead = this.#qHead + 1 === depth ? 0 : this.#qHead + 1;
+      this.#submitAt[slot] = t;
+      this.#inKernel[slot] = 1;
+    }
+    this.#qLen -= n;
+    this.#inFlight += n;
+  }
+
+  /**
+   * Waits for completions (under a rate with `reapForMs` > 0, only until the
+   * next intended start) and records every one that is ready.
+   */
+  #reap(rt: JobRuntime, reapForMs: number): void {
+    const q = this.#queue;
+    const timed = reapForMs > 0 && reapForMs * 1e6 < REAP_TIMEOUT_NS;
+    const n = q.getevents(timed ? Math.max(1, Math.floor(reapForMs * 1e6)) : REAP_TIMEOUT_NS);
+    if (n < 0) {
+      if (n === -EINTR) return;
+      throw new SyscallFailure(
+        q.calls.wait,
+        -n,
+        this.#files.paths[0]!,
+        undefined,
+        q.calls.waitDetail,
+      );
+    }
+    if (n === 0) {
+      // The next intended start has come; or nothing completed in time: show the
+      // watchdog the oldest I/O in flight.
+      if (!timed) this.#showOldest(rt);
+      return;
+    }
+    const t = monoNow();
+    rt.idle();
+    this.#complete(rt, n, t);
+  }
+
+  /** Records the `n` ready completions, reaped at `t`, and frees their slots. */
+  #complete(rt: JobRuntime, n: number, t: number): void {
+    const q = this.#queue;
+    const bs = this.#plan.bs;
+    for (let e = 0; e < n; e++) {
+      const slot = q.eventSlot(e);
+      const res = q.eventResult(e);
+      const read = this.#isRead[slot] === 1;
+      if (res !== bs) {
+        q.release(e + 1);
+        this.#fail(
+          read ? q.calls.read : q.calls.write,
+          res < 0 ? -res : 0,
+          slot,
+          res < 0 ? undefined : `(short ${read ? "read" : "write"}: ${res} of ${bs})`,
+        );
+      }
+      const prep = this.#prepAt[slot]!;
+      rt.complete(read, t, (t - prep) * 1e6, (this.#submitAt[slot]! - prep) * 1e6);
+      if (this.#verifier !== undefined && read) {
+        const file = this.#files.paths[this.#fileOf[slot]!]!;
+        this.#verifier.checkRead(
+          this.#blocks[slot]!,
+          file,
+          this.#offsets[slot]!,
+          this.#jobOffsets[slot]!,
+        );
+      }
+      this.#inKernel[slot] = 0;
+      this.#free[this.#nFree++] = slot;
+    }
+    q.release(n);
+    this.#inFlight -= n;
+  }
+
+  /** Tells the watchdog the job waits on slot `slot`'s I/O, begun at `since`. */
+  #showBusy(rt: JobRuntime, slot: number, since: number): void {
+    rt.busy(since, this.#isRead[slot] === 1, this.#fileOf[slot]!, this.#offsets[slot]!);
+  }
+
+  /** Shows the watchdog the oldest I/O in flight. */
+  #showOldest(rt: JobRuntime): void {
+    let oldest = -1;
+    const at = this.#submitAt;
+    for (let s = 0; s < this.#inKernel.length; s++) {
+      if (this.#inKernel[s] === 1 && (oldest < 0 || at[s]! < at[oldest]!)) oldest = s;
+    }
+    if (oldest >= 0) this.#showBusy(rt, oldest, at[oldest]!);
+  }
+
+  /** Throws the failure of `syscall` with `errno` on slot `slot`'s I/O. */
+  #fail(syscall: string, errno: number, slot: number, detail?: string): never {
+    const path = this.#files.paths[this.#fileOf[slot]!]!;
+    throw new SyscallFailure(syscall, errno, path, this.#offsets[slot]!, detail);
+  }
+
+  close(): void {
+    this.#queue.close(this.#plan.timeoutMs ?? 30_000);
+    this.#files.close();
+  }
+}
