@@ -110,6 +110,7 @@ scope.onmessage = async (event: MessageEvent<JobStart>) => {
     write: encodeLatency(rt.write),
     ...(plan.rate ? { schedule: rt.schedule()! } : {}),
     ...(rt.intervals() ? { intervals: rt.intervals()! } : {}),
+    ...(rt.cpu() ? { cpu: rt.cpu()! } : {}),
     ...(failure ? { failure } : {}),
   };
   scope.postMessage(message);

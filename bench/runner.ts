@@ -607,6 +607,18 @@ function span(runtimeMs: number, bytes: number, ops: number): SpanFigures {
   };
 }
 
+/** The CPU time of the jobs' threads over their measured windows, summed, in whole ns. */
+function jobsCpu(
+  results: Iterable<Extract<JobMessage, { type: "result" }>>,
+): { usr_ns: number; sys_ns: number } {
+  let usr = 0, sys = 0;
+  for (const r of results) {
+    usr += r.cpu?.usr_ns ?? 0;
+    sys += r.cpu?.sys_ns ?? 0;
+  }
+  return { usr_ns: Math.round(usr), sys_ns: Math.round(sys) };
+}
+
 function buildResult(
   job: JobOptions,
   tier: Tier,
@@ -689,6 +701,7 @@ function buildResult(
     cpu: {
       usr_pct: wall > 0 ? round2((cpu.user / 1e6 / wall) * 100) : 0,
       sys_pct: wall > 0 ? round2((cpu.system / 1e6 / wall) * 100) : 0,
+      jobs: jobsCpu(results.values()),
     },
     jobs,
   };

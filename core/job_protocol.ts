@@ -14,6 +14,7 @@ import type { EncodedLatency } from "./recorder.ts";
 import type { IntervalSnapshots } from "./interval_log.ts";
 import type { JobSchedule, RatePlan } from "./rate.ts";
 import type { VerifyPlan } from "./verify.ts";
+import type { CpuTimes } from "./libc.ts";
 
 /** Where the s3 engine of one job puts and gets its objects. */
 export interface S3Target {
@@ -211,6 +212,8 @@ export type JobMessage =
     readonly failure?: JobFailure;
     /** The total-latency snapshots at each logging interval's end (core/interval_log.ts). */
     readonly intervals?: IntervalSnapshots;
+    /** The job thread's CPU time over its measured window; absent when no I/O began in it. */
+    readonly cpu?: CpuTimes;
   };
 
 /** Main → Worker: the one message that starts a job. */

@@ -213,6 +213,40 @@ export function realPath(path: string): string | undefined {
   }
 }
 
+/** CPU time in ns, in user mode and in the kernel. */
+export interface CpuTimes {
+  /** User-mode CPU time, ns. */
+  readonly usr_ns: number;
+  /** Kernel-mode CPU time, ns. */
+  readonly sys_ns: number;
+}
+
+const RUSAGE_SELF = 0;
+const RUSAGE_THREAD = 1;
+
+/**
+ * The CPU time of the calling thread so far (getrusage RUSAGE_THREAD, the
+ * call fio's jobs count their usr_cpu and sys_cpu with), or of the whole
+ * process with `process`; microsecond resolution.
+ *
+ * @example
+ * ```ts
+ * import { cpuTimes } from "./libc.ts";
+ * const t = cpuTimes();
+ * console.assert(t.usr_ns >= 0 && t.sys_ns >= 0);
+ * ```
+ */
+export function cpuTimes(process = false): CpuTimes {
+  const usage = new BigInt64Array(18);
+  const bytes = new Uint8Array(usage.buffer);
+  if (libc().getrusage(process ? RUSAGE_SELF : RUSAGE_THREAD, bytes) !== 0) {
+    return { usr_ns: 0, sys_ns: 0 };
+  }
+  // struct rusage: ru_utime then ru_stime, each a struct timeval { tv_sec, tv_usec }.
+  const us = (at: number) => Number(usage[at]!) * 1e6 + Number(usage[at + 1]!);
+  return { usr_ns: us(0) * 1000, sys_ns: us(2) * 1000 };
+}
+
 /** Peak resident set size of this process in bytes (getrusage's ru_maxrss). */
 export function peakRss(): number {
   const usage = new Uint8Array(144);

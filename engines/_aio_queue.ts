@@ -19,7 +19,9 @@ const AIO_CALLS: QueueCalls = {
 /**
  * An {@linkcode AioRing} as a {@linkcode KernelQueue}: prepared iocbs wait in
  * order until one io_submit hands them all to the kernel (a lone one through
- * its slot's ready-made address array), and waits are io_getevents.
+ * its slot's ready-made address array). Completions already posted are read
+ * from the context's ring in this process's memory, without a system call;
+ * only when none is does io_getevents wait for one.
  *
  * @example
  * ```ts ignore
@@ -95,6 +97,8 @@ export class AioQueue implements KernelQueue {
   }
 
   getevents(timeoutNs: number): number {
+    const ready = this.#ring.takeReady();
+    if (ready > 0) return ready;
     if (timeoutNs !== this.#timeoutNs) {
       setTimespec(this.#timeout, timeoutNs);
       this.#timeoutNs = timeoutNs;
@@ -103,7 +107,8 @@ export class AioQueue implements KernelQueue {
   }
 
   geteventsAsync(timeoutNs?: number): Promise<number> {
-    return this.#ring.wait(timeoutNs);
+    const ready = this.#ring.takeReady();
+    return ready > 0 ? Promise.resolve(ready) : this.#ring.wait(timeoutNs);
   }
 
   eventSlot(e: number): number {
@@ -114,7 +119,9 @@ export class AioQueue implements KernelQueue {
     return this.#ring.eventResult(e);
   }
 
-  release(_n: number): void {}
+  release(n: number): void {
+    this.#ring.release(n);
+  }
 
   close(): void {
     this.#ring.close();

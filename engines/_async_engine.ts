@@ -139,13 +139,16 @@ export class AsyncEngine implements JobEngine {
   #issue(rt: JobRuntime): number {
     const q = this.#queue;
     const queued = this.#queued;
+    // When the last submit returned: the next I/O's preparation begins right then, so
+    // closed-loop its time is that one clock read (paced, the pacer reads its own).
+    let returned = -1;
     while (this.#qLen > 0 || (this.#issuing && this.#nFree > 0)) {
       if (this.#qLen === 0) {
         if (this.#paced && this.#inFlight > 0) {
           const wait = rt.untilDue(monoNow());
           if (wait > PACE_EARLY_MS) return wait - PACE_EARLY_MS;
         }
-        const now = monoNow();
+        const now = returned >= 0 ? returned : monoNow();
         if (!rt.mayIssue(now)) {
           this.#issuing = false;
           break;
@@ -158,7 +161,8 @@ export class AsyncEngine implements JobEngine {
       const rc = q.submit();
       rt.idle();
       if (rc > 0) {
-        this.#submitted(rc);
+        const t = this.#submitted(rc);
+        if (!rt.paced) returned = t;
         continue;
       }
       if ((rc === -EAGAIN || rc === -EBUSY || rc === -EINTR || rc === 0) && this.#inFlight > 0) {
@@ -191,8 +195,8 @@ export class AsyncEngine implements JobEngine {
     this.#queued[at < depth ? at : at - depth] = slot;
   }
 
-  /** The `n` oldest queued slots are in the kernel from now. */
-  #submitted(n: number): void {
+  /** The `n` oldest queued slots are in the kernel from now: returns now. */
+  #submitted(n: number): number {
     const t = monoNow();
     const depth = this.#queued.length;
     for (let i = 0; i < n; i++) {
@@ -203,6 +207,7 @@ export class AsyncEngine implements JobEngine {
     }
     this.#qLen -= n;
     this.#inFlight += n;
+    return t;
   }
 
   /**

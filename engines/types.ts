@@ -28,7 +28,7 @@ import {
 import { type LatencyHistograms, newLatencyHistograms } from "../core/recorder.ts";
 import { IntervalLog, type IntervalSnapshots } from "../core/interval_log.ts";
 import { LatencyBuckets } from "../core/latency_buckets.ts";
-import { monoNow } from "../core/libc.ts";
+import { type CpuTimes, cpuTimes, monoNow } from "../core/libc.ts";
 import { type JobSchedule, Pacer } from "../core/rate.ts";
 
 /** Per-job bookkeeping shared by every engine. */
@@ -60,6 +60,10 @@ export class JobRuntime {
   #intervals: IntervalLog | undefined;
   /** The end of the open logging interval (Infinity without one): one comparison per I/O. */
   #intervalEnd = Infinity;
+  /** This thread's CPU time when the measured window began; undefined before. */
+  #cpuAtStart: CpuTimes | undefined;
+  /** What it spent from then to the job's end; undefined until finish(). */
+  #cpuSpent: CpuTimes | undefined;
 
   /** The runtime of job `plan.job`, counting into the run's `shared` counters. */
   constructor(plan: JobPlan, shared: SharedCounters) {
@@ -119,6 +123,9 @@ export class JobRuntime {
     if (Atomics.load(this.#ctl, CTL.STOP) !== 0 || now >= this.#measureEnd) {
       this.#stopPacing(now);
       return false;
+    }
+    if (this.#cpuAtStart === undefined && now >= this.#measureStart) {
+      this.#cpuAtStart = cpuTimes();
     }
     if (this.#pacer) return this.#paced(now);
     if (now < this.#measureStart) return true; // ramp: does not count toward io_size
@@ -285,8 +292,23 @@ export class JobRuntime {
     return this.#pacer?.summary(monoNow());
   }
 
+  /**
+   * The CPU time this job's thread spent from the first I/O of its measured
+   * window to its end (getrusage RUSAGE_THREAD, as fio counts a job's
+   * usr_cpu and sys_cpu: from the end of the ramp); undefined until
+   * {@linkcode finish}, or when no I/O began in the window.
+   */
+  cpu(): CpuTimes | undefined {
+    return this.#cpuSpent;
+  }
+
   /** Marks this job finished; the first job to finish fixes the first-done moment. */
   finish(): void {
+    const start = this.#cpuAtStart;
+    if (start !== undefined && this.#cpuSpent === undefined) {
+      const end = cpuTimes();
+      this.#cpuSpent = { usr_ns: end.usr_ns - start.usr_ns, sys_ns: end.sys_ns - start.sys_ns };
+    }
     this.#stopPacing(monoNow());
     this.#foldBuckets();
     if (this.#intervals && this.#intervalEnd !== Infinity) {

@@ -195,8 +195,15 @@ export interface RunResult {
   timeseries: TimeSeries;
   /** Under a rate: how far the run kept to its schedule; absent when closed-loop. */
   schedule?: ScheduleResult;
-  /** CPU time of the whole tierbench process during measurement, as % of one core. */
-  cpu: { usr_pct: number; sys_pct: number };
+  /**
+   * CPU time of the whole tierbench process during measurement, as % of one
+   * core; and `jobs`, the CPU time the jobs' own threads spent from the end of
+   * their ramp to their end, summed over jobs, in ns (getrusage RUSAGE_THREAD,
+   * what fio's usr_cpu and sys_cpu count for a job): divided by the I/Os, the
+   * harness's CPU per I/O. `jobs` is absent in documents written before it
+   * was added.
+   */
+  cpu: { usr_pct: number; sys_pct: number; jobs?: { usr_ns: number; sys_ns: number } };
   jobs: {
     job: number;
     read_bytes: number;
