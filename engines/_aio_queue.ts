@@ -29,7 +29,7 @@ const AIO_CALLS: QueueCalls = {
  * try {
  *   q.prepare(0, false, fd, 0, 0, 1 << 20);
  *   q.submit();
- *   const n = q.getevents(1e9);
+ *   const n = q.reapReady() || q.getevents();
  *   q.eventSlot(0); q.eventResult(0); q.release(n);
  * } finally { q.close(); }
  * ```
@@ -96,9 +96,12 @@ export class AioQueue implements KernelQueue {
     return rc;
   }
 
-  getevents(timeoutNs: number): number {
-    const ready = this.#ring.takeReady();
-    if (ready > 0) return ready;
+  reapReady(): number {
+    return this.#ring.takeReady();
+  }
+
+  getevents(timeoutNs?: number): number {
+    if (timeoutNs === undefined) return this.#ring.reap(null);
     if (timeoutNs !== this.#timeoutNs) {
       setTimespec(this.#timeout, timeoutNs);
       this.#timeoutNs = timeoutNs;
@@ -107,8 +110,7 @@ export class AioQueue implements KernelQueue {
   }
 
   geteventsAsync(timeoutNs?: number): Promise<number> {
-    const ready = this.#ring.takeReady();
-    return ready > 0 ? Promise.resolve(ready) : this.#ring.wait(timeoutNs);
+    return this.#ring.wait(timeoutNs);
   }
 
   eventSlot(e: number): number {

@@ -115,7 +115,7 @@ export interface Libaio {
     minNr: bigint,
     nr: bigint,
     events: Uint8Array<ArrayBuffer>,
-    timeout: Uint8Array<ArrayBuffer>,
+    timeout: Uint8Array<ArrayBuffer> | null,
   ): number;
   /**
    * `io_getevents` on a thread of Deno's blocking pool, so the calling
@@ -459,10 +459,10 @@ export class AioRing {
 
   /**
    * Waits on this thread for at least one completion, at most `timeout` (a
-   * {@linkcode timespec}), and takes all that are ready: how many, or
-   * `-errno`.
+   * {@linkcode timespec}; null: until one completes), and takes all that are
+   * ready: how many, or `-errno`.
    */
-  reap(timeout: Uint8Array<ArrayBuffer>): number {
+  reap(timeout: Uint8Array<ArrayBuffer> | null): number {
     this.#ringAt = -1;
     return this.#aio.io_getevents(this.#ctx, ONE, this.#depthBig, this.#events.bytes, timeout);
   }

@@ -32,8 +32,6 @@ import { endJob, fillBlocks, JobFiles } from "./_file.ts";
 import type { KernelQueue } from "./_kernel_queue.ts";
 import { type JobEngine, type JobRuntime, SyscallFailure } from "./types.ts";
 
-/** How long one wait for completions lasts before the stop flag is looked at again. */
-const REAP_TIMEOUT_NS = 100_000_000;
 /**
  * Under a rate, with requests in flight, the job reaps completions until this
  * long before the next intended start, then lets the runtime's wait take the
@@ -216,23 +214,20 @@ export class AsyncEngine implements JobEngine {
    */
   #reap(rt: JobRuntime, reapForMs: number): void {
     const q = this.#queue;
-    const timed = reapForMs > 0 && reapForMs * 1e6 < REAP_TIMEOUT_NS;
-    const n = q.getevents(timed ? Math.max(1, Math.floor(reapForMs * 1e6)) : REAP_TIMEOUT_NS);
-    if (n < 0) {
-      if (n === -EINTR) return;
-      throw new SyscallFailure(
-        q.calls.wait,
-        -n,
-        this.#files.paths[0]!,
-        undefined,
-        q.calls.waitDetail,
-      );
-    }
+    let n = q.reapReady();
     if (n === 0) {
-      // The next intended start has come; or nothing completed in time: show the
-      // watchdog the oldest I/O in flight.
+      // Under a rate, wait only until the next intended start. Otherwise wait for a
+      // completion as fio does, without a timeout (arming one costs each wait a timer in
+      // the kernel), and show the watchdog the oldest I/O in flight meanwhile.
+      const timed = reapForMs > 0;
       if (!timed) this.#showOldest(rt);
-      return;
+      n = q.getevents(timed ? Math.max(1, Math.floor(reapForMs * 1e6)) : undefined);
+      if (n < 0) {
+        if (n === -EINTR) return;
+        const path = this.#files.paths[0]!;
+        throw new SyscallFailure(q.calls.wait, -n, path, undefined, q.calls.waitDetail);
+      }
+      if (n === 0) return; // the next intended start has come
     }
     const t = monoNow();
     rt.idle();

@@ -65,12 +65,19 @@ export interface KernelQueue {
   /** The same on a thread of Deno's blocking pool, so this thread's event loop stays free. */
   submitAsync(): Promise<number>;
   /**
-   * Waits on this thread, at most `timeoutNs`, for at least one completion:
-   * how many are ready for {@linkcode eventSlot} (0 when the time ran out), or
-   * `-errno` (`-EINTR` on a signal).
+   * Takes the completions the kernel has already posted, without a system
+   * call: how many are ready for {@linkcode eventSlot}, 0 when none is.
    */
-  getevents(timeoutNs: number): number;
-  /** The same on a thread of Deno's blocking pool; without a timeout, until one completes. */
+  reapReady(): number;
+  /**
+   * Waits on this thread for at least one completion, at most `timeoutNs`
+   * (without it, until one completes; a wait that can time out arms a timer
+   * in the kernel each time): how many are ready for {@linkcode eventSlot}
+   * (0 when the time ran out), or `-errno` (`-EINTR` on a signal). Call it
+   * when {@linkcode reapReady} found none.
+   */
+  getevents(timeoutNs?: number): number;
+  /** The same on a thread of Deno's blocking pool. */
   geteventsAsync(timeoutNs?: number): Promise<number>;
   /** The slot of ready completion `e`. */
   eventSlot(e: number): number;

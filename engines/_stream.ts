@@ -272,7 +272,8 @@ class Transfer {
       }
       // Paced, with a slot free: wait for completions only until the next intended start.
       const timed = dueAt > 0 && q.timedWaits;
-      const n = await q.geteventsAsync(timed ? Math.max(0, dueAt - monoNow()) * 1e6 : undefined);
+      const n = q.reapReady() ||
+        await q.geteventsAsync(timed ? Math.max(0, dueAt - monoNow()) * 1e6 : undefined);
       if (n < 0) throw this.#error(q.calls.wait, -n, undefined, q.calls.waitDetail);
       this.#complete(n);
     }

@@ -95,7 +95,7 @@ const URING_CALLS: QueueCalls = {
  * try {
  *   q.prepare(0, false, fd, 0, 0, 1 << 20);
  *   q.submit();
- *   const n = q.getevents(1e9);
+ *   const n = q.reapReady() || q.getevents();
  *   q.eventSlot(0); q.eventResult(0); q.release(n);
  * } finally { q.close(); }
  * ```
@@ -198,10 +198,12 @@ export class UringQueue implements KernelQueue {
     return this.ring.submitAsync();
   }
 
-  getevents(timeoutNs: number): number {
+  reapReady(): number {
+    return this.ring.ready();
+  }
+
+  getevents(timeoutNs?: number): number {
     const ring = this.ring;
-    const n = ring.ready();
-    if (n > 0) return n;
     const rc = ring.wait(1, timeoutNs);
     if (rc === -ETIME) return 0;
     return rc < 0 ? rc : ring.ready();
@@ -209,8 +211,7 @@ export class UringQueue implements KernelQueue {
 
   async geteventsAsync(timeoutNs?: number): Promise<number> {
     const ring = this.ring;
-    let n = ring.ready();
-    if (n > 0) return n;
+    let n = 0;
     const timed = timeoutNs !== undefined && ring.timedWaits;
     const waited = await ring.waitAsync(timed ? timeoutNs : undefined);
     n = ring.ready();
