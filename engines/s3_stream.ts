@@ -10,7 +10,12 @@
 
 import type { S3Client } from "@aws-sdk/client-s3";
 import { fillRandom } from "./_file.ts";
-import { newS3Client, s3ErrorFrom, type S3Location } from "../tiers/s3_client.ts";
+import {
+  newS3Client,
+  REQUEST_IDLE_TIMEOUT_MS,
+  s3ErrorFrom,
+  type S3Location,
+} from "../tiers/s3_client.ts";
 import { requestSize } from "./_stream.ts";
 import { drainBody, getObject, objectError, putObject } from "./_s3_requests.ts";
 
@@ -104,7 +109,8 @@ export class S3Channel {
     const { bucket, loc } = this.#t;
     let got = 0;
     try {
-      ({ got } = await drainBody(await getObject(this.#client, bucket, key)));
+      const r = await getObject(this.#client, bucket, key);
+      ({ got } = await drainBody(r, undefined, REQUEST_IDLE_TIMEOUT_MS));
     } catch (e) {
       throw s3ErrorFrom(e, { operation: "GetObject", bucket, key, loc });
     }

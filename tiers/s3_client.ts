@@ -1,13 +1,15 @@
 /**
  * What the s3 tier, its engine and `tierbench clean` share: where the server
  * is, a client configured for S3-compatible servers (path-style addressing,
- * checksums only where required, Uint8Array bodies), and one-line errors
+ * checksums only where required, Uint8Array bodies, Deno's native fetch
+ * under the SDK's signing and retries), and one-line errors
  * that name the operation and object but never a credential.
  *
  * @module
  */
 
 import { S3Client } from "@aws-sdk/client-s3";
+import { FetchHttpHandler } from "@smithy/fetch-http-handler";
 import { ConfigError, S3Error } from "../core/errors.ts";
 import { redactSecrets, registerSecret } from "../core/secrets.ts";
 
@@ -101,12 +103,49 @@ export function splitBucketPath(path: string): { bucket: string; prefix: string 
   return { bucket: path.slice(0, slash), prefix: path.slice(slash + 1).replace(/^\/+|\/+$/g, "") };
 }
 
+/**
+ * How the SDK's requests travel: `fetch`, Deno's native HTTP client through
+ * the SDK's own FetchHttpHandler (the default: bodies go to and from Rust
+ * without node:http's streams, and no `Expect: 100-continue` round trip per
+ * PUT); `node`, the SDK's default NodeHttpHandler on Deno's node:http.
+ */
+export type S3HttpHandler = "fetch" | "node";
+
+/** The variable that picks the handler for every client (`fetch` when unset). */
+export const HANDLER_ENV_VAR = "TIERBENCH_S3_HTTP";
+
+/**
+ * The handler named by {@linkcode HANDLER_ENV_VAR}, `fetch` when unset.
+ *
+ * @throws {ConfigError} naming the variable when it holds anything else.
+ */
+export function handlerFromEnv(): S3HttpHandler {
+  const v = env(HANDLER_ENV_VAR);
+  if (v === undefined || v === "fetch" || v === "node") return v ?? "fetch";
+  throw new ConfigError("tier", `${HANDLER_ENV_VAR}="${v}" is neither fetch nor node`);
+}
+
 /** Options of {@linkcode newS3Client}. */
 export interface S3ClientOptions {
-  /** Connections the client may open at once (default 50, the SDK's). */
+  /** Connections the client may open at once (default 50, the SDK's; node handler only). */
   readonly maxSockets?: number;
   /** Requests per operation, retries included (default {@linkcode MAX_ATTEMPTS}). */
   readonly maxAttempts?: number;
+  /** The HTTP handler (default: {@linkcode handlerFromEnv}). */
+  readonly handler?: S3HttpHandler;
+}
+
+/** The SDK's request handler for `handler`. */
+function requestHandler(handler: S3HttpHandler, maxSockets: number) {
+  if (handler === "fetch") {
+    // Its timeout runs until the response's headers; bodies have their own (drainBody).
+    return new FetchHttpHandler({ requestTimeout: REQUEST_IDLE_TIMEOUT_MS });
+  }
+  return {
+    requestTimeout: REQUEST_IDLE_TIMEOUT_MS,
+    httpAgent: { keepAlive: true, maxSockets },
+    httpsAgent: { keepAlive: true, maxSockets },
+  };
 }
 
 /**
@@ -121,7 +160,7 @@ export interface S3ClientOptions {
  * ```
  */
 export function newS3Client(loc: S3Location, options: S3ClientOptions = {}): S3Client {
-  return new S3Client({
+  const client = new S3Client({
     region: loc.region,
     ...(loc.endpoint === undefined ? {} : { endpoint: loc.endpoint }),
     forcePathStyle: true,
@@ -130,12 +169,61 @@ export function newS3Client(loc: S3Location, options: S3ClientOptions = {}): S3C
     requestChecksumCalculation: "WHEN_REQUIRED",
     responseChecksumValidation: "WHEN_REQUIRED",
     maxAttempts: options.maxAttempts ?? MAX_ATTEMPTS,
-    requestHandler: {
-      requestTimeout: REQUEST_IDLE_TIMEOUT_MS,
-      httpAgent: { keepAlive: true, maxSockets: options.maxSockets ?? 50 },
-      httpsAgent: { keepAlive: true, maxSockets: options.maxSockets ?? 50 },
-    },
+    requestHandler: requestHandler(options.handler ?? handlerFromEnv(), options.maxSockets ?? 50),
+    // The SDK resolves each command's middleware stack once instead of on every send.
+    cacheMiddleware: true,
+    ...(loc.endpoint === undefined ? {} : { endpointProvider: pathStyle(loc.endpoint) }),
   });
+  memoizeUserAgent(client);
+  // Every PUT's body (PutObject, UploadPart) goes UNSIGNED-PAYLOAD: the SDK still signs
+  // the request but no longer hashes the body. SHA-256 of every byte uploaded runs at
+  // about 1 GB/s a core, a ceiling of the client, not of the storage; S3 and RGW accept
+  // it, and the body's integrity is not what is measured.
+  client.middlewareStack.add(
+    (next) => (args) => {
+      const r = args.request as { method?: string; headers?: Record<string, string> };
+      if (r.method === "PUT" && r.headers !== undefined) {
+        r.headers["x-amz-content-sha256"] = "UNSIGNED-PAYLOAD";
+      }
+      return next(args);
+    },
+    { step: "build", name: "tierbenchUnsignedPayload" },
+  );
+  return client;
+}
+
+/**
+ * The endpoint of every request to a server at `endpoint`, path-style:
+ * `endpoint/bucket`, as the SDK's own rules resolve it for a custom endpoint
+ * with forcePathStyle, without running those rules (an S3 rule set of some
+ * thousand lines) on every request.
+ */
+function pathStyle(endpoint: string): (params: { Bucket?: string | undefined }) => { url: URL } {
+  const base = endpoint.replace(/\/+$/, "");
+  const urls = new Map<string, URL>();
+  return ({ Bucket }) => {
+    const bucket = Bucket ?? "";
+    let url = urls.get(bucket);
+    if (url === undefined) {
+      url = new URL(bucket === "" ? base : `${base}/${encodeURIComponent(bucket)}`);
+      urls.set(bucket, url);
+    }
+    // A fresh URL each time: the SDK's middleware may change what it is given.
+    return { url: new URL(url) };
+  };
+}
+
+/**
+ * Computes the client's User-Agent sections once: the SDK's default
+ * provider runs on every request, and reads the kernel's release from
+ * /proc each time (four system calls a request under Deno).
+ */
+function memoizeUserAgent(client: S3Client): void {
+  const config = client.config as { defaultUserAgentProvider?: (c?: unknown) => Promise<unknown> };
+  const provide = config.defaultUserAgentProvider;
+  if (provide === undefined) return;
+  let sections: Promise<unknown> | undefined;
+  config.defaultUserAgentProvider = (c) => (sections ??= provide(c));
 }
 
 /**
