@@ -17,7 +17,7 @@ import {
 } from "@aws-sdk/client-s3";
 import { S3Error } from "../core/errors.ts";
 import { monoNow } from "../core/libc.ts";
-import { endpointLabel, REQUEST_IDLE_TIMEOUT_MS, type S3Location } from "../tiers/s3_client.ts";
+import { endpointLabel, type S3Location } from "../tiers/s3_client.ts";
 
 /** One object on an S3 endpoint, as an error names it. */
 export interface ObjectRef {
@@ -71,7 +71,7 @@ const readBuffers: ArrayBuffer[] = [];
  * that brings no byte for that long is abandoned with a TimeoutError, which
  * callers retry as transient (callers that hold the whole request to a
  * deadline of their own leave it out; the rank streams pass
- * {@linkcode REQUEST_IDLE_TIMEOUT_MS}).
+ * REQUEST_IDLE_TIMEOUT_MS of tiers/s3_client.ts).
  *
  * A web stream (the fetch handler's) is read with a BYOB reader into reused
  * buffers; any other async iterable (node:http's) chunk by chunk.
