@@ -221,25 +221,27 @@ export interface CpuTimes {
   readonly sys_ns: number;
 }
 
-const RUSAGE_SELF = 0;
-const RUSAGE_THREAD = 1;
+/** getrusage's `who`: this thread, this process, or its children that have been waited for. */
+const RUSAGE = { thread: 1, process: 0, children: -1 } as const;
 
 /**
  * The CPU time of the calling thread so far (getrusage RUSAGE_THREAD, the
- * call fio's jobs count their usr_cpu and sys_cpu with), or of the whole
- * process with `process`; microsecond resolution.
+ * call fio's jobs count their usr_cpu and sys_cpu with), of the whole
+ * process, or of its children that ended and were waited for;
+ * microsecond resolution.
  *
  * @example
  * ```ts
  * import { cpuTimes } from "./libc.ts";
  * const t = cpuTimes();
  * console.assert(t.usr_ns >= 0 && t.sys_ns >= 0);
+ * console.assert(cpuTimes("process").usr_ns >= t.usr_ns);
  * ```
  */
-export function cpuTimes(process = false): CpuTimes {
+export function cpuTimes(who: keyof typeof RUSAGE = "thread"): CpuTimes {
   const usage = new BigInt64Array(18);
   const bytes = new Uint8Array(usage.buffer);
-  if (libc().getrusage(process ? RUSAGE_SELF : RUSAGE_THREAD, bytes) !== 0) {
+  if (libc().getrusage(RUSAGE[who], bytes) !== 0) {
     return { usr_ns: 0, sys_ns: 0 };
   }
   // struct rusage: ru_utime then ru_stime, each a struct timeval { tv_sec, tv_usec }.
