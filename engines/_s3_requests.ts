@@ -17,7 +17,7 @@ import {
 } from "@aws-sdk/client-s3";
 import { S3Error } from "../core/errors.ts";
 import { monoNow } from "../core/libc.ts";
-import { endpointLabel, type S3Location } from "../tiers/s3_client.ts";
+import { endpointLabel, networkError, type S3Location } from "../tiers/s3_client.ts";
 
 /** One object on an S3 endpoint, as an error names it. */
 export interface ObjectRef {
@@ -128,7 +128,9 @@ async function readByob(
   let timer = idleMs === undefined ? undefined : setTimeout(check, idleMs, idleMs);
   try {
     for (;;) {
-      const { value, done } = await reader.read(new Uint8Array(buffer));
+      const { value, done } = await reader.read(new Uint8Array(buffer)).catch((e) => {
+        throw networkError(e);
+      });
       if (value !== undefined) buffer = value.buffer as ArrayBuffer;
       if (done) break;
       last = monoNow();

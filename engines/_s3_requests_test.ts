@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { GetObjectCommand } from "@aws-sdk/client-s3";
-import { newS3Client } from "../tiers/s3_client.ts";
+import { isTransient, newS3Client } from "../tiers/s3_client.ts";
 import { drainBody } from "./_s3_requests.ts";
 
 /** A server whose every GET returns `chunks` of `size` random bytes, each a separate write. */
@@ -68,5 +68,35 @@ Deno.test("drainBody abandons a body that brings no byte for its idle time, as a
     stall();
     client.destroy();
     await server.shutdown();
+  }
+});
+
+Deno.test("drainBody reports a body the server breaks off as a transient failure, which the engine retries", async () => {
+  Deno.env.set("AWS_ACCESS_KEY_ID", "TESTKEY");
+  Deno.env.set("AWS_SECRET_ACCESS_KEY", "test-secret");
+  // A raw HTTP server: promises 100000 bytes, sends 1000, closes the connection.
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const served = (async () => {
+    for await (const conn of listener) {
+      await conn.read(new Uint8Array(65536));
+      const head = "HTTP/1.1 200 OK\r\ncontent-length: 100000\r\n\r\n";
+      await conn.write(new TextEncoder().encode(head));
+      await conn.write(new Uint8Array(1000));
+      conn.close();
+    }
+  })().catch(() => {});
+  const port = (listener.addr as Deno.NetAddr).port;
+  const client = newS3Client({ endpoint: `http://127.0.0.1:${port}`, region: "x" }, {
+    handler: "fetch",
+  });
+  try {
+    const get = await client.send(new GetObjectCommand({ Bucket: "b", Key: "k" }));
+    const e = await drainBody(get).catch((e) => e);
+    assert.ok(e instanceof Error, String(e));
+    assert.ok(isTransient(e), `${e.name}: ${e.message}`);
+  } finally {
+    client.destroy();
+    listener.close();
+    await served;
   }
 });

@@ -135,11 +135,64 @@ export interface S3ClientOptions {
   readonly handler?: S3HttpHandler;
 }
 
+/**
+ * What Deno's HTTP client says of a failed connection, and the errno name
+ * node:http would have given it: the SDK retries these by that name.
+ */
+const NETWORK_FAILURES: readonly [RegExp, string][] = [
+  [/connection refused/i, "ECONNREFUSED"],
+  [
+    /connection reset|connection closed before|incomplete ?message|unexpected eof|error reading a body/i,
+    "ECONNRESET",
+  ],
+  [/broken pipe/i, "EPIPE"],
+  [/timed out/i, "ETIMEDOUT"],
+  [/no route to host/i, "EHOSTUNREACH"],
+  [/network is unreachable/i, "ENETUNREACH"],
+  [/dns error|failed to lookup address|name or service not known/i, "ENOTFOUND"],
+];
+
+/**
+ * A network failure of Deno's fetch (a TypeError "fetch failed" whose cause
+ * says what happened, or an error reading a body) as node:http reports it:
+ * an Error with the errno name as its `code`, the original as its cause, so
+ * that the SDK's retry strategy and {@linkcode isTransient} know it. Any
+ * other error is returned as it is.
+ *
+ * @example
+ * ```ts
+ * import { networkError } from "./s3_client.ts";
+ * const e = new TypeError("fetch failed", {
+ *   cause: new Error("tcp connect error: Connection refused (os error 111)"),
+ * });
+ * console.assert((networkError(e) as { code?: string }).code === "ECONNREFUSED");
+ * ```
+ */
+export function networkError(e: unknown): unknown {
+  if (!(e instanceof Error) || "code" in e) return e;
+  const text = `${e.message} ${e.cause instanceof Error ? e.cause.message : String(e.cause ?? "")}`;
+  const code = NETWORK_FAILURES.find(([re]) => re.test(text))?.[1];
+  if (code === undefined) return e;
+  const mapped = new Error(`${code}: ${text.replace(/^fetch failed /, "").trim()}`, { cause: e });
+  return Object.assign(mapped, { code });
+}
+
+/** The SDK's fetch handler, its network failures named as node:http names them. */
+class DenoFetchHandler extends FetchHttpHandler {
+  override async handle(...args: Parameters<FetchHttpHandler["handle"]>) {
+    try {
+      return await super.handle(...args);
+    } catch (e) {
+      throw networkError(e);
+    }
+  }
+}
+
 /** The SDK's request handler for `handler`. */
 function requestHandler(handler: S3HttpHandler, maxSockets: number) {
   if (handler === "fetch") {
     // Its timeout runs until the response's headers; bodies have their own (drainBody).
-    return new FetchHttpHandler({ requestTimeout: REQUEST_IDLE_TIMEOUT_MS });
+    return new DenoFetchHandler({ requestTimeout: REQUEST_IDLE_TIMEOUT_MS });
   }
   return {
     requestTimeout: REQUEST_IDLE_TIMEOUT_MS,

@@ -1,7 +1,14 @@
 import assert from "node:assert/strict";
 import { GetObjectCommand, PutObjectCommand } from "@aws-sdk/client-s3";
 import { ConfigError } from "../core/errors.ts";
-import { HANDLER_ENV_VAR, handlerFromEnv, newS3Client, type S3HttpHandler } from "./s3_client.ts";
+import {
+  codeOf,
+  HANDLER_ENV_VAR,
+  handlerFromEnv,
+  isTransient,
+  newS3Client,
+  type S3HttpHandler,
+} from "./s3_client.ts";
 
 /**
  * An HTTP server that answers the first request to each path with `fault`
@@ -55,6 +62,27 @@ for (const handler of ["fetch", "node"] as S3HttpHandler[]) {
     } finally {
       client.destroy();
       await server.shutdown();
+    }
+  });
+}
+
+for (const handler of ["fetch", "node"] as S3HttpHandler[]) {
+  Deno.test(`the ${handler} handler names a refused connection ECONNREFUSED, and the SDK retries it`, async () => {
+    Deno.env.set("AWS_ACCESS_KEY_ID", "TESTKEY");
+    Deno.env.set("AWS_SECRET_ACCESS_KEY", "test-secret");
+    // A port nothing listens on: bound, then closed.
+    const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+    const port = (l.addr as Deno.NetAddr).port;
+    l.close();
+    const endpoint = `http://127.0.0.1:${port}`;
+    const client = newS3Client({ endpoint, region: "us-east-1" }, { handler, maxAttempts: 2 });
+    try {
+      const e = await client.send(new GetObjectCommand({ Bucket: "b", Key: "k" })).catch((e) => e);
+      assert.equal(codeOf(e), "ECONNREFUSED", String(e));
+      assert.equal(e.$metadata?.attempts, 2, "retried once");
+      assert.ok(isTransient(e));
+    } finally {
+      client.destroy();
     }
   });
 }
