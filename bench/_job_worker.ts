@@ -5,7 +5,7 @@
  * @module
  */
 
-import { type JobEngine, JobRuntime, SyscallFailure } from "../engines/types.ts";
+import { type JobEngine, JobRuntime, SyscallFailure, warmUp } from "../engines/types.ts";
 import { errnoName, strerror } from "../core/libc.ts";
 import type { JobFailure, JobMessage, JobPlan, JobStart } from "../core/job_protocol.ts";
 import { encodeLatency } from "../core/recorder.ts";
@@ -86,6 +86,7 @@ scope.onmessage = async (event: MessageEvent<JobStart>) => {
   let failure: JobFailure | undefined;
   try {
     engine = await openEngine(plan);
+    warmUp(plan, engine);
     scope.postMessage({ type: "ready", job: plan.job } satisfies JobMessage);
     if (rt.waitForStart()) await engine.run(rt);
     if (plan.verify && !rt.stopped) {
