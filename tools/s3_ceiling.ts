@@ -47,6 +47,7 @@ import { newRunId } from "../tiers/scratch.ts";
 import { deletePrefix } from "../tiers/s3_scratch.ts";
 import { newS3Client } from "../tiers/s3_client.ts";
 import type { RawClient, RawLoopOptions } from "./_s3_raw.ts";
+import { resultsPath, writeResults } from "./_results.ts";
 
 const MiB = 1024 ** 2;
 const KiB = 1024;
@@ -437,9 +438,7 @@ async function main(args: string[]): Promise<void> {
           })`
       }`,
   );
-  const time = new Date().toISOString().replace(/[-:]/g, "").replace(/\..*$/, "Z");
-  const output = o.output ??
-    fileURLToPath(new URL(`../results/s3-ceiling-${time}.json`, import.meta.url));
+  const output = resultsPath("s3-ceiling", o.output);
   const doc = {
     schema: "tierbench/s3-ceiling@2",
     host: hostFacts(),
@@ -451,9 +450,7 @@ async function main(args: string[]): Promise<void> {
     stub,
     ...(rgw ? { rgw: { endpoint: redactSecrets(endpoint ?? ""), bucket, points: rgw } } : {}),
   };
-  await Deno.mkdir(new URL("../results", import.meta.url), { recursive: true });
-  await Deno.writeTextFile(output, JSON.stringify(doc, null, 2) + "\n");
-  console.log(`results: ${output}`);
+  await writeResults(output, doc);
 }
 
 if (import.meta.main) {

@@ -33,6 +33,7 @@ import { fileURLToPath } from "node:url";
 import { cpuTimes } from "../core/libc.ts";
 import { median } from "../core/stats.ts";
 import type { ResultDocument } from "../schema/result.ts";
+import { resultsPath, writeResults } from "./_results.ts";
 
 const MAIN_TS = fileURLToPath(new URL("../main.ts", import.meta.url));
 const DENO_JSON = fileURLToPath(new URL("../deno.json", import.meta.url));
@@ -294,20 +295,14 @@ async function main(args: string[]): Promise<void> {
     await Deno.remove(file, { recursive: true });
   }
   console.log(table(rows));
-  const time = new Date().toISOString().replace(/[-:]/g, "").replace(/\..*$/, "Z");
-  const output = o.output ??
-    fileURLToPath(new URL(`../results/scale-${time}.json`, import.meta.url));
-  await Deno.mkdir(join(output, ".."), { recursive: true });
-  const doc = {
+  await writeResults(resultsPath("scale", o.output), {
     schema: "tierbench/scale@1",
     date: new Date().toISOString(),
     load_average: Deno.loadavg(),
     rounds,
     runtime_s: runtime,
     cases: rows,
-  };
-  await Deno.writeTextFile(output, JSON.stringify(doc, null, 2) + "\n");
-  console.log(`results: ${output}`);
+  });
 }
 
 if (import.meta.main) {
