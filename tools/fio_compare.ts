@@ -75,6 +75,7 @@ import {
   FioMissing,
   fioVersion,
   Interrupted,
+  intOption,
   lastLine,
   type Place,
   Scratch,
@@ -178,14 +179,6 @@ function userCwd(): string {
 
 function resolvePath(p: string): string {
   return isAbsolute(p) ? p : join(userCwd(), p);
-}
-
-function intOption(flag: string, text: string, min: number, max: number): number {
-  const n = Number(text);
-  if (!/^\d+$/.test(text.trim()) || n < min || n > max) {
-    throw new UsageError(`--${flag}: "${text}" is not an integer from ${min} to ${max}`);
-  }
-  return n;
 }
 
 function sizeOption(flag: string, text: string): number {

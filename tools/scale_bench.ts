@@ -26,7 +26,7 @@
  * @module
  */
 
-import { Command } from "@commander-js/extra-typings";
+import { Command, CommanderError } from "@commander-js/extra-typings";
 import Table from "cli-table3";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -34,6 +34,7 @@ import { cpuTimes } from "../core/libc.ts";
 import { median } from "../core/stats.ts";
 import type { ResultDocument } from "../schema/result.ts";
 import { resultsPath, writeResults } from "./_results.ts";
+import { intOption, UsageError } from "./_fio_process.ts";
 
 const MAIN_TS = fileURLToPath(new URL("../main.ts", import.meta.url));
 const DENO_JSON = fileURLToPath(new URL("../deno.json", import.meta.url));
@@ -256,6 +257,19 @@ function table(rows: Summary[]): string {
   return t.toString();
 }
 
+/** The cases `--cases` names (all when it is not given). */
+function casesOption(text: string | undefined): readonly Case[] {
+  if (text === undefined) return CASES;
+  const ids = text.split(",");
+  const unknown = ids.find((id) => !CASES.some((c) => c.id === id));
+  if (unknown !== undefined) {
+    throw new UsageError(
+      `--cases: "${unknown}" is none of ${CASES.map((c) => c.id).join(", ")}`,
+    );
+  }
+  return CASES.filter((c) => ids.includes(c.id));
+}
+
 async function main(args: string[]): Promise<void> {
   const o = new Command()
     .name("bench:scale")
@@ -265,11 +279,12 @@ async function main(args: string[]): Promise<void> {
     .option("--file-dir <dir>", "directory on a disk, for the workload's file tier", "/var/tmp")
     .option("--cases <ids>", "only these cases, comma-separated (null, tmpfs, workload)")
     .option("--output <file>", "figures as JSON (default results/scale-<time>.json)")
+    .exitOverride()
+    .configureOutput({ outputError: () => {} })
     .parse(args, { from: "user" }).opts();
-  const rounds = Number(o.rounds);
-  const runtime = Number(o.runtime);
-  const only = o.cases?.split(",");
-  const cases = CASES.filter((c) => only === undefined || only.includes(c.id));
+  const rounds = intOption("rounds", o.rounds, 1, 99);
+  const runtime = intOption("runtime", o.runtime, 1, 3600);
+  const cases = casesOption(o.cases);
   const tmpfs = await Deno.makeTempDir({ dir: o.tmpfsDir, prefix: "tierbench-scale-" });
   const file = await Deno.makeTempDir({ dir: o.fileDir, prefix: "tierbench-scale-" });
   const rows: Summary[] = [];
@@ -309,7 +324,11 @@ if (import.meta.main) {
   try {
     await main(Deno.args);
   } catch (e) {
-    console.error(`bench:scale: ${e instanceof Error ? e.message : String(e)}`);
-    Deno.exit(1);
+    if (e instanceof CommanderError && e.exitCode === 0) Deno.exit(0); // --help
+    const usage = e instanceof CommanderError || e instanceof UsageError;
+    const message = (e instanceof Error ? e.message : String(e)).replace(/^error: /, "")
+      .replaceAll("\n", " ");
+    console.error(`bench:scale: ${message}`);
+    Deno.exit(usage ? 2 : 1);
   }
 }

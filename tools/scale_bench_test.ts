@@ -43,3 +43,23 @@ Deno.test("bench:scale runs the null case small and large and reports wall time,
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("bench:scale refuses a bad option in one line naming what was written, exit status 2", async () => {
+  for (
+    const [args, expected] of [
+      [["--rounds", "2x"], '--rounds: "2x" is not an integer from 1 to 99'],
+      [["--runtime", "0"], '--runtime: "0" is not an integer from 1 to 3600'],
+      [["--cases", "null,nul"], '--cases: "nul" is none of null, tmpfs, workload'],
+      [["--round", "2"], "unknown option '--round' (Did you mean --rounds?)"],
+    ] as const
+  ) {
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "--allow-all", SCALE, ...args],
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const err = new TextDecoder().decode(out.stderr).trim();
+    assert.equal(out.code, 2, err);
+    assert.equal(err.split("\n").at(-1), `bench:scale: ${expected}`);
+  }
+});
