@@ -280,8 +280,10 @@ export class JobRuntime {
 
   /** At an interval boundary only: snapshots the intervals that ended by `now`. */
   #closeIntervals(now: number): void {
-    // the snapshots read the histograms: what the hot path counted goes in first
-    this.#foldBuckets();
+    // The snapshots read the total-latency histograms: what the hot path counted of it goes
+    // in first (clat and slat wait for finish()).
+    this.#readBuckets.lat.foldInto();
+    this.#writeBuckets.lat.foldInto();
     this.#intervals!.close(now, this.read.lat, this.write.lat);
     this.#intervalEnd = this.#intervals!.end;
   }
@@ -368,6 +370,18 @@ const WARM_UP_IOS = 30_000;
 const WARM_UP_RAMP_MS = 1;
 /** Calls of an engine's loop in {@linkcode warmUp}. */
 const WARM_UP_CALLS = 10;
+/**
+ * The clock of {@linkcode warmUp}'s own loop, ms per I/O: its ramp is a
+ * thousand I/Os, and one interval of {@linkcode WARM_UP_LOG_MS} five hundred.
+ */
+const WARM_UP_STEP_MS = 0.001;
+/**
+ * The logging interval of warmUp's loop, ms, when the job logs intervals:
+ * dozens of snapshots, so that the snapshot code is compiled before the
+ * barrier and `complete` knows the branch that takes one (the job's first
+ * snapshot cost 10 ms, and threw `complete`'s optimised code away).
+ */
+const WARM_UP_LOG_MS = 0.5;
 
 /**
  * Runs the per-I/O methods of a throwaway runtime of `plan` (its own
@@ -383,14 +397,17 @@ const WARM_UP_CALLS = 10;
  * still starting or wait at the barrier.
  */
 export function warmUp(plan: JobPlan, engine: JobEngine, ios = WARM_UP_IOS): void {
-  const rt = throwawayRuntime(plan, 0);
+  const log = plan.logAvgMsec === undefined ? undefined : WARM_UP_LOG_MS;
+  const rt = throwawayRuntime(plan, 0, log);
+  // A clock of its own, so that the ramp and the snapshots come after as many I/Os however
+  // fast they go (on the real clock a slow snapshot was followed by another at once).
   let t0 = monoNow();
   for (let i = 0; i < ios; i++) {
     if (!rt.mayIssue(t0)) break;
     const read = rt.nextIsRead();
     rt.nextOffset();
     rt.busy(t0, read, 0, 0);
-    const t1 = monoNow();
+    const t1 = t0 + WARM_UP_STEP_MS;
     rt.idle();
     // Both kinds of completion: with a submission step (async engines) and without.
     rt.complete(read, t1, (t1 - t0) * 1e6, i & 1 ? -1 : 1000);
@@ -408,15 +425,16 @@ export function warmUp(plan: JobPlan, engine: JobEngine, ios = WARM_UP_IOS): voi
  * A runtime of `plan`, closed-loop, started, counting into counters of its
  * own, its first {@linkcode WARM_UP_RAMP_MS} a ramp: the code compiled
  * knows both sides of the ramp's branches, so the real ramp does not throw
- * it away again.
+ * it away again. It logs intervals of `logMs` when given.
  */
-function throwawayRuntime(plan: JobPlan, ioSize: number): JobRuntime {
+function throwawayRuntime(plan: JobPlan, ioSize: number, logMs?: number): JobRuntime {
   const shared = newSharedCounters(plan.job + 1);
   shared.ctl[CTL.GO] = 1;
   shared.f64[RUN.RAMP_MS] = WARM_UP_RAMP_MS;
   shared.f64[RUN.RUNTIME_MS] = Infinity;
   const { rate: _rate, logAvgMsec: _log, ...closedLoop } = plan;
-  const rt = new JobRuntime({ ...closedLoop, ioSize }, shared);
+  const log = logMs === undefined ? {} : { logAvgMsec: logMs };
+  const rt = new JobRuntime({ ...closedLoop, ...log, ioSize }, shared);
   rt.waitForStart();
   return rt;
 }
