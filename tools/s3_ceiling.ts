@@ -41,7 +41,7 @@ import { hostFacts } from "../core/host.ts";
 import { runJob } from "../bench/runner.ts";
 import { redactSecrets } from "../core/secrets.ts";
 import { parseDuration } from "../core/units.ts";
-import { median } from "../core/stats.ts";
+import { median, medianRatio } from "../core/stats.ts";
 import { S3Tier } from "../tiers/s3.ts";
 import { newRunId } from "../tiers/scratch.ts";
 import { deletePrefix } from "../tiers/s3_scratch.ts";
@@ -113,7 +113,10 @@ interface PointResult {
   bw_bytes: Partial<Record<Measurer, number[]>>;
   /** Median over rounds of each measurer's bandwidth. */
   bw_median: Partial<Record<Measurer, number>>;
-  /** Median over rounds of each measurer's bandwidth over raw HTTP's (stub only). */
+  /**
+   * Median over rounds of each measurer's bandwidth over raw HTTP's (stub only); rounds where
+   * raw moved nothing are left out, and the ratio is absent when none is left.
+   */
   ratio_to_raw: Partial<Record<Measurer, number>>;
   /** Requests the tier retried. */
   tier_retries: number[];
@@ -237,7 +240,9 @@ function summarize(res: PointResult): void {
   for (const [m, v] of Object.entries(res.bw_bytes) as [Measurer, number[]][]) {
     res.bw_median[m] = median(v);
     const raw = res.bw_bytes.http;
-    if (raw !== undefined) res.ratio_to_raw[m] = median(v.map((x, i) => x / (raw[i] || 1)));
+    // A round whose raw loop moved nothing in its window gives no ratio (none at all: absent).
+    const ratio = raw === undefined ? NaN : medianRatio(v, raw);
+    if (!Number.isNaN(ratio)) res.ratio_to_raw[m] = ratio;
   }
 }
 
@@ -339,7 +344,7 @@ function table(rows: PointResult[], measurers: readonly Measurer[]): string {
   const t = new Table({ head, style: { head: [], border: [] } });
   for (const r of rows) {
     const ratios = measurers.filter((m) => m !== "http").map((m) =>
-      (r.ratio_to_raw[m] ?? 0).toFixed(2)
+      r.ratio_to_raw[m]?.toFixed(2) ?? "–"
     );
     t.push([
       r.server,
