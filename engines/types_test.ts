@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { CTL, type JobPlan, newSharedCounters, RUN } from "../core/job_protocol.ts";
-import { type JobEngine, JobRuntime, warmUp } from "./types.ts";
+import { type JobEngine, type JobRuntime, warmUp } from "./types.ts";
 import { NoopEngine } from "./noop.ts";
 
 /** A null-tier job of a rate and an interval log, so that a throwaway runtime must drop both. */
