@@ -8,11 +8,19 @@
 
 import { Command } from "@commander-js/extra-typings";
 import { traceExportCommand, traceImportCommand } from "./trace_import.ts";
+import { traceRecordCommand } from "./trace_record.ts";
+import { traceReplayCommand } from "./trace_replay.ts";
 import { traceStatsCommand } from "./trace_stats.ts";
 
 /** The subcommands of `trace`, in the order `--help` lists them. */
 export function traceSubcommands(): Command[] {
-  return [traceImportCommand(), traceExportCommand(), traceStatsCommand()] as Command[];
+  return [
+    traceRecordCommand(),
+    traceImportCommand(),
+    traceExportCommand(),
+    traceStatsCommand(),
+    traceReplayCommand(),
+  ] as Command[];
 }
 
 /** The `trace` command. */
