@@ -31,6 +31,7 @@ import {
   type ThreadReplayReport,
 } from "../engines/trace_replay.ts";
 import { TraceReader } from "../trace/reader.ts";
+import { MARKER_PREFIX } from "../trace/strace.ts";
 import type {
   TraceReplayDirection,
   TraceReplayResult,
@@ -106,7 +107,21 @@ export function replayTrace(o: TraceReplayOptions): Promise<SessionOutcome> {
       }
       const reader = await TraceReader.open(o.trace);
       const tiers: Tier[] = [];
-      for (const m of o.maps) tiers.push(await s.tier(m.tier));
+      for (const m of o.maps) {
+        try {
+          tiers.push(await s.tier(m.tier));
+        } catch (e) {
+          // the tier's own words, said of the --map pair that named it
+          if (!(e instanceof ConfigError)) throw e;
+          const what = e.message.replace(/^--[a-z-]+: /, "");
+          throw new ConfigError(
+            "map",
+            `${m.prefix}=${formatTierSpec(m.tier)}: ${what}`,
+            undefined,
+            { cause: e },
+          );
+        }
+      }
       const targets: MapTarget[] = o.maps.map((m, i) => {
         const d = tiers[i]!.describe();
         return {
@@ -243,6 +258,8 @@ async function runThreads(
   });
   if (c.threads.length === 0) readyAll.resolve();
   await readyAll.promise;
+  // a recording of the replay (trace record -- tierbench trace replay …) starts a phase here
+  Deno.writeTextFileSync("/dev/null", `${MARKER_PREFIX}replay`);
   Atomics.store(ctrl, CTRL.GO, 1);
   Atomics.notify(ctrl, CTRL.GO);
   const watch = setInterval(() => {

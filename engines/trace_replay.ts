@@ -157,6 +157,10 @@ export class TraceThreadReplay {
   #recPrevEnd = NaN;
   #prevEnd = NaN;
   #origin = 0;
+  /** When the last synchronous call returned (monoNow ms). */
+  #t1 = 0;
+  readonly #libc = libc();
+  readonly #tierOf: Int32Array;
 
   /**
    * The replay of thread `slot` of `plan`, its control words in `ctrl`
@@ -174,6 +178,7 @@ export class TraceThreadReplay {
     this.#ctrl = ctrl;
     this.#progress = progress;
     this.#base = slot * PROGRESS_SLOTS;
+    this.#tierOf = Int32Array.from(plan.fileTier);
     this.#buf = allocAligned(Math.max(4096, Math.ceil(plan.syncBytes / 4096) * 4096), 4096);
     fillRandom(this.#buf.bytes, 0x7e57 + slot);
     this.#acc = Array.from({ length: plan.tiers }, () => ({ read: dirAcc(), write: dirAcc() }));
@@ -210,11 +215,12 @@ export class TraceThreadReplay {
     const code = r[i]!, t = r[i + 1]!, dur = r[i + 2]!;
     this.#think(t);
     const t0 = monoNow();
-    let bytes = 0, last = i;
+    let bytes = 0, last = i, t1 = 0;
     switch (code) {
       case OP.READ:
       case OP.WRITE:
         bytes = this.#sync(code === OP.WRITE, r[i + 3]!, r[i + 4]!, r[i + 5]!, r[i + 6]! === 1, t0);
+        t1 = this.#t1;
         break;
       case OP.SUBMIT: {
         // the compiler keeps a submit and its iocbs in one chunk
@@ -229,7 +235,7 @@ export class TraceThreadReplay {
       default:
         this.#meta(code, r[i + 3]!, r[i + 4]!, r[i + 5]!, r[i + 6]!);
     }
-    const t1 = monoNow();
+    if (t1 === 0) t1 = monoNow();
     this.#done(code, t, dur, r[i + 7]!, t0, t1, bytes);
     return last;
   }
@@ -327,7 +333,7 @@ export class TraceThreadReplay {
     clat: number,
     slat: number,
   ): void {
-    const a = this.#acc[this.#plan.fileTier[file]!]!;
+    const a = this.#acc[this.#tierOf[file]!]!;
     const d = write ? a.write : a.read;
     d.bytes += bytes;
     this.#progress[this.#base + (write ? PROGRESS.WRITE : PROGRESS.READ)]! += bytes;
@@ -347,21 +353,21 @@ export class TraceThreadReplay {
     direct: boolean,
     t0: number,
   ): number {
-    const fd = this.#fd(file, direct);
-    const buf = this.#buf.bytes.subarray(0, length);
-    if (write && this.#plan.verify) fillPattern(buf, file + 1, offset);
+    const fd = this.#fds.get(file * 2 + (direct ? 1 : 0)) ?? this.#fd(file, direct);
+    const verify = this.#plan.verify;
+    if (write && verify) fillPattern(this.#buf.bytes.subarray(0, length), file + 1, offset);
     this.#busy(t0, file, offset);
-    const c = libc();
+    const c = this.#libc;
     const n = write
       ? c.pwrite(fd, this.#buf.pointer, BigInt(length), BigInt(offset))
       : c.pread(fd, this.#buf.pointer, BigInt(length), BigInt(offset));
-    const t1 = monoNow();
+    const t1 = this.#t1 = monoNow();
     this.#idle();
     if (n < 0) this.#fail(write ? "pwrite" : "pread", file, offset);
     if (write && n < length) this.#fail("pwrite", file, offset, EIO);
     this.#record(file, write, n, t1 - t0, 0, -1);
     if (!write && n < length) this.#acc[this.#plan.fileTier[file]!]!.read.short++;
-    if (this.#plan.verify) this.#verify(write, file, offset, buf.subarray(0, n));
+    if (verify) this.#verify(write, file, offset, this.#buf.bytes.subarray(0, n));
     return n;
   }
 
