@@ -127,7 +127,8 @@ export function replayTrace(o: TraceReplayOptions): Promise<SessionOutcome> {
         return {
           prefix: m.prefix,
           root: d.scratch_dir,
-          direct: d.direct === "honoured" || d.direct === "client-dependent",
+          // O_DIRECT where the trace used it, on any tier that takes the flag (tmpfs ignores it)
+          direct: d.direct !== "not-applicable",
         };
       });
       const dir = await Deno.makeTempDir({ prefix: "tierbench-replay-" });
@@ -371,6 +372,10 @@ function buildResult(
   const late = reports.reduce((t, r) => t + r.lateReaps, 0);
   if (late > 0) {
     extra.push(`${late} completions reaped later than recorded (to free a slot, or at the end)`);
+  }
+  const refused = reports.reduce((t, r) => t + r.directRefused, 0);
+  if (refused > 0) {
+    extra.push(`${refused} files opened without O_DIRECT: their file system refused it`);
   }
   const meta = reports.reduce((t, r) => t + r.metaFailed, 0);
   if (meta > 0) {

@@ -77,12 +77,15 @@ export interface ThreadReplayReport {
   metaFailed: number;
   /** Completions reaped at the end (or to free a slot) rather than where the recording reaped them. */
   lateReaps: number;
+  /** Files opened buffered because the file system refused O_DIRECT. */
+  directRefused: number;
   /** --verify: bytes read and checked, and bytes read where this thread could not know the data. */
   verified: number;
   unverifiable: number;
 }
 
 const EIO = 5;
+const EINVAL = 22;
 /** How long one wait for completions may take before it is tried again (the watchdog judges). */
 const WAIT = timespec(1e9);
 
@@ -151,6 +154,7 @@ export class TraceThreadReplay {
   #ops = 0;
   #metaFailed = 0;
   #lateReaps = 0;
+  #directRefused = 0;
   #verified = 0;
   #unverifiable = 0;
   /** At 1x: the recorded end of the last op and when it ended here (monoNow ms). */
@@ -304,15 +308,23 @@ export class TraceThreadReplay {
     const key = file * 2 + (direct ? 1 : 0);
     let fd = this.#fds.get(key);
     if (fd === undefined) {
-      fd = libc().open(
-        cString(this.#plan.files[file]!),
-        flags | O.CLOEXEC | (direct ? O.DIRECT : 0),
-        0o600,
-      );
+      fd = this.#open(file, flags, direct);
       if (fd < 0) this.#fail("open", file);
       this.#fds.set(key, fd);
     }
     return fd;
+  }
+
+  /**
+   * open(2) of `file`; where its file system refuses O_DIRECT (EINVAL), the
+   * file is opened buffered instead, and the report counts it.
+   */
+  #open(file: number, flags: number, direct: boolean): number {
+    const path = cString(this.#plan.files[file]!);
+    const fd = libc().open(path, flags | O.CLOEXEC | (direct ? O.DIRECT : 0), 0o600);
+    if (fd >= 0 || !direct || lastErrno() !== EINVAL) return fd;
+    this.#directRefused++;
+    return libc().open(path, flags | O.CLOEXEC, 0o600);
   }
 
   #closeFile(file: number): void {
@@ -548,7 +560,7 @@ export class TraceThreadReplay {
         this.#closeFile(a);
         const flags = O.RDWR | ((d & OPEN_CREAT) !== 0 ? O.CREAT : 0) |
           ((d & OPEN_TRUNC) !== 0 ? O.TRUNC : 0);
-        const fd = libc().open(cString(path), flags | O.CLOEXEC | (direct ? O.DIRECT : 0), 0o600);
+        const fd = this.#open(a, flags, direct);
         if (fd < 0) return void this.#metaFailed++;
         this.#fds.set(a * 2 + (direct ? 1 : 0), fd);
         if ((d & OPEN_TRUNC) !== 0) this.#coverage.get(a)?.clear();
@@ -628,6 +640,7 @@ export class TraceThreadReplay {
       spansCut: this.#spansCut,
       metaFailed: this.#metaFailed,
       lateReaps: this.#lateReaps,
+      directRefused: this.#directRefused,
       verified: this.#verified,
       unverifiable: this.#unverifiable,
     };
