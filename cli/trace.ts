@@ -11,6 +11,7 @@ import { traceExportCommand, traceImportCommand } from "./trace_import.ts";
 import { traceRecordCommand } from "./trace_record.ts";
 import { traceReplayCommand } from "./trace_replay.ts";
 import { traceStatsCommand } from "./trace_stats.ts";
+import { traceDiffCommand } from "./trace_diff.ts";
 
 /** The subcommands of `trace`, in the order `--help` lists them. */
 export function traceSubcommands(): Command[] {
@@ -19,6 +20,7 @@ export function traceSubcommands(): Command[] {
     traceImportCommand(),
     traceExportCommand(),
     traceStatsCommand(),
+    traceDiffCommand(),
     traceReplayCommand(),
   ] as Command[];
 }
