@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { ROOT, tempDirOnDisk } from "../tests/_helpers.ts";
 import { fio } from "../tests/_fio.ts";
 import { needing } from "../tests/_requirements.ts";
-import { recordTrace } from "../cli/trace_record.ts";
+import { recordTrace } from "./trace_record.ts";
 import { TraceReader } from "../trace/reader.ts";
 import { parseTierSpec } from "../core/config.ts";
 import { replayTrace } from "./trace_replay.ts";

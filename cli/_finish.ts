@@ -42,7 +42,9 @@ export function formatTables(doc: ResultDocument): string {
     : [];
   const cluster = doc.cluster ? [formatClusterTable(doc.cluster, doc.kind !== "contention")] : [];
   const replay = doc.trace_replay ? [formatTraceReplay(doc.trace_replay)] : [];
-  return [...runs, ...cluster, ...sweep, ...workload, ...matrix, ...workloads, ...replay].join("\n");
+  return [...runs, ...cluster, ...sweep, ...workload, ...matrix, ...workloads, ...replay].join(
+    "\n",
+  );
 }
 
 /** How the result is written: its format and, for fio's formats, the job file's options. */

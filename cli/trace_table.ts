@@ -201,11 +201,18 @@ export function formatTraceReplay(r: TraceReplayResult): string {
     t.toString(),
     `speed ${r.speed}: recorded ${r.total.recorded_s.toFixed(3)} s, replayed ` +
     `${r.total.replayed_s.toFixed(3)} s${ratio(r.total.recorded_s, r.total.replayed_s)}; ` +
-    `${r.threads.length} threads; laid out ${r.layout.files} files (${formatBytes(r.layout.bytes)})`,
+    `${r.threads.length} threads; laid out ${r.layout.files} files (${
+      formatBytes(r.layout.bytes)
+    })`,
   ];
   if (r.phases.length > 1 && r.phases.length <= 40) {
-    const p = new Table({ head: ["phase", "recorded s", "replayed s"], style: { head: [], border: [] } });
-    for (const ph of r.phases) p.push([ph.name, ph.recorded_s.toFixed(3), ph.replayed_s.toFixed(3)]);
+    const p = new Table({
+      head: ["phase", "recorded s", "replayed s"],
+      style: { head: [], border: [] },
+    });
+    for (const ph of r.phases) {
+      p.push([ph.name, ph.recorded_s.toFixed(3), ph.replayed_s.toFixed(3)]);
+    }
     out.push(p.toString());
   }
   if (r.verify) {

@@ -44,10 +44,12 @@ async function openText(path: string): Promise<ReadableStream<string>> {
     },
   });
   if (isGzip(head)) {
-    bytes = bytes.pipeThrough(new DecompressionStream("gzip") as ReadableWritablePair<
-      Uint8Array,
-      Uint8Array
-    >);
+    bytes = bytes.pipeThrough(
+      new DecompressionStream("gzip") as ReadableWritablePair<
+        Uint8Array,
+        Uint8Array
+      >,
+    );
   }
   return bytes.pipeThrough(new TextDecoderStream());
 }
