@@ -12,6 +12,7 @@
  * @module
  */
 
+import process from "node:process";
 import { ConfigError } from "../core/errors.ts";
 import type { TierSpec } from "../core/config.ts";
 import { formatTierSpec } from "../core/config.ts";
@@ -154,8 +155,8 @@ export function replayTrace(o: TraceReplayOptions): Promise<SessionOutcome> {
         }
         const laid = await layOutFiles(compiled, o.verify === true, (f) => progress("layout", f));
         if (o.signal?.aborted) return "interrupted";
-        const reports = await runThreads(o, compiled, laid, o.signal, progress);
-        s.doc.trace_replay = buildResult(o, compiled, reports, tiers, laid, reader.notes);
+        const { reports, cpu } = await runThreads(o, compiled, laid, o.signal, progress);
+        s.doc.trace_replay = buildResult(o, compiled, reports, tiers, laid, reader.notes, cpu);
         return o.signal?.aborted ? "interrupted" : "ok";
       } finally {
         await Deno.remove(dir, { recursive: true }).catch(() => {});
@@ -163,6 +164,9 @@ export function replayTrace(o: TraceReplayOptions): Promise<SessionOutcome> {
     },
   );
 }
+
+/** User and system CPU time, µs (node:process). */
+type CpuUsage = { user: number; system: number };
 
 /** The laid-out files: [file, bytes]. */
 type LaidOut = [number, number][];
@@ -191,7 +195,7 @@ async function runThreads(
   laid: LaidOut,
   signal: AbortSignal | undefined,
   progress: (phase: RunProgress["phase"], fraction: number, read?: number, write?: number) => void,
-): Promise<ThreadReplayReport[]> {
+): Promise<{ reports: ThreadReplayReport[]; cpu: CpuUsage }> {
   const ctrlBuf = new SharedArrayBuffer(8);
   const ctrl = new Int32Array(ctrlBuf);
   const progBuf = new SharedArrayBuffer(Math.max(1, c.threads.length) * PROGRESS_SLOTS * 8);
@@ -261,6 +265,7 @@ async function runThreads(
   await readyAll.promise;
   // a recording of the replay (trace record -- tierbench trace replay …) starts a phase here
   Deno.writeTextFileSync("/dev/null", `${MARKER_PREFIX}replay`);
+  const cpuStart = process.cpuUsage();
   Atomics.store(ctrl, CTRL.GO, 1);
   Atomics.notify(ctrl, CTRL.GO);
   const watch = setInterval(() => {
@@ -291,8 +296,9 @@ async function runThreads(
       Promise.all(done),
       timedOut.promise,
     ]);
+    const cpu = process.cpuUsage(cpuStart);
     if (failure !== undefined) throw new Error(failure);
-    return reports.filter((r): r is ThreadReplayReport => r !== undefined);
+    return { reports: reports.filter((r): r is ThreadReplayReport => r !== undefined), cpu };
   } finally {
     clearInterval(watch);
     signal?.removeEventListener("abort", stop);
@@ -332,6 +338,7 @@ function buildResult(
   tiers: Tier[],
   laid: LaidOut,
   notes: readonly string[],
+  cpu: CpuUsage,
 ): TraceReplayResult {
   const ran = reports.filter((r) => r.ops > 0);
   const start = Math.min(...ran.map((r) => r.start));
@@ -401,6 +408,10 @@ function buildResult(
     phases,
     ops: c.ops,
     layout: { files: laid.length, bytes: laid.reduce((t, [, b]) => t + b, 0) },
+    cpu: {
+      usr_pct: replayed > 0 ? round6(cpu.user / 1e4 / replayed) : 0,
+      sys_pct: replayed > 0 ? round6(cpu.system / 1e4 / replayed) : 0,
+    },
     ...(o.verify
       ? {
         verify: {

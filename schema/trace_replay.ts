@@ -74,6 +74,11 @@ export interface TraceReplayResult {
   ops: Record<string, number>;
   /** Files laid out before the replay (read before the trace writes them), unmeasured. */
   layout: { files: number; bytes: number };
+  /**
+   * The replay's own CPU while its threads ran (every thread of the
+   * process, user and system), as % of one core over the replayed time.
+   */
+  cpu: { usr_pct: number; sys_pct: number };
   /** --verify: bytes read back and checked, and bytes read that no write of the thread covered. */
   verify?: { checked_bytes: number; unchecked_bytes: number };
   /** What differs from the recording, and why. */
