@@ -135,7 +135,10 @@ export class TraceCompiler {
   readonly #threads = new Map<string, ThreadState>();
   readonly #cutter = new PhaseCutter();
   readonly #phases: Compiled["phases"] = [];
-  readonly #written = new Set<number>();
+  /** Per file, the 4 KiB pages the trace wrote so far (a read there needs no layout). */
+  readonly #written = new Map<number, PageSet>();
+  /** Files the trace truncated or created afresh: what it reads later, it wrote. */
+  readonly #fresh = new Set<number>();
   readonly #layout = new Map<number, number>();
   readonly #direct = new Set<number>();
   readonly #ops: Record<string, number> = {};
@@ -260,7 +263,7 @@ export class TraceCompiler {
       case "write": {
         const f = this.#file(e.file);
         th.info.syncBytes = Math.max(th.info.syncBytes, e.length);
-        this.#touch(f, e.kind === "write", e.offset + (e.kind === "read" ? e.res : e.length));
+        this.#touch(f, e.kind === "write", e.offset, e.kind === "read" ? e.res : e.length);
         return rec(
           e.kind === "read" ? OP.READ : OP.WRITE,
           f,
@@ -276,7 +279,7 @@ export class TraceCompiler {
         else this.#direct.delete(f);
         const d = (direct ? OPEN_DIRECT : 0) | (e.flags.includes("O_CREAT") ? OPEN_CREAT : 0) |
           (e.flags.includes("O_TRUNC") ? OPEN_TRUNC : 0);
-        if (e.flags.includes("O_TRUNC")) this.#written.add(f);
+        if (e.flags.includes("O_TRUNC")) this.#fresh.add(f);
         return rec(OP.OPEN, f, 0, 0, d);
       }
       case "close":
@@ -289,8 +292,11 @@ export class TraceCompiler {
         return rec(OP.FTRUNCATE, this.#file(e.file), e.length);
       case "fallocate":
         return rec(OP.FALLOCATE, this.#file(e.file), e.offset, e.length, e.mode);
-      case "unlink":
-        return rec(OP.UNLINK, this.#file(e.file));
+      case "unlink": {
+        const f = this.#file(e.file);
+        this.#fresh.add(f); // made again later: what it reads then, it wrote
+        return rec(OP.UNLINK, f);
+      }
       case "mkdir":
         return rec(OP.MKDIR, this.#file(e.file));
       case "rename":
@@ -332,7 +338,7 @@ export class TraceCompiler {
         : OP.FDATASYNC;
       if (code === OP.READ || code === OP.WRITE) {
         slotBytes = Math.max(slotBytes, i.length);
-        this.#touch(f, code === OP.WRITE, i.offset + i.length);
+        this.#touch(f, code === OP.WRITE, i.offset, i.length);
       }
       out.push(
         OP.IOCB,
@@ -352,10 +358,52 @@ export class TraceCompiler {
     return out;
   }
 
-  /** A read (to `end`) or write of file `f`: what a read needs laid out first. */
-  #touch(f: number, write: boolean, end: number): void {
-    if (write) this.#written.add(f);
-    else if (!this.#written.has(f) && end > (this.#layout.get(f) ?? 0)) this.#layout.set(f, end);
+  /**
+   * A read or write of `length` bytes at `offset` of file `f`: a read of
+   * pages the trace has not written yet needs the file laid out that far.
+   */
+  #touch(f: number, write: boolean, offset: number, length: number): void {
+    if (length <= 0) return;
+    let pages = this.#written.get(f);
+    if (write) {
+      if (!pages) this.#written.set(f, pages = new PageSet());
+      pages.add(offset, offset + length);
+      return;
+    }
+    const end = offset + length;
+    if (this.#fresh.has(f) || end <= (this.#layout.get(f) ?? 0)) return;
+    if (!pages?.covers(offset, end)) this.#layout.set(f, end);
+  }
+}
+
+/**
+ * The 4 KiB pages of a file wholly written, as bits: its size follows the
+ * file's, not the trace's length. A page written in part counts as not
+ * written (a read there is laid out first, then written over as recorded).
+ */
+export class PageSet {
+  #bits = new Uint8Array(64);
+
+  /** Marks the pages that [start, end) covers whole. */
+  add(start: number, end: number): void {
+    const first = Math.ceil(start / 4096), last = Math.floor(end / 4096);
+    if (last <= first) return;
+    if (last > this.#bits.length * 8) {
+      const grown = new Uint8Array(Math.max(this.#bits.length * 2, Math.ceil(last / 8)));
+      grown.set(this.#bits);
+      this.#bits = grown;
+    }
+    for (let p = first; p < last; p++) this.#bits[p >> 3]! |= 1 << (p & 7);
+  }
+
+  /** Whether every page [start, end) touches is marked. */
+  covers(start: number, end: number): boolean {
+    const last = Math.ceil(end / 4096);
+    if (last > this.#bits.length * 8) return false;
+    for (let p = Math.floor(start / 4096); p < last; p++) {
+      if ((this.#bits[p >> 3]! & (1 << (p & 7))) === 0) return false;
+    }
+    return true;
   }
 }
 

@@ -1,8 +1,9 @@
 /**
- * fio recorded under strace, its trace replayed on tmpfs and on the disk,
- * and the replay itself recorded under strace: the replay issues the same
+ * fio's recordings (trace/testdata/fio/) replayed on tmpfs and on the disk,
+ * the replay itself recorded under strace: the replay issues the same
  * requests — count, file, offset, size, in order per thread, and io_submit
- * batches of the recorded size — as fio did.
+ * batches of the recorded size — as fio did. Then the refusals, think
+ * times and --verify.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -15,6 +16,7 @@ import { parseTierSpec } from "../core/config.ts";
 import { replayTrace } from "./trace_replay.ts";
 import type { TraceEvent } from "../trace/events.ts";
 import { TraceWriter } from "../trace/writer.ts";
+import { importStrace } from "../trace/import.ts";
 
 /** Per file name (the path's last part): each request in order, and the io_submit batch sizes. */
 async function requests(
@@ -38,15 +40,13 @@ async function requests(
   return { ops, batches };
 }
 
-const CASES = [
-  {
-    name: "libaio 1 MiB × 8 O_DIRECT reads",
-    fio: ["--rw=read", "--bs=1m", "--iodepth=8", "--ioengine=libaio", "--direct=1", "--size=32m"],
-  },
-  {
-    name: "psync 4 KiB random reads and writes",
-    fio: ["--rw=randrw", "--bs=4k", "--ioengine=psync", "--size=4m"],
-  },
+/** fio's recordings (trace/testdata/fio/: strace logs of fio, with fio's own iologs). */
+const FIO = join(ROOT, "trace", "testdata", "fio");
+const FIO_DATA = "/var/tmp/tierbench-fio/data";
+const RECORDINGS = [
+  "fio-libaio-1m-d8-direct",
+  "fio-psync-4k-randrw",
+  "fio-libaio-1m-d8-batch8-write",
 ];
 
 const PLACES = [
@@ -58,26 +58,18 @@ const PLACES = [
   { name: "the disk", dir: tempDirOnDisk, kind: "file" },
 ];
 
-for (const c of CASES) {
+for (const name of RECORDINGS) {
   for (const place of PLACES) {
-    Deno.test(needing(["fio", "strace"], {
+    Deno.test(needing(["strace"], {
       name:
-        `fio (${c.name}) recorded, replayed on ${place.name}: the same requests, in order, in batches of the recorded size`,
+        `${name} replayed on ${place.name}, the replay under strace: fio's requests, in order, in batches of the recorded size`,
       async fn() {
         const dir = await place.dir();
         try {
-          const data = join(dir, "data"), target = join(dir, "replay"), out = join(dir, "out");
-          for (const d of [data, target, out]) await Deno.mkdir(d);
-          const job = [
-            "--name=j",
-            `--filename=${join(data, "f")}`,
-            ...c.fio,
-            "--output-format=terse",
-          ];
-          await fio([...job, "--rw=write", "--iodepth=1", "--ioengine=psync"]); // the file to read
+          const target = join(dir, "replay"), out = join(dir, "out");
+          for (const d of [target, out]) await Deno.mkdir(d);
           const recorded = join(out, "fio.trace.gz");
-          const rec = await recordTrace(["fio", ...job], recorded, data);
-          assert.equal(rec.code, 0);
+          await importStrace(join(FIO, `${name}.strace.gz`), recorded, { only: FIO_DATA });
           // the replay, in its own process, recorded in turn
           const replayed = join(out, "replay.trace.gz");
           const again = await recordTrace(
@@ -90,7 +82,7 @@ for (const c of CASES) {
               "replay",
               recorded,
               "--map",
-              `${data}=${place.kind}:${target}`,
+              `${FIO_DATA}=${place.kind}:${target}`,
               "--quiet",
               "--output",
               join(out, "result.json"),
@@ -111,6 +103,10 @@ for (const c of CASES) {
           const tier = doc.trace_replay.tiers[0];
           const ios = Object.values(want.ops).flat();
           assert.equal(tier.read.total_ios + tier.write.total_ios, ios.length);
+          assert.equal(
+            tier.read.io_bytes + tier.write.io_bytes,
+            ios.reduce((t, r) => t + Number(r.split(" ")[2]), 0),
+          );
         } finally {
           await Deno.remove(dir, { recursive: true });
         }
@@ -118,6 +114,40 @@ for (const c of CASES) {
     }));
   }
 }
+
+Deno.test(needing(["fio", "strace"], {
+  name: "trace record of a fio run holds the requests fio's own write_iolog lists, in its order",
+  async fn() {
+    const dir = await tempDirOnDisk();
+    try {
+      const data = join(dir, "data");
+      await Deno.mkdir(data);
+      const job = [
+        "--name=j",
+        `--filename=${join(data, "f")}`,
+        "--rw=randrw",
+        "--bs=8k",
+        "--iodepth=4",
+        "--ioengine=libaio",
+        "--direct=1",
+        "--size=2m",
+        `--write_iolog=${join(dir, "fio.iolog")}`,
+        "--output-format=terse",
+      ];
+      await fio(["--name=l", `--filename=${join(data, "f")}`, "--size=2m", "--rw=write"]);
+      const trace = join(dir, "fio.trace.gz");
+      const rec = await recordTrace(["fio", ...job], trace, data);
+      assert.equal(rec.code, 0);
+      const log = (await Deno.readTextFile(join(dir, "fio.iolog"))).trimEnd().split("\n");
+      const want = log.map((l) => l.split(" ")).filter((f) => f[2] === "read" || f[2] === "write")
+        .map((f) => f.slice(2).join(" "));
+      assert.equal(want.length, 256);
+      assert.deepEqual(Object.values((await requests(trace)).ops)[0], want);
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+}));
 
 const HEADER = JSON.stringify({
   schema: "tierbench/trace@1",
