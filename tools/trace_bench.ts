@@ -212,8 +212,9 @@ async function flatMemory(ops: number, dir: string, traceDir: string) {
       "--rw=randread",
       "--bs=4k",
       "--ioengine=psync",
+      // 1 GiB holds 262,144 blocks: as many passes over it as N needs, stopped at N
+      `--loops=${Math.ceil(n / 262_144)}`,
       `--number_ios=${n}`,
-      "--time_based=0",
     ];
     const trace = join(traceDir, `fio-${n}.trace.gz`);
     await Deno.remove(trace).catch(() => {});
@@ -280,11 +281,20 @@ if (import.meta.main) {
       try {
         const rows = await flatMemory(Number(o.ops), dir, traceDir);
         const t = new Table({
-          head: ["ops", "trace", "record s", "record peak RSS", "replay s", "replay peak RSS"],
+          head: [
+            "ops",
+            "replayed reads",
+            "trace",
+            "record s",
+            "record peak RSS",
+            "replay s",
+            "replay peak RSS",
+          ],
         });
         for (const r of rows) {
           t.push([
             r.ops.toLocaleString("en-US"),
+            r.replayed_reads.toLocaleString("en-US"),
             `${(r.trace_bytes / MIB).toFixed(1)} MiB`,
             r.record_s.toFixed(1),
             `${r.record_peak_rss_mib.toFixed(0)} MiB`,
@@ -293,6 +303,12 @@ if (import.meta.main) {
           ]);
         }
         console.log(t.toString());
+        const [small, large] = rows;
+        console.log(
+          `peak RSS at ${large!.ops} ops / at ${small!.ops}: record ${
+            (large!.record_peak_rss_mib / small!.record_peak_rss_mib).toFixed(2)
+          }, replay ${(large!.replay_peak_rss_mib / small!.replay_peak_rss_mib).toFixed(2)}`,
+        );
         doc = { kind: "flat-memory", rows };
       } finally {
         if (traceDir !== dir) await Deno.remove(traceDir, { recursive: true });

@@ -106,8 +106,8 @@ for (const version of [3, 2] as const) {
           stderr: "piped",
         }).output();
         const stderr = new TextDecoder().decode(out.stderr);
-      assert.equal(out.code, 0, stderr);
-      assert.doesNotMatch(stderr, /bad iolog|ignoring/); // fio read every line
+        assert.equal(out.code, 0, stderr);
+        assert.doesNotMatch(stderr, /bad iolog|ignoring/); // fio read every line
         const replayed = join(dir, "replay.trace");
         await importStrace(seen, replayed, { only: data });
         const did = (await events(replayed)).flatMap((e) =>
