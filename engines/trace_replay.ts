@@ -125,6 +125,9 @@ interface Ring {
   inflight: number;
 }
 
+/** Ring buffers a thread allocates before the start, bytes in all (the rest on first use). */
+const RINGS_OPENED_BEFORE = 1 << 30;
+
 function ns(ms: number): number {
   const v = Math.round(ms * 1e6);
   return v < 1 ? 1 : v;
@@ -192,6 +195,23 @@ export class TraceThreadReplay {
       this.#phases[2 * p + 1] = -Infinity;
     }
     if (plan.verify) { for (const [f, bytes] of laidOut) this.#cover(f).add(0, bytes); }
+    this.#openRings();
+  }
+
+  /**
+   * Opens the rings of the contexts this thread submits on before the start:
+   * io_setup is microseconds in the kernel, but allocating and filling a
+   * ring's buffers is not, and is no part of what the trace did. Rings past
+   * RINGS_OPENED_BEFORE bytes in all open on first use.
+   */
+  #openRings(): void {
+    let left = RINGS_OPENED_BEFORE;
+    for (const [ctx, c] of Object.entries(this.#plan.contexts)) {
+      const bytes = c.depth * c.slotBytes;
+      if (bytes > left) continue;
+      left -= bytes;
+      this.#ring(Number(ctx));
+    }
   }
 
   #cover(file: number): Coverage {
@@ -596,7 +616,8 @@ export class TraceThreadReplay {
         this.#coverage.get(b)?.clear();
         return soft(() => Deno.renameSync(path, this.#plan.files[b]!));
       case OP.SETUP:
-        this.#ring(a);
+        // a thread that sets a context up for others to submit on needs no ring of its own
+        if (this.#plan.contexts[a] !== undefined) this.#ring(a);
         return;
       case OP.DESTROY: {
         const r = this.#rings.get(a);
