@@ -350,3 +350,42 @@ Deno.test("--verify checks what is read against what was written, and names a co
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("a DeepSpeed recording replays: aio contexts set up on the main thread, submitted on by four others", async () => {
+  const dir = await Deno.makeTempDir({ dir: "/dev/shm", prefix: "tb-trace-" });
+  try {
+    // DeepSpeed 0.14.5, pipelined swapper, thread_count 2: the main thread sets up every context
+    const trace = join(ROOT, "trace", "testdata", "deepspeed", "more", "h1000_pipe_t2.trace.gz");
+    const want = { read: 0, write: 0, setups: 0 };
+    const setUpBy = new Set<string>(), submitters = new Set<string>();
+    for await (const e of (await TraceReader.open(trace)).events()) {
+      if (e.kind === "io_setup") {
+        want.setups++;
+        setUpBy.add(e.thread);
+      }
+      if (e.kind === "submit") {
+        submitters.add(e.thread);
+        for (const i of e.iocbs.slice(0, e.res)) {
+          if (i.op === "read" || i.op === "write") want[i.op]++;
+        }
+      }
+      if ((e.kind === "read" || e.kind === "write") && e.res >= 0) want[e.kind]++;
+    }
+    assert.equal(setUpBy.size, 1);
+    assert.ok(submitters.size >= 4 && !submitters.has([...setUpBy][0]!), [...submitters].join());
+    const { doc } = await replayTrace({
+      trace,
+      maps: [{ prefix: "/var/tmp/dsnvme", tier: parseTierSpec(`memory:${dir}`) }],
+      speed: "max",
+      timeoutMs: 60_000,
+    });
+    assert.equal(doc.status, "ok", doc.error);
+    const r = doc.trace_replay!;
+    assert.equal(r.tiers[0]!.read.total_ios, want.read);
+    assert.equal(r.tiers[0]!.write.total_ios, want.write);
+    assert.equal(r.ops["io_setup"], want.setups);
+    assert.equal(r.threads.length, submitters.size + 1);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
