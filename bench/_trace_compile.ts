@@ -143,6 +143,7 @@ export class TraceCompiler {
   readonly #direct = new Set<number>();
   readonly #ops: Record<string, number> = {};
   #failedInRecording = 0;
+  #failedCompletions = 0;
   #foreignReaps = 0;
 
   /** A compiler of `trace` onto `maps`, writing ops files into `dir`. */
@@ -214,6 +215,12 @@ export class TraceCompiler {
     const out: string[] = [];
     if (this.#failedInRecording > 0) {
       out.push(`${this.#failedInRecording} calls that failed in the recording were not replayed`);
+    }
+    if (this.#failedCompletions > 0) {
+      out.push(
+        `${this.#failedCompletions} aio completions failed in the recording; their requests are ` +
+          "replayed (strace ties no completion to its iocb) and may succeed here",
+      );
     }
     if (this.#foreignReaps > 0) {
       out.push(
@@ -310,6 +317,7 @@ export class TraceCompiler {
       case "submit":
         return this.#submit(e.iocbs.slice(0, e.res), e.ctx, th, rec(OP.SUBMIT, e.ctx, 0));
       case "reap": {
+        for (const r of e.results) if (r < 0) this.#failedCompletions++;
         if (e.res <= 0) return [];
         const now = th.inflight.get(e.ctx);
         if (now === undefined) {
