@@ -323,15 +323,22 @@ Deno.test("--verify checks what is read against what was written, and names a co
       checked_bytes: 8192 + 4096 + 7000,
       unchecked_bytes: 0,
     });
-    // the same at 1x, with a byte of /data/a spoilt during the pause before the last read
+    // the same at 1x, with a byte of /data/a spoilt during the pause before the last read: once
+    // the replay's one write of /data/a is in (however long the replay takes to start)
     const spoil = (async () => {
-      await new Promise((r) => setTimeout(r, 300));
-      for await (const e of Deno.readDir(tierDir)) {
-        const f = await Deno.open(join(tierDir, e.name, "a"), { write: true });
-        await f.seek(5000, Deno.SeekMode.Start);
-        await f.write(new Uint8Array([0xff, 0xfe]));
-        f.close();
+      for (const until = Date.now() + 20_000; Date.now() < until;) {
+        await new Promise((r) => setTimeout(r, 10));
+        for await (const e of Deno.readDir(tierDir)) {
+          const a = join(tierDir, e.name, "a");
+          if (((await Deno.stat(a).catch(() => undefined))?.size ?? 0) < 65536) continue;
+          const f = await Deno.open(a, { write: true });
+          await f.seek(5000, Deno.SeekMode.Start);
+          await f.write(new Uint8Array([0xff, 0xfe]));
+          f.close();
+          return;
+        }
       }
+      throw new Error("the replay never wrote /data/a");
     })();
     const bad = await replayTrace({
       trace,
