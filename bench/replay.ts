@@ -76,6 +76,36 @@ export function replayPaths(
   return out;
 }
 
+/**
+ * The plan's simulated timeline at `scale`, of the steady iteration whose
+ * parity is `measured`'s (mlp-offload alternates its pass by iteration);
+ * undefined when the plan has none.
+ *
+ * @example
+ * ```ts ignore
+ * const t = simulatedTimeline(plan, 0.02, doc.workload.timeline.iteration);
+ * ```
+ */
+export function simulatedTimeline(
+  plan: PlanDocument,
+  scale: number,
+  measured: number | undefined,
+): ReplayResult["simulated_timeline"] {
+  const t = plan.predictions.plan.timeline;
+  if (!t || t.spans.length === 0) return undefined;
+  const its = [...new Set(t.spans.map((x) => x[0]))];
+  const iteration = its.find((i) => i % 2 === (measured ?? 0) % 2) ?? its[0]!;
+  const ms = (x: number) => Math.round(x * scale * 1000) / 1000;
+  return {
+    iteration,
+    columns: ["rank", "stream", "kind", "label", "bytes", "start_ms", "end_ms"],
+    spans: t.spans.filter((x) => x[0] === iteration).map((
+      [, rank, stream, kind, label, bytes, start, end],
+    ) => [rank, stream, kind, label, Math.round(bytes * scale), ms(start), ms(end)]),
+    cut: t.cut,
+  };
+}
+
 /** The setup a plan was made for, at `scale`. */
 export function setupOfPlan(
   plan: PlanDocument,
@@ -160,6 +190,8 @@ export async function replayPlan(
     error: measured === null ? null : measured / (predicted * o.scale) - 1,
     paths: replayPaths(plan, o.scale, updates, w?.timeline),
   };
+  const simulated = simulatedTimeline(plan, o.scale, w?.timeline.iteration);
+  if (simulated) replay.simulated_timeline = simulated;
   out.doc.replay = replay;
   if (!o.activations || out.doc.status !== "ok" || o.signal?.aborted) return out;
   const a = plan.activations;

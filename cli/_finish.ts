@@ -19,6 +19,7 @@ import { formatClusterTable } from "./cluster_table.ts";
 import { formatContentionTable } from "./contention_table.ts";
 import { formatScheduleNotes, formatTable } from "./run_table.ts";
 import { formatSweep } from "./sweep_table.ts";
+import { formatTraceReplay } from "./trace_table.ts";
 import { formatWorkloadSummaries, formatWorkloadTable } from "./workload_table.ts";
 import { EXIT_FAILED, EXIT_USAGE, fail } from "./_exit.ts";
 
@@ -40,7 +41,10 @@ export function formatTables(doc: ResultDocument): string {
     ? [formatWorkloadSummaries(doc.workloads)]
     : [];
   const cluster = doc.cluster ? [formatClusterTable(doc.cluster, doc.kind !== "contention")] : [];
-  return [...runs, ...cluster, ...sweep, ...workload, ...matrix, ...workloads].join("\n");
+  const replay = doc.trace_replay ? [formatTraceReplay(doc.trace_replay)] : [];
+  return [...runs, ...cluster, ...sweep, ...workload, ...matrix, ...workloads, ...replay].join(
+    "\n",
+  );
 }
 
 /** How the result is written: its format and, for fio's formats, the job file's options. */
@@ -99,7 +103,7 @@ export async function finish(
   const say = toStdout ? console.error : console.log;
   // a workload that got as far as setting its tiers up has something to show
   const wrote = doc.runs.length > 0 || (doc.workload?.paths.length ?? 0) > 0 ||
-    doc.cluster !== undefined;
+    doc.cluster !== undefined || doc.trace_replay !== undefined;
   const text = documentText(doc, f);
   if (wrote) {
     if (text === undefined) {

@@ -17,6 +17,8 @@ import {
 } from "@commander-js/extra-typings";
 import type { RawTrainingSetup } from "../workloads/setup.ts";
 import { ConfigError } from "../core/errors.ts";
+import { DEFAULT_TIMEOUT_MS } from "../core/config.ts";
+import { parseDuration } from "../core/units.ts";
 import { OUTPUT_FORMATS, type OutputFormat } from "../schema/fio_json.ts";
 import { SETUP_DEFAULTS } from "../workloads/setup.ts";
 import { MODEL_NAMES } from "../workloads/model.ts";
@@ -295,6 +297,44 @@ export function setupOf(o: SetupFlags): RawTrainingSetup {
     adamRate: o.adamRate,
     gpuTflops: o.gpuTflops,
   };
+}
+
+// --- requests' limits and checks -------------------------------------------------------------
+
+/** How `run` words `--timeout`. */
+export const TIMEOUT_HELP =
+  "fail the run when one request (an I/O, an S3 request) takes longer than this";
+
+/** `--timeout <seconds>`: how long one request may take (default 30 s). */
+export function timeoutOption(help: string = TIMEOUT_HELP) {
+  return new Option("--timeout <seconds>", help).default(String(DEFAULT_TIMEOUT_MS / 1000));
+}
+
+/** How `run` words `--verify`. */
+export const VERIFY_HELP =
+  "stamp every block written with a header and checksum, check every block read";
+
+/** `--verify`: what is written is checked when read back. */
+export function verifyOption(help: string = VERIFY_HELP) {
+  return new Option("--verify", help).default(false);
+}
+
+/**
+ * `--timeout` in ms, as {@linkcode timeoutOption} parsed it (seconds, or
+ * with ms, s, m, h; at least 100 ms).
+ *
+ * @throws {ConfigError} naming `--timeout` and what it read.
+ */
+export function timeoutMsOf(text: string): number {
+  const ms = parseDuration(text);
+  if (ms === undefined || ms < 100) {
+    throw new ConfigError(
+      "timeout",
+      `"${text}" is not a duration of 100ms or more`,
+      "e.g. 5, 30s, 2m",
+    );
+  }
+  return ms;
 }
 
 // --- fio's spellings ----------------------------------------------------------------------------

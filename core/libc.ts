@@ -25,6 +25,9 @@ const SYMBOLS = {
   pread: { parameters: ["i32", "pointer", "usize", "i64"], result: "i32" },
   pwrite: { parameters: ["i32", "pointer", "usize", "i64"], result: "i32" },
   fsync: { parameters: ["i32"], result: "i32" },
+  fdatasync: { parameters: ["i32"], result: "i32" },
+  ftruncate: { parameters: ["i32", "i64"], result: "i32" },
+  fallocate: { parameters: ["i32", "i32", "i64", "i64"], result: "i32" },
   posix_fallocate: { parameters: ["i32", "i64", "i64"], result: "i32" },
   posix_memalign: { parameters: ["buffer", "usize", "usize"], result: "i32" },
   free: { parameters: ["pointer"], result: "void" },
@@ -78,6 +81,8 @@ export const O = {
   CREAT: 0o100,
   EXCL: 0o200,
   TRUNC: 0o1000,
+  /** The same on x86-64 and aarch64. */
+  NONBLOCK: 0o4000,
   CLOEXEC: 0o2000000,
   /** O_DIRECT differs between architectures: 0o40000 on x86-64, 0o200000 on aarch64. */
   DIRECT: Deno.build.arch === "aarch64" ? 0o200000 : 0o40000,

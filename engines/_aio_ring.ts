@@ -502,6 +502,22 @@ export class AioRing {
   }
 
   /**
+   * Waits on this thread for at least `min` of at most `max` completions, at
+   * most `timeout` (a {@linkcode timespec}): how many, or `-errno`. A replay
+   * waits for as many as the recorded io_getevents returned.
+   */
+  reapBetween(min: number, max: number, timeout: Uint8Array<ArrayBuffer>): number {
+    this.#ringAt = -1;
+    return this.#aio.io_getevents(
+      this.#ctx,
+      BigInt(min),
+      BigInt(Math.min(max, this.depth)),
+      this.#events.bytes,
+      timeout,
+    );
+  }
+
+  /**
    * Waits for at least one completion on Deno's blocking pool, leaving this
    * thread's event loop free, and takes all that are ready: how many (0 when
    * `timeoutNs` passed first), or `-errno`.

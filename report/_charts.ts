@@ -15,6 +15,7 @@ import { formatSize } from "../core/units.ts";
 import type { PlanDocument } from "../schema/plan.ts";
 import { type ReportDocument, sweepOf } from "./document.ts";
 import { directionsOf, patternLabel, round, workloadsOf } from "./tables.ts";
+import { ganttBars, type TimelineSpan, timelineSpans } from "./timeline.ts";
 
 /** One input of a chart: a labelled result document and/or plan. */
 export interface ChartSource {
@@ -753,6 +754,83 @@ export function replayChart(sources: readonly ChartSource[]): ChartSpec | undefi
   };
 }
 
+/** What each timeline source is called on the Gantt chart. */
+const GANTT_SOURCE: Record<string, string> = {
+  simulated: "simulated (the plan × scale)",
+  measured: "measured",
+  replayed: "replayed",
+};
+
+/**
+ * Every op of a document's timeline as a bar on its track (rank × stream,
+ * or process × thread): a workload's measured iteration, a plan's simulated
+ * ones, a replay's simulated iteration beside its measured one on the same
+ * time axis, a trace replay's threads. Near neighbours of one track and kind
+ * are drawn as one bar (its tip says how many).
+ */
+export function ganttChart(sources: readonly ChartSource[]): ChartSpec | undefined {
+  const multi = sources.length > 1;
+  const rows: Record<string, unknown>[] = [];
+  const panels: string[] = [];
+  const notes: string[] = [];
+  for (const src of sources) {
+    const spans: TimelineSpan[] = [];
+    for (const d of [src.doc, src.plan]) if (d) spans.push(...timelineSpans(d));
+    if (spans.length === 0) continue;
+    const g = ganttBars(spans);
+    for (const [source, n] of g.cut) notes.push(`${source}: ${n} more tracks not drawn`);
+    for (const source of g.tracks.keys()) {
+      const name = GANTT_SOURCE[source] ?? source;
+      panels.push(multi ? `${src.label}: ${name}` : name);
+    }
+    for (const b of g.bars) {
+      const name = GANTT_SOURCE[b.source] ?? b.source;
+      const what = b.ops > 1 ? `${b.ops} ${b.kind} ops from ${b.first}` : `${b.kind} ${b.first}`;
+      rows.push({
+        panel: multi ? `${src.label}: ${name}` : name,
+        track: b.track,
+        kind: b.kind,
+        start_s: round(b.start_ms / 1000, 6),
+        end_s: round(b.end_ms / 1000, 6),
+        tip: `${b.track}: ${what}, ${num(b.start_ms / 1000, 4)}–${num(b.end_ms / 1000, 4)} s` +
+          (b.bytes > 0 ? `, ${formatSize(b.bytes)}` : ""),
+      });
+    }
+  }
+  if (rows.length === 0) return undefined;
+  return {
+    id: "gantt",
+    title: "Timeline",
+    caption: "Each op as a bar on its track (rank × stream, or process × thread), from the start " +
+      "of the iteration or replay; a replay's simulated iteration (the plan's, × scale) above " +
+      "the one it measured, on one time axis. Ops of a track and kind closer than 1/800 of the " +
+      `panel's length are drawn as one bar.${notes.length > 0 ? ` ${notes.join("; ")}.` : ""}`,
+    spec: base({
+      data: { values: rows },
+      facet: { row: { field: "panel", type: "nominal", title: null, sort: panels } },
+      resolve: { scale: { y: "independent" } },
+      spec: {
+        width: 760,
+        height: { step: 12 },
+        mark: { type: "bar" },
+        encoding: {
+          y: {
+            field: "track",
+            type: "nominal",
+            title: null,
+            sort: null,
+            axis: { labelLimit: 260 },
+          },
+          x: { field: "start_s", type: "quantitative", title: "s from the start" },
+          x2: { field: "end_s" },
+          color: { field: "kind", type: "nominal", title: "op", scale: { scheme: "tableau10" } },
+          ...TIP,
+        },
+      },
+    }),
+  };
+}
+
 /** A sweep's grid: bandwidth per bs × iodepth, one heatmap per tier and numjobs. */
 export function sweepChart(sources: readonly ChartSource[]): ChartSpec | undefined {
   const multi = sources.length > 1;
@@ -934,6 +1012,7 @@ export function reportCharts(sources: readonly ChartSource[]): ChartSpec[] {
     sweepLatencyChart(sources),
     contentionChart(sources),
     workloadChart(sources),
+    ganttChart(sources),
     placementChart(sources),
     predictionsChart(sources),
     nodesChart(sources),

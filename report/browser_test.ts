@@ -10,6 +10,7 @@ import {
   readDoc,
   replayRun,
   sweepDoc,
+  traceReplayRun,
   workloadRun,
 } from "../tests/_report_fixtures.ts";
 import { buildReport } from "./report.ts";
@@ -50,16 +51,23 @@ chromiumTest(
           "timeseries",
           "latency-time",
           "contention",
+          "gantt",
           "placement",
           "predictions",
         ],
       ]);
       const wOut = join(dir, "report-workload");
       await cliOk(["report", workload, "--output", wOut]);
-      expected.push([join(wOut, "report.html"), ["workload"]]);
+      expected.push([join(wOut, "report.html"), ["workload", "gantt"]]);
       const rOut = join(dir, "report-replay");
       await cliOk(["report", replay, "--output", rOut]);
-      expected.push([join(rOut, "report.html"), ["workload", "replay"]]);
+      expected.push([join(rOut, "report.html"), ["workload", "gantt", "replay"]]);
+      // a trace replay: its threads' ops on one track each
+      const traceReplay = join(dir, "trace-replay.json");
+      await traceReplayRun(disk, traceReplay);
+      const tOut = join(dir, "report-trace-replay");
+      await cliOk(["report", traceReplay, "--output", tOut]);
+      expected.push([join(tOut, "report.html"), ["gantt"]]);
       const sOut = join(dir, "report-sweep");
       const files = await buildReport(sOut, { doc: sweep, label: "sweep" });
       // 8 MiB points end before the first time-series interval: no chart over time
@@ -72,6 +80,7 @@ chromiumTest(
         "report-screenshot.png",
         "report-screenshot-workload.png",
         "report-screenshot-replay.png",
+        "report-screenshot-trace-replay.png",
         "report-screenshot-sweep.png",
         "compare-screenshot.png",
       ].map((n) => join(SHOTS, n));
@@ -91,7 +100,7 @@ chromiumTest(
       });
       for (const s of shots) assert.ok((await Deno.stat(s)).size > 10_000, `${s} is empty`);
       // the sweep's points, as the browser shows them on hover
-      const hover = checks[3]!.charts.find((c) => c.id === "sweep-latency")!.titles;
+      const hover = checks[4]!.charts.find((c) => c.id === "sweep-latency")!.titles;
       for (const pt of sweep.sweep!.tiers[0]!.points) {
         const mib = (Math.round(pt.bw_bytes / 1024 / 1024 * 10) / 10).toLocaleString("en-US");
         const want = `iodepth ${pt.iodepth}, numjobs ${pt.numjobs}: ${mib} MiB/s at p99`;

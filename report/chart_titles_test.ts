@@ -100,6 +100,7 @@ Deno.test("every data mark of every chart kind carries a <title> with its series
     assert.deepEqual([...kinds].sort(), [
       "bandwidth",
       "contention",
+      "gantt",
       "latency",
       "latency-time",
       "nodes",

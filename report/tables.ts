@@ -174,6 +174,66 @@ export function workloadTable(doc: ReportDocument): ReportTable | undefined {
   };
 }
 
+/**
+ * A trace replay: per mapped tier and direction, what moved and how fast;
+ * then the whole trace, each thread and each phase, recorded beside
+ * replayed.
+ */
+export function traceReplayTables(doc: ReportDocument): ReportTable[] {
+  const t = doc.trace_replay;
+  if (!t) return [];
+  const lat = (d: { lat_ns: { N: number; percentile?: Record<string, number> } }, k: string) => {
+    const v = d.lat_ns.percentile?.[k];
+    return typeof v === "number" && d.lat_ns.N > 0 ? round(v / 1000, 2) : null;
+  };
+  const io: Cell[][] = t.tiers.flatMap((x) =>
+    (["read", "write"] as const).filter((dir) => x[dir].total_ios > 0).map((dir) => [
+      x.prefix,
+      `${x.tier.kind}:${x.tier.path ?? ""}`,
+      dir,
+      round(x[dir].io_bytes / MIB),
+      round(x[dir].bw_bytes / MIB),
+      Math.round(x[dir].iops),
+      x[dir].total_ios,
+      lat(x[dir], "50.000000"),
+      lat(x[dir], "99.000000"),
+    ])
+  );
+  const times: Cell[][] = [
+    ["whole trace", "", round(t.total.recorded_s, 6), round(t.total.replayed_s, 6)],
+    ...t.threads.map((
+      x,
+    ): Cell[] => ["thread", x.thread, round(x.recorded_s, 6), round(x.replayed_s, 6)]),
+    ...t.phases.map((
+      x,
+    ): Cell[] => ["phase", x.name, round(x.recorded_s, 6), round(x.replayed_s, 6)]),
+  ];
+  return [
+    {
+      name: "trace-replay",
+      title: `Trace replay (--speed ${t.speed}): per tier and direction`,
+      columns: [
+        "prefix",
+        "tier",
+        "direction",
+        "MiB",
+        "bw_MiB_s",
+        "iops",
+        "requests",
+        "lat_p50_us",
+        "lat_p99_us",
+      ],
+      rows: io,
+    },
+    {
+      name: "trace-replay-times",
+      title: "Trace replay: recorded beside replayed, s",
+      columns: ["what", "name", "recorded_s", "replayed_s"],
+      rows: times,
+    },
+  ];
+}
+
 /** The plan's placement: subgroups per rank on each path. */
 export function placementTable(plan: PlanDocument): ReportTable {
   const rows: Cell[][] = plan.placement.paths.map((p) => [
@@ -306,6 +366,7 @@ export function reportTables(doc: ReportDocument | undefined, plan?: PlanDocumen
   const out: (ReportTable | undefined)[] = [];
   if (doc) {
     out.push(runsTable(doc), sweepTable(doc), contentionTable(doc), workloadTable(doc));
+    out.push(...traceReplayTables(doc));
   }
   if (plan) out.push(placementTable(plan), predictionsTable(plan));
   return out.filter((t): t is ReportTable => t !== undefined);

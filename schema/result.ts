@@ -9,6 +9,7 @@
 import type { TierFacts } from "../tiers/types.ts";
 import type { WorkloadResult } from "./workload.ts";
 import type { ReplayResult } from "./replay.ts";
+import type { TraceReplayResult } from "./trace_replay.ts";
 import type { RunStatus } from "./run_status.ts";
 import type { ConcurrencyResult } from "./concurrency.ts";
 import type { ContentionResult } from "./contention.ts";
@@ -223,7 +224,7 @@ export interface ResultDocument {
   schema: typeof RESULT_SCHEMA;
   tool: { name: "tierbench"; version: string; deno: string; peak_rss_bytes: number };
   run_id: string;
-  kind: "run" | "profile" | "workload" | "contention" | "sweep";
+  kind: "run" | "profile" | "workload" | "contention" | "sweep" | "trace-replay";
   started: string;
   finished: string;
   status: RunStatus;
@@ -238,6 +239,8 @@ export interface ResultDocument {
   workload?: WorkloadResult;
   /** `tierbench replay`: the plan's predicted update phase beside the measured one. */
   replay?: ReplayResult;
+  /** `tierbench trace replay`: a trace run again on the tiers, recorded beside replayed. */
+  trace_replay?: TraceReplayResult;
   /** `tierbench bench`: the short training workloads of the node profile. */
   workloads?: WorkloadResult[];
   /**

@@ -99,6 +99,19 @@ export async function workloadRun(dir: string, output: string): Promise<void> {
   ]);
 }
 
+/**
+ * fio's recording of 4 KiB random reads and writes (trace/testdata/fio/)
+ * imported and replayed onto `dir`.
+ */
+export async function traceReplayRun(dir: string, output: string): Promise<void> {
+  const trace = join(dir, "fio-psync.trace.gz");
+  const log = join(ROOT, "trace", "testdata", "fio", "fio-psync-4k-randrw.strace.gz");
+  const data = "/var/tmp/tierbench-fio/data";
+  await cliOk(["trace", "import", "strace", log, "--only", data, "--output", trace]);
+  const map = `${data}=file:${dir}`;
+  await cliOk(["trace", "replay", trace, "--map", map, "--quiet", "--output", output]);
+}
+
 /** A plan of 70B from the reference profile. */
 export async function planRun(output: string): Promise<void> {
   await cliOk([
