@@ -68,8 +68,9 @@ import {
   type WorkloadPaths,
 } from "./common.ts";
 import { ProgramBuilder, type RankProgram, type WorkloadProgram } from "./ops.ts";
-import { adamMs, alignedElements, shardParameters, type TrainingSetup } from "./setup.ts";
+import { alignedElements, shardParameters, type TrainingSetup } from "./setup.ts";
 import { swapLayout, type SwapSubgroup } from "./zero_infinity.ts";
+import { adamStep, openPhase, transferStates } from "./_steps.ts";
 
 /** States of a subgroup, read and written back by the update (12 B/param in fp32). */
 export const MLP_OFFLOAD_STATES = ["params", "m", "v"] as const;
@@ -413,39 +414,26 @@ function rankProgram(
     // backward: think time, then (when swapped) each subgroup's gradients out to its path
     const backward = backwardPhase(b, setup, it, { after: b.lastHeld("phase"), whole: true });
     if (settings.swapGradients) {
+      const s = { b, it, phase: "backward" };
       for (const i of ids) {
-        b.add({
-          kind: "write",
-          stream: `${pathOf(i)}:write`,
-          iteration: it,
-          phase: "backward",
-          path: pathOf(i),
-          object: `sg${i}.grad`,
-          bytes: layout[i]!.stateBytes,
-          label: `sg${i}.grad`,
-          after: [backward],
-        });
+        transferStates(s, "write", pathOf(i), i, ["grad"], layout[i]!.stateBytes, [backward]);
       }
     }
     const phase = "update";
-    const start = b.barrier({ iteration: it, phase, after: b.lastHeld("phase") });
+    const s = { b, it, phase };
+    const start = openPhase(b, it, phase);
     const pass = passOf(it, ids, remote, settings.cache);
+    const swappedIn = settings.swapGradients ? [...MLP_OFFLOAD_STATES, "grad"] : MLP_OFFLOAD_STATES;
     const io = (kind: "read" | "write", i: number, deps: (number | undefined)[]) =>
-      (kind === "read" && settings.swapGradients
-        ? [...MLP_OFFLOAD_STATES, "grad"]
-        : MLP_OFFLOAD_STATES).map((st) =>
-          b.add({
-            kind,
-            stream: `${pathOf(i)}:${kind}`,
-            iteration: it,
-            phase,
-            path: pathOf(i),
-            object: `sg${i}.${st}`,
-            bytes: layout[i]!.stateBytes,
-            label: `sg${i}.${st}`,
-            after: deps,
-          })
-        );
+      transferStates(
+        s,
+        kind,
+        pathOf(i),
+        i,
+        kind === "read" ? swappedIn : MLP_OFFLOAD_STATES,
+        layout[i]!.stateBytes,
+        deps,
+      );
     const lock = (i: number, name: string, unlock: boolean, deps: (number | undefined)[] = []) =>
       b.add({
         kind: unlock ? "unlock" : "lock",
@@ -471,15 +459,7 @@ function rankProgram(
     for (const i of [...layout.keys()]) {
       if (layout[i]!.swapped) continue;
       // in host memory: Adam only, before the swapped ones (the loop order does not matter here)
-      b.add({
-        kind: "compute",
-        stream: "compute",
-        iteration: it,
-        phase,
-        ms: adamMs(setup, layout[i]!.elements),
-        label: `sg${i}.adam`,
-        after: [start],
-      });
+      adamStep(s, setup, i, layout[i]!.elements, { after: [start] });
     }
     for (const i of pass.order) {
       const path = pathOf(i);
@@ -491,17 +471,7 @@ function rankProgram(
       let inputs: number[];
       if (pass.hits.has(i)) {
         const grad = settings.swapGradients
-          ? [b.add({
-            kind: "read",
-            stream: `${path}:read`,
-            iteration: it,
-            phase,
-            path,
-            object: `sg${i}.grad`,
-            bytes: el.stateBytes,
-            label: `sg${i}.grad`,
-            after: anchor,
-          })]
+          ? transferStates(s, "read", path, i, ["grad"], el.stateBytes, anchor)
           : [];
         inputs = [
           ...grad,
@@ -518,13 +488,7 @@ function rankProgram(
         ];
       } else inputs = issued.get(i) ?? io("read", i, anchor);
       const u = withLock ? lock(i, "read", true, inputs) : undefined;
-      const c = b.add({
-        kind: "compute",
-        stream: "compute",
-        iteration: it,
-        phase,
-        ms: adamMs(setup, el.elements),
-        label: `sg${i}.adam`,
+      const c = adamStep(s, setup, i, el.elements, {
         after: [...(u === undefined ? carried : [u]), ...inputs],
       });
       // a cached subgroup is not swapped in, so it issues no read ahead either
