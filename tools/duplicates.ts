@@ -13,7 +13,8 @@
  * stands against both.
  *
  * ```sh
- * deno task dup     # "duplicates: N clones outside tests (target ≤ 3), N in all (target ≤ 15), none new"
+ * deno task dup            # "duplicates: N clones outside tests (target ≤ 3), N in all (target ≤ 15), none new"
+ * deno task dup --shrink   # also lowers the known list to what is left (never raises it)
  * ```
  *
  * @module
@@ -82,7 +83,10 @@ function pairKey(a: string, b: string): string {
  * if (report.fresh.length !== 1) throw new Error("a clone no list allows is new");
  * ```
  */
-export function compareClones(clones: readonly Clone[], known: readonly KnownPair[]) {
+export function compareClones(
+  clones: readonly Clone[],
+  known: readonly KnownPair[],
+): DuplicatesReport {
   const allowed = new Map(known.map((k) => [pairKey(...k.files), k.clones]));
   const seen = new Map<string, number>();
   const outside = clones.filter((c) => !isTestPath(c.first.file) || !isTestPath(c.second.file));
@@ -94,7 +98,7 @@ export function compareClones(clones: readonly Clone[], known: readonly KnownPai
     if (count > (allowed.get(key) ?? 0)) fresh.push(clone);
   }
   const stale = known.filter((k) => (seen.get(pairKey(...k.files)) ?? 0) < k.clones);
-  return { outside, total: clones.length, fresh, stale } satisfies DuplicatesReport;
+  return { outside, total: clones.length, fresh, stale } as DuplicatesReport;
 }
 
 /** One clone as two lines, `file:start-end` each. */
@@ -144,6 +148,36 @@ export async function findClones(root: string): Promise<Clone[]> {
   }
 }
 
+/**
+ * The known list lowered to the clones each pair still shares: entries only
+ * go down or away, never up.
+ *
+ * @example
+ * ```ts
+ * import { shrinkKnown } from "./duplicates.ts";
+ * const seen = [{ files: ["a.ts", "b.ts"] as [string, string], clones: 1 }];
+ * const known = [{ files: ["a.ts", "b.ts"] as [string, string], clones: 3 }];
+ * if (shrinkKnown(known, seen)[0]!.clones !== 1) throw new Error("the entry goes down");
+ * ```
+ */
+export function shrinkKnown(known: readonly KnownPair[], seen: readonly KnownPair[]): KnownPair[] {
+  const now = new Map(seen.map((k) => [pairKey(...k.files), k.clones]));
+  return known
+    .map((k) => ({ files: k.files, clones: Math.min(k.clones, now.get(pairKey(...k.files)) ?? 0) }))
+    .filter((k) => k.clones > 0);
+}
+
+/** How many clones outside tests each pair of files shares. */
+export function pairsOf(clones: readonly Clone[]): KnownPair[] {
+  const counts = new Map<string, KnownPair>();
+  for (const c of clones) {
+    const files = [c.first.file, c.second.file].sort() as [string, string];
+    const key = pairKey(...files);
+    counts.set(key, { files, clones: (counts.get(key)?.clones ?? 0) + 1 });
+  }
+  return [...counts.values()];
+}
+
 /** Reads the known list. */
 export async function readKnown(path: string): Promise<KnownPair[]> {
   const list = JSON.parse(await Deno.readTextFile(path));
@@ -154,7 +188,13 @@ export async function readKnown(path: string): Promise<KnownPair[]> {
 if (import.meta.main) {
   const root = join(import.meta.dirname ?? ".", "..");
   const knownPath = join(root, "tools", "duplicates_known.json");
-  const report = compareClones(await findClones(root), await readKnown(knownPath));
+  const known = await readKnown(knownPath);
+  const report = compareClones(await findClones(root), known);
+  if (Deno.args.includes("--shrink")) {
+    const shrunk = shrinkKnown(known, pairsOf(report.outside));
+    await Deno.writeTextFile(knownPath, JSON.stringify({ known: shrunk }, null, 2) + "\n");
+    report.stale = [];
+  }
   const figures = `${report.outside.length} clones outside tests (target ≤ ${TARGET.outside}), ` +
     `${report.total} in all (target ≤ ${TARGET.total})`;
   for (const pair of report.stale) {

@@ -1,6 +1,14 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { type Clone, compareClones, findClones, formatClone, isTestPath } from "./duplicates.ts";
+import {
+  type Clone,
+  compareClones,
+  findClones,
+  formatClone,
+  isTestPath,
+  pairsOf,
+  shrinkKnown,
+} from "./duplicates.ts";
 
 function clone(a: string, b: string, start = 1): Clone {
   return {
@@ -59,4 +67,14 @@ Deno.test("jscpd finds a clone planted in a tree, at both its places", async () 
   } finally {
     await Deno.remove(root, { recursive: true });
   }
+});
+
+Deno.test("--shrink lowers a known pair to what is left and drops a pair that is gone", () => {
+  const report = compareClones([clone("a.ts", "b.ts")], [
+    { files: ["a.ts", "b.ts"], clones: 2 },
+    { files: ["c.ts", "d.ts"], clones: 1 },
+  ]);
+  assert.deepEqual(shrinkKnown(report.stale, pairsOf(report.outside)), [
+    { files: ["a.ts", "b.ts"], clones: 1 },
+  ]);
 });
