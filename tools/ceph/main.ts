@@ -24,58 +24,62 @@
 import { Option } from "@commander-js/extra-typings";
 import { cephDown, cephEnv, cephStatus, cephUp, exportLines } from "./cluster.ts";
 import { DEFAULT_CEPH_DIR, layout, resolveDir } from "./config.ts";
-import {
-  addStatusCommand,
-  dirOption,
-  type ExitStatus,
-  parseService,
-  runMain,
-  serviceProgram,
-} from "../service/cli.ts";
+import { dirOption, runMain, runService } from "../service/cli.ts";
+
+const dirOf = (dir: string | undefined) => layout(resolveDir(dir)).dir;
 
 /** Runs the command line; resolves to the exit status. */
-export async function main(args: string[]): Promise<number> {
-  const exit: ExitStatus = { code: 0 };
-  const program = serviceProgram({
-    script: "deno run -A tools/ceph/main.ts",
-    usage: "<up|down|env|status> [--dir DIR] [--mgr] [--no-fs]",
-    description: "Starts and stops a single-node Ceph cluster on loopback (S3 and CephFS).",
-    dirHelp: `state directory (default $TIERBENCH_CEPH_DIR or ${DEFAULT_CEPH_DIR})`,
-  })
-    .option("--mgr", "also run a ceph-mgr (--no-mgr, the default, runs none)")
-    .addOption(new Option("--no-mgr").hideHelp())
-    .addOption(new Option("--fs").hideHelp())
-    .option("--no-fs", "no MDS, CephFS or ceph-fuse mount (--fs, the default, has them)");
-  const dirOf = (dir: string | undefined) => layout(resolveDir(dir)).dir;
-
-  program.command("up")
-    .description("start the cluster (or find it up) and print export lines for eval")
-    .action(async () => {
-      const o = program.opts();
-      const env = await cephUp({ ...dirOption(program), mgr: o.mgr ?? false, fs: o.fs ?? true });
-      console.log(exportLines(env));
-    });
-  program.command("down")
-    .description("unmount, stop every daemon, remove the state directory")
-    .action(async () => {
-      await cephDown(dirOption(program));
-    });
-  program.command("env")
-    .description("print the export lines of the running cluster")
-    .action(async () => {
-      const env = await cephEnv(dirOption(program));
-      if (env) {
-        console.log(exportLines(env));
-        return;
-      }
-      const dir = dirOf(program.opts().dir);
-      console.error(
-        `ceph: no cluster is up in ${dir} (start one: deno run -A tools/ceph/main.ts up)`,
-      );
-      exit.code = 1;
-    });
-  addStatusCommand(program, "one line per daemon", cephStatus, dirOf, exit);
-  return await parseService(program, args, "ceph", exit);
+export function main(args: string[]): Promise<number> {
+  return runService(
+    {
+      name: "ceph",
+      script: "deno run -A tools/ceph/main.ts",
+      usage: "<up|down|env|status> [--dir DIR] [--mgr] [--no-fs]",
+      description: "Starts and stops a single-node Ceph cluster on loopback (S3 and CephFS).",
+      dirHelp: `state directory (default $TIERBENCH_CEPH_DIR or ${DEFAULT_CEPH_DIR})`,
+      statusHelp: "one line per daemon",
+      status: cephStatus,
+      dirOf,
+    },
+    args,
+    (base, exit) => {
+      const program = base
+        .option("--mgr", "also run a ceph-mgr (--no-mgr, the default, runs none)")
+        .addOption(new Option("--no-mgr").hideHelp())
+        .addOption(new Option("--fs").hideHelp())
+        .option("--no-fs", "no MDS, CephFS or ceph-fuse mount (--fs, the default, has them)");
+      program.command("up")
+        .description("start the cluster (or find it up) and print export lines for eval")
+        .action(async () => {
+          const o = program.opts();
+          const env = await cephUp({
+            ...dirOption(program),
+            mgr: o.mgr ?? false,
+            fs: o.fs ?? true,
+          });
+          console.log(exportLines(env));
+        });
+      program.command("down")
+        .description("unmount, stop every daemon, remove the state directory")
+        .action(async () => {
+          await cephDown(dirOption(program));
+        });
+      program.command("env")
+        .description("print the export lines of the running cluster")
+        .action(async () => {
+          const env = await cephEnv(dirOption(program));
+          if (env) {
+            console.log(exportLines(env));
+            return;
+          }
+          const dir = dirOf(program.opts().dir);
+          console.error(
+            `ceph: no cluster is up in ${dir} (start one: deno run -A tools/ceph/main.ts up)`,
+          );
+          exit.code = 1;
+        });
+    },
+  );
 }
 
 if (import.meta.main) await runMain("ceph", main);

@@ -115,6 +115,33 @@ export async function parseService(
   }
 }
 
+/** A launcher: its program, its `status`, and the directory `--dir` names. */
+export interface ServiceSpec extends ServiceProgram {
+  /** The prefix of its error lines ("ceph", "slurm"). */
+  name: string;
+  /** `status`'s help. */
+  statusHelp: string;
+  status: (opts: { dir?: string }) => Promise<ServiceStatus | undefined>;
+  /** The state directory `--dir` (or its default) names. */
+  dirOf: (dir: string | undefined) => string;
+}
+
+/**
+ * Runs a launcher's command line: its program with `--dir`, the commands
+ * `define` adds, and `status`; resolves to the exit status.
+ */
+export async function runService(
+  spec: ServiceSpec,
+  args: string[],
+  define: (program: Command<[], { dir?: string }>, exit: ExitStatus) => void,
+): Promise<number> {
+  const exit: ExitStatus = { code: 0 };
+  const program = serviceProgram(spec);
+  define(program, exit);
+  addStatusCommand(program, spec.statusHelp, spec.status, spec.dirOf, exit);
+  return await parseService(program, args, spec.name, exit);
+}
+
 /** Runs a launcher's `main` on the process's arguments and exits with its status (1, with one line, on a failure). */
 export async function runMain(name: string, main: (args: string[]) => Promise<number>) {
   try {

@@ -21,38 +21,35 @@
 
 import { exportLines, slurmDown, slurmStatus, slurmUp } from "./cluster.ts";
 import { DEFAULT_SLURM_DIR, layout, resolveDir } from "./config.ts";
-import {
-  addStatusCommand,
-  dirOption,
-  type ExitStatus,
-  parseService,
-  runMain,
-  serviceProgram,
-} from "../service/cli.ts";
+import { dirOption, runMain, runService } from "../service/cli.ts";
 
 /** Runs the command line; resolves to the exit status. */
-export async function main(args: string[]): Promise<number> {
-  const exit: ExitStatus = { code: 0 };
-  const program = serviceProgram({
-    script: "deno run -A tools/slurm/main.ts",
-    usage: "<up|down|status> [--dir DIR]",
-    description: "Starts and stops a single-node Slurm (munged, slurmctld, slurmd) on loopback.",
-    dirHelp: `scratch directory (default $TIERBENCH_SLURM_DIR or ${DEFAULT_SLURM_DIR})`,
-  });
-
-  program.command("up")
-    .description("start the cluster (or find it up) and print the export line for eval")
-    .action(async () => {
-      console.log(exportLines(await slurmUp(dirOption(program))));
-    });
-  program.command("down")
-    .description("stop every daemon and job step, remove the scratch directory")
-    .action(async () => {
-      await slurmDown(dirOption(program));
-    });
-  const dirOf = (dir: string | undefined) => layout(resolveDir(dir)).dir;
-  addStatusCommand(program, "one line per daemon and one for the node", slurmStatus, dirOf, exit);
-  return await parseService(program, args, "slurm", exit);
+export function main(args: string[]): Promise<number> {
+  return runService(
+    {
+      name: "slurm",
+      script: "deno run -A tools/slurm/main.ts",
+      usage: "<up|down|status> [--dir DIR]",
+      description: "Starts and stops a single-node Slurm (munged, slurmctld, slurmd) on loopback.",
+      dirHelp: `scratch directory (default $TIERBENCH_SLURM_DIR or ${DEFAULT_SLURM_DIR})`,
+      statusHelp: "one line per daemon and one for the node",
+      status: slurmStatus,
+      dirOf: (dir) => layout(resolveDir(dir)).dir,
+    },
+    args,
+    (program) => {
+      program.command("up")
+        .description("start the cluster (or find it up) and print the export line for eval")
+        .action(async () => {
+          console.log(exportLines(await slurmUp(dirOption(program))));
+        });
+      program.command("down")
+        .description("stop every daemon and job step, remove the scratch directory")
+        .action(async () => {
+          await slurmDown(dirOption(program));
+        });
+    },
+  );
 }
 
 if (import.meta.main) await runMain("slurm", main);
