@@ -37,6 +37,7 @@ const OPTIONS = [
   { prefetch: 2 },
   { hostCacheBytes: 2 ** 34 },
   { remoteRatio: 0.5, locks: "both" },
+  { locks: "both", lockScope: "transfer", swapGradients: true },
 ];
 
 const PATHS = { host: "host", local: ["local"], remote: "remote" };
