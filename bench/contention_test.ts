@@ -10,7 +10,7 @@ import {
 } from "./contention_groups.ts";
 import { ConfigError } from "../core/errors.ts";
 import { profileTiers } from "./node_profile.ts";
-import { tempDirOnDisk } from "../tests/_helpers.ts";
+import { withTempDir } from "../tests/_helpers.ts";
 import { newRunId } from "../tiers/scratch.ts";
 import {
   type ContentionWindow,
@@ -30,15 +30,6 @@ async function scratchOf(dir: string, runId: string): Promise<string[]> {
     if (e.name.startsWith(`tierbench-scratch-${runId}`)) left.push(e.name);
   }
   return left;
-}
-
-async function withDiskDir(fn: (dir: string) => Promise<void>): Promise<void> {
-  const dir = await tempDirOnDisk();
-  try {
-    await fn(dir);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
 }
 
 const keys = (groups: string[][]) => groups.map((g) => g.join("+"));
@@ -208,7 +199,7 @@ Deno.test("runContention() refuses fewer than two tiers, null: and a tier named 
 });
 
 Deno.test("runContention() on memory and a disk directory: alone, together reading and writing, then one reading while the other writes; nothing left", async () => {
-  await withDiskDir(async (dir) => {
+  await withTempDir(async (dir) => {
     const runId = newRunId();
     const tiers = [parseTierSpec("memory:/dev/shm"), parseTierSpec(`file:${dir}`)];
     const { contention: c, runs, error } = await runContention(tiers, { ...SHORT, runId });
@@ -326,7 +317,7 @@ Deno.test("runContention() on memory and a disk directory: alone, together readi
 });
 
 Deno.test("runContention(): two tiers of one kind in one directory get their own labels and scratch; mixed: false skips the mixed pairs", async () => {
-  await withDiskDir(async (dir) => {
+  await withTempDir(async (dir) => {
     const runId = newRunId();
     const tiers = [parseTierSpec(`file:${dir}`), parseTierSpec(`file:${dir}/`)];
     const { contention: c } = await runContention(tiers, {
@@ -348,7 +339,7 @@ Deno.test("runContention(): two tiers of one kind in one directory get their own
 });
 
 Deno.test("runContention(): an abort stops the matrix, says interrupted and removes scratch", async () => {
-  await withDiskDir(async (dir) => {
+  await withTempDir(async (dir) => {
     const runId = newRunId();
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort("SIGINT"), 400);

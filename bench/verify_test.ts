@@ -33,6 +33,12 @@ function job(dir: string, raw: Omit<RawJobOptions, "tier">): JobOptions {
   return parseJobOptions({ tier: `file:${dir}`, verify: true, ...raw });
 }
 
+/** Checks that a run failed on the corruption of `path` at `at`, naming both. */
+function assertCaught(r: { status: string; error?: string | undefined }, path: string, at: number) {
+  assert.equal(r.status, "failed", `corruption at ${at} went unnoticed`);
+  assert.ok(r.error?.includes(`file ${path} at offset ${at}: expected 0x`), r.error);
+}
+
 Deno.test("checkBlock() finds a flipped byte anywhere in a block, at that byte", () => {
   const bs = 512;
   const h = { seed: 7, generation: 2, offset: 3 * bs, runId: runIdHash("run-a") } as const;
@@ -158,8 +164,7 @@ for (
               await corrupt(path, at);
             },
           });
-          assert.equal(r.status, "failed", `corruption at ${at} went unnoticed`);
-          assert.ok(r.error?.includes(`file ${path} at offset ${at}: expected 0x`), r.error);
+          assertCaught(r, path, at);
         }
         assert.deepEqual(await scratchLeft(dir), []);
       }
@@ -301,8 +306,7 @@ for (
             assert.equal(r.write.io_bytes, blocks * bs);
             continue;
           }
-          assert.equal(r.status, "failed", `corruption at ${at} went unnoticed`);
-          assert.ok(r.error?.includes(`file ${path} at offset ${at}: expected 0x`), r.error);
+          assertCaught(r, path, at);
         }
         assert.deepEqual(await scratchLeft(dir), []);
       }
