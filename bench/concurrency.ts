@@ -24,6 +24,7 @@ import type { ContentionDirection } from "../schema/contention.ts";
 import type {
   ConcurrencyResult,
   ConcurrencyResultCurve,
+  ConcurrencyResultPoint,
   ConcurrencyResultTier,
 } from "../schema/concurrency.ts";
 import type { RunResult } from "../schema/result.ts";
@@ -45,6 +46,15 @@ export const CONCURRENCY_DEFAULTS = {
   ramp: "0.5",
   size: "256m",
 } as const;
+
+/**
+ * Where the process counts come from `--ranks-per-node` (1, 2, … R), an
+ * interior count is measured only where the curve is not flat: between two
+ * measured counts whose read, write and mixed totals all lie within this
+ * share of each other, the counts between are left to the linear
+ * interpolation the solver makes anyway (solver/concurrency.ts).
+ */
+export const FLAT_SHARE = 0.1;
 
 /** How the processes of a point run, as the result says it. */
 export const CONCURRENCY_LAYOUT = "one Worker per process, each with its own file and its own " +
@@ -85,6 +95,11 @@ export interface ConcurrencyPlan {
   readonly ramp: string;
   readonly size: string;
   readonly mixed: boolean;
+  /**
+   * Interior counts left out where the curve is flat ({@linkcode FLAT_SHARE}):
+   * the counts came from `ranksPerNode`; a `processes` list is measured whole.
+   */
+  readonly adaptive: boolean;
 }
 
 function listOf(field: string, text: string, example: string): string[] {
@@ -170,7 +185,69 @@ export function planConcurrency(o: ConcurrencyOptions): ConcurrencyPlan {
     ramp: o.ramp ?? CONCURRENCY_DEFAULTS.ramp,
     size: o.size ?? CONCURRENCY_DEFAULTS.size,
     mixed: o.mixed ?? true,
+    adaptive: o.processes === undefined,
   };
+}
+
+/**
+ * The counts of one curve in the order to measure them, and those left out:
+ * without `flat`, every count in order; with it, the first and the last,
+ * then, by halving, an interior count only where the two measured counts
+ * around it are not `flat` (so a flat curve costs two points, a straight one
+ * at most log2 more). `measure` gives a count's point, or undefined to stop
+ * (a run that did not end ok).
+ *
+ * @example
+ * ```ts
+ * import { measureCounts } from "./concurrency.ts";
+ * const seen: number[] = [];
+ * const { skipped } = await measureCounts([1, 2, 3, 4], async (n) => (seen.push(n), n === 1 ? 100 : 200),
+ *   (a, b) => Math.abs(a - b) <= 0.1 * Math.max(a, b));
+ * console.assert(seen.join() === "1,4,2" && skipped.join() === "3");
+ * ```
+ */
+export async function measureCounts<T>(
+  counts: readonly number[],
+  measure: (n: number) => Promise<T | undefined>,
+  flat?: (a: T, b: T) => boolean,
+): Promise<{ points: Map<number, T>; skipped: number[]; stopped: boolean }> {
+  const points = new Map<number, T>();
+  const skipped: number[] = [];
+  const take = async (i: number) => {
+    const p = await measure(counts[i]!);
+    if (p !== undefined) points.set(counts[i]!, p);
+    return p !== undefined;
+  };
+  if (!flat) {
+    for (const i of counts.keys()) if (!await take(i)) return { points, skipped, stopped: true };
+    return { points, skipped, stopped: false };
+  }
+  const last = counts.length - 1;
+  if (!await take(0) || (last > 0 && !await take(last))) return { points, skipped, stopped: true };
+  const spans: [number, number][] = last > 1 ? [[0, last]] : [];
+  while (spans.length > 0) {
+    const [i, j] = spans.pop()!;
+    if (j - i < 2) continue;
+    if (flat(points.get(counts[i]!)!, points.get(counts[j]!)!)) {
+      skipped.push(...counts.slice(i + 1, j));
+      continue;
+    }
+    const mid = Math.floor((i + j) / 2);
+    if (!await take(mid)) return { points, skipped, stopped: true };
+    spans.push([mid, j], [i, mid]);
+  }
+  return { points, skipped: skipped.sort((a, b) => a - b), stopped: false };
+}
+
+/** Whether two points of a curve are within {@linkcode FLAT_SHARE} of each other in every total. */
+function flatBetween(a: ConcurrencyResultPoint, b: ConcurrencyResultPoint): boolean {
+  const close = (x: number | undefined, y: number | undefined) =>
+    x === undefined || y === undefined || Math.abs(x - y) <= FLAT_SHARE * Math.max(x, y);
+  const mixed = (p: ConcurrencyResultPoint) =>
+    p.mixed_read_bw_bytes === undefined ? undefined : p.mixed_read_bw_bytes +
+      p.mixed_write_bw_bytes!;
+  return close(a.read_bw_bytes, b.read_bw_bytes) && close(a.write_bw_bytes, b.write_bw_bytes) &&
+    close(mixed(a), mixed(b));
 }
 
 /**
@@ -229,12 +306,59 @@ function jobFor(
 }
 
 /**
+ * One point of a curve: all `n` reading, all writing, then (unless `mixed`
+ * is false) n reading while n others write, started together; its figures,
+ * or the outcome of the first run that did not end ok.
+ */
+async function measurePoint(
+  t: ConcurrencyTier,
+  p: ConcurrencyPlan,
+  bs: number,
+  n: number,
+  runs: RunResult[],
+  o: ConcurrencyOptions,
+): Promise<ConcurrencyResultPoint | { status: RunStatus; error?: string }> {
+  const point = `${t.label} ${formatSize(bs)} ${n}p`;
+  const bw: Record<string, number> = {};
+  const names: string[] = [];
+  const kinds: ContentionDirection[][] = [["read"], ["write"], ...(p.mixed ? [BOTH] : [])];
+  for (const directions of kinds) {
+    if (await stopped(o)) return { status: "interrupted", error: "interrupted" };
+    const mixed = directions.length > 1;
+    const members = directions.map((d) => {
+      const name = `${t.label} ${d} ${formatSize(bs)} ${n}p${mixed ? " mixed" : ""}`;
+      return { tier: t.tier, job: jobFor(t, p, d, bs, n, name, o), direction: d, label: t.label };
+    });
+    const label = `concurrency ${point} ${directions.join("+")}`;
+    const run = await runTogether(members, members[0]!.job.rampMs, label, o);
+    runs.push(...run.results);
+    for (const [k, r] of run.results.entries()) {
+      names.push(r.name);
+      const d = directions[k]!;
+      bw[`${mixed ? "mixed_" : ""}${d}`] = r[d].bw_bytes;
+    }
+    const outcome = statusOf(run.agreed);
+    if (outcome.status !== "ok") return outcome;
+  }
+  return {
+    processes: n,
+    read_bw_bytes: bw.read!,
+    write_bw_bytes: bw.write!,
+    ...(p.mixed
+      ? { mixed_read_bw_bytes: bw.mixed_read!, mixed_write_bw_bytes: bw.mixed_write! }
+      : {}),
+    runs: names,
+  };
+}
+
+/**
  * Measures every tier's curves on tiers already set up, into `section`
  * (which it fills as it goes) and `runs` (each run, named
  * `<label> <direction> <bs> <n>p`, the mixed ones with ` mixed`): per tier,
- * per request size, per process count: all reading, all writing, then (unless
- * `mixed` is false) n reading while n others write, started together. Stops
- * at the first run that does not end ok.
+ * per request size, per process count ({@linkcode measureCounts}, interior
+ * counts left out where the curve is flat when `p.adaptive`): all reading,
+ * all writing, then (unless `mixed` is false) n reading while n others
+ * write, started together. Stops at the first run that does not end ok.
  */
 export async function measureConcurrency(
   tiers: readonly ConcurrencyTier[],
@@ -256,45 +380,16 @@ export async function measureConcurrency(
     for (const bs of p.bs) {
       const curve: ConcurrencyResultCurve = { bs, iodepth: p.iodepth, points: [] };
       entry.curves.push(curve);
-      for (const n of p.processes) {
-        const point = `${t.label} ${formatSize(bs)} ${n}p`;
-        const bw: Record<string, number> = {};
-        const names: string[] = [];
-        // all reading, all writing, then n reading while n others write (started together)
-        const kinds: ContentionDirection[][] = [["read"], ["write"], ...(p.mixed ? [BOTH] : [])];
-        for (const directions of kinds) {
-          if (await stopped(o)) return { status: "interrupted", error: "interrupted" };
-          const mixed = directions.length > 1;
-          const members = directions.map((d) => {
-            const name = `${t.label} ${d} ${formatSize(bs)} ${n}p${mixed ? " mixed" : ""}`;
-            return {
-              tier: t.tier,
-              job: jobFor(t, p, d, bs, n, name, o),
-              direction: d,
-              label: t.label,
-            };
-          });
-          const label = `concurrency ${point} ${directions.join("+")}`;
-          const run = await runTogether(members, members[0]!.job.rampMs, label, o);
-          runs.push(...run.results);
-          for (const [k, r] of run.results.entries()) {
-            names.push(r.name);
-            const d = directions[k]!;
-            bw[`${mixed ? "mixed_" : ""}${d}`] = r[d].bw_bytes;
-          }
-          const outcome = statusOf(run.agreed);
-          if (outcome.status !== "ok") return outcome;
-        }
-        curve.points.push({
-          processes: n,
-          read_bw_bytes: bw.read!,
-          write_bw_bytes: bw.write!,
-          ...(p.mixed
-            ? { mixed_read_bw_bytes: bw.mixed_read!, mixed_write_bw_bytes: bw.mixed_write! }
-            : {}),
-          runs: names,
-        });
-      }
+      let failed: { status: RunStatus; error?: string } | undefined;
+      const measured = await measureCounts(p.processes, async (n) => {
+        const point = await measurePoint(t, p, bs, n, runs, o);
+        if (!("status" in point)) return point;
+        failed = point;
+        return undefined;
+      }, p.adaptive ? flatBetween : undefined);
+      curve.points = [...measured.points.values()].sort((a, b) => a.processes - b.processes);
+      if (measured.skipped.length > 0) curve.interpolated = measured.skipped;
+      if (failed) return failed;
     }
   }
   return { status: "ok" };
@@ -307,6 +402,7 @@ export function emptyConcurrency(p: ConcurrencyPlan | undefined): ConcurrencyRes
   return {
     status: "ok",
     processes: p?.processes ?? [],
+    ...(p?.adaptive ? { flat_share: FLAT_SHARE } : {}),
     runtime_ms: job?.runtimeMs ?? 0,
     ramp_ms: job?.rampMs ?? 0,
     size: job?.size ?? 0,

@@ -14,6 +14,7 @@ import { formatTierSpec, type JobOptions, type TierSpec } from "../core/config.t
 import { hostFacts, peakRssBytes } from "../core/host.ts";
 import { RESULT_SCHEMA, RESULT_SCHEMA_ID, type ResultDocument } from "../schema/result.ts";
 import type { RunStatus } from "../schema/run_status.ts";
+import { type SteadyCriterion, SteadyStop } from "./steady.ts";
 import { runJob, type RunProgress } from "./runner.ts";
 
 /** The version written into results. */
@@ -171,6 +172,8 @@ export interface SessionOptions {
   readonly onRunStart?: (job: JobOptions, index: number) => void;
   readonly remote?: ResultDocument["remote"];
   readonly runId?: string;
+  /** Stop each run once its bandwidth is steady (at most its runtime); absent, runs measure it all. */
+  readonly steady?: SteadyCriterion;
 }
 
 /** What a session produced: the document, and the error that ended it early, if any. */
@@ -203,11 +206,17 @@ export function runSession(
       if (opts.signal?.aborted) return "interrupted";
       const tier = await open(job.tier, job.s3);
       opts.onRunStart?.(job, i);
-      const hooks = {
+      const steady = new SteadyStop(opts.steady);
+      const result = await runJob(tier, job, {
         ...(opts.signal ? { signal: opts.signal } : {}),
-        ...(opts.onProgress ? { onProgress: opts.onProgress } : {}),
-      };
-      const result = await runJob(tier, job, hooks);
+        onProgress: (p) => {
+          steady.see(0, p);
+          opts.onProgress?.(p);
+        },
+        ...(opts.steady ? { stonewall: steady.signal } : {}),
+      });
+      const stated = steady.result();
+      if (stated) result.steady = stated;
       doc.runs.push(result);
       if (result.status !== "ok") {
         if (result.error !== undefined) doc.error = result.error;

@@ -12,6 +12,7 @@ import {
   withTempDir,
 } from "../tests/_helpers.ts";
 import { needing } from "../tests/_requirements.ts";
+import { formatTables } from "./_finish.ts";
 import { ioUringRefusal } from "../engines/io_uring.ts";
 
 /** A failure is one line on stderr, never a stack trace. */
@@ -324,6 +325,29 @@ for (const signal of ["SIGINT", "SIGTERM"] as const) {
   });
 }
 
+/**
+ * bench's last screen: at most 50 lines of at most 100 columns — the tiers, the curves, the
+ * matrix, the workloads — then the file and the command that draws it.
+ */
+function assertBenchSummary(stdout: string, out: string): void {
+  const lines = stdout.trimEnd().split("\n");
+  assert.ok(lines.length <= 50, `${lines.length} lines:\n${stdout}`);
+  for (const l of lines) assert.ok([...l].length <= 100, `wider than 100 columns: ${l}`);
+  assert.match(stdout, /bandwidth in MiB\/s/);
+  assert.match(stdout, /^memory\s+[\d,.]+\s+[\d,.]+\s+[\d,.]+ \+ [\d,.]+\s+[\d,]+\s+[\d.,]+$/m);
+  assert.match(stdout, /1 proc × 8 deep/);
+  assert.match(stdout, /^harness ceiling \(null tier/m);
+  // the curves and the matrix: a column saying reading, writing or both
+  for (const io of ["reading", "writing", "both"]) {
+    assert.match(stdout, new RegExp(`^file\\s+(1 MiB\\s+)?${io}\\s+[\\d,.]+`, "m"));
+  }
+  assert.match(stdout, /^file\s+reading\s+[\d,.]+\s+[·\d.]+×?\s/m);
+  assert.match(stdout, /^zero-infinity\s+local\s+[\d.]+/m);
+  const last = lines.at(-1)!;
+  assert.match(last, /^results: \S+; next: .*tierbench report \S+$/);
+  assert.ok(out.endsWith(last.split(" ").at(-1)!), last);
+}
+
 Deno.test("tierbench bench: profiles memory, file and a pfs directory into one profile", async () => {
   await withTempDir(async (dir) => {
     const out = join(dir, "profile.json");
@@ -379,7 +403,12 @@ Deno.test("tierbench bench: profiles memory, file and a pfs directory into one p
     assert.ok(doc.workloads[0].summary.update_s > 0);
     assert.ok(doc.workloads[1].summary.bytes["remote:read"] > 0);
     assert.ok(doc.workloads[2].summary.bytes["local:write"] > 0);
-    assert.match(r.stdout, /│ zero-infinity │ local /);
+    assertBenchSummary(r.stdout, out);
+    // --verbose's table instead: a row per run and direction, every curve run among them
+    const rows = formatTables(doc, true).split("\n").filter((l) =>
+      /^│ (null|memory|file|pfs)/.test(l)
+    );
+    assert.equal(rows.length, doc.runs.length + 4, "a row per run, randrw's two per run");
     // the profile reads back for the solver, with the tier's mixed read+write figures
     const profile = loadProfile(doc, out);
     assert.ok(profile.tiers.file!.mixed_read_bw_bytes! > 0);
