@@ -22,6 +22,7 @@ import { formatScheduleNotes, formatTable } from "./run_table.ts";
 import { formatSweep } from "./sweep_table.ts";
 import { formatWorkloadSummaries, formatWorkloadTable } from "./workload_table.ts";
 import { EXIT_FAILED, EXIT_USAGE, fail } from "./_exit.ts";
+import { resultLine } from "./_next.ts";
 
 /**
  * The tables printed after a run: the runs, and the contention matrix when
@@ -132,5 +133,5 @@ export async function finish(
     fail(`${cause}${where}`, EXIT_FAILED);
   }
   for (const line of formatScheduleNotes(doc.runs)) say(line);
-  if (!toStdout) say(`results: ${output}`);
+  if (!toStdout) say(resultLine("results", output, ["report", output]));
 }
