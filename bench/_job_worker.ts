@@ -9,7 +9,6 @@ import { IoUringEngine } from "../engines/io_uring.ts";
 import { LibaioEngine } from "../engines/libaio.ts";
 import { NoopEngine } from "../engines/noop.ts";
 import { PsyncEngine } from "../engines/psync.ts";
-import { S3Engine } from "../engines/s3.ts";
 import { type JobEngine, JobRuntime, SyscallFailure } from "../engines/types.ts";
 import { errnoName, strerror } from "../core/libc.ts";
 import type { JobFailure, JobMessage, JobPlan, JobStart } from "../core/job_protocol.ts";
@@ -33,7 +32,8 @@ function openEngine(plan: JobPlan): JobEngine | Promise<JobEngine> {
     case "io_uring":
       return IoUringEngine.open(plan);
     case "s3":
-      return S3Engine.open(plan);
+      // loaded only here: the S3 SDK costs every other job's Worker ~60 ms of CPU at its start
+      return import("../engines/s3.ts").then(({ S3Engine }) => S3Engine.open(plan));
   }
 }
 

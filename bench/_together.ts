@@ -139,6 +139,8 @@ export interface GroupRun {
   readonly startMs: number[];
   /** What every process's run of this group decided together ({@linkcode Verdict}). */
   readonly agreed: Agreed;
+  /** Each member's bandwidth samples while measuring, with `o.steady` (its `sampleMs` each). */
+  readonly samples: number[][];
 }
 
 /** What one process tells the others after a run of a group. */
@@ -349,7 +351,7 @@ export async function runTogether(
     const directions = members.map((m) => m.direction);
     const windows = windowsOf(clocks, results, directions);
     const agreed = await agreeOn(verdictOf(results, windows), o);
-    return { results, windows, startMs: starts, agreed };
+    return { results, windows, startMs: starts, agreed, samples: steady.samples() };
   } finally {
     o.signal?.removeEventListener("abort", relay);
   }

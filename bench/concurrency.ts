@@ -32,6 +32,7 @@ import type { RunStatus } from "../schema/run_status.ts";
 import { runTogether, statusOf, stopped, type TogetherOptions } from "./_together.ts";
 import { tierLabels } from "./contention_groups.ts";
 import { withSession } from "./session.ts";
+import { meanAndError } from "./steady.ts";
 
 /** Defaults of the curves (option text, as the CLI takes it). */
 export const CONCURRENCY_DEFAULTS = {
@@ -50,11 +51,20 @@ export const CONCURRENCY_DEFAULTS = {
 /**
  * Where the process counts come from `--ranks-per-node` (1, 2, … R), an
  * interior count is measured only where the curve is not flat: between two
- * measured counts whose read, write and mixed totals all lie within this
- * share of each other, the counts between are left to the linear
- * interpolation the solver makes anyway (solver/concurrency.ts).
+ * measured counts whose read, write and mixed totals each lie within this
+ * share of each other, or within twice the standard error of their
+ * difference (from each point's quarter-second samples, with a steady-state
+ * criterion: the points cannot be told apart), the counts between are left
+ * to the linear interpolation the solver makes anyway (solver/concurrency.ts).
  */
 export const FLAT_SHARE = 0.1;
+
+/** A measured point with its totals' standard errors (bytes/s), for {@linkcode flatBetween}. */
+interface MeasuredPoint {
+  readonly point: ConcurrencyResultPoint;
+  /** `read`, `write`, `mixed`: the standard error of that total (0 when unknown). */
+  readonly error: Readonly<Record<string, number>>;
+}
 
 /** How the processes of a point run, as the result says it. */
 export const CONCURRENCY_LAYOUT = "one Worker per process, each with its own file and its own " +
@@ -239,15 +249,38 @@ export async function measureCounts<T>(
   return { points, skipped: skipped.sort((a, b) => a - b), stopped: false };
 }
 
-/** Whether two points of a curve are within {@linkcode FLAT_SHARE} of each other in every total. */
-function flatBetween(a: ConcurrencyResultPoint, b: ConcurrencyResultPoint): boolean {
-  const close = (x: number | undefined, y: number | undefined) =>
-    x === undefined || y === undefined || Math.abs(x - y) <= FLAT_SHARE * Math.max(x, y);
-  const mixed = (p: ConcurrencyResultPoint) =>
-    p.mixed_read_bw_bytes === undefined ? undefined : p.mixed_read_bw_bytes +
-      p.mixed_write_bw_bytes!;
-  return close(a.read_bw_bytes, b.read_bw_bytes) && close(a.write_bw_bytes, b.write_bw_bytes) &&
-    close(mixed(a), mixed(b));
+/** A point's read, write and mixed (read + write) totals, bytes/s. */
+function totals(p: ConcurrencyResultPoint): Record<string, number | undefined> {
+  return {
+    read: p.read_bw_bytes,
+    write: p.write_bw_bytes,
+    mixed: p.mixed_read_bw_bytes === undefined
+      ? undefined
+      : p.mixed_read_bw_bytes + p.mixed_write_bw_bytes!,
+  };
+}
+
+/**
+ * Whether two points of a curve are alike in every total: within
+ * {@linkcode FLAT_SHARE} of the larger, or within twice the standard error
+ * of their difference.
+ */
+function flatBetween(a: MeasuredPoint, b: MeasuredPoint): boolean {
+  const ta = totals(a.point), tb = totals(b.point);
+  return Object.keys(ta).every((k) => {
+    const x = ta[k], y = tb[k];
+    if (x === undefined || y === undefined) return true;
+    const noise = 2 * Math.hypot(a.error[k] ?? 0, b.error[k] ?? 0);
+    return Math.abs(x - y) <= Math.max(FLAT_SHARE * Math.max(x, y), noise);
+  });
+}
+
+/** The standard error of a total from its members' samples (summed sample by sample). */
+function totalError(members: readonly number[][]): number {
+  if (members.length === 0) return 0;
+  const n = Math.min(...members.map((m) => m.length));
+  const sums = Array.from({ length: n }, (_, i) => members.reduce((t, m) => t + m[i]!, 0));
+  return meanAndError(sums).error;
 }
 
 /**
@@ -317,9 +350,10 @@ async function measurePoint(
   n: number,
   runs: RunResult[],
   o: ConcurrencyOptions,
-): Promise<ConcurrencyResultPoint | { status: RunStatus; error?: string }> {
+): Promise<MeasuredPoint | { status: RunStatus; error?: string }> {
   const point = `${t.label} ${formatSize(bs)} ${n}p`;
   const bw: Record<string, number> = {};
+  const error: Record<string, number> = {};
   const names: string[] = [];
   const kinds: ContentionDirection[][] = [["read"], ["write"], ...(p.mixed ? [BOTH] : [])];
   for (const directions of kinds) {
@@ -332,6 +366,7 @@ async function measurePoint(
     const label = `concurrency ${point} ${directions.join("+")}`;
     const run = await runTogether(members, members[0]!.job.rampMs, label, o);
     runs.push(...run.results);
+    error[mixed ? "mixed" : directions[0]!] = totalError(run.samples);
     for (const [k, r] of run.results.entries()) {
       names.push(r.name);
       const d = directions[k]!;
@@ -340,7 +375,7 @@ async function measurePoint(
     const outcome = statusOf(run.agreed);
     if (outcome.status !== "ok") return outcome;
   }
-  return {
+  const measured: ConcurrencyResultPoint = {
     processes: n,
     read_bw_bytes: bw.read!,
     write_bw_bytes: bw.write!,
@@ -349,6 +384,7 @@ async function measurePoint(
       : {}),
     runs: names,
   };
+  return { point: measured, error };
 }
 
 /**
@@ -387,7 +423,8 @@ export async function measureConcurrency(
         failed = point;
         return undefined;
       }, p.adaptive ? flatBetween : undefined);
-      curve.points = [...measured.points.values()].sort((a, b) => a.processes - b.processes);
+      curve.points = [...measured.points.values()].map((m) => m.point)
+        .sort((a, b) => a.processes - b.processes);
       if (measured.skipped.length > 0) curve.interpolated = measured.skipped;
       if (failed) return failed;
     }

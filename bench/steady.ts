@@ -151,9 +151,34 @@ export class SteadyStop {
     if (this.#watches.every((w) => w.steady(c))) this.#stop.abort("steady state");
   }
 
+  /** Each member's bandwidth samples so far (bytes/s, one per `sampleMs`; none without a criterion). */
+  samples(): number[][] {
+    return this.#criterion ? this.#watches.map((w) => [...w.samples]) : [];
+  }
+
   /** What a run's `steady` field says: the criterion and whether it held; undefined without one. */
   result(): { criterion: string; reached: boolean } | undefined {
     const c = this.#criterion;
     return c && { criterion: describeSteady(c), reached: this.reached };
   }
+}
+
+/**
+ * The mean of `samples` and its standard error (the samples' standard
+ * deviation over √n); an error of 0 with fewer than two samples.
+ *
+ * @example
+ * ```ts
+ * import { meanAndError } from "./steady.ts";
+ * const { mean, error } = meanAndError([90, 110, 90, 110]);
+ * console.assert(mean === 100 && Math.abs(error - 5.7735) < 1e-3);
+ * ```
+ */
+export function meanAndError(samples: readonly number[]): { mean: number; error: number } {
+  const n = samples.length;
+  if (n === 0) return { mean: 0, error: 0 };
+  const mean = samples.reduce((a, b) => a + b, 0) / n;
+  if (n < 2) return { mean, error: 0 };
+  const variance = samples.reduce((t, x) => t + (x - mean) ** 2, 0) / (n - 1);
+  return { mean, error: Math.sqrt(variance / n) };
 }

@@ -170,9 +170,9 @@ function concurrencyLines(c: ConcurrencyResult): string[] {
   if (widthOf(table) > SUMMARY_COLUMNS) table = tall();
   const skipped = c.tiers.some((t) => t.curves.some((x) => (x.interpolated ?? []).length > 0));
   return [
-    `concurrency: MiB/s in all of n procs × ${depth} deep at once (both: n reading + n writing)` +
-    (skipped ? "; · flat there: not measured" : ""),
+    `concurrency: MiB/s in all of n procs × ${depth} deep at once (both: n reading + n writing)`,
     table,
+    ...(skipped ? ["· not measured: alike on either side, read as the line between them"] : []),
   ];
 }
 

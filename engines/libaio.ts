@@ -22,6 +22,8 @@
 import type { JobPlan } from "../core/job_protocol.ts";
 import { monoNow } from "../core/libc.ts";
 import { AioRing, libaio, setTimespec, timespec } from "./_aio_ring.ts";
+/** The names libaio is loaded by, newest Debian first (libaio.so.1t64, then libaio.so.1). */
+export { LIBAIO_NAMES } from "./_aio_ring.ts";
 import { fillRandom, JobFiles } from "./_file.ts";
 import { verifierOf } from "../core/verify.ts";
 import { type JobEngine, type JobRuntime, SyscallFailure } from "./types.ts";

@@ -68,8 +68,10 @@ export interface ConcurrencyResult {
   processes: number[];
   /**
    * Where set, an interior count was measured only where the measured counts
-   * around it differed by more than this share of the larger in a read, write
-   * or mixed total; the others are each curve's `interpolated`.
+   * around it differed, in a read, write or mixed total, by more than this
+   * share of the larger and by more than twice the standard error of the
+   * difference (from the points' quarter-second samples); the others are
+   * each curve's `interpolated`.
    */
   flat_share?: number;
   /** Measured time of every run, ms, and its warm-up. */

@@ -4,7 +4,7 @@ import { CEPH_PACKAGES } from "../tools/ceph/config.ts";
 // A real single-node Slurm (munged, slurmctld, slurmd; srun with PMIx), run by tools/slurm/.
 import { SLURM_DAEMON_PACKAGES, SLURM_PACKAGES } from "../tools/slurm/config.ts";
 // The names engines/ loads libaio by, newest Debian first.
-import { LIBAIO_NAMES } from "../engines/_aio_ring.ts";
+import { LIBAIO_NAMES } from "../engines/libaio.ts";
 /**
  * What the test suite needs from the machine, in one list: per need, how it
  * is detected and which Debian packages provide it.
