@@ -35,6 +35,8 @@ export interface ProfileOptions {
    */
   readonly settle?: string | undefined;
   readonly size: string;
+  /** Interval of each run's bandwidth time series (fio's log_avg_msec; default 1000 ms). */
+  readonly logAvgMsec?: string | undefined;
 }
 
 /** The patterns of the profile: fio's names, one engine each. */
@@ -92,7 +94,11 @@ export const REMOTE_HELP =
  * ```
  */
 export function profileJobs(o: ProfileOptions): JobOptions[] {
-  const common = { runtime: o.runtime, size: o.size };
+  const common = {
+    runtime: o.runtime,
+    size: o.size,
+    ...(o.logAvgMsec === undefined ? {} : { logAvgMsec: o.logAvgMsec }),
+  };
   const raw: RawJobOptions[] = [
     { ...common, tier: "null:", rw: "randread", bs: "4k", name: "null-randread-4k-d1" },
   ];

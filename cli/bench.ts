@@ -126,6 +126,8 @@ function profileOf(o: BenchFlags) {
     ramp: o.ramp,
     settle: shorterTime(o.settle, o.ramp),
     size: o.size,
+    // the time series at the steady-state test's samples: a point of a second or two has four
+    logAvgMsec: String(BENCH_STEADY.sampleMs),
   };
 }
 
