@@ -112,6 +112,6 @@ scope.onmessage = async (event: MessageEvent<JobStart>) => {
     ...(rt.intervals() ? { intervals: rt.intervals()! } : {}),
     ...(failure ? { failure } : {}),
   };
+  // the runner ends this Worker, or gives it the session's next job (bench/_worker_pool.ts)
   scope.postMessage(message);
-  scope.close();
 };

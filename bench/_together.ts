@@ -16,6 +16,7 @@ import type { Tier } from "../tiers/types.ts";
 import { runJob, type RunProgress } from "./runner.ts";
 import { layoutClear } from "./contention_groups.ts";
 import { type SteadyCriterion, SteadyStop } from "./steady.ts";
+import type { WorkerPool } from "./_worker_pool.ts";
 
 /** What {@linkcode runTogether} and {@linkcode stopped} read of a command's options. */
 export interface TogetherOptions {
@@ -29,6 +30,8 @@ export interface TogetherOptions {
    * most their runtime); not across processes, which must stop alike.
    */
   readonly steady?: SteadyCriterion | undefined;
+  /** Job Workers reused from run to run (the session's). */
+  readonly workers?: WorkerPool | undefined;
 }
 
 /**
@@ -323,6 +326,7 @@ export async function runTogether(
           ? { onMeasureStart: (t: number) => (starts[k] = t - (gate.released ?? t)) }
           : {}),
         stonewall: steady.signal,
+        workers: o.workers,
       }).catch((e) => {
         stop.abort(e);
         throw e;

@@ -494,7 +494,10 @@ export async function runConcurrency(
             : `${session.runId}-${label.slice(spec.kind.length)}`;
           tiers.push(await setUpTier(await session.tier(spec, s3, scratch), label, p, o));
         }
-        const outcome = await measureConcurrency(tiers, p, section, session.doc.runs, o);
+        const outcome = await measureConcurrency(tiers, p, section, session.doc.runs, {
+          ...o,
+          workers: session.workers,
+        });
         if (outcome.status !== "ok") {
           section.status = outcome.status;
           if (outcome.error !== undefined) section.error = outcome.error;

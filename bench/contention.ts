@@ -49,6 +49,7 @@ import {
 } from "./_together.ts";
 import { type Session, type SessionOutcome, withSession } from "./session.ts";
 import type { SteadyCriterion } from "./steady.ts";
+import type { WorkerPool } from "./_worker_pool.ts";
 import {
   CONTENTION_DIRECTIONS,
   CONTENTION_SCHEMA,
@@ -108,6 +109,8 @@ export interface ContentionOptions {
    * steady, at most `runtime` (`bench`); absent, each measures all of it.
    */
   readonly steady?: SteadyCriterion | undefined;
+  /** Job Workers reused from run to run (set from the session: callers leave it out). */
+  readonly workers?: WorkerPool | undefined;
   /**
    * Measure each tier's concurrency curves after the matrix (bench/concurrency.ts),
    * with the matrix's engine, size and s3 settings; absent, none are measured.
@@ -749,7 +752,7 @@ export async function runContentionSession(
       let error: unknown;
       try {
         await setUpTogether(specs, p, session, m.tiers, o);
-        outcome = await runMatrix(m, o);
+        outcome = await runMatrix(m, { ...o, workers: session.workers });
       } catch (e) {
         error = e;
         outcome = { status: "failed", error: e instanceof Error ? e.message : String(e) };
@@ -770,7 +773,9 @@ export async function runContentionSession(
       doc.contention = contention;
       if (contention.error !== undefined) doc.error = contention.error;
       if (error !== undefined) throw error;
-      if (curves && contention.status === "ok") return await runCurves(m, curves, doc, o);
+      if (curves && contention.status === "ok") {
+        return await runCurves(m, curves, doc, { ...o, workers: session.workers });
+      }
       return contention.status;
     },
   );

@@ -110,6 +110,8 @@ export function windowOverlap(
  * const late = { layout_start: 0, ramp_start: 1100, measure_start: 2100, measure_end: 3100 };
  * console.assert(layoutClear([a, { ...a, ramp_start: 50 }]) === true);
  * console.assert(layoutClear([a, late]) === false);
+ * const now = { layout_start: 0, ramp_start: 500, measure_start: 500, measure_end: 1500 };
+ * console.assert(layoutClear([now, { ...now, ramp_start: 500.1, measure_start: 500.1 }]) === true);
  * ```
  */
 export function layoutClear(windows: readonly (ContentionWindow | null)[]): boolean | null {
@@ -117,10 +119,18 @@ export function layoutClear(windows: readonly (ContentionWindow | null)[]): bool
   const ws = windows as ContentionWindow[];
   return ws.every((b, i) =>
     ws.every((a, j) =>
-      i === j || b.ramp_start <= a.measure_start || b.layout_start >= a.measure_end
+      i === j || b.ramp_start <= a.measure_start + WINDOW_RESOLUTION_MS ||
+      b.layout_start >= a.measure_end
     )
   );
 }
+
+/**
+ * How finely the windows are known (ms): each is read from its run's progress
+ * reports, so members that start measuring at one moment (no ramp) may differ
+ * by a fraction of this.
+ */
+const WINDOW_RESOLUTION_MS = 1;
 
 /**
  * Which group of the matrix each of a contention document's runs belongs to

@@ -15,7 +15,8 @@ import { hostFacts, peakRssBytes } from "../core/host.ts";
 import { RESULT_SCHEMA, RESULT_SCHEMA_ID, type ResultDocument } from "../schema/result.ts";
 import type { RunStatus } from "../schema/run_status.ts";
 import { type SteadyCriterion, SteadyStop } from "./steady.ts";
-import { runJob, type RunProgress } from "./runner.ts";
+import { runJob, type RunProgress, WORKER_URL } from "./runner.ts";
+import { WorkerPool } from "./_worker_pool.ts";
 
 /** The version written into results. */
 export const VERSION = "0.1.0";
@@ -92,6 +93,8 @@ export interface Session {
    * tiers that may share a directory.
    */
   tier(spec: TierSpec, s3?: S3TierOptions, scratchId?: string): Promise<Tier>;
+  /** Job Workers reused from one run to the next (terminated when the session ends). */
+  readonly workers: WorkerPool;
 }
 
 /**
@@ -121,10 +124,12 @@ export async function withSession(
   const runId = setup.runId ?? newRunId();
   const doc = newResultDocument(setup.kind, runId, setup.config);
   const tiers = new Map<string, Tier>();
+  using workers = new WorkerPool(WORKER_URL);
   const session: Session = {
     runId,
     doc,
     signal: setup.signal,
+    workers,
     async tier(spec, s3, scratchId = runId) {
       const key = `${scratchId} ${formatTierSpec(spec)} ${s3?.endpoint ?? ""} ${s3?.region ?? ""}`;
       let tier = tiers.get(key);
@@ -200,7 +205,7 @@ export function runSession(
   jobs: readonly JobOptions[],
   opts: SessionOptions,
 ): Promise<SessionOutcome> {
-  return withSession(opts, async ({ doc, tier: open }) => {
+  return withSession(opts, async ({ doc, tier: open, workers }) => {
     if (opts.remote) doc.remote = opts.remote;
     for (const [i, job] of jobs.entries()) {
       if (opts.signal?.aborted) return "interrupted";
@@ -214,6 +219,7 @@ export function runSession(
           opts.onProgress?.(p);
         },
         ...(opts.steady ? { stonewall: steady.signal } : {}),
+        workers,
       });
       const stated = steady.result();
       if (stated) result.steady = stated;

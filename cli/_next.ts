@@ -42,6 +42,8 @@ function current(): Invocation {
  * console.assert(tierbenchCommand(under) === "deno task tierbench");
  * console.assert(tierbenchCommand({ ...under, npmEvent: "npx", npmScript: "deno" }) ===
  *   "npx -y deno@2.9.6 task tierbench");
+ * console.assert(tierbenchCommand({ ...under, npmEvent: "npx", npmScript: "'deno'" }) ===
+ *   "npx -y deno@2.9.6 task tierbench");
  * console.assert(tierbenchCommand({ ...under, execPath: "/w/tierbench" }) === "./tierbench");
  * ```
  */
@@ -51,7 +53,8 @@ export function tierbenchCommand(at: Invocation = current()): string {
     const rel = relative(at.cwd, at.execPath);
     return rel.startsWith("..") ? at.execPath : `./${rel}`;
   }
-  if (at.npmEvent === "npx" && (at.npmScript ?? "").startsWith("deno")) {
+  // npm 11 quotes the script (`'deno'`), earlier ones do not
+  if (at.npmEvent === "npx" && /^['"]?deno\b/.test(at.npmScript ?? "")) {
     return `npx -y deno@${at.denoVersion} task tierbench`;
   }
   return "deno task tierbench";

@@ -12,6 +12,7 @@ import type { ResultDocument, RunResult } from "../schema/result.ts";
 import type { ContentionResult } from "../schema/contention.ts";
 import type { ConcurrencyResult, ConcurrencyResultPoint } from "../schema/concurrency.ts";
 import type { WorkloadResult } from "../schema/workload.ts";
+import type { ScalingResult } from "../schema/scaling.ts";
 import { formatSize } from "../core/units.ts";
 import { plainTable, widthOf } from "./_plain_table.ts";
 
@@ -70,6 +71,22 @@ function headerLines(doc: ResultDocument): string[] {
   return lines;
 }
 
+/** `items` after `label`, comma-separated, wrapped at {@linkcode SUMMARY_COLUMNS}. */
+function wrapped(label: string, items: readonly string[]): string[] {
+  const lines = [label];
+  for (const [i, item] of items.entries()) {
+    const text = item + (i < items.length - 1 ? "," : "");
+    const last = lines.length - 1;
+    if (
+      lines[last]!.trim() !== label.trim() &&
+      lines[last]!.length + 1 + text.length > SUMMARY_COLUMNS
+    ) {
+      lines.push(" ".repeat(label.length) + text);
+    } else lines[last] += (lines[last] === label ? "" : " ") + text;
+  }
+  return lines;
+}
+
 /** A run of the profile's patterns by name, if it ended ok. */
 function runNamed(runs: readonly RunResult[], name: string): RunResult | undefined {
   const r = runs.find((x) => x.name === name);
@@ -109,11 +126,11 @@ function tierLines(doc: ResultDocument): string[] {
     "reading, IOPS\n4 KiB random\n1 proc × 32 deep",
     "reading, p99 µs\n4 KiB random\n1 proc × 1 deep",
   ];
-  const lines = rows.length > 0 ? [plainTable(head, rows), `tiers: ${where.join(", ")}`] : [];
+  const lines = rows.length > 0 ? [plainTable(head, rows), ...wrapped("tiers: ", where)] : [];
   const ceiling = runNamed(doc.runs, "null-randread-4k-d1");
   if (ceiling) {
     lines.push(
-      `harness ceiling (null tier, no I/O; 4 KiB random reads, 1 proc × 1 deep): ` +
+      `harness ceiling (null tier: no I/O), 4 KiB reads, 1 proc × 1 deep: ` +
         `${count(ceiling.read.iops)} IOPS, p99 ` +
         `${micros(ceiling.read.lat_ns.percentile["99.000000"])} µs`,
     );
@@ -236,6 +253,30 @@ function contentionLines(c: ContentionResult): string[] {
   ];
 }
 
+/** The shared tiers against nodes at once (a run across nodes): all of them, and each one's share. */
+function scalingLines(s: ScalingResult): string[] {
+  const counts = [...new Set(s.tiers.flatMap((t) => t.points.map((p) => p.nodes)))].sort((a, b) =>
+    a - b
+  );
+  if (counts.length === 0) return [];
+  const rows = s.tiers.flatMap((t) =>
+    (["read", "write"] as const).map((d) => [
+      t.label,
+      d === "read" ? "reading" : "writing",
+      ...counts.map((n) => {
+        const p = t.points.find((x) => x.nodes === n)?.[d];
+        return p ? `${mibps(p.bw_bytes)} (${mibps(p.bw_bytes_per_node)})` : "·";
+      }),
+    ])
+  );
+  const head = counts.map((n) => `${n} node${n === 1 ? "" : "s"}`);
+  return [
+    `shared tier: MiB/s of n nodes at once, ${sizeText(s.tiers[0]!.bs)}, 1 proc × ` +
+    `${s.tiers[0]!.iodepth} deep each (in brackets: per node)`,
+    plainTable(["tier", "I/O", ...head], rows, 2),
+  ];
+}
+
 /** The workloads' medians: a row per workload. */
 function workloadLines(ws: readonly WorkloadResult[]): string[] {
   if (ws.length === 0) return [];
@@ -293,6 +334,7 @@ export function formatBenchSummary(doc: ResultDocument): string {
     tierLines(doc),
     doc.concurrency ? concurrencyLines(doc.concurrency) : [],
     doc.contention ? contentionLines(doc.contention) : [],
+    doc.scaling ? scalingLines(doc.scaling) : [],
     workloadLines(doc.workloads ?? []),
   ].filter((s) => s.length > 0);
   return sections.map((s) => s.join("\n")).join("\n\n");

@@ -229,8 +229,11 @@ Deno.test("tierbench bench: the profile ends with the contention matrix over the
     assertMatrix(doc.contention, ["file", "pfs"], ["file+pfs"]);
     assert.equal(doc.contention.pattern.runtime_ms, 200);
     assert.equal(doc.contention.pattern.tiers.pfs.direct, true);
-    // With no ramp asked for, the groups still ramp past their members' layout.
-    assert.ok(doc.contention.groups.every((g: Json) => g.ramp_ms > 0));
+    // With no warm-up asked for, a group's members still start together once every one has laid
+    // out: no layout falls in another's window, and no group runs twice.
+    assert.ok(
+      doc.contention.groups.every((g: Json) => g.layout_clear === true && g.attempts === 1),
+    );
     assert.deepEqual(await scratchLeft(dir), []);
   });
 });
