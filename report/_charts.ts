@@ -97,6 +97,13 @@ function panelChart(o: Panels): ChartSpec {
   // panels in the order the rows name them, the harness's ceiling last
   const order = [...new Set(o.rows.map((r) => String(r[o.panel.field])))];
   order.sort((a, b) => Number(a.startsWith("null")) - Number(b.startsWith("null")));
+  // a dash belongs to the lines alone: on the points too, its legend would draw filled dots
+  const { strokeDash, ...encoding } = o.encoding;
+  const layer = (o.layer ?? lineLayers()).map((l) =>
+    strokeDash !== undefined && (l.mark as { type?: string } | undefined)?.type === "line"
+      ? { ...l, encoding: { ...(l.encoding as object), strokeDash } }
+      : l
+  );
   return {
     id: o.id,
     title: o.title,
@@ -112,8 +119,8 @@ function panelChart(o: Panels): ChartSpec {
       spec: {
         width: o.width ?? 260,
         height: o.height ?? 180,
-        encoding: o.encoding,
-        layer: o.layer ?? lineLayers(),
+        encoding,
+        layer,
       },
     }),
   };
@@ -362,6 +369,33 @@ export function latencyChart(sources: readonly ChartSource[]): ChartSpec | undef
   });
 }
 
+/** The line dashes of a `strokeDash` encoding, in order, and their names for a caption. */
+const DASHES: readonly { readonly dash: readonly number[]; readonly name: string }[] = [
+  { dash: [1, 0], name: "solid" },
+  { dash: [6, 3], name: "dashed" },
+  { dash: [2, 2], name: "dotted" },
+  { dash: [8, 3, 2, 3], name: "dash-dotted" },
+];
+
+/**
+ * `field`'s values drawn as {@linkcode DASHES} in the order of `domain`, the
+ * legend drawing each as a grey line of its dash (a point would not show it).
+ */
+function dashes(field: string, title: string | null, domain: readonly string[]) {
+  return {
+    field,
+    type: "nominal",
+    title,
+    scale: { domain, range: domain.map((_, i) => DASHES[i % DASHES.length]!.dash) },
+    legend: { symbolType: "stroke", symbolStrokeColor: "#555", symbolStrokeWidth: 2 },
+  };
+}
+
+/** `solid 1 MiB, dashed 2 MiB`: which dash draws which of `domain`. */
+function dashWords(domain: readonly string[]): string {
+  return domain.map((d, i) => `${DASHES[i % DASHES.length]!.name} ${d}`).join(", ");
+}
+
 /** A request size for a legend: `1 MiB`. */
 function sizeWords(bytes: number): string {
   return formatSize(bytes).replace(/^(\d+)([kmg])$/, (_, n, u) => `${n} ${u.toUpperCase()}iB`);
@@ -400,6 +434,8 @@ export function concurrencyChart(sources: readonly ChartSource[]): ChartSpec | u
               panel: t.label,
               io,
               size,
+              bs: c.bs,
+              depth: c.iodepth,
               series,
               processes: p.processes,
               bw: mib,
@@ -411,13 +447,17 @@ export function concurrencyChart(sources: readonly ChartSource[]): ChartSpec | u
     }
   }
   if (rows.length === 0) return undefined;
+  const sizes = [...new Map(rows.map((r) => [r.size as string, r.bs as number]))]
+    .sort((a, b) => a[1] - b[1]).map(([size]) => size);
+  const depths = [...new Set(rows.map((r) => r.depth as number))].sort((a, b) => a - b);
   return panelChart({
     id: "concurrency",
     title: "Bandwidth against processes at once",
-    caption: "MiB/s of n processes together, each its own file and 8 requests in flight, as n " +
-      "ranks swapping at once would: all reading, all writing, and both (n reading while n others " +
-      "write: the total); solid 1 MiB requests, dashed 2 MiB; one panel per tier on its own " +
-      "scale; a count left out (alike on either side) reads as the line between its neighbours.",
+    caption: `MiB/s of n processes together, each its own file and ${depths.join(" or ")} ` +
+      "requests in flight, as n ranks swapping at once would: all reading, all writing, and both " +
+      `(n reading while n others write: the total); requests ${dashWords(sizes)}; one panel ` +
+      "per tier on its own scale; a count left out (alike on either side) reads as the line " +
+      "between its neighbours.",
     rows,
     panel: { field: "panel", title: null },
     encoding: {
@@ -431,7 +471,7 @@ export function concurrencyChart(sources: readonly ChartSource[]): ChartSpec | u
       color: multi
         ? { field: "source", type: "nominal", title: "file" }
         : { field: "io", type: "nominal", title: "I/O", sort: ["reading", "writing", "both"] },
-      strokeDash: { field: "size", type: "nominal", title: "request" },
+      strokeDash: dashes("size", "request", sizes),
       detail: { field: "series" },
     },
   });
@@ -489,7 +529,7 @@ export function scalingChart(sources: readonly ChartSource[]): ChartSpec | undef
       color: multi
         ? { field: "source", type: "nominal", title: "file" }
         : { field: "io", type: "nominal", title: "I/O" },
-      strokeDash: { field: "what", type: "nominal", title: null },
+      strokeDash: dashes("what", null, ["all nodes", "per node"]),
       detail: { field: "series" },
     },
   });
@@ -585,13 +625,7 @@ export function latencyTimeChart(sources: readonly ChartSource[]): ChartSpec | u
       x: { field: "t_s", type: "quantitative", title: "s since measurement began" },
       y: { field: "lat_us", type: "quantitative", title: "latency µs", scale: { type: "log" } },
       color: runColour(multi, "run"),
-      strokeDash: {
-        field: "percentile",
-        type: "nominal",
-        title: "percentile",
-        scale: { domain: ["p50", "p99"], range: [[1, 0], [5, 3]] },
-        legend: { symbolType: "stroke" },
-      },
+      strokeDash: dashes("percentile", "percentile", ["p50", "p99"]),
       detail: { field: "series" },
     },
   });
