@@ -194,6 +194,8 @@ export interface BenchAcross {
   /** The shared tiers of the curve. */
   readonly tiers: readonly TierSpec[];
   readonly scaling: Omit<ScalingOptions, "signal" | "onProgress" | "open" | "timeoutMs">;
+  /** Ends a phase of the root's document (`bench`'s clock): here the scaling curve. */
+  readonly lap?: (doc: ResultDocument, name: string) => void;
 }
 
 /**
@@ -253,7 +255,10 @@ export async function benchAcross(
         : { doc: newResultDocument("profile", shared, {}), root: false };
     }
     const doc = outcome.doc;
-    if (scaling) doc.scaling = scaling;
+    if (scaling) {
+      doc.scaling = scaling;
+      b.lap?.(doc, "scaling");
+    }
     if (curve && curve.doc.status !== "ok" && doc.status === "ok") {
       doc.status = curve.doc.status;
       doc.error = `scaling curve: ${curve.doc.error ?? scaling?.error ?? curve.doc.status}`;

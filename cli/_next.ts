@@ -65,8 +65,18 @@ function shellWord(arg: string): string {
   return /^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replaceAll("'", `'\\''`)}'`;
 }
 
-/** `path` relative to `cwd` when it lies under it, else as it is. */
-function shownPath(path: string, cwd: string): string {
+/**
+ * `path` relative to `cwd` (where the user stands) when it lies under it,
+ * else as it is.
+ *
+ * @example
+ * ```ts
+ * import { shownPath } from "./_next.ts";
+ * console.assert(shownPath("/w/results/a.json", "/w") === "results/a.json");
+ * console.assert(shownPath("/tmp/a.json", "/w") === "/tmp/a.json");
+ * ```
+ */
+export function shownPath(path: string, cwd: string = userCwd()): string {
   if (!path.startsWith("/")) return path;
   const rel = relative(cwd, path);
   return rel !== "" && !rel.startsWith("..") ? rel : path;

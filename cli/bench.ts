@@ -242,6 +242,7 @@ export function benchCommand() {
       after,
       tiers: shared,
       scaling: { runtime: o.runtime, ramp: o.ramp, size: o.size, endpoint: p.endpoint },
+      lap: (doc, name) => clock.lap(doc, name),
     }, report);
   });
 }

@@ -8,7 +8,7 @@
 import { Command } from "@commander-js/extra-typings";
 import { writeReport } from "../report/report.ts";
 import { resolvePath, userCwd } from "./_paths.ts";
-import { resultLine } from "./_next.ts";
+import { resultLine, shownPath } from "./_next.ts";
 
 /**
  * What to run after drawing `result`: a profile (`bench`, `contention`)
@@ -41,8 +41,10 @@ export function reportCommand() {
         [result, ...(plan === undefined ? [] : [plan])].map(resolvePath),
         { outDir: o.output === undefined ? undefined : resolvePath(o.output), cwd: userCwd() },
       );
-      console.log(`summary: ${files.markdown}`);
-      if (files.csv.length > 0) console.log(`tables: ${files.csv.join(", ")}`);
+      console.log(`summary: ${shownPath(files.markdown)}`);
+      if (files.csv.length > 0) {
+        console.log(`tables: ${files.csv.map((f) => shownPath(f)).join(", ")}`);
+      }
       console.log(resultLine("report", files.html, await nextAfter(result)));
     });
 }

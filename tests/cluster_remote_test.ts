@@ -163,6 +163,7 @@ remoteTest(
       const doc = JSON.parse(await Deno.readTextFile(out)) as ResultDocument;
       const s = doc.scaling!;
       assert.equal(s.status ?? "ok", "ok");
+      assert.equal(doc.phases?.at(-1)?.name, "scaling", "the curve's time is the last phase's");
       assert.deepEqual(s.tiers.map((t) => t.label), ["pfs", "s3"]);
       for (const t of s.tiers) {
         assert.deepEqual(t.points.map((p) => p.nodes), [1, 2, 3]);
