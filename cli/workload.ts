@@ -27,6 +27,7 @@ import {
 import { parseTierList } from "./_paths.ts";
 import { reportSession } from "./_session.ts";
 import { acrossProcesses, launchedBy } from "./_cluster.ts";
+import { optionsWithDeepSpeed, readDeepSpeedInputs, setupWithDeepSpeed } from "./_deepspeed.ts";
 
 /** Workload options from the CLI: numbers checked, sizes parsed. */
 function parseWorkloadOptions(o: {
@@ -46,6 +47,10 @@ function parseWorkloadOptions(o: {
   threads?: string | undefined;
   pipeline?: boolean | undefined;
   locks?: "remote" | "both" | "none" | undefined;
+  lockScope?: "wait-issue" | "transfer" | undefined;
+  snapshotBlocking?: "copy" | "none" | undefined;
+  flushMode?: "ofstream" | "pwrite-fsync" | undefined;
+  checkpointSubgroupSize?: string | undefined;
 }): WorkloadOptions {
   const out: Record<string, number | boolean | string> = {};
   if (o.bs !== undefined) {
@@ -91,6 +96,20 @@ function parseWorkloadOptions(o: {
   int("threads", "threads", o.threads, 1);
   if (o.pipeline) out.pipeline = true;
   if (o.locks !== undefined) out.locks = o.locks;
+  if (o.lockScope !== undefined) out.lockScope = o.lockScope;
+  if (o.snapshotBlocking !== undefined) out.snapshotBlocking = o.snapshotBlocking;
+  if (o.flushMode !== undefined) out.flushMode = o.flushMode;
+  if (o.checkpointSubgroupSize !== undefined) {
+    const n = Number(o.checkpointSubgroupSize);
+    if (!Number.isInteger(n) || n < 1) {
+      throw new ConfigError(
+        "checkpoint-subgroup-size",
+        `"${o.checkpointSubgroupSize}" is not an integer ≥ 1`,
+        "elements, e.g. 1e9 (DeepSpeed's sub_group_size)",
+      );
+    }
+    out.checkpointSubgroupSize = n;
+  }
   if (o.remoteRatio !== undefined) {
     // the fork's dist_opt_ratio: an integer K, subgroup i remote when i % K == 0
     const r = Number(o.remoteRatio);
@@ -163,7 +182,7 @@ export function workloadCommand() {
     )
     .option(
       "--buffer-count <n>",
-      "offload_optimizer.buffer_count: zero-infinity's gradient buffers (4); mlp-offload caches n // 4 - 1 subgroups per path (25)",
+      "offload_optimizer.buffer_count: zero-infinity's gradient buffers (4); mlp-offload caches n // 3 subgroups per path (25)",
     )
     .option(
       "--remote-ratio <k>",
@@ -175,9 +194,15 @@ export function workloadCommand() {
         "mlp-offload: paths whose subgroups take the node-wide read and write locks (default: remote)",
       ).choices(["remote", "both", "none"] as const),
     )
+    .addOption(
+      new Option(
+        "--lock-scope <scope>",
+        "mlp-offload: a lock covers waiting for one transfer and issuing the next (wait-issue, default) or a whole transfer (transfer)",
+      ).choices(["wait-issue", "transfer"] as const),
+    )
     .option(
       "--cache-subgroups <n>",
-      "mlp-offload: subgroups per path kept in host memory (default: --buffer-count // 4 - 1)",
+      "mlp-offload: subgroups per path kept in host memory (default: --buffer-count // 3)",
     )
     .option(
       "--remote-cache-subgroups <n>",
@@ -193,9 +218,33 @@ export function workloadCommand() {
       "--host-cache-size <size>",
       "datastates: pinned host ring buffer per rank, before --scale (default: one checkpoint of the rank)",
     )
+    .addOption(
+      new Option(
+        "--snapshot-blocking <mode>",
+        "datastates: training waits for the GPU→host copies (copy, default: DataStates-LLM's DeepSpeed fork) or never (none: DeepSpeed master's engine)",
+      ).choices(["copy", "none"] as const),
+    )
+    .addOption(
+      new Option(
+        "--flush-mode <mode>",
+        "datastates: each tensor written buffered (ofstream, default: datastates-llm 32960317) or with an fsync after it (pwrite-fsync: the engine DeepSpeed master imports)",
+      ).choices(["ofstream", "pwrite-fsync"] as const),
+    )
+    .option(
+      "--checkpoint-subgroup-size <n>",
+      "datastates: elements of DeepSpeed's subgroups, whose m, v and params are the checkpoint's tensors (default 1e9, DeepSpeed's; with --offload-optimizer --subgroup-size)",
+    )
     .option(
       "--offload-optimizer",
       "datastates: run it on zero-infinity's optimizer offload to file: (DataStates-LLM itself refuses offload_optimizer)",
+    )
+    .option(
+      "--model-tensors <file>",
+      "zero-infinity, deepspeed-checkpoint: your model's parameters (name, shape) in registration order, JSON (docs/workloads.md has the PyTorch lines that write it)",
+    )
+    .option(
+      "--deepspeed-config <file>",
+      "zero-infinity, deepspeed-checkpoint: a DeepSpeed config file; its zero_optimization, aio, fp16/bf16 and batch sizes drive the workload, refused where DeepSpeed refuses it",
     )
     .option(
       "--background-rate <size/s>",
@@ -203,7 +252,7 @@ export function workloadCommand() {
         "bytes/s (k, m, g), each request at its intended start (open loop); default: as fast " +
         "as the tier allows",
     );
-  return addOutputOptions(addS3Options(tuned)).action(async (name, o) => {
+  return addOutputOptions(addS3Options(tuned)).action(async (name, o, command) => {
     let def;
     try {
       def = workloadByName(name);
@@ -211,16 +260,22 @@ export function workloadCommand() {
       fail((e as Error).message, EXIT_USAGE);
     }
     const engine = o.ioengine ?? o.engine;
-    const setup = resolveSetup(setupOf(o));
+    const inputs = await readDeepSpeedInputs(name, o);
+    const given = (flag: string) =>
+      command.getOptionValueSource(flag.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase()));
+    const setup = resolveSetup(setupWithDeepSpeed(setupOf(o), inputs, given));
     const specs = parseTierList(o.tiers);
-    const options = parseWorkloadOptions(o);
+    const options = optionsWithDeepSpeed(parseWorkloadOptions(o), setup, inputs, given);
     const backgroundRate = parseBackgroundRate(o.backgroundRate);
     const s3 = { endpoint: o.endpoint, region: o.region };
     const config = {
       command: "workload",
       workload: name,
       tiers: specs.map(formatTierSpec),
-      setup,
+      // a user's tensor list is in the files it names, not repeated in every result
+      setup: setup.tensors === undefined
+        ? setup
+        : { ...setup, tensors: { label: setup.tensors.label, count: setup.tensors.list.length } },
       options,
       engine,
       ...(backgroundRate === undefined ? {} : { background_rate: backgroundRate }),

@@ -6,6 +6,7 @@
  * @module
  */
 
+import type { DeepSpeedConfig } from "./deepspeed_config.ts";
 import { layerForwardFlops } from "./model.ts";
 import type { PathPolicy, PathRole, ProgramBuilder, WorkloadProgram } from "./ops.ts";
 import { gpuMs, scaledBytes, shardParameters, subgroupSizes, type TrainingSetup } from "./setup.ts";
@@ -55,11 +56,17 @@ export interface WorkloadOptions {
   /**
    * zero-infinity, mlp-offload: DeepSpeed's offload_optimizer.buffer_count
    * (zero-infinity: pinned gradient buffers in backward, default 4;
-   * mlp-offload: host cache of buffer_count // 4 − 1 subgroups per path, default 25).
+   * mlp-offload: host cache of buffer_count // 3 subgroups per path, // 4 − 1 with
+   * swapped gradients, default 25).
    */
   readonly bufferCount?: number;
   /** zero-infinity: DeepSpeed's pipelined swapper (pipeline_read and pipeline_write true). */
   readonly pipeline?: boolean;
+  /**
+   * zero-infinity, deepspeed-checkpoint: a DeepSpeed config file's settings
+   * (`--deepspeed-config`); the flags above, where given, win over it.
+   */
+  readonly deepspeed?: DeepSpeedConfig;
   /**
    * zero-infinity, mlp-offload: aio intra_op_parallelism, each swap cut into
    * this many slices on their own contexts (zero-infinity 1, mlp-offload 4).
@@ -70,6 +77,11 @@ export interface WorkloadOptions {
    * (`remote`, as its runs; `both`; `none`).
    */
   readonly locks?: "remote" | "both" | "none";
+  /**
+   * mlp-offload: what a node-wide lock covers: `wait-issue` (waiting for one
+   * transfer and issuing the next, default) or `transfer` (a whole transfer).
+   */
+  readonly lockScope?: "wait-issue" | "transfer";
   /**
    * mlp-offload: subgroups of each path kept in host memory at the end of a pass (of the local
    * path alone when `remoteCacheSubgroups` is given).
@@ -98,6 +110,24 @@ export interface WorkloadOptions {
    * local path (DataStates-LLM itself refuses offload_optimizer).
    */
   readonly offloadOptimizer?: boolean;
+  /**
+   * datastates: whether training waits for the GPU→host copies of a
+   * checkpoint: `copy` (DataStates-LLM's DeepSpeed fork, default) or `none`
+   * (DeepSpeed master's decoupled engine).
+   */
+  readonly snapshotBlocking?: "copy" | "none";
+  /**
+   * datastates: how each tensor is flushed: `ofstream` (buffered, no fsync:
+   * datastates-llm 32960317, default) or `pwrite-fsync` (an fsync after each
+   * tensor: the engine DeepSpeed master imports).
+   */
+  readonly flushMode?: "ofstream" | "pwrite-fsync";
+  /**
+   * datastates: elements of DeepSpeed's subgroups, whose m, v and fp32
+   * partitions are the checkpoint's tensors (default DeepSpeed's 1e9; with
+   * offloadOptimizer, the setup's subgroup size).
+   */
+  readonly checkpointSubgroupSize?: number;
 }
 
 /** A workload: what it needs and how it builds its programs. */
@@ -161,11 +191,17 @@ export function requirePath(
   return name;
 }
 
-/** Forward then backward GPU time of one iteration of one rank, scaled, ms (backward = 2 × forward). */
+/**
+ * Forward then backward GPU time of one iteration of one rank, scaled, ms
+ * (backward = 2 × forward). A user's tensor list (`setup.tensors`) has no
+ * layer shape: its forward is 2 FLOPs per parameter of the rank and token.
+ */
 export function forwardBackwardMs(s: TrainingSetup): { forward: number; backward: number } {
   const forward = gpuMs(
     s,
-    s.model.layers * layerForwardFlops(s.model, s.microBatch, s.tensorParallel),
+    s.tensors === undefined
+      ? s.model.layers * layerForwardFlops(s.model, s.microBatch, s.tensorParallel)
+      : (2 * s.parameters * s.microBatch * s.model.sequence) / s.tensorParallel,
   );
   return { forward, backward: 2 * forward };
 }
