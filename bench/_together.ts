@@ -64,6 +64,8 @@ export function nowAbs(): number {
 /** Learns a run's layout start and measure start from its progress events. */
 class WindowClock {
   layoutStart: number | undefined;
+  /** When the run had laid out and met the others (its `beforeStart`). */
+  layoutEnd: number | undefined;
   measureStart: number | undefined;
 
   see(p: RunProgress): void {
@@ -92,6 +94,7 @@ function windowsOf(
     const ms = c.measureStart - t0;
     return {
       layout_start: round1(c.layoutStart - t0),
+      ...(c.layoutEnd === undefined ? {} : { layout_end: round1(c.layoutEnd - t0) }),
       ramp_start: round1(ms - r.ramp.ms),
       measure_start: round1(ms),
       measure_end: round1(ms + r[directions[k]!].runtime),
@@ -178,12 +181,13 @@ function verdictOf(
 ): Verdict {
   const clear = layoutClear(windows);
   const known = windows.every((w) => w !== null);
-  const ready = known ? (windows as ContentionWindow[]).map((w) => w.ramp_start) : [];
+  const laidOut = (w: ContentionWindow) => w.layout_end ?? w.ramp_start;
+  const ready = known ? (windows as ContentionWindow[]).map(laidOut) : [];
   return {
     ...groupStatus(results),
     clear,
     spread: known ? Math.max(...ready) - Math.min(...ready) : 0,
-    layout: windows.map((w) => w ? w.ramp_start - w.layout_start : null),
+    layout: windows.map((w) => w ? laidOut(w) - w.layout_start : null),
   };
 }
 
@@ -320,6 +324,7 @@ export async function runTogether(
         },
         beforeStart: () => {
           arrived = true;
+          clocks[k]!.layoutEnd = nowAbs();
           return gate.arrive();
         },
         ...(coordinate
