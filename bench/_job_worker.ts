@@ -114,6 +114,6 @@ scope.onmessage = async (event: MessageEvent<JobStart>) => {
     ...(rt.cpu() ? { cpu: rt.cpu()! } : {}),
     ...(failure ? { failure } : {}),
   };
+  // the runner ends this Worker, or gives it the session's next job (bench/_worker_pool.ts)
   scope.postMessage(message);
-  scope.close();
 };

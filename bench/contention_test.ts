@@ -162,6 +162,10 @@ Deno.test("windowOverlap() and layoutClear() read the members' windows", () => {
   assert.equal(layoutClear([w(100, 500), w(600, 600)]), false, "still laying out at 500-600");
   assert.equal(layoutClear([w(100, 500), w(1600, 1600, 1500)]), true, "laid out after it ended");
   assert.equal(layoutClear([w(100, 500), null]), null);
+  // no ramp: both laid out and met by 480; the second started 3 ms late, its layout long done
+  const met = (start: number) => ({ ...w(start, start), layout_end: 480 });
+  assert.equal(layoutClear([met(500), met(503)]), true, "met, one started late");
+  assert.equal(layoutClear([w(500, 500), w(503, 503)]), false, "without layout_end: ramp_start");
 });
 
 Deno.test("profileTiers(): the tiers bench profiles, in its order", () => {
@@ -241,7 +245,8 @@ Deno.test("runContention() on memory and a disk directory: alone, together readi
         assert.ok(g.bw_bytes[t]! > 0, `${t} ${g.rw[t]} in ${g.key}`);
         assert.ok(g.slowdown[t]! > 0);
         const w = g.windows_ms[t]!;
-        assert.ok(w.layout_start <= w.ramp_start && w.ramp_start <= w.measure_start);
+        assert.ok(w.layout_start <= w.layout_end! && w.layout_end! <= w.ramp_start);
+        assert.ok(w.ramp_start <= w.measure_start);
         assert.equal(Math.round(w.measure_end - w.measure_start), 500);
       }
       assert.equal(g.layout_clear, true, JSON.stringify(g.windows_ms));

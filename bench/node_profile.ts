@@ -27,8 +27,16 @@ export interface ProfileOptions {
   /** S3 endpoint; undefined means from the environment. */
   readonly endpoint?: string | undefined;
   readonly runtime: string;
+  /** Warm-up of each tier's first point (excluded from every figure). */
   readonly ramp: string;
+  /**
+   * Warm-up of each later point of a tier, which the points before it kept
+   * busy (excluded too); default `ramp`.
+   */
+  readonly settle?: string | undefined;
   readonly size: string;
+  /** Interval of each run's bandwidth time series (fio's log_avg_msec; default 1000 ms). */
+  readonly logAvgMsec?: string | undefined;
 }
 
 /** The patterns of the profile: fio's names, one engine each. */
@@ -75,7 +83,8 @@ export const REMOTE_HELP =
 /**
  * The jobs of a profile: the null tier once (the harness ceiling), then every
  * pattern on memory and on file (O_DIRECT), then on pfs (buffered, end_fsync)
- * and the s3 patterns, when those are configured.
+ * and the s3 patterns, when those are configured. Each tier's first job
+ * ramps for `ramp` (the tier's warm-up), its later ones for `settle`.
  *
  * @example
  * ```ts
@@ -85,15 +94,13 @@ export const REMOTE_HELP =
  * ```
  */
 export function profileJobs(o: ProfileOptions): JobOptions[] {
-  const common = { runtime: o.runtime, ramp: o.ramp, size: o.size };
-  const jobs: JobOptions[] = [
-    parseJobOptions({
-      ...common,
-      tier: "null:",
-      rw: "randread",
-      bs: "4k",
-      name: "null-randread-4k-d1",
-    }),
+  const common = {
+    runtime: o.runtime,
+    size: o.size,
+    ...(o.logAvgMsec === undefined ? {} : { logAvgMsec: o.logAvgMsec }),
+  };
+  const raw: RawJobOptions[] = [
+    { ...common, tier: "null:", rw: "randread", bs: "4k", name: "null-randread-4k-d1" },
   ];
   const tiers: [string, boolean][] = [];
   if (o.memoryDir !== undefined) tiers.push([`memory:${o.memoryDir}`, false]);
@@ -101,37 +108,36 @@ export function profileJobs(o: ProfileOptions): JobOptions[] {
   for (const [tier, direct] of tiers) {
     for (const p of PROFILE_PATTERNS) {
       const kind = tier.slice(0, tier.indexOf(":"));
-      jobs.push(parseJobOptions({
-        ...common,
-        ...p,
-        tier,
-        direct,
-        name: `${kind}-${p.rw}-${p.bs}-d${p.iodepth}`,
-      }));
+      raw.push({ ...common, ...p, tier, direct, name: `${kind}-${p.rw}-${p.bs}-d${p.iodepth}` });
     }
   }
   if (o.pfsDir !== undefined) {
     for (const p of PROFILE_PATTERNS) {
-      jobs.push(parseJobOptions({
+      raw.push({
         ...common,
         ...p,
         tier: `pfs:${o.pfsDir}`,
         name: `pfs-${p.rw}-${p.bs}-d${p.iodepth}`,
-      }));
+      });
     }
   }
   if (o.s3 !== undefined) {
     for (const p of S3_PATTERNS) {
-      jobs.push(parseJobOptions({
+      raw.push({
         ...common,
         ...p,
         tier: o.s3,
         endpoint: o.endpoint,
         name: `s3-${p.rw}-${p.bs}-d${p.iodepth}`,
-      }));
+      });
     }
   }
-  return jobs;
+  const warmed = new Set<string>();
+  return raw.map((job) => {
+    const first = !warmed.has(job.tier!);
+    warmed.add(job.tier!);
+    return parseJobOptions({ ...job, ramp: first ? o.ramp : o.settle ?? o.ramp });
+  });
 }
 
 /**

@@ -11,6 +11,7 @@
  */
 
 import process from "node:process";
+import type { WorkerPool } from "./_worker_pool.ts";
 import type { JobTarget, Tier } from "../tiers/types.ts";
 import { BUFFER_ALIGNMENT } from "../tiers/file_backed.ts";
 import { libaioSource } from "../engines/libaio.ts";
@@ -101,9 +102,16 @@ export interface RunHooks {
    * is "ok" with what it moved until then (stonewalling across processes).
    */
   readonly stonewall?: AbortSignal;
+  /**
+   * Job Workers to take instead of starting new ones, and to give back
+   * after a clean end (a session's, bench/_worker_pool.ts); absent, each
+   * job starts its own Worker and it is terminated after.
+   */
+  readonly workers?: WorkerPool | undefined;
 }
 
-const WORKER_URL = new URL("./_job_worker.ts", import.meta.url);
+/** The job Workers' module. */
+export const WORKER_URL: URL = new URL("./_job_worker.ts", import.meta.url);
 const SAMPLE_MS = 100;
 
 function options(job: JobOptions): RunOptions {
@@ -287,7 +295,8 @@ export async function runJob(
         : {}),
       ...(verify ? { verify: { ...verify[j]!, ...(gate ? { readBackGate: gate } : {}) } } : {}),
     };
-    const w = new Worker(WORKER_URL, { type: "module", name: `${job.name}#${j}` });
+    const w = hooks.workers?.take(`${job.name}#${j}`) ??
+      new Worker(WORKER_URL, { type: "module", name: `${job.name}#${j}` });
     w.onmessage = (e: MessageEvent<JobMessage>) => {
       const m = e.data;
       if (m.type === "ready") ready.add(m.job);
@@ -387,7 +396,12 @@ export async function runJob(
       const grace = hooks.stopGraceMs ?? 10_000;
       await waitFor(() => results.size === job.numjobs, hung ? Math.min(grace, 1000) : grace);
     }
-    for (const w of workers) w.terminate();
+    // a Worker whose job ended cleanly takes the next job of the session; any other ends here
+    const clean = results.size === job.numjobs && !hung && !interrupted && failures.length === 0;
+    for (const w of workers) {
+      if (clean && hooks.workers) hooks.workers.give(w);
+      else w.terminate();
+    }
     // Touching a tier that stopped answering would hang here too: leave it to `clean`.
     if (hung) tier.abandon?.(`a request timed out after ${timeoutMs / 1000} s`);
     else await tier.release(files);

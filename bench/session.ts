@@ -14,7 +14,9 @@ import { formatTierSpec, type JobOptions, type TierSpec } from "../core/config.t
 import { hostFacts, peakRssBytes } from "../core/host.ts";
 import { RESULT_SCHEMA, RESULT_SCHEMA_ID, type ResultDocument } from "../schema/result.ts";
 import type { RunStatus } from "../schema/run_status.ts";
-import { runJob, type RunProgress } from "./runner.ts";
+import { type SteadyCriterion, SteadyStop } from "./steady.ts";
+import { runJob, type RunProgress, WORKER_URL } from "./runner.ts";
+import { WorkerPool } from "./_worker_pool.ts";
 
 /** The version written into results. */
 export const VERSION = "0.1.0";
@@ -91,6 +93,8 @@ export interface Session {
    * tiers that may share a directory.
    */
   tier(spec: TierSpec, s3?: S3TierOptions, scratchId?: string): Promise<Tier>;
+  /** Job Workers reused from one run to the next (terminated when the session ends). */
+  readonly workers: WorkerPool;
 }
 
 /**
@@ -120,10 +124,12 @@ export async function withSession(
   const runId = setup.runId ?? newRunId();
   const doc = newResultDocument(setup.kind, runId, setup.config);
   const tiers = new Map<string, Tier>();
+  using workers = new WorkerPool(WORKER_URL);
   const session: Session = {
     runId,
     doc,
     signal: setup.signal,
+    workers,
     async tier(spec, s3, scratchId = runId) {
       const key = `${scratchId} ${formatTierSpec(spec)} ${s3?.endpoint ?? ""} ${s3?.region ?? ""}`;
       let tier = tiers.get(key);
@@ -171,6 +177,8 @@ export interface SessionOptions {
   readonly onRunStart?: (job: JobOptions, index: number) => void;
   readonly remote?: ResultDocument["remote"];
   readonly runId?: string;
+  /** Stop each run once its bandwidth is steady (at most its runtime); absent, runs measure it all. */
+  readonly steady?: SteadyCriterion;
 }
 
 /** What a session produced: the document, and the error that ended it early, if any. */
@@ -197,17 +205,24 @@ export function runSession(
   jobs: readonly JobOptions[],
   opts: SessionOptions,
 ): Promise<SessionOutcome> {
-  return withSession(opts, async ({ doc, tier: open }) => {
+  return withSession(opts, async ({ doc, tier: open, workers }) => {
     if (opts.remote) doc.remote = opts.remote;
     for (const [i, job] of jobs.entries()) {
       if (opts.signal?.aborted) return "interrupted";
       const tier = await open(job.tier, job.s3);
       opts.onRunStart?.(job, i);
-      const hooks = {
+      const steady = new SteadyStop(opts.steady);
+      const result = await runJob(tier, job, {
         ...(opts.signal ? { signal: opts.signal } : {}),
-        ...(opts.onProgress ? { onProgress: opts.onProgress } : {}),
-      };
-      const result = await runJob(tier, job, hooks);
+        onProgress: (p) => {
+          steady.see(0, p);
+          opts.onProgress?.(p);
+        },
+        ...(opts.steady ? { stonewall: steady.signal } : {}),
+        workers,
+      });
+      const stated = steady.result();
+      if (stated) result.steady = stated;
       doc.runs.push(result);
       if (result.status !== "ok") {
         if (result.error !== undefined) doc.error = result.error;

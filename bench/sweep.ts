@@ -49,6 +49,7 @@ import type { RunStatus } from "../schema/run_status.ts";
 import { runJob, type RunProgress, type StepProgress } from "./runner.ts";
 import { type SessionOutcome, withSession } from "./session.ts";
 import { parseDuration, parseSize } from "../core/units.ts";
+import { isSteady, SteadyWatch } from "./steady.ts";
 
 /** The engines `sweep --engine` offers for memory, file and pfs tiers. */
 export const SWEEP_ENGINES = ["libaio", "io_uring"] as const;
@@ -275,36 +276,7 @@ export function planSweep(raw: RawSweepOptions): SweepPlan {
   };
 }
 
-/**
- * The least-squares slope of `samples` (one a second) as a percentage of
- * their mean, per second: fio's `bw_slope` with its `%` form. Infinity when
- * the mean is 0 or there are fewer than two samples.
- *
- * @example
- * ```ts
- * import { bwSlopePct } from "./sweep.ts";
- * console.assert(bwSlopePct([100, 100, 100]) === 0);
- * console.assert(Math.abs(bwSlopePct([90, 100, 110]) - 10) < 1e-9);
- * ```
- */
-export function bwSlopePct(samples: readonly number[]): number {
-  const n = samples.length;
-  if (n < 2) return Infinity;
-  const mean = samples.reduce((a, b) => a + b, 0) / n;
-  if (!(mean > 0)) return Infinity;
-  const xbar = (n - 1) / 2;
-  let sxx = 0, sxy = 0;
-  for (const [x, y] of samples.entries()) {
-    sxx += (x - xbar) ** 2;
-    sxy += (x - xbar) * (y - mean);
-  }
-  return Math.abs(sxy / sxx) / mean * 100;
-}
-
-/** Whether the last `window` samples pass the slope test. */
-export function isSteady(samples: readonly number[], window: number, limitPct: number): boolean {
-  return samples.length >= window && bwSlopePct(samples.slice(-window)) <= limitPct;
-}
+export { bwSlopePct, isSteady } from "./steady.ts";
 
 /**
  * The best point: the highest bandwidth, ties (within `margin` of it) going
@@ -416,27 +388,6 @@ function pointOf(r: RunResult, run: number, steady: boolean): SweepPoint {
   };
 }
 
-/** One-second bandwidth samples from the progress callbacks, for the slope test while a point runs. */
-class SteadyWatch {
-  readonly samples: number[] = [];
-  #last: { t: number; bytes: number } | undefined;
-
-  /** Takes a progress report; true once the criterion holds. */
-  see(p: RunProgress, window: number, limitPct: number): boolean {
-    if (p.phase !== "measure") return false;
-    const bytes = p.readBytes + p.writeBytes;
-    if (!this.#last) {
-      this.#last = { t: p.elapsedMs, bytes };
-      return false;
-    }
-    const dt = p.elapsedMs - this.#last.t;
-    if (dt < 1000) return false;
-    this.samples.push((bytes - this.#last.bytes) / (dt / 1000));
-    this.#last = { t: p.elapsedMs, bytes };
-    return isSteady(this.samples, window, limitPct);
-  }
-}
-
 /** Options of {@linkcode runSweep}. */
 export interface SweepHooks {
   readonly signal?: AbortSignal;
@@ -539,12 +490,13 @@ async function runPoint(
   hooks.signal?.addEventListener("abort", relay);
   if (hooks.signal?.aborted) relay();
   const watch = plan.steady ? new SteadyWatch() : undefined;
+  const criterion = { sampleMs: 1000, window: plan.ssSamples, limitPct: plan.ssLimitPct };
   let reached = false;
   try {
     const result = await runJob(tier, job, {
       signal: stop.signal,
       onProgress: (p) => {
-        if (watch && !reached && watch.see(p, plan.ssSamples, plan.ssLimitPct)) {
+        if (watch && !reached && watch.see(p) && watch.steady(criterion)) {
           reached = true;
           stop.abort("steady state");
         }

@@ -17,14 +17,20 @@ import {
 import { contentionRunGroups } from "../bench/contention_groups.ts";
 import { formatClusterTable } from "./cluster_table.ts";
 import { formatContentionTable } from "./contention_table.ts";
+import { formatBenchSummary } from "./bench_summary.ts";
 import { formatScheduleNotes, formatTable } from "./run_table.ts";
 import { formatSweep } from "./sweep_table.ts";
 import { formatTraceReplay } from "./trace_table.ts";
 import { formatWorkloadSummaries, formatWorkloadTable } from "./workload_table.ts";
 import { EXIT_FAILED, EXIT_USAGE, fail } from "./_exit.ts";
+import { resultLine } from "./_next.ts";
 
-/** The tables printed after a run: the runs, and the contention matrix when there is one. */
-export function formatTables(doc: ResultDocument): string {
+/**
+ * The tables printed after a run: the runs, and the contention matrix when
+ * there is one; for a profile (`bench`), its summary unless `verbose`.
+ */
+export function formatTables(doc: ResultDocument, verbose = true): string {
+  if (doc.kind === "profile" && !verbose) return formatBenchSummary(doc);
   const runs = doc.runs.length > 0 && doc.kind !== "contention" && doc.kind !== "sweep"
     ? [formatTable(doc.runs)]
     : [];
@@ -51,6 +57,8 @@ export function formatTables(doc: ResultDocument): string {
 export interface FinishFormat {
   readonly format?: OutputFormat | undefined;
   readonly source?: FioJobSource | undefined;
+  /** A profile's every run, rather than its summary. */
+  readonly verbose?: boolean | undefined;
 }
 
 /** `output` when it means standard output. */
@@ -107,13 +115,13 @@ export async function finish(
   const text = documentText(doc, f);
   if (wrote) {
     if (text === undefined) {
-      if (toStdout) console.log(formatTables(doc));
-      else await writeText(output, formatTables(doc) + "\n");
+      if (toStdout) console.log(formatTables(doc, f.verbose ?? true));
+      else await writeText(output, formatTables(doc, f.verbose ?? true) + "\n");
     } else {
       if (toStdout) console.log(text);
       else if ((f.format ?? "json") === "json") await writeResult(output, doc);
       else await writeText(output, text + "\n");
-      say(formatTables(doc));
+      say(formatTables(doc, f.verbose ?? true));
     }
   }
   const place = toStdout ? "on stdout" : `in ${output}`;
@@ -129,5 +137,5 @@ export async function finish(
     fail(`${cause}${where}`, EXIT_FAILED);
   }
   for (const line of formatScheduleNotes(doc.runs)) say(line);
-  if (!toStdout) say(`results: ${output}`);
+  if (!toStdout) say(resultLine("results", output, ["report", output]));
 }

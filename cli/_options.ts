@@ -111,8 +111,7 @@ export function addConcurrencyOptions<
     )
     .option(
       "--no-concurrency",
-      "skip the curves (each tier read, written and both by 1 … R processes at once, " +
-        "each point at most 0.5 s ramp + 2 s)",
+      "skip the curves (each tier read, written and both by 1 … R processes at once)",
     );
 }
 

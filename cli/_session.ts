@@ -7,6 +7,7 @@
 
 import type { JobOptions } from "../core/config.ts";
 import type { RunProgress } from "../bench/runner.ts";
+import type { SteadyCriterion } from "../bench/steady.ts";
 import { runSession, type SessionOutcome } from "../bench/session.ts";
 import type { ResultDocument } from "../schema/result.ts";
 import { newRunId } from "../tiers/scratch.ts";
@@ -31,6 +32,8 @@ export interface ReportTo {
   /** `--output-format` (default json); fio's formats with the job file's options, if any. */
   readonly outputFormat?: FinishFormat["format"];
   readonly fioSource?: FinishFormat["source"];
+  /** `bench --verbose`: every run's row instead of the summary. */
+  readonly verbose?: boolean | undefined;
 }
 
 /**
@@ -51,7 +54,11 @@ export async function reportSession(
   await withSignals(async (signal) => {
     const outcome = await body({ runId, signal, progress });
     progress.stop();
-    await finish(outcome, output, signal, { format: o.outputFormat, source: o.fioSource });
+    await finish(outcome, output, signal, {
+      format: o.outputFormat,
+      source: o.fioSource,
+      verbose: o.verbose,
+    });
   });
 }
 
@@ -62,13 +69,17 @@ export type AfterRuns = (
   onProgress: (p: RunProgress) => void,
 ) => Promise<SessionOutcome>;
 
-/** Runs fio-style jobs as a session (`run`, `bench`), then `after` when they ended ok. */
+/**
+ * Runs fio-style jobs as a session (`run`, `bench`), each stopped once
+ * `steady` holds when given, then `after` when they ended ok.
+ */
 export async function runAndReport(
   jobs: JobOptions[],
   kind: ResultDocument["kind"],
   o: ReportTo,
   remote?: ResultDocument["remote"],
   after?: AfterRuns,
+  steady?: SteadyCriterion,
 ): Promise<void> {
   await reportSession(o, async ({ runId, signal, progress }) => {
     const onProgress = (p: RunProgress) => progress.update(p);
@@ -79,6 +90,7 @@ export async function runAndReport(
       signal,
       onProgress,
       ...(remote ? { remote } : {}),
+      ...(steady ? { steady } : {}),
     });
     if (after && outcome.doc.status === "ok" && !signal.aborted) {
       return await after(outcome.doc, signal, onProgress);

@@ -17,6 +17,7 @@ import { readProfile } from "../solver/profile.ts";
 import { newRunId } from "../tiers/scratch.ts";
 import { resolveSetup } from "../workloads/setup.ts";
 import { formatPlan } from "./plan_table.ts";
+import { resultLine } from "./_next.ts";
 import { addSetupOptions, outputOption, setupOf } from "./_options.ts";
 import { resolvePath, userCwd } from "./_paths.ts";
 
@@ -82,7 +83,7 @@ export function planCommand() {
       await Deno.mkdir(dirname(output), { recursive: true });
       await Deno.writeTextFile(output, stringifyResult(plan) + "\n");
       console.log(formatPlan(plan));
-      console.log(`plan: ${output}`);
+      console.log(resultLine("plan", output, ["report", output]));
     });
 }
 

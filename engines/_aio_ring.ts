@@ -136,7 +136,7 @@ const EIO = 5;
 const EINVAL = 22;
 
 /** Library names to try, newest Debian/Ubuntu first. */
-const NAMES = ["libaio.so.1t64", "libaio.so.1"];
+export const LIBAIO_NAMES: readonly string[] = ["libaio.so.1t64", "libaio.so.1"];
 
 let cached: Libaio | undefined;
 
@@ -166,7 +166,7 @@ function pinLoaded(name: string): void {
 
 /** The calls from libaio.so.1, or undefined when it is not installed. */
 export function fromLibaio(): Libaio | undefined {
-  for (const name of NAMES) {
+  for (const name of LIBAIO_NAMES) {
     try {
       const s = Deno.dlopen(name, SYMBOLS).symbols;
       pinLoaded(name);

@@ -11,6 +11,8 @@
 
 import type { JobPlan } from "../core/job_protocol.ts";
 import { libaio } from "./_aio_ring.ts";
+/** The names libaio is loaded by, newest Debian first (libaio.so.1t64, then libaio.so.1). */
+export { LIBAIO_NAMES } from "./_aio_ring.ts";
 import { AioQueue } from "./_aio_queue.ts";
 import { AsyncEngine } from "./_async_engine.ts";
 import { SyscallFailure } from "./types.ts";

@@ -72,7 +72,7 @@ export type Verdict = "better" | "worse" | "noise" | "same";
 
 /** One line of the comparison: a key (pattern and direction) and a metric, every file's figure. */
 export interface CompareRow {
-  /** The pattern (`file randrw 1m 8×1`) or run name. */
+  /** The pattern (`file randrw 1m, 1 proc × 8 deep`) or run name. */
   key: string;
   direction: "read" | "write";
   metric: "bandwidth" | "lat p50" | "lat p99";

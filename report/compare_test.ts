@@ -29,7 +29,7 @@ Deno.test("compare sets a tmpfs run beside a disk run: figures, ratios and marks
       const row = lines.find((l) => l.includes(`│ ${dir} `) && l.includes("bandwidth"));
       assert.ok(row, `no ${dir} bandwidth row in\n${out}`);
       const cells = row.split("│").map((c) => c.trim());
-      assert.equal(cells[1], "file randrw 1m 8×1");
+      assert.equal(cells[1], "file randrw 1m, 1 proc × 8 deep");
       assert.ok(cells[4]!.startsWith(formatRate(ra.bw_bytes)), cells[4]);
       assert.ok(cells[5]!.startsWith(formatRate(rb.bw_bytes)), cells[5]);
       assert.equal(cells[6], (rb.bw_bytes / ra.bw_bytes).toFixed(2));

@@ -11,7 +11,13 @@ Deno.test("report writes a page with no external reference, a summary and CSVs o
     await planRun(plan);
     const out = join(dir, "rep");
     const stdout = await cliOk(["report", run, plan, "--output", out]);
-    assert.ok(stdout.includes(join(out, "report.html")));
+    // the last line: the page, and (a run is no profile) a comparison with another result
+    const last = stdout.trim().split("\n").at(-1)!;
+    assert.match(
+      last,
+      /^report: (\S+report\.html); next: .*tierbench compare \S+run\.json OTHER\.json$/,
+    );
+    assert.ok(join(out, "report.html").endsWith(last.split(";")[0]!.slice("report: ".length)));
     const html = await Deno.readTextFile(join(out, "report.html"));
     for (const id of ["bandwidth", "latency", "timeseries", "placement", "predictions"]) {
       assert.ok(html.includes(`data-chart="${id}"`), id);

@@ -42,17 +42,18 @@ export function directionsOf(r: RunResult): ("read" | "write")[] {
 }
 
 /**
- * A run's pattern as people read it: `file randrw 1m 8×1` (tier kind, rw,
- * bs, iodepth × numjobs).
+ * A run's pattern as people read it: `file randrw 1m, 1 proc × 8 deep`
+ * (tier kind, rw, bs, numjobs and iodepth spelled out).
  *
  * @example
  * ```ts ignore
- * console.assert(patternLabel(run) === "file randrw 1m 8×1");
+ * console.assert(patternLabel(run) === "file randrw 1m, 1 proc × 8 deep");
  * ```
  */
 export function patternLabel(r: RunResult): string {
   const o = r.options;
-  return `${r.tier?.kind ?? "?"} ${o.rw} ${formatSize(o.bs)} ${o.iodepth}×${o.numjobs}`;
+  const procs = `${o.numjobs} proc${o.numjobs === 1 ? "" : "s"} × ${o.iodepth} deep`;
+  return `${r.tier?.kind ?? "?"} ${o.rw} ${formatSize(o.bs)}, ${procs}`;
 }
 
 function p(d: DirectionResult, key: string): number | null {
@@ -107,6 +108,56 @@ export function runsTable(doc: ReportDocument): ReportTable | undefined {
       "lat_p99_us",
       "lat_p99.99_us",
       "status",
+    ],
+    rows,
+  };
+}
+
+/**
+ * The concurrency curves: a row per tier, request size, process count and
+ * I/O (reading, writing, both: n reading while n others write, each side's
+ * total), measured or left out as alike on either side (`interpolated`, no
+ * figure).
+ */
+export function concurrencyTable(doc: ReportDocument): ReportTable | undefined {
+  const rows: Cell[][] = [];
+  for (const t of doc.concurrency?.tiers ?? []) {
+    for (const c of t.curves ?? []) {
+      const counts = [...(c.points ?? []).map((p) => p.processes), ...(c.interpolated ?? [])]
+        .sort((a, b) => a - b);
+      for (const n of counts) {
+        const p = c.points.find((x) => x.processes === n);
+        const at = (io: string, read: number | null, write: number | null) =>
+          rows.push([
+            t.label,
+            c.bs,
+            c.iodepth,
+            n,
+            io,
+            p ? "measured" : "interpolated",
+            read,
+            write,
+          ]);
+        const mib = (x: number | undefined) => x === undefined ? null : round(x / MIB);
+        at("reading", mib(p?.read_bw_bytes), null);
+        at("writing", null, mib(p?.write_bw_bytes));
+        at("both", mib(p?.mixed_read_bw_bytes), mib(p?.mixed_write_bw_bytes));
+      }
+    }
+  }
+  if (rows.length === 0) return undefined;
+  return {
+    name: "concurrency",
+    title: "Bandwidth against processes at once",
+    columns: [
+      "tier",
+      "bs",
+      "iodepth",
+      "processes",
+      "io",
+      "point",
+      "read_MiB_s_total",
+      "write_MiB_s_total",
     ],
     rows,
   };
@@ -365,7 +416,13 @@ export function sweepTable(doc: ReportDocument): ReportTable | undefined {
 export function reportTables(doc: ReportDocument | undefined, plan?: PlanDocument): ReportTable[] {
   const out: (ReportTable | undefined)[] = [];
   if (doc) {
-    out.push(runsTable(doc), sweepTable(doc), contentionTable(doc), workloadTable(doc));
+    out.push(
+      runsTable(doc),
+      sweepTable(doc),
+      concurrencyTable(doc),
+      contentionTable(doc),
+      workloadTable(doc),
+    );
     out.push(...traceReplayTables(doc));
   }
   if (plan) out.push(placementTable(plan), predictionsTable(plan));

@@ -191,6 +191,12 @@ export interface RunResult {
   options: RunOptions;
   /** Warm-up before measurement; its I/O is excluded from every figure. */
   ramp: { ms: number; excluded: true };
+  /**
+   * `bench`: the steady-state criterion the run was stopped by once it held
+   * (else it measured its whole runtime), and whether it held; absent where
+   * every run measures its whole runtime.
+   */
+  steady?: { criterion: string; reached: boolean };
   read: DirectionResult;
   write: DirectionResult;
   timeseries: TimeSeries;
@@ -215,6 +221,16 @@ export interface RunResult {
     /** Requests retried after transient errors (network tiers). */
     retries: number;
   }[];
+}
+
+/** One phase of a command that runs several, and what it cost. */
+export interface PhaseTime {
+  /** `patterns`, `contention`, `concurrency`, `workloads`. */
+  name: string;
+  /** Wall-clock time, ms. */
+  wall_ms: number;
+  /** CPU time of the whole tierbench process (every thread, user + system), ms. */
+  cpu_ms: number;
 }
 
 /** The whole document. */
@@ -254,6 +270,8 @@ export interface ResultDocument {
    * (schema/concurrency.ts, bench/concurrency.ts); its runs are in `runs`.
    */
   concurrency?: ConcurrencyResult;
+  /** `bench`: how long each of its phases took, in order (the patterns, the matrix, …). */
+  phases?: PhaseTime[];
   /**
    * A run across processes (mpirun, srun, torchrun-style): who took part,
    * each one's runs and the aggregate. `runs` then holds the aggregates.

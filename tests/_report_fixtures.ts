@@ -13,6 +13,7 @@ import type { ResultDocument, RunResult } from "../schema/result.ts";
 import { runJob } from "../bench/runner.ts";
 import { openTier } from "../tiers/mod.ts";
 import { ROOT, runCli } from "./_helpers.ts";
+import { launchRanks } from "./_launch.ts";
 import type { ReportDocument } from "../report/document.ts";
 import type { SweepPoint, SweepTier } from "../schema/sweep.ts";
 
@@ -186,4 +187,35 @@ export async function sweepDoc(base: ResultDocument): Promise<ReportDocument> {
     runs,
     sweep: { criterion: "fixed: 8 MiB per point (test grid)", tiers: [t] },
   };
+}
+
+/**
+ * `bench --quick` across two processes started torchrun-style, each a node
+ * of its own, with `dir` (on the disk) as the shared tier: a profile with
+ * the concurrency curves and the shared tier's scaling curve at 1 and 2
+ * nodes, written by rank 0 to `output`.
+ */
+export async function benchAcrossRun(dir: string, output: string): Promise<void> {
+  const ranks = launchRanks(2, [
+    "bench",
+    "--quick",
+    "--no-file",
+    "--pfs",
+    dir,
+    "--size",
+    "8m",
+    "--ranks-per-node",
+    "2",
+    "--concurrency-bs",
+    "1m,2m",
+    "--quiet",
+    "--output",
+    output,
+  ]);
+  const outcomes = await ranks.done();
+  for (const [rank, o] of outcomes.entries()) {
+    if (o.code !== 0) {
+      throw new Error(`bench rank ${rank} exited ${o.code}: ${o.stderr}${o.stdout}`);
+    }
+  }
 }

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { IS_ROOT, sh, tempDirOnDisk } from "../tests/_helpers.ts";
+import { IS_ROOT, sh, tempDirOnDisk, withDirForAnyone } from "../tests/_helpers.ts";
 import { needing } from "../tests/_requirements.ts";
 
 const FIO_COMPARE = new URL("./fio_compare.ts", import.meta.url).pathname;
@@ -253,7 +253,6 @@ Deno.test(needing(["root", "fio"], {
 
 /** `deno` and the comparison bundled into one file, both readable by anyone, under `dir`. */
 async function runnableByAnyone(dir: string): Promise<{ deno: string; script: string }> {
-  await Deno.chmod(dir, 0o755);
   const deno = join(dir, "deno");
   await Deno.link(Deno.execPath(), deno).catch(() => Deno.copyFile(Deno.execPath(), deno));
   const script = join(dir, "fio_compare.js");
@@ -274,22 +273,25 @@ Deno.test({
       if (!IS_ROOT) {
         assertRefused(await loopCompare(shm, tmp, []).output(), String(Deno.uid()));
       } else {
-        // As nobody, with deno and a bundle of the script where nobody can read them (not /root).
-        const { deno, script } = await runnableByAnyone(tmp);
-        const cache = join(tmp, "deno-dir");
-        await Deno.mkdir(cache);
-        await Deno.chown(cache, 65534, 65534);
-        const out = await new Deno.Command("setpriv", {
-          args: [
-            ...["--reuid=65534", "--regid=65534", "--clear-groups"],
-            ...[deno, "run", "--allow-all", "--no-config", "--no-lock", script],
-            ...["--device", "loop", "--tmpfs-dir", shm],
-          ],
-          env: { DENO_DIR: cache, HOME: cache },
-          stdout: "piped",
-          stderr: "piped",
-        }).output();
-        assertRefused(out, "65534");
+        // As nobody, with deno and a bundle of the script in a directory the user nobody can read, outside
+        // the checkout (which may lie where only root can enter, as a clone under /root does).
+        await withDirForAnyone(async (dir) => {
+          const { deno, script } = await runnableByAnyone(dir);
+          const cache = join(dir, "deno-dir");
+          await Deno.mkdir(cache);
+          await Deno.chown(cache, 65534, 65534);
+          const out = await new Deno.Command("setpriv", {
+            args: [
+              ...["--reuid=65534", "--regid=65534", "--clear-groups"],
+              ...[deno, "run", "--allow-all", "--no-config", "--no-lock", script],
+              ...["--device", "loop", "--tmpfs-dir", shm],
+            ],
+            env: { DENO_DIR: cache, HOME: cache },
+            stdout: "piped",
+            stderr: "piped",
+          }).output();
+          assertRefused(out, "65534");
+        });
       }
       assert.deepEqual([...Deno.readDirSync(shm)], [], "nothing made on tmpfs");
     });
