@@ -18,6 +18,7 @@
 import type { S3TierOptions } from "../tiers/s3.ts";
 import type { Tier } from "../tiers/types.ts";
 import { formatTierSpec, type JobOptions, parseJobOptions, type TierSpec } from "../core/config.ts";
+import { splitList } from "../core/list.ts";
 import { ConfigError, DirectIoUnsupportedError } from "../core/errors.ts";
 import { formatSize, parseSize } from "../core/units.ts";
 import type { ContentionDirection } from "../schema/contention.ts";
@@ -87,12 +88,6 @@ export interface ConcurrencyPlan {
   readonly mixed: boolean;
 }
 
-function listOf(field: string, text: string, example: string): string[] {
-  const items = text.split(",").map((s) => s.trim()).filter((s) => s !== "");
-  if (items.length === 0) throw new ConfigError(field, `"${text}" is an empty list`, example);
-  return items;
-}
-
 /** The largest process count a point may ask for. */
 const MAX_PROCESSES = 256;
 
@@ -136,7 +131,7 @@ export function planConcurrency(o: ConcurrencyOptions): ConcurrencyPlan {
   const processes = o.processes !== undefined
     ? ascending(
       "processes",
-      listOf("processes", o.processes, "e.g. 1,2,4").map((s) =>
+      splitList("processes", o.processes, "e.g. 1,2,4").map((s) =>
         positiveInt("processes", s, MAX_PROCESSES)
       ),
       String,
@@ -153,7 +148,7 @@ export function planConcurrency(o: ConcurrencyOptions): ConcurrencyPlan {
     );
   const bs = ascending(
     "concurrency-bs",
-    listOf("concurrency-bs", o.bs ?? CONCURRENCY_DEFAULTS.bs, "e.g. 1m,2m").map((s) => {
+    splitList("concurrency-bs", o.bs ?? CONCURRENCY_DEFAULTS.bs, "e.g. 1m,2m").map((s) => {
       const n = parseSize(s);
       if (n === undefined || n < 1) {
         throw new ConfigError("concurrency-bs", `"${s}" is not a size`, "e.g. 1m,2m");

@@ -28,6 +28,7 @@
 
 import type { S3TierOptions } from "../tiers/s3.ts";
 import type { Tier } from "../tiers/types.ts";
+import { checkSpace } from "../tiers/space.ts";
 import { formatTierSpec, type JobOptions, parseJobOptions, type TierSpec } from "../core/config.ts";
 import { ConfigError, DirectIoUnsupportedError } from "../core/errors.ts";
 import type { ResultDocument, RunResult } from "../schema/result.ts";
@@ -239,6 +240,8 @@ function plan(specs: readonly TierSpec[], o: ContentionOptions): Plan {
       write: jobFor(spec, labels[i]!, "write", direct, o),
     };
   });
+  // the matrix runs each tier alone and beside the others: all of its files at once, at most
+  checkSpace([jobs.flatMap((j) => [j.read, j.write])]);
   const first = jobs[0]!.read;
   const tiers: Record<string, ContentionTierPattern> = {};
   for (const [i, spec] of specs.entries()) {

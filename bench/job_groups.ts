@@ -10,6 +10,7 @@ import type { JobOptions } from "../core/config.ts";
 import type { RunResult } from "../schema/result.ts";
 import type { RunStatus } from "../schema/run_status.ts";
 import { runJob } from "./runner.ts";
+import { checkSpace } from "../tiers/space.ts";
 import { type SessionOptions, type SessionOutcome, withSession } from "./session.ts";
 
 /**
@@ -34,6 +35,7 @@ export function runJobGroups(
   groups: readonly (readonly JobOptions[])[],
   opts: SessionOptions,
 ): Promise<SessionOutcome> {
+  checkSpace(groups, false); // each job has a scratch directory of its own
   return withSession(opts, async ({ doc, tier: open, runId }) => {
     let index = 0;
     for (const group of groups) {

@@ -13,6 +13,7 @@ import {
   type RawJobOptions,
   type TierSpec,
 } from "../core/config.ts";
+import { withoutUserInfo } from "../core/secrets.ts";
 
 /** Options of the profile. */
 export interface ProfileOptions {
@@ -61,7 +62,7 @@ export function remoteFromEnv(): { pfsDir?: string; s3?: string; endpoint?: stri
   const endpoint = Deno.env.get("TIERBENCH_S3_ENDPOINT");
   if (pfs) out.pfsDir = pfs;
   if (bucket) out.s3 = bucket.startsWith("s3://") ? bucket : `s3://${bucket}`;
-  if (endpoint) out.endpoint = endpoint;
+  if (endpoint) out.endpoint = withoutUserInfo(endpoint);
   return out;
 }
 

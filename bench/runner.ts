@@ -390,7 +390,11 @@ export async function runJob(
     for (const w of workers) w.terminate();
     // Touching a tier that stopped answering would hang here too: leave it to `clean`.
     if (hung) tier.abandon?.(`a request timed out after ${timeoutMs / 1000} s`);
-    else await tier.release(files);
+    else {
+      const gone = tier.vanished?.();
+      if (gone !== undefined) failures.push(gone);
+      await tier.release(files);
+    }
   }
   if (results.size < job.numjobs) {
     failures.push(`${job.numjobs - results.size} job(s) did not stop in time and were terminated`);

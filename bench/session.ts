@@ -7,6 +7,7 @@
  */
 
 import { openTier } from "../tiers/mod.ts";
+import { checkSpace } from "../tiers/space.ts";
 import type { Tier } from "../tiers/types.ts";
 import { newRunId } from "../tiers/scratch.ts";
 import type { S3TierOptions } from "../tiers/s3.ts";
@@ -197,6 +198,7 @@ export function runSession(
   jobs: readonly JobOptions[],
   opts: SessionOptions,
 ): Promise<SessionOutcome> {
+  checkSpace(jobs.map((j) => [j])); // before any tier is touched: files that cannot fit are refused now
   return withSession(opts, async ({ doc, tier: open }) => {
     if (opts.remote) doc.remote = opts.remote;
     for (const [i, job] of jobs.entries()) {

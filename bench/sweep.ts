@@ -42,6 +42,7 @@ import {
   type RwMode,
   type TierSpec,
 } from "../core/config.ts";
+import { splitList } from "../core/list.ts";
 import { ConfigError } from "../core/errors.ts";
 import type { SweepPoint, SweepResult } from "../schema/sweep.ts";
 import type { RunResult } from "../schema/result.ts";
@@ -120,15 +121,8 @@ export interface SweepPlan {
   readonly pointMs: number;
 }
 
-/** Splits a comma list; an empty one is refused naming the field. */
-function listOf(field: string, text: string, example: string): string[] {
-  const items = text.split(",").map((s) => s.trim()).filter((s) => s !== "");
-  if (items.length === 0) throw new ConfigError(field, `"${text}" is an empty list`, example);
-  return items;
-}
-
 function intList(field: string, text: string, min: number, max: number): number[] {
-  return listOf(field, text, `integers from ${min} to ${max}, e.g. 1,4,16`).map((s) => {
+  return splitList(field, text, `integers from ${min} to ${max}, e.g. 1,4,16`).map((s) => {
     const n = Number(s);
     if (!/^\d+$/.test(s) || n < min || n > max) {
       throw new ConfigError(field, `"${s}" is not an integer from ${min} to ${max}`);
@@ -166,7 +160,7 @@ export function planSweep(raw: RawSweepOptions): SweepPlan {
       "file:DIR, memory:[DIR], pfs:DIR, s3://BUCKET, null:",
     );
   }
-  const rws = listOf("rw", raw.rw ?? SWEEP_DEFAULTS.rw, RW_MODES.join(", ")).map((rw) => {
+  const rws = splitList("rw", raw.rw ?? SWEEP_DEFAULTS.rw, RW_MODES.join(", ")).map((rw) => {
     if (!(RW_MODES as readonly string[]).includes(rw)) {
       throw new ConfigError("rw", `unknown value "${rw}"`, RW_MODES.join(", "));
     }
@@ -174,7 +168,7 @@ export function planSweep(raw: RawSweepOptions): SweepPlan {
   });
   const direct = raw.direct ?? true;
   const directTiers = raw.tiers.some((t) => t.kind === "file" || t.kind === "pfs");
-  const bsText = listOf("bs", raw.bs ?? SWEEP_DEFAULTS.bs, "e.g. 128k,1m,8m");
+  const bsText = splitList("bs", raw.bs ?? SWEEP_DEFAULTS.bs, "e.g. 128k,1m,8m");
   for (const s of bsText) {
     const n = parseSize(s);
     if (n === undefined || n <= 0) {

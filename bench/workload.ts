@@ -13,12 +13,13 @@
 
 import { join } from "node:path";
 import { removeLockDir, runLockDir } from "./_node_lock.ts";
-import type { TierSpec } from "../core/config.ts";
+import { formatTierSpec, type TierSpec } from "../core/config.ts";
+import { formatBytes } from "../core/units.ts";
 import { ConfigError } from "../core/errors.ts";
 import type { ResultDocument } from "../schema/result.ts";
 import type { RunStatus } from "../schema/run_status.ts";
 import { withSession } from "./session.ts";
-import { cString, libc, O } from "../core/libc.ts";
+import { cString, freeBytes, libc, O } from "../core/libc.ts";
 import type { S3TierOptions } from "../tiers/s3.ts";
 import type { S3Tier } from "../tiers/s3.ts";
 import type { FileBackedTier } from "../tiers/file_backed.ts";
@@ -214,6 +215,50 @@ function checkBackgroundRate(program: WorkloadProgram, byName: Map<string, TierS
 }
 
 /**
+ * The bytes of objects each file-backed path holds by the end of the run:
+ * every object a rank lays out or writes, at the largest extent written
+ * (objects stay until the scratch is removed).
+ */
+function footprint(program: WorkloadProgram): Map<string, number> {
+  const extents = new Map<string, number>();
+  const grow = (key: string, end: number) => extents.set(key, Math.max(extents.get(key) ?? 0, end));
+  for (const r of program.ranks) {
+    for (const o of r.initial) grow(`${o.path}\0${r.rank}\0${o.object}`, o.bytes);
+    for (const op of r.ops) {
+      if (op.kind !== "write" || op.path === undefined) continue;
+      grow(`${op.path}\0${r.rank}\0${op.object}`, (op.offset ?? 0) + op.bytes);
+    }
+  }
+  const perPath = new Map<string, number>();
+  for (const [key, bytes] of extents) {
+    const path = key.slice(0, key.indexOf("\0"));
+    perPath.set(path, (perPath.get(path) ?? 0) + bytes);
+  }
+  return perPath;
+}
+
+/**
+ * Refuses, before any I/O, a program whose objects do not fit in the free
+ * space of a file-backed tier.
+ *
+ * @throws {ConfigError} naming --scale, the bytes needed and free, and the tier.
+ */
+function checkWorkloadSpace(program: WorkloadProgram, byName: Map<string, TierSpec>): void {
+  for (const [name, need] of footprint(program)) {
+    const spec = byName.get(name);
+    if (spec === undefined || spec.kind === "s3" || spec.kind === "null") continue;
+    const free = freeBytes(spec.path);
+    if (free === undefined || need <= free) continue;
+    throw new ConfigError(
+      "scale",
+      `the ${name} path's objects need ${formatBytes(need)} on ${formatTierSpec(spec)} and its ` +
+        `file system has ${formatBytes(free)} free`,
+      "a smaller --scale, fewer --iterations or ranks, or free space there",
+    );
+  }
+}
+
+/**
  * Runs `def` with `setup` on the tiers named by `specs`.
  *
  * @example
@@ -244,6 +289,7 @@ export async function runWorkload(
   }
   const backgroundRate = opts.backgroundRate;
   if (backgroundRate !== undefined) checkBackgroundRate(program, byName);
+  checkWorkloadSpace(program, byName);
   const timelineIteration = program.warmupIterations + program.iterations - 1;
   const result: WorkloadResult = {
     name: def.name,

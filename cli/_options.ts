@@ -17,6 +17,7 @@ import {
 } from "@commander-js/extra-typings";
 import type { RawTrainingSetup } from "../workloads/setup.ts";
 import { ConfigError } from "../core/errors.ts";
+import { withoutUserInfo } from "../core/secrets.ts";
 import { OUTPUT_FORMATS, type OutputFormat } from "../schema/fio_json.ts";
 import { SETUP_DEFAULTS } from "../workloads/setup.ts";
 import { MODEL_NAMES } from "../workloads/model.ts";
@@ -41,9 +42,13 @@ export const S3_HELP: S3Help = {
   region: "s3: region (default: $AWS_REGION, else us-east-1)",
 };
 
-/** `--endpoint <url>`: the S3 endpoint. */
+/**
+ * `--endpoint <url>`: the S3 endpoint, without user information from the
+ * start (S3 signs with the AWS credentials; a `user:pass@` in the URL is
+ * never used), so no result, log or message can hold it.
+ */
 export function endpointOption(help: string = S3_HELP.endpoint) {
-  return new Option("--endpoint <url>", help);
+  return new Option("--endpoint <url>", help).argParser(withoutUserInfo);
 }
 
 /** `--region <name>`: the region S3 requests are signed for. */

@@ -10,7 +10,9 @@
  */
 
 import { Command } from "@commander-js/extra-typings";
-import { DEFAULT_MEMORY_DIR, type TierSpec } from "../core/config.ts";
+import { DEFAULT_MEMORY_DIR, parseTierSpec, type TierSpec } from "../core/config.ts";
+import { ConfigError, InputError } from "../core/errors.ts";
+import { resolveEndpoint } from "../tiers/s3_client.ts";
 import { type ContentionOptions, runContention } from "../bench/contention.ts";
 import { contentionGroups, mixedContentionGroups } from "../bench/contention_groups.ts";
 import {
@@ -19,7 +21,13 @@ import {
   runConcurrency,
   shorterTime,
 } from "../bench/concurrency.ts";
-import { profileJobs, profileTiers, REMOTE_HELP, remoteFromEnv } from "../bench/node_profile.ts";
+import {
+  profileJobs,
+  type ProfileOptions,
+  profileTiers,
+  REMOTE_HELP,
+  remoteFromEnv,
+} from "../bench/node_profile.ts";
 import { pathsOf, runWorkload } from "../bench/workload.ts";
 import { workloadByName } from "../workloads/registry.ts";
 import { resolveSetup } from "../workloads/setup.ts";
@@ -32,8 +40,8 @@ import {
   outputFormatOption,
   rampOf,
 } from "./_options.ts";
-import { resolvePath } from "./_paths.ts";
-import { type AfterRuns, runAndReport } from "./_session.ts";
+import { checkDirectory, resolvePath } from "./_paths.ts";
+import { type AfterRuns, outputOf, type ReportTo, runAndReport } from "./_session.ts";
 import { benchAcross, launchedBy } from "./_cluster.ts";
 
 /** The training workloads of the node profile: an optimizer and an activation workload. */
@@ -129,6 +137,51 @@ function benchConcurrency(tiers: TierSpec[], o: BenchConcurrency): AfterRuns {
  */
 export const QUICK = { runtime: "0.5", ramp: "0", size: "16m" } as const;
 
+/**
+ * Everything `bench` was given, checked before it prints its plan or
+ * touches a tier: at least one tier, each directory there, the S3 bucket and
+ * endpoint, the curves' options and where the profile goes. `fromEnv` says
+ * which remote tiers came from the environment (named as the variable).
+ *
+ * @throws {ConfigError} naming the option, or the variable, at fault.
+ */
+function checkBenchInput(
+  o: { concurrency: boolean; ranksPerNode: string; processes?: string | undefined } & ReportTo & {
+    concurrencyBs: string;
+  },
+  p: ProfileOptions,
+  fromEnv: { pfs: boolean; s3: boolean },
+): void {
+  if ([p.memoryDir, p.fileDir, p.pfsDir, p.s3].every((t) => t === undefined)) {
+    throw new ConfigError(
+      "no-memory",
+      "and --no-file leave no tier to profile, and no --pfs or --s3 names a remote one",
+      "drop --no-memory or --no-file, or add --pfs DIR or --s3 s3://BUCKET",
+    );
+  }
+  if (p.memoryDir !== undefined) checkDirectory("memory-dir", p.memoryDir);
+  if (p.fileDir !== undefined) checkDirectory("file-dir", p.fileDir);
+  if (p.pfsDir !== undefined) {
+    checkDirectory(fromEnv.pfs ? "TIERBENCH_PFS_DIR" : "pfs", p.pfsDir, fromEnv.pfs);
+  }
+  if (p.s3 !== undefined) {
+    try {
+      parseTierSpec(p.s3);
+      resolveEndpoint(p.endpoint);
+    } catch (e) {
+      if (!(e instanceof ConfigError) || e.field !== "tier") throw e;
+      const problem = e.message.replace(/^--tier: /, "");
+      throw fromEnv.s3
+        ? new InputError("TIERBENCH_S3_BUCKET", problem)
+        : new ConfigError("s3", problem);
+    }
+  }
+  if (o.concurrency) {
+    planConcurrency({ ranksPerNode: o.ranksPerNode, processes: o.processes, bs: o.concurrencyBs });
+  }
+  outputOf(o, "check");
+}
+
 /** The `bench` command. */
 export function benchCommand() {
   const cmd = new Command("bench")
@@ -178,6 +231,7 @@ export function benchCommand() {
         ramp: o.ramp,
         size: o.size,
       };
+      checkBenchInput(o, profile, { pfs: o.pfs === undefined, s3: o.s3 === undefined });
       const jobs = profileJobs(profile);
       if (!o.quiet) {
         console.error(

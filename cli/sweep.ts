@@ -85,7 +85,7 @@ export function sweepCommand() {
     checkOutputTarget(o);
     const ramp = rampOf(o);
     const engine = o.ioengine ?? o.engine;
-    const tiers = o.tier.flatMap(parseTierList);
+    const tiers = o.tier.flatMap((t) => parseTierList(t, "tier"));
     const plan = planSweep({
       tiers,
       rw: o.rw,

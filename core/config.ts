@@ -11,6 +11,7 @@
 
 import { z } from "zod";
 import { ConfigError } from "./errors.ts";
+import { withoutUserInfo } from "./secrets.ts";
 import { MIN_VERIFY_BS } from "./verify.ts";
 import { formatSize, parseDuration, parseSize } from "./units.ts";
 import { describeZodIssue, type ZodIssue } from "./zod_issue.ts";
@@ -530,7 +531,8 @@ export function parseJobOptions(
     endFsync: raw.endFsync ?? tier.kind === "pfs",
     s3: tier.kind === "s3"
       ? {
-        endpoint: raw.endpoint,
+        // user information is never used (S3 signs with the credentials): never kept either
+        endpoint: raw.endpoint === undefined ? undefined : withoutUserInfo(raw.endpoint),
         region: raw.region,
         objectSize: objectSize - (objectSize % o.bs),
         partSize: o.partSize,

@@ -29,6 +29,29 @@ export class ConfigError extends Error {
   }
 }
 
+/**
+ * Input that is not an option is not acceptable: a file given as an argument
+ * (`plan.json`), an environment variable (`SLURM_JOB_NODELIST`), a field of
+ * a file (`plan.json: setup.model`). Named as the user wrote it, never as a
+ * `--flag` they did not type; a usage error like {@linkcode ConfigError}
+ * (exit status 2).
+ *
+ * @example
+ * ```ts
+ * import { InputError } from "./errors.ts";
+ * const e = new InputError("SLURM_JOB_NODELIST", '"node[1-" has unbalanced brackets');
+ * console.assert(e.message === 'SLURM_JOB_NODELIST: "node[1-" has unbalanced brackets');
+ * ```
+ */
+export class InputError extends ConfigError {
+  override name = "InputError";
+
+  constructor(what: string, problem: string, allowed?: string, options?: ErrorOptions) {
+    super(what, problem, allowed, options);
+    this.message = `${what}: ${problem}${allowed ? ` (allowed: ${allowed})` : ""}`;
+  }
+}
+
 /** Hints that tell the user what to do about a failed system call. */
 const HINTS: Record<string, string> = {
   ENOSPC: "free space on that file system or use a smaller --size",

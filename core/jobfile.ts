@@ -155,7 +155,8 @@ const KEYS: Record<string, { field: string; map: Mapper }> = {
   io_size: { field: "io-size", map: (v, o) => (o.ioSize = text("io_size", v)) },
   io_limit: { field: "io-size", map: (v, o) => (o.ioSize = text("io_limit", v)) },
   runtime: { field: "runtime", map: (v, o) => (o.runtime = text("runtime", v)) },
-  time_based: { field: "runtime", map: (v, o) => (o.timeBased = flag("time_based", v)) },
+  // its own field: on "runtime" it took over where runtime's errors point (the line after)
+  time_based: { field: "time_based", map: (v, o) => (o.timeBased = flag("time_based", v)) },
   ramp_time: { field: "ramp", map: (v, o) => (o.ramp = text("ramp_time", v)) },
   iodepth: { field: "iodepth", map: (v, o) => (o.iodepth = text("iodepth", v)) },
   numjobs: { field: "numjobs", map: (v, o) => (o.numjobs = text("numjobs", v)) },
@@ -268,7 +269,7 @@ export function resolveJobFile(parsed: ParsedJobFile, file: string): JobFile {
       );
     }
     if (o.timeBased === true && o.runtime === undefined) {
-      throw new JobFileError(origin.runtime!.where, "time_based", "needs runtime");
+      throw new JobFileError(origin.time_based!.where, "time_based", "needs runtime");
     }
     const raw: RawJobOptions = {
       name: (o.name as string | undefined) ?? section.name,

@@ -17,6 +17,7 @@ import type { ClusterSection } from "./cluster.ts";
 import type { ScalingResult } from "./scaling.ts";
 import type { HostFacts } from "../core/host.ts";
 import type { EncodedLatency, LatencyStats } from "../core/recorder.ts";
+import { writeFileAtomic } from "../core/output_file.ts";
 
 /** The schema id written into every result. */
 export const RESULT_SCHEMA = "tierbench/result@1";
@@ -260,7 +261,8 @@ export interface ResultDocument {
 }
 
 /**
- * Writes a result document as pretty JSON, creating the parent directory.
+ * Writes a result document as pretty JSON, creating the parent directory;
+ * atomically (a temporary file beside it, renamed over it).
  *
  * @example
  * ```ts ignore
@@ -268,9 +270,7 @@ export interface ResultDocument {
  * ```
  */
 export async function writeResult(path: string, doc: ResultDocument): Promise<void> {
-  const dir = path.includes("/") ? path.slice(0, path.lastIndexOf("/")) : "";
-  if (dir) await Deno.mkdir(dir, { recursive: true });
-  await Deno.writeTextFile(path, stringifyResult(doc) + "\n");
+  await writeFileAtomic(path, stringifyResult(doc) + "\n");
 }
 
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json };

@@ -24,6 +24,7 @@ import {
   spawnCliWithEnv,
   waitUntil,
 } from "./_faults.ts";
+import { partialPathOf } from "../core/output_file.ts";
 
 Deno.test(needing(["root", "btrfs"], {
   name: "EIO on read: exit 1 naming the file and offset, partial results, no scratch left",
@@ -43,7 +44,7 @@ Deno.test(needing(["root", "btrfs"], {
           ),
         );
         assert.equal(r.stderr.trim().split("\n").length, 1, r.stderr);
-        const doc = JSON.parse(await Deno.readTextFile(out));
+        const doc = JSON.parse(await Deno.readTextFile(partialPathOf(out)));
         assert.equal(doc.status, "failed");
         assert.equal(doc.runs[0].status, "failed");
         assert.match(doc.runs[0].error, /EIO/);
@@ -92,7 +93,7 @@ Deno.test({
       );
       assert.equal(r.stderr.trim().split("\n").length, 1, r.stderr);
       assert.ok(s3.held > 0, "no request was held");
-      const doc = JSON.parse(await Deno.readTextFile(out));
+      const doc = JSON.parse(await Deno.readTextFile(partialPathOf(out)));
       assert.equal(doc.status, "failed");
       assert.equal(doc.runs[0].options.timeout_ms, 2000);
       assert.match(doc.runs[0].error, /timed out after 2 s/);
@@ -138,7 +139,7 @@ for (
           /^tierbench: interrupted by SIGTERM; partial results in .*partial\.json; scratch files removed$/,
         );
         assert.equal(r.stderr.trim().split("\n").length, 1, r.stderr);
-        assert.equal(JSON.parse(await Deno.readTextFile(out)).status, "interrupted");
+        assert.equal(JSON.parse(await Deno.readTextFile(partialPathOf(out))).status, "interrupted");
         assert.deepEqual(await scratchLeft(a), []);
         assert.deepEqual(await scratchLeft(b), []);
       });

@@ -236,6 +236,22 @@ export abstract class FileBackedTier implements Tier {
     this.#abandoned = reason;
   }
 
+  vanished(): string | undefined {
+    const scratch = this.#scratch;
+    if (scratch === undefined || this.#abandoned !== undefined) return undefined;
+    try {
+      if (Deno.statSync(scratch).isDirectory) return undefined;
+    } catch (e) {
+      if (!(e instanceof Deno.errors.NotFound || e instanceof Deno.errors.NotADirectory)) {
+        return undefined; // cannot tell: the run's own I/O said how the storage is
+      }
+    }
+    this.#scratch = undefined; // nothing left to remove
+    return `the scratch directory ${scratch} on ${this.spec.kind}:${this.spec.path} vanished ` +
+      "during the run (something else deleted it): the figures are of files no longer on " +
+      "that path, so the run failed";
+  }
+
   /** Removes the scratch directory (only if its marker names this run). */
   removeScratchSync(): void {
     if (this.#scratch !== undefined && this.#abandoned !== undefined) {

@@ -17,6 +17,7 @@ export { MemoryTier } from "./memory.ts";
 export { NullTier } from "./null.ts";
 export { PfsTier } from "./pfs.ts";
 export { S3Tier, type S3TierOptions } from "./s3.ts";
+export { checkSpace, spaceNeeded } from "./space.ts";
 export type { DirectSupport, JobTarget, Tier, TierCapabilities, TierFacts } from "./types.ts";
 
 /**

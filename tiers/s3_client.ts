@@ -9,7 +9,7 @@
 
 import { S3Client } from "@aws-sdk/client-s3";
 import { ConfigError, S3Error } from "../core/errors.ts";
-import { redactSecrets, registerSecret } from "../core/secrets.ts";
+import { redactSecrets, registerSecret, withoutUserInfo } from "../core/secrets.ts";
 
 /** Environment variables that name the endpoint, in order of precedence. */
 export const ENDPOINT_ENV_VARS = [
@@ -48,7 +48,8 @@ function env(name: string): string | undefined {
 
 /**
  * The endpoint: the option, else the first of {@linkcode ENDPOINT_ENV_VARS}
- * that is set, else undefined (AWS).
+ * that is set, else undefined (AWS); without user information, which S3
+ * does not use (requests are signed with the AWS credentials).
  *
  * @throws {ConfigError} when the URL is not http(s).
  *
@@ -70,7 +71,7 @@ export function resolveEndpoint(option?: string): string | undefined {
   if (url.protocol !== "http:" && url.protocol !== "https:") {
     throw new ConfigError("endpoint", `${url.protocol} is not supported`, "http:, https:");
   }
-  return value.replace(/\/+$/, "");
+  return withoutUserInfo(value).replace(/\/+$/, "");
 }
 
 /** The region: the option, else `AWS_REGION`, else `AWS_DEFAULT_REGION`, else us-east-1. */

@@ -69,4 +69,10 @@ export interface Tier extends AsyncDisposable {
    * the `tierbench clean` command that removes it.
    */
   abandon?(reason: string): void;
+  /**
+   * Why the run's scratch area is gone (deleted by something else while the
+   * run held its files open), or undefined while it is there: a run on
+   * unlinked files measured no longer the storage it was pointed at.
+   */
+  vanished?(): string | undefined;
 }
