@@ -11,7 +11,12 @@ import type { RunResult } from "../schema/result.ts";
 import type { RunStatus } from "../schema/run_status.ts";
 import { runJob } from "./runner.ts";
 import { checkSpace } from "../tiers/space.ts";
-import { type SessionOptions, type SessionOutcome, withSession } from "./session.ts";
+import {
+  type SessionOptions,
+  type SessionOutcome,
+  sessionTimeout,
+  withSession,
+} from "./session.ts";
 
 /**
  * Runs `groups` one after another, the jobs of each at once (each on its own
@@ -36,7 +41,8 @@ export function runJobGroups(
   opts: SessionOptions,
 ): Promise<SessionOutcome> {
   checkSpace(groups, false); // each job has a scratch directory of its own
-  return withSession(opts, async ({ doc, tier: open, runId }) => {
+  const timeoutMs = opts.timeoutMs ?? sessionTimeout(groups.flat());
+  return withSession({ ...opts, timeoutMs }, async ({ doc, tier: open, runId }) => {
     let index = 0;
     for (const group of groups) {
       if (opts.signal?.aborted) return "interrupted";

@@ -32,6 +32,8 @@ import {
   type JobPlan,
   type JobStart,
   newSharedCounters,
+  RETRY_CAUSES,
+  type RetryCause,
   RUN,
   type SharedCounters,
 } from "../core/job_protocol.ts";
@@ -642,6 +644,9 @@ function buildResult(
       end_ms: Math.round(end),
       fsync_ms: Math.round(f[b + JOB.FSYNC_MS]!),
       retries: f[b + JOB.RETRIES]!,
+      retry_causes: Object.fromEntries(
+        RETRY_CAUSES.map((c, i) => [c, f[b + JOB.RETRY_CAUSES_AT + i]!]),
+      ) as Record<RetryCause, number>,
     });
     firstEnd = Math.min(firstEnd, end);
     lastEnd = Math.max(lastEnd, end);

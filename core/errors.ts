@@ -169,6 +169,9 @@ const UNREACHABLE = new Set([
   "TimeoutError",
 ]);
 
+/** Of those, the ones of a connection that was made and then dropped. */
+const DROPPED = new Set(["ECONNRESET", "EPIPE", "ERR_STREAM_PREMATURE_CLOSE"]);
+
 /**
  * An S3 request failed for good (after any retries). Names the operation, the
  * object, the error code and HTTP status, never a credential.
@@ -220,11 +223,15 @@ export class S3Error extends Error {
     const status = info.status === undefined ? "" : ` (HTTP ${info.status})`;
     const attempts = (info.attempts ?? 1) > 1 ? ` after ${info.attempts} attempts` : "";
     const detail = info.detail ? ` ${info.detail}` : "";
-    const hint = unreachable
+    const hint = DROPPED.has(info.code) && info.status === undefined
+      ? `the connection to ${info.endpoint} was dropped mid-request: cannot reach the server ` +
+        "reliably (is it running, or a proxy before it failing?)"
+      : unreachable
       ? `cannot reach ${info.endpoint}: is the S3 server running (--endpoint)?`
-      : info.status !== undefined && info.status >= 500
-      ? "the server failed: see its logs"
-      : S3_HINTS[info.code];
+      : S3_HINTS[info.code] ??
+        (info.status !== undefined && info.status >= 500
+          ? "the server failed: see its logs"
+          : undefined);
     super(
       `s3 ${info.operation} s3://${info.bucket}/${info.key ?? ""}: ${info.code}${status}` +
         `${detail}${attempts}${hint ? `; ${hint}` : ""}`,

@@ -18,7 +18,16 @@
  * @module
  */
 
-import { CTL, JOB, jobBase, type JobPlan, RUN, type SharedCounters } from "../core/job_protocol.ts";
+import {
+  CTL,
+  JOB,
+  jobBase,
+  type JobPlan,
+  RETRY_CAUSES,
+  type RetryCause,
+  RUN,
+  type SharedCounters,
+} from "../core/job_protocol.ts";
 import {
   type OffsetStream,
   RandomOffsets,
@@ -258,9 +267,10 @@ export class JobRuntime {
     this.#f64[this.#base + JOB.BUSY_SINCE] = 0;
   }
 
-  /** Counts a request retried after a transient error. */
-  countRetry(): void {
+  /** Counts a request retried after a transient error, and why. */
+  countRetry(cause: RetryCause): void {
     this.#f64[this.#base + JOB.RETRIES]! += 1;
+    this.#f64[this.#base + JOB.RETRY_CAUSES_AT + RETRY_CAUSES.indexOf(cause)]! += 1;
   }
 
   /** At an interval boundary only: snapshots the intervals that ended by `now`. */

@@ -17,6 +17,7 @@ import type { ClusterSection } from "./cluster.ts";
 import type { ScalingResult } from "./scaling.ts";
 import type { HostFacts } from "../core/host.ts";
 import type { EncodedLatency, LatencyStats } from "../core/recorder.ts";
+import type { RetryCause } from "../core/job_protocol.ts";
 import { writeFileAtomic } from "../core/output_file.ts";
 
 /** The schema id written into every result. */
@@ -207,6 +208,13 @@ export interface RunResult {
     fsync_ms: number;
     /** Requests retried after transient errors (network tiers). */
     retries: number;
+    /**
+     * `retries` by cause (core/job_protocol.ts RETRY_CAUSES): throttled
+     * (503 SlowDown, 429), server_error (another 5xx), connection (refused,
+     * reset or dropped mid-body), timeout (no progress for the idle
+     * timeout), other. Absent in results written before it was added.
+     */
+    retry_causes?: Record<RetryCause, number>;
   }[];
 }
 

@@ -11,8 +11,17 @@ import { ConfigError, DirectIoUnsupportedError, IoError } from "../core/errors.t
 import { type PathFacts, pathFacts } from "../core/host.ts";
 import { blockDeviceSize, deviceKindOf, devicePathLabel } from "./_device.ts";
 import { cString, errnoName, lastErrno, libc, O, strerror } from "../core/libc.ts";
-import { makeScratchDir, newRunId, removeScratchDir } from "./scratch.ts";
-import type { DirectSupport, JobTarget, Tier, TierCapabilities, TierFacts } from "./types.ts";
+import { makeScratchDir, newRunId, removeScratchDirWithin } from "./scratch.ts";
+import type {
+  DirectSupport,
+  JobTarget,
+  Tier,
+  TierCapabilities,
+  TierFacts,
+  TierOptions,
+} from "./types.ts";
+import { DEFAULT_TIMEOUT_MS } from "../core/config.ts";
+import { TIMED_OUT, withinTimeout } from "../core/settle.ts";
 
 /** Buffer alignment for every file engine: the page size. */
 export const BUFFER_ALIGNMENT = 4096;
@@ -40,10 +49,12 @@ export abstract class FileBackedTier implements Tier {
   #writeRuns = 0;
   #directProbed = false;
   #abandoned: string | undefined;
+  readonly #timeoutMs: number;
 
-  constructor(spec: TierSpec, runId: string = newRunId()) {
+  constructor(spec: TierSpec, runId: string = newRunId(), options: TierOptions = {}) {
     this.spec = spec;
     this.runId = runId;
+    this.#timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   }
 
   /** The scratch directory (after setup). */
@@ -189,7 +200,14 @@ export abstract class FileBackedTier implements Tier {
     if (this.#abandoned !== undefined) return;
     for (const t of targets) {
       if (t.layout === "none" || this.#prefilled.has(key(t.paths, t.regionOffset))) continue;
-      for (const path of t.paths) await Deno.remove(path).catch(() => {});
+      for (const path of t.paths) {
+        const gone = await withinTimeout(Deno.remove(path).catch(() => {}), this.#timeoutMs);
+        if (gone === TIMED_OUT) {
+          // the storage stopped answering: touch it no more, name what is left
+          this.abandon(`removing ${path} took longer than ${this.#timeoutMs / 1000} s (--timeout)`);
+          return;
+        }
+      }
     }
   }
 
@@ -252,23 +270,25 @@ export abstract class FileBackedTier implements Tier {
       "that path, so the run failed";
   }
 
-  /** Removes the scratch directory (only if its marker names this run). */
-  removeScratchSync(): void {
-    if (this.#scratch !== undefined && this.#abandoned !== undefined) {
-      console.error(
-        `tierbench: could not remove ${this.#scratch} (${this.#abandoned}); remove it later ` +
-          `with: deno task tierbench clean --tier ${this.spec.kind}:${this.spec.path}`,
-      );
-      this.#scratch = undefined;
+  /**
+   * Removes the scratch directory (only if its marker names this run),
+   * giving the file system --timeout to do it; what it cannot remove, or a
+   * tier given up after a request timed out, is named on stderr with the
+   * `tierbench clean` command that removes it.
+   */
+  async [Symbol.asyncDispose](): Promise<void> {
+    const scratch = this.#scratch;
+    this.#scratch = undefined;
+    if (scratch === undefined) return;
+    let why = this.#abandoned;
+    if (why === undefined) {
+      const removal = await removeScratchDirWithin(scratch, this.runId, this.#timeoutMs);
+      if (removal !== "timed out") return;
+      why = `its removal took longer than ${this.#timeoutMs / 1000} s (--timeout)`;
     }
-    if (this.#scratch !== undefined) {
-      removeScratchDir(this.#scratch, this.runId);
-      this.#scratch = undefined;
-    }
-  }
-
-  [Symbol.asyncDispose](): Promise<void> {
-    this.removeScratchSync();
-    return Promise.resolve();
+    console.error(
+      `tierbench: could not remove ${scratch} (${why}); remove it later with: ` +
+        `deno task tierbench clean --tier ${this.spec.kind}:${this.spec.path}`,
+    );
   }
 }

@@ -8,6 +8,9 @@
  */
 
 import { S3Client } from "@aws-sdk/client-s3";
+import { StandardRetryStrategy } from "@smithy/core/retry";
+import type { RetryErrorInfo, RetryStrategyV2, StandardRetryToken } from "@smithy/types";
+import type { RetryCause } from "../core/job_protocol.ts";
 import { ConfigError, S3Error } from "../core/errors.ts";
 import { redactSecrets, registerSecret, withoutUserInfo } from "../core/secrets.ts";
 
@@ -30,6 +33,21 @@ export const MAX_ATTEMPTS = 4;
  * Ceph cluster, then fails the run instead of hanging it.
  */
 export const REQUEST_IDLE_TIMEOUT_MS = 30_000;
+
+/**
+ * How long one attempt may see no progress before the SDK abandons and
+ * retries it: a share of --timeout (which bounds a request with its
+ * retries), so a stalled server is retried in time; at least 1 s.
+ *
+ * @example
+ * ```ts
+ * import { idleTimeoutOf } from "./s3_client.ts";
+ * console.assert(idleTimeoutOf(30_000) === 7_500 && idleTimeoutOf(2_000) === 1_000);
+ * ```
+ */
+export function idleTimeoutOf(timeoutMs: number): number {
+  return Math.max(1000, Math.min(REQUEST_IDLE_TIMEOUT_MS, Math.floor(timeoutMs / MAX_ATTEMPTS)));
+}
 
 /** Where an S3 server is and how to sign for it. */
 export interface S3Location {
@@ -108,6 +126,47 @@ export interface S3ClientOptions {
   readonly maxSockets?: number;
   /** Requests per operation, retries included (default {@linkcode MAX_ATTEMPTS}). */
   readonly maxAttempts?: number;
+  /**
+   * How long a request may see no progress before it is abandoned and
+   * retried, ms (default {@linkcode REQUEST_IDLE_TIMEOUT_MS}).
+   */
+  readonly idleTimeoutMs?: number;
+  /** Told of each retry the SDK makes, with its cause, before it backs off and retries. */
+  readonly onRetry?: (cause: RetryCause) => void;
+}
+
+/**
+ * The SDK's standard retry strategy (exponential backoff with jitter, a
+ * longer base for throttling, a retry quota), telling `onRetry` of each
+ * retry it grants and why. Counting here, where the SDK decides to retry,
+ * holds whatever sends the requests (the HTTP handler).
+ */
+class CountingRetryStrategy implements RetryStrategyV2 {
+  readonly mode = "standard";
+  readonly #inner: StandardRetryStrategy;
+  readonly #onRetry: (cause: RetryCause) => void;
+
+  constructor(maxAttempts: number, onRetry: (cause: RetryCause) => void) {
+    this.#inner = new StandardRetryStrategy(maxAttempts);
+    this.#onRetry = onRetry;
+  }
+
+  acquireInitialRetryToken(scope: string): Promise<StandardRetryToken> {
+    return this.#inner.acquireInitialRetryToken(scope);
+  }
+
+  async refreshRetryTokenForRetry(
+    token: StandardRetryToken,
+    info: RetryErrorInfo,
+  ): Promise<StandardRetryToken> {
+    const next = await this.#inner.refreshRetryTokenForRetry(token, info);
+    this.#onRetry(retryCauseOf(info.error));
+    return next;
+  }
+
+  recordSuccess(token: StandardRetryToken): void {
+    this.#inner.recordSuccess(token);
+  }
 }
 
 /**
@@ -122,6 +181,7 @@ export interface S3ClientOptions {
  * ```
  */
 export function newS3Client(loc: S3Location, options: S3ClientOptions = {}): S3Client {
+  const maxAttempts = options.maxAttempts ?? MAX_ATTEMPTS;
   return new S3Client({
     region: loc.region,
     ...(loc.endpoint === undefined ? {} : { endpoint: loc.endpoint }),
@@ -130,9 +190,14 @@ export function newS3Client(loc: S3Location, options: S3ClientOptions = {}): S3C
     // which S3-compatible servers such as Ceph RGW reject; integrity is not what is measured.
     requestChecksumCalculation: "WHEN_REQUIRED",
     responseChecksumValidation: "WHEN_REQUIRED",
-    maxAttempts: options.maxAttempts ?? MAX_ATTEMPTS,
+    maxAttempts,
+    ...(options.onRetry
+      ? { retryStrategy: new CountingRetryStrategy(maxAttempts, options.onRetry) }
+      : {}),
     requestHandler: {
-      requestTimeout: REQUEST_IDLE_TIMEOUT_MS,
+      // no progress (no bytes either way, before or during the answer) for this long: a
+      // TimeoutError, which the SDK retries (requestTimeout would only warn, after the headers)
+      socketTimeout: options.idleTimeoutMs ?? REQUEST_IDLE_TIMEOUT_MS,
       httpAgent: { keepAlive: true, maxSockets: options.maxSockets ?? 50 },
       httpsAgent: { keepAlive: true, maxSockets: options.maxSockets ?? 50 },
     },
@@ -224,6 +289,43 @@ export function isTransient(e: unknown): boolean {
   return /premature close|aborted|socket hang up|connection (reset|closed)/i.test(message);
 }
 
+/** S3 codes of throttling, whatever the status. */
+const THROTTLING_CODES = new Set([
+  "SlowDown",
+  "Throttling",
+  "ThrottlingException",
+  "ThrottledException",
+  "RequestLimitExceeded",
+  "TooManyRequestsException",
+  "RequestThrottled",
+  "RequestThrottledException",
+]);
+
+/** Codes of a request that saw no progress for its idle timeout. */
+const TIMEOUT_CODES = new Set(["TimeoutError", "RequestTimeout", "ETIMEDOUT"]);
+
+/**
+ * Why a failed request is retried, as a job counts it: throttled (503
+ * SlowDown, 429), server_error (another 5xx), timeout (no progress for the
+ * idle timeout), connection (refused, reset, dropped mid-body), other.
+ *
+ * @example
+ * ```ts
+ * import { retryCauseOf } from "./s3_client.ts";
+ * const slowDown = { name: "SlowDown", $metadata: { httpStatusCode: 503 } };
+ * console.assert(retryCauseOf(slowDown) === "throttled");
+ * console.assert(retryCauseOf(Object.assign(new Error("x"), { code: "ECONNRESET" })) === "connection");
+ * ```
+ */
+export function retryCauseOf(e: unknown): RetryCause {
+  const status = statusOf(e);
+  const code = codeOf(e);
+  if (status === 429 || THROTTLING_CODES.has(code)) return "throttled";
+  if (status !== undefined && status >= 500) return status === 503 ? "throttled" : "server_error";
+  if (TIMEOUT_CODES.has(code)) return "timeout";
+  return isTransient(e) ? "connection" : "other";
+}
+
 /** Where a failed request was going. */
 export interface RequestContext {
   readonly operation: string;
@@ -232,6 +334,42 @@ export interface RequestContext {
   readonly loc: S3Location;
   /** Requests made in all, when the caller retried beyond the SDK. */
   readonly attempts?: number;
+}
+
+/**
+ * Sends one request (with the SDK's retries) and abandons it after
+ * `timeoutMs` when given: a server that stopped answering fails it as an
+ * {@linkcode S3Error} "timed out after N s (--timeout)" instead of holding
+ * the caller through every retry's idle timeout. Other failures become an
+ * S3Error naming `ctx`.
+ *
+ * @example
+ * ```ts ignore
+ * const r = await sendWithin(client, 5000, { operation: "ListObjectsV2", bucket, loc },
+ *   (o) => client.send(new ListObjectsV2Command({ Bucket: bucket }), o));
+ * ```
+ */
+export async function sendWithin<T>(
+  timeoutMs: number | undefined,
+  ctx: RequestContext,
+  send: (options: { abortSignal?: AbortSignal }) => Promise<T>,
+): Promise<T> {
+  const signal = timeoutMs === undefined ? undefined : AbortSignal.timeout(timeoutMs);
+  try {
+    return await send(signal ? { abortSignal: signal } : {});
+  } catch (e) {
+    if (signal?.aborted) {
+      throw new S3Error({
+        operation: ctx.operation,
+        bucket: ctx.bucket,
+        key: ctx.key,
+        code: "timed out",
+        endpoint: endpointLabel(ctx.loc),
+        detail: `after ${timeoutMs! / 1000} s (--timeout)`,
+      }, { cause: e });
+    }
+    throw s3ErrorFrom(e, ctx);
+  }
 }
 
 /** Turns an SDK or network error into an {@linkcode S3Error} (one line, no credentials). */
