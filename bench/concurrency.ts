@@ -17,7 +17,13 @@
 
 import type { S3TierOptions } from "../tiers/s3.ts";
 import type { Tier } from "../tiers/types.ts";
-import { formatTierSpec, type JobOptions, parseJobOptions, type TierSpec } from "../core/config.ts";
+import {
+  formatTierSpec,
+  type JobOptions,
+  parseJobOptions,
+  parseTimeout,
+  type TierSpec,
+} from "../core/config.ts";
 import { splitList } from "../core/list.ts";
 import { ConfigError, DirectIoUnsupportedError } from "../core/errors.ts";
 import { formatSize, parseSize } from "../core/units.ts";
@@ -68,6 +74,10 @@ export interface ConcurrencyOptions extends TogetherOptions {
   readonly engine?: "libaio" | "io_uring" | undefined;
   /** Measure n reading while n others write (default true). */
   readonly mixed?: boolean | undefined;
+  /** `--timeout` text: how long one request may take (default 30 s), clean-up included. */
+  readonly timeout?: string | undefined;
+  /** `--verify`: every block written stamped, every block read checked. */
+  readonly verify?: boolean | undefined;
   readonly endpoint?: string | undefined;
   readonly region?: string | undefined;
   /** Names the tiers' scratch directories ({@linkcode runConcurrency} only). */
@@ -219,6 +229,8 @@ function jobFor(
     numjobs: String(n),
     engine: s3 ? "libaio" : o.engine ?? "libaio",
     endFsync: false,
+    timeout: o.timeout,
+    verify: o.verify,
     ...(s3 ? { endpoint: o.endpoint, region: o.region } : { direct: t.direct }),
   });
 }
@@ -340,7 +352,13 @@ export async function runConcurrency(
 ): Promise<ConcurrencyOutcome> {
   let section: ConcurrencyResult = emptyConcurrency(undefined);
   const { doc, error } = await withSession(
-    { kind: "profile", config: {}, runId: o.runId, signal: o.signal },
+    {
+      kind: "profile",
+      config: {},
+      runId: o.runId,
+      signal: o.signal,
+      timeoutMs: parseTimeout(o.timeout),
+    },
     async (session) => {
       try {
         const p = planConcurrency(o);

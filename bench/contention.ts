@@ -29,7 +29,13 @@
 import type { S3TierOptions } from "../tiers/s3.ts";
 import type { Tier } from "../tiers/types.ts";
 import { checkSpace } from "../tiers/space.ts";
-import { formatTierSpec, type JobOptions, parseJobOptions, type TierSpec } from "../core/config.ts";
+import {
+  formatTierSpec,
+  type JobOptions,
+  parseJobOptions,
+  parseTimeout,
+  type TierSpec,
+} from "../core/config.ts";
 import { ConfigError, DirectIoUnsupportedError } from "../core/errors.ts";
 import type { ResultDocument, RunResult } from "../schema/result.ts";
 import type { RunStatus } from "../schema/run_status.ts";
@@ -103,6 +109,10 @@ export interface ContentionOptions {
   readonly region?: string | undefined;
   /** Run the mixed-direction pairs after the other groups (default true). */
   readonly mixed?: boolean | undefined;
+  /** `--timeout` text: how long one request may take (default 30 s), clean-up included. */
+  readonly timeout?: string | undefined;
+  /** `--verify`: every block written stamped, every block read checked. */
+  readonly verify?: boolean | undefined;
   /**
    * Measure each tier's concurrency curves after the matrix (bench/concurrency.ts),
    * with the matrix's engine, size and s3 settings; absent, none are measured.
@@ -210,6 +220,8 @@ function jobFor(
     iodepth: o.iodepth ?? CONTENTION_DEFAULTS.iodepth,
     engine: s3 ? "libaio" : o.engine ?? "libaio",
     endFsync: false,
+    timeout: o.timeout,
+    verify: o.verify,
     ...(s3 ? { endpoint: o.endpoint, region: o.region } : { direct }),
   });
 }
@@ -728,7 +740,13 @@ export async function runContentionSession(
 ): Promise<ContentionSessionOutcome> {
   const startMs: number[] = [];
   const outcome = await withSession(
-    { kind: "contention", config, runId: o.runId, signal: o.signal },
+    {
+      kind: "contention",
+      config,
+      runId: o.runId,
+      signal: o.signal,
+      timeoutMs: parseTimeout(o.timeout),
+    },
     async (session) => {
       const { doc } = session;
       let p: Plan;

@@ -30,6 +30,14 @@ export interface ProfileOptions {
   readonly runtime: string;
   readonly ramp: string;
   readonly size: string;
+  /** `--timeout` text: how long one request may take (default 30 s). */
+  readonly timeout?: string | undefined;
+  /**
+   * `--verify`: every block stamped and checked, in every pattern where that
+   * holds (the randrw points at depth 16, where a block may be read while it
+   * is rewritten, run unchecked).
+   */
+  readonly verify?: boolean | undefined;
 }
 
 /** The patterns of the profile: fio's names, one engine each. */
@@ -86,7 +94,9 @@ export const REMOTE_HELP =
  * ```
  */
 export function profileJobs(o: ProfileOptions): JobOptions[] {
-  const common = { runtime: o.runtime, ramp: o.ramp, size: o.size };
+  const common = { runtime: o.runtime, ramp: o.ramp, size: o.size, timeout: o.timeout };
+  /** --verify where it holds: not on randrw above depth 1 on a file tier. */
+  const verify = (p: RawJobOptions) => (o.verify && !(p.rw === "randrw" && p.iodepth !== "1"));
   const jobs: JobOptions[] = [
     parseJobOptions({
       ...common,
@@ -107,6 +117,7 @@ export function profileJobs(o: ProfileOptions): JobOptions[] {
         ...p,
         tier,
         direct,
+        verify: verify(p),
         name: `${kind}-${p.rw}-${p.bs}-d${p.iodepth}`,
       }));
     }
@@ -117,6 +128,7 @@ export function profileJobs(o: ProfileOptions): JobOptions[] {
         ...common,
         ...p,
         tier: `pfs:${o.pfsDir}`,
+        verify: verify(p),
         name: `pfs-${p.rw}-${p.bs}-d${p.iodepth}`,
       }));
     }
@@ -128,6 +140,7 @@ export function profileJobs(o: ProfileOptions): JobOptions[] {
         ...p,
         tier: o.s3,
         endpoint: o.endpoint,
+        verify: o.verify,
         name: `s3-${p.rw}-${p.bs}-d${p.iodepth}`,
       }));
     }

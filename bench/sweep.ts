@@ -48,7 +48,8 @@ import type { SweepPoint, SweepResult } from "../schema/sweep.ts";
 import type { RunResult } from "../schema/result.ts";
 import type { RunStatus } from "../schema/run_status.ts";
 import { runJob, type RunProgress, type StepProgress } from "./runner.ts";
-import { type SessionOutcome, withSession } from "./session.ts";
+import { type SessionOutcome, sessionTimeout, withSession } from "./session.ts";
+import { checkSpace } from "../tiers/space.ts";
 import { parseDuration, parseSize } from "../core/units.ts";
 
 /** The engines `sweep --engine` offers for memory, file and pfs tiers. */
@@ -97,6 +98,10 @@ export interface RawSweepOptions {
   readonly deepspeedVersion?: string | undefined;
   readonly endpoint?: string | undefined;
   readonly region?: string | undefined;
+  /** `--timeout` text: how long one request may take (default 30 s), clean-up included. */
+  readonly timeout?: string | undefined;
+  /** `--verify`: every block written stamped, every block read checked. */
+  readonly verify?: boolean | undefined;
 }
 
 /** The grid of one tier and pattern: its jobs, in the order they run. */
@@ -240,6 +245,8 @@ export function planSweep(raw: RawSweepOptions): SweepPlan {
               engine: fileTier ? raw.engine ?? "libaio" : "psync",
               endpoint: raw.endpoint,
               region: raw.region,
+              timeout: raw.timeout,
+              verify: raw.verify,
             }));
           }
         }
@@ -458,8 +465,10 @@ export interface SweepHooks {
  * ```
  */
 export function runSweep(plan: SweepPlan, hooks: SweepHooks = {}): Promise<SessionOutcome> {
+  const jobs = plan.groups.flatMap((g) => g.jobs);
+  checkSpace(jobs.map((j) => [j])); // before any I/O: a grid whose files cannot fit is refused
   return withSession(
-    { ...hooks, kind: "sweep", config: hooks.config ?? {} },
+    { ...hooks, kind: "sweep", config: hooks.config ?? {}, timeoutMs: sessionTimeout(jobs) },
     async ({ doc, tier: open }) => {
       const sweep: SweepResult = { criterion: plan.criterion, tiers: [] };
       doc.sweep = sweep;

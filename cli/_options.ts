@@ -22,6 +22,7 @@ import { OUTPUT_FORMATS, type OutputFormat } from "../schema/fio_json.ts";
 import { SETUP_DEFAULTS } from "../workloads/setup.ts";
 import { MODEL_NAMES } from "../workloads/model.ts";
 import { CONCURRENCY_DEFAULTS } from "../bench/concurrency.ts";
+import { DEFAULT_TIMEOUT_MS } from "../core/config.ts";
 
 /** A default such as 1e8 as `--help` shows it ("1e8", not "100000000" or "1e+8"). */
 export function exponent(n: number): string {
@@ -86,6 +87,35 @@ export function addOutputOptions<
   G extends OptionValues,
 >(cmd: Command<A, O, G>, help: string = RESULT_OUTPUT_HELP) {
   return cmd.addOption(outputOption(help)).addOption(quietOption());
+}
+
+// --- timeout and verify ----------------------------------------------------------------------
+
+/** How commands word `--timeout`. */
+export const TIMEOUT_HELP =
+  "fail the run when one request (an I/O, an S3 request with its retries) takes longer than " +
+  "this; clean-up gives up after it too, naming what is left";
+
+/** `--timeout <seconds>`: how long one request may take (default 30 s). */
+export function timeoutOption(help: string = TIMEOUT_HELP) {
+  return new Option("--timeout <seconds>", help).default(String(DEFAULT_TIMEOUT_MS / 1000));
+}
+
+/** `--verify`: what is written carries a pattern, what is read is checked against it. */
+export function verifyOption(help: string) {
+  return new Option("--verify", help).default(false);
+}
+
+/**
+ * Adds `--timeout` and `--verify` (with `verifyHelp`): every command that
+ * moves data has both.
+ */
+export function addCheckOptions<
+  A extends unknown[],
+  O extends OptionValues,
+  G extends OptionValues,
+>(cmd: Command<A, O, G>, verifyHelp: string) {
+  return cmd.addOption(timeoutOption()).addOption(verifyOption(verifyHelp));
 }
 
 // --- concurrency curves ---------------------------------------------------------------------

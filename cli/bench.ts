@@ -10,7 +10,7 @@
  */
 
 import { Command } from "@commander-js/extra-typings";
-import { DEFAULT_MEMORY_DIR, parseTierSpec, type TierSpec } from "../core/config.ts";
+import { DEFAULT_MEMORY_DIR, parseTierSpec, parseTimeout, type TierSpec } from "../core/config.ts";
 import { ConfigError, InputError } from "../core/errors.ts";
 import { resolveEndpoint } from "../tiers/s3_client.ts";
 import { type ContentionOptions, runContention } from "../bench/contention.ts";
@@ -32,6 +32,7 @@ import { pathsOf, runWorkload } from "../bench/workload.ts";
 import { workloadByName } from "../workloads/registry.ts";
 import { resolveSetup } from "../workloads/setup.ts";
 import {
+  addCheckOptions,
   addConcurrencyOptions,
   addMeasureOptions,
   addOutputOptions,
@@ -57,7 +58,11 @@ const BENCH_SETUP_TEXT =
  * tiers, into the profile's `workloads` field; those whose paths the node
  * lacks (mlp-offload without a remote tier) are left out.
  */
-function benchWorkloads(tiers: TierSpec[], endpoint: string | undefined): AfterRuns {
+function benchWorkloads(
+  tiers: TierSpec[],
+  endpoint: string | undefined,
+  checks: { timeoutMs: number; verify: boolean },
+): AfterRuns {
   return async (doc, signal) => {
     doc.workloads = [];
     const setup = resolveSetup(BENCH_SETUP);
@@ -73,6 +78,7 @@ function benchWorkloads(tiers: TierSpec[], endpoint: string | undefined): AfterR
         signal,
         runId: doc.run_id,
         s3: { endpoint },
+        ...checks,
       });
       if (out.doc.workload) doc.workloads.push(out.doc.workload);
       doc.finished = new Date().toISOString();
@@ -207,7 +213,12 @@ export function benchCommand() {
     ramp: ["warm-up per point, excluded", "1"],
     size: ["file size per job", "256m"],
   });
-  return addOutputOptions(measured, "profile JSON (default results/<host>-<run id>.json)")
+  const checked = addCheckOptions(
+    measured,
+    "stamp every block written and check every block read, in every pattern where that holds " +
+      "(the randrw points at depth 16 run unchecked); the workloads check every object read back",
+  );
+  return addOutputOptions(checked, "profile JSON (default results/<host>-<run id>.json)")
     .addOption(outputFormatOption())
     .action(async (options, command) => {
       checkOutputTarget(options);
@@ -230,6 +241,8 @@ export function benchCommand() {
         runtime: o.runtime,
         ramp: o.ramp,
         size: o.size,
+        timeout: o.timeout,
+        verify: o.verify,
       };
       checkBenchInput(o, profile, { pfs: o.pfs === undefined, s3: o.s3 === undefined });
       const jobs = profileJobs(profile);
@@ -250,6 +263,8 @@ export function benchCommand() {
           ramp: o.ramp,
           size: o.size,
           endpoint: profile.endpoint,
+          timeout: o.timeout,
+          verify: o.verify,
           // the pairs again at the most processes the curves reach: the plan's ranks at once
           ...(o.concurrency
             ? {
@@ -282,6 +297,8 @@ export function benchCommand() {
           ramp: shorterTime(o.ramp, CONCURRENCY_DEFAULTS.ramp),
           size: o.size,
           endpoint: profile.endpoint,
+          timeout: o.timeout,
+          verify: o.verify,
         })
         : undefined;
       if (!o.quiet) {
@@ -297,7 +314,8 @@ export function benchCommand() {
             : "tierbench: --no-concurrency: no concurrency curves",
         );
       }
-      const workloads = o.quick ? undefined : benchWorkloads(tiers, profile.endpoint);
+      const checks = { timeoutMs: parseTimeout(o.timeout), verify: o.verify };
+      const workloads = o.quick ? undefined : benchWorkloads(tiers, profile.endpoint, checks);
       if (!o.quiet && !workloads) {
         console.error("tierbench: --quick: no training workloads");
       } else if (!o.quiet) {
@@ -328,7 +346,13 @@ export function benchCommand() {
         remote,
         after,
         tiers: shared,
-        scaling: { runtime: o.runtime, ramp: o.ramp, size: o.size, endpoint: profile.endpoint },
+        scaling: {
+          runtime: o.runtime,
+          ramp: o.ramp,
+          size: o.size,
+          endpoint: profile.endpoint,
+          verify: o.verify,
+        },
       }, o);
     });
 }

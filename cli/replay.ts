@@ -6,7 +6,7 @@
  */
 
 import { Command } from "@commander-js/extra-typings";
-import { formatTierSpec } from "../core/config.ts";
+import { formatTierSpec, parseTimeout } from "../core/config.ts";
 import { ConfigError, InputError } from "../core/errors.ts";
 import { readJsonFile } from "../core/json_file.ts";
 import { replayPlan, setupOfPlan } from "../bench/replay.ts";
@@ -14,7 +14,7 @@ import type { PlanDocument } from "../schema/plan.ts";
 import { checkPlanDocument } from "../solver/plan_check.ts";
 import { SETUP_DEFAULTS } from "../workloads/setup.ts";
 import { formatReplay } from "./plan_table.ts";
-import { addOutputOptions, addS3Options } from "./_options.ts";
+import { addCheckOptions, addOutputOptions, addS3Options } from "./_options.ts";
 import { parseTierList, resolvePath } from "./_paths.ts";
 import { reportSession } from "./_session.ts";
 
@@ -41,13 +41,19 @@ export function replayCommand() {
     )
     .option("--iterations <n>", "measured iterations", String(SETUP_DEFAULTS.iterations))
     .option("--warmup <n>", "iterations run first, left out", String(SETUP_DEFAULTS.warmup));
-  return addOutputOptions(addS3Options(cmd)).action(async (planFile, o) => {
+  const checked = addCheckOptions(
+    cmd,
+    "every byte written is a pattern of its object, write and offset; every object read back " +
+      "is checked against it",
+  );
+  return addOutputOptions(addS3Options(checked)).action(async (planFile, o) => {
     const plan = await readPlan(resolvePath(planFile), planFile);
     const scale = Number(o.scale);
     if (!(scale > 0 && scale <= 1)) {
       throw new ConfigError("scale", `"${o.scale}" is not in (0, 1]`, "e.g. 0.01");
     }
     const specs = parseTierList(o.tiers);
+    const timeoutMs = parseTimeout(o.timeout);
     if (o.activations && !plan.activations?.phases) {
       throw new InputError(
         planFile,
@@ -67,11 +73,15 @@ export function replayCommand() {
         runId,
         onProgress: (p) => progress.updateWorkload("replay", p),
         s3: { endpoint: o.endpoint, region: o.region },
+        timeoutMs,
+        verify: o.verify,
         config: {
           command: "replay",
           plan: resolvePath(planFile),
           tiers: specs.map(formatTierSpec),
           scale,
+          timeout_ms: timeoutMs,
+          ...(o.verify ? { verify: true } : {}),
         },
       });
       // the comparison under the line, before the tables

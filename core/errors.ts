@@ -135,6 +135,40 @@ export class DirectIoUnsupportedError extends Error {
   }
 }
 
+/**
+ * One request to storage took longer than `--timeout`: the storage stopped
+ * answering. Names the request, the file (or object) and the offset. The
+ * thread that made the request may still be blocked in the kernel, so
+ * whatever it was touching is left alone.
+ *
+ * @example
+ * ```ts
+ * import { RequestTimeoutError } from "./errors.ts";
+ * const e = new RequestTimeoutError({ request: "pwrite (aio)", path: "/x", offset: 0, timeoutMs: 3000 });
+ * console.assert(e.message === "pwrite (aio) /x at offset 0 timed out after 3 s (--timeout): " +
+ *   "the storage stopped answering");
+ * ```
+ */
+export class RequestTimeoutError extends Error {
+  override name = "RequestTimeoutError";
+  readonly path: string;
+  readonly timeoutMs: number;
+
+  constructor(
+    info: { request: string; path: string; offset?: number | undefined; timeoutMs: number },
+    options?: ErrorOptions,
+  ) {
+    const where = info.offset === undefined ? "" : ` at offset ${info.offset}`;
+    super(
+      `${info.request} ${info.path}${where} timed out after ${info.timeoutMs / 1000} s ` +
+        "(--timeout): the storage stopped answering",
+      options,
+    );
+    this.path = info.path;
+    this.timeoutMs = info.timeoutMs;
+  }
+}
+
 /** The run was stopped by a signal (Ctrl-C / SIGTERM) before it finished. */
 export class InterruptedError extends Error {
   override name = "InterruptedError";

@@ -7,7 +7,9 @@
  * @module
  */
 
-import { IoError } from "../core/errors.ts";
+import { IoError, RequestTimeoutError } from "../core/errors.ts";
+import { TIMED_OUT, withinTimeout } from "../core/settle.ts";
+import type { StreamVerifier } from "./_stream_verify.ts";
 import { cString, errnoName, lastErrno, libc, monoNow, O, strerror } from "../core/libc.ts";
 
 const usleep = Deno.dlopen("libc.so.6", {
@@ -50,9 +52,40 @@ export function requestSize(bytes: number, bs: number, iodepth: number, alignmen
   return Math.max(alignment, Math.min(bs, share));
 }
 
+/** What a rank's stream is given besides its depth and request size. */
+export interface StreamOptions {
+  /**
+   * How long one request may take (--timeout): past it the transfer fails
+   * with a {@linkcode RequestTimeoutError} and the channel is left as it is
+   * (a thread may still be blocked in the kernel on it).
+   */
+  readonly timeoutMs?: number;
+  /** --verify: what the stream writes is the pattern, what it reads is checked. */
+  readonly verifier?: StreamVerifier;
+}
+
+/**
+ * `task`'s value, or a {@linkcode RequestTimeoutError} naming `request`,
+ * `path` and `offset` once `ms` went by (never, without `ms`).
+ */
+export async function orTimeout<T>(
+  task: Promise<T>,
+  ms: number | undefined,
+  request: string,
+  path: string,
+  offset?: number,
+): Promise<T> {
+  if (ms === undefined) return await task;
+  const r = await withinTimeout(task, ms);
+  if (r === TIMED_OUT) throw new RequestTimeoutError({ request, path, offset, timeoutMs: ms });
+  return r;
+}
+
 /**
  * Opens the object's file at `path` (created for a write; O_DIRECT when
- * `direct`), runs `body` with its descriptor and closes it whatever happens.
+ * `direct`), runs `body` with its descriptor and closes it whatever happens
+ * — except after a request timed out: closing a file on a storage that
+ * stopped answering would block too, so it is left open.
  * Throws {@linkcode IoError} naming `open` when it cannot be opened.
  */
 export async function withObjectFile(
@@ -65,10 +98,14 @@ export async function withObjectFile(
   const flags = (write ? O.WRONLY | O.CREAT : O.RDONLY) | O.CLOEXEC | (direct ? O.DIRECT : 0);
   const fd = c.open(cString(path), flags, 0o600);
   if (fd < 0) throw callFailed("open", path);
+  let hung = false;
   try {
     await body(fd);
+  } catch (e) {
+    hung = e instanceof RequestTimeoutError;
+    throw e;
   } finally {
-    c.close(fd);
+    if (!hung) c.close(fd);
   }
 }
 

@@ -17,7 +17,7 @@
  * @module
  */
 
-import { IoError } from "../core/errors.ts";
+import { IoError, RequestTimeoutError } from "../core/errors.ts";
 import type { StreamSchedule } from "../core/rate.ts";
 import {
   type AlignedBuffer,
@@ -31,7 +31,14 @@ import {
 import { ETIME, OP, Uring } from "./_uring.ts";
 import { fillRandom } from "./_file.ts";
 import { refusalMessage } from "./io_uring.ts";
-import { checkOffset, finishShortWrite, sleepUntil, withObjectFile } from "./_stream.ts";
+import {
+  checkOffset,
+  finishShortWrite,
+  orTimeout,
+  sleepUntil,
+  type StreamOptions,
+  withObjectFile,
+} from "./_stream.ts";
 
 const EIO = 5;
 const EPERM = 1;
@@ -67,7 +74,10 @@ export class UringChannel {
   readonly #buffers: AlignedBuffer;
   /** Called between requests; what it throws ends the transfer (see the constructor). */
   readonly #stop: (() => void) | undefined;
+  readonly #options: StreamOptions;
   #closed = false;
+  /** A request timed out: the ring still holds it, so it and its buffers are left. */
+  #hung = false;
 
   /**
    * Sets the ring and its buffers up. Throws an Error naming
@@ -79,10 +89,20 @@ export class UringChannel {
    * {@linkcode close}, which waits for them. A rank passes one that throws
    * once its run is aborted, so Ctrl-C or a lost rank does not wait for a
    * large object to finish.
+   *
+   * `options` bound each request by --timeout and, under --verify, make what
+   * is written a pattern that each read is checked against.
    */
-  constructor(iodepth: number, bs: number, direct: boolean, stop?: () => void) {
+  constructor(
+    iodepth: number,
+    bs: number,
+    direct: boolean,
+    stop?: () => void,
+    options: StreamOptions = {},
+  ) {
     this.iodepth = iodepth;
     this.#stop = stop;
+    this.#options = options;
     this.bs = bs;
     this.direct = direct;
     this.#ring = Uring.open({ entries: iodepth }, (syscall, errno) => {
@@ -141,6 +161,10 @@ export class UringChannel {
     for (let s = this.iodepth - 1; s >= 0; s--) free.push(s);
     const lengths = new Array<number>(this.iodepth).fill(0);
     const offsets = new Array<number>(this.iodepth).fill(0);
+    /** monoNow() when each slot's request was prepared; 0 while the slot is free. */
+    const since = new Array<number>(this.iodepth).fill(0);
+    const { verifier } = this.#options;
+    const generation = write && verifier ? verifier.written(path, at, bytes) : 0;
     const ring = this.#ring;
     const base = Number(this.#buffers.address);
     const op = write ? OP.WRITE : OP.READ;
@@ -166,12 +190,17 @@ export class UringChannel {
         const slot = free.pop()!;
         lengths[slot] = len;
         offsets[slot] = at + offset;
+        since[slot] = monoNow();
+        if (generation > 0) {
+          verifier!.fill(this.#slot(slot).subarray(0, len), path, generation, at + offset);
+        }
         ring.prepare(op, fd, 0, base + slot * this.bs, len, at + offset, slot, 0);
         next++;
         queued++;
       }
       if (queued > 0) {
-        const rc = await ring.submitAsync();
+        // a submission may do the I/O itself (a FUSE file system): it counts as the request
+        const rc = await this.#guard(ring.submitAsync(), call, path, at + (next - queued) * req);
         if (rc < 0) {
           const errno = -rc;
           if ((errno !== EAGAIN && errno !== EBUSY && errno !== EINTR) || ring.inFlight === 0) {
@@ -191,13 +220,24 @@ export class UringChannel {
       }
       let n = ring.ready();
       if (n === 0) {
-        // Paced, with a slot free: wait for completions only until the next intended start.
-        const timed = dueAt > 0 && ring.timedWaits;
-        const waited = await ring.waitAsync(
-          timed ? Math.max(0, dueAt - monoNow()) * 1e6 : undefined,
+        // Paced, with a slot free: wait for completions only until the next intended start; and
+        // never past the moment the oldest request in flight outlives --timeout (a kernel that
+        // cannot time a wait out has it abandoned then instead).
+        const due = dueAt > 0 && ring.timedWaits ? Math.max(0, dueAt - monoNow()) * 1e6 : undefined;
+        const left = this.#timeLeftNs(since);
+        const limit = ring.timedWaits ? earliest(due, left) : undefined;
+        const oldest = since.reduce((o, t, s) => (t > 0 && (o < 0 || t < since[o]!) ? s : o), -1);
+        const waited = await this.#guard(
+          ring.waitAsync(limit),
+          call,
+          path,
+          offsets[Math.max(0, oldest)],
+          ring.timedWaits ? undefined : left === undefined ? undefined : left / 1e6,
         );
         n = ring.ready();
-        if (n === 0 && timed) continue; // the next intended start has come
+        if (n === 0) this.#failStale(since, offsets, call, path);
+        // the wait timed out: the next intended start has come, or it is time to look again
+        if (n === 0 && limit !== undefined && (waited >= 0 || waited === -ETIME)) continue;
         if (n === 0 && waited < 0) {
           // The pool's thread lost errno: a short wait here says what it was.
           const rc = ring.wait(1, ERRNO_WAIT_NS);
@@ -213,11 +253,18 @@ export class UringChannel {
           n = ring.ready();
         }
       }
-      let failure: IoError | undefined;
+      let failure: Error | undefined;
       for (let e = 0; e < n; e++) {
         const slot = ring.cqeData(e);
         const res = ring.cqeResult(e);
         if (failure === undefined) {
+          if (res === lengths[slot] && !write && verifier) {
+            try {
+              verifier.check(this.#slot(slot).subarray(0, res), path, offsets[slot]!);
+            } catch (e) {
+              failure = e as Error;
+            }
+          }
           if (res < 0) {
             failure = new IoError({
               syscall: call,
@@ -241,6 +288,7 @@ export class UringChannel {
             });
           }
         }
+        since[slot] = 0;
         free.push(slot);
         done++;
       }
@@ -252,6 +300,51 @@ export class UringChannel {
       // The object's share of the stream: it ends no earlier than its bytes at the rate.
       await sleepUntil(schedule.due);
     }
+  }
+
+  /** Slot `slot`'s buffer. */
+  #slot(slot: number): Uint8Array {
+    return this.#buffers.bytes.subarray(slot * this.bs, (slot + 1) * this.bs);
+  }
+
+  /**
+   * `task`, bounded by --timeout (or `ms`); a request that outlives it
+   * leaves the channel hung.
+   */
+  async #guard<T>(
+    task: Promise<T>,
+    request: string,
+    path: string,
+    offset: number | undefined,
+    ms: number | undefined = this.#options.timeoutMs,
+  ): Promise<T> {
+    try {
+      return await orTimeout(task, ms, request, path, offset);
+    } catch (e) {
+      if (!(e instanceof RequestTimeoutError)) throw e;
+      this.#hung = true;
+      const timeoutMs = this.#options.timeoutMs ?? e.timeoutMs;
+      throw new RequestTimeoutError({ request, path, offset, timeoutMs });
+    }
+  }
+
+  /** ns until the oldest request in flight outlives --timeout (undefined without one). */
+  #timeLeftNs(since: readonly number[]): number | undefined {
+    const ms = this.#options.timeoutMs;
+    if (ms === undefined) return undefined;
+    const oldest = Math.min(...since.filter((t) => t > 0));
+    return Number.isFinite(oldest) ? Math.max(0, oldest + ms - monoNow()) * 1e6 : undefined;
+  }
+
+  /** Fails the transfer when a request in flight has outlived --timeout. */
+  #failStale(since: readonly number[], offsets: readonly number[], call: string, path: string) {
+    const ms = this.#options.timeoutMs;
+    if (ms === undefined) return;
+    const now = monoNow();
+    const slot = since.findIndex((t) => t > 0 && now - t >= ms);
+    if (slot < 0) return;
+    this.#hung = true;
+    throw new RequestTimeoutError({ request: call, path, offset: offsets[slot], timeoutMs: ms });
   }
 
   /**
@@ -280,10 +373,20 @@ export class UringChannel {
     );
   }
 
-  /** Closes the ring (waiting for what is in flight) and frees the buffers. */
+  /**
+   * Closes the ring (waiting for what is in flight) and frees the buffers;
+   * after a request timed out, leaves both (the kernel may still write into
+   * the buffers).
+   */
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
+    if (this.#hung) return;
     if (this.#ring.close()) freeAligned(this.#buffers);
   }
+}
+
+/** The smaller of two optional waits in ns (undefined: no limit). */
+function earliest(a: number | undefined, b: number | undefined): number | undefined {
+  return a === undefined ? b : b === undefined ? a : Math.min(a, b);
 }

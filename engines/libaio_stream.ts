@@ -17,12 +17,19 @@
  * @module
  */
 
-import { IoError } from "../core/errors.ts";
+import { IoError, RequestTimeoutError } from "../core/errors.ts";
 import type { StreamSchedule } from "../core/rate.ts";
 import { AioRing } from "./_aio_ring.ts";
 import { fillRandom } from "./_file.ts";
 import { errnoName, monoNow, strerror } from "../core/libc.ts";
-import { checkOffset, finishShortWrite, sleepUntil, withObjectFile } from "./_stream.ts";
+import {
+  checkOffset,
+  finishShortWrite,
+  orTimeout,
+  sleepUntil,
+  type StreamOptions,
+  withObjectFile,
+} from "./_stream.ts";
 
 const EIO = 5;
 
@@ -48,7 +55,10 @@ export class AioChannel {
   readonly #ring: AioRing;
   /** Called between requests; what it throws ends the transfer (see the constructor). */
   readonly #stop: (() => void) | undefined;
+  readonly #options: StreamOptions;
   #closed = false;
+  /** A request timed out: the context still holds it, and destroying it would wait for it. */
+  #hung = false;
 
   /**
    * Sets up the context and its `iodepth` buffers of `bs` bytes (4 KiB
@@ -59,10 +69,20 @@ export class AioChannel {
    * {@linkcode close}, which waits for them. A rank passes one that throws
    * once its run is aborted, so Ctrl-C or a lost rank does not wait for a
    * large object to finish.
+   *
+   * `options` bound each request by --timeout and, under --verify, make what
+   * is written a pattern that each read is checked against.
    */
-  constructor(iodepth: number, bs: number, direct: boolean, stop?: () => void) {
+  constructor(
+    iodepth: number,
+    bs: number,
+    direct: boolean,
+    stop?: () => void,
+    options: StreamOptions = {},
+  ) {
     this.iodepth = iodepth;
     this.#stop = stop;
+    this.#options = options;
     this.bs = bs;
     this.direct = direct;
     this.#ring = AioRing.open(iodepth, bs, 4096, (syscall, errno) => {
@@ -113,6 +133,11 @@ export class AioChannel {
     for (let s = this.iodepth - 1; s >= 0; s--) free.push(s);
     const lengths = new Array<number>(this.iodepth).fill(0);
     const offsets = new Array<number>(this.iodepth).fill(0);
+    /** monoNow() when each slot's request was submitted; 0 while the slot is free. */
+    const since = new Array<number>(this.iodepth).fill(0);
+    const { verifier } = this.#options;
+    const generation = write && verifier ? verifier.written(path, at, bytes) : 0;
+    const call = write ? "pwrite (aio)" : "pread (aio)";
     let next = 0, done = 0, inflight = 0;
     const ring = this.#ring;
     const batch: number[] = [];
@@ -136,12 +161,17 @@ export class AioChannel {
         const slot = free.pop()!;
         lengths[slot] = len;
         offsets[slot] = at + offset;
+        if (generation > 0) {
+          verifier!.fill(ring.buffer(slot).subarray(0, len), path, generation, at + offset);
+        }
         ring.prepare(slot, fd, write, at + offset, len);
         batch.push(slot);
       }
       const k = batch.length;
       if (k > 0) {
-        const rc = await ring.submitAsync(batch);
+        const submitted = monoNow();
+        // a submission may do the I/O itself (a FUSE file system): it counts as the request
+        const rc = await this.#guard(ring.submitAsync(batch), call, path, at + next * req);
         if (rc < 0) {
           throw new IoError({
             syscall: "io_submit",
@@ -151,6 +181,7 @@ export class AioChannel {
             offset: at + next * req,
           });
         }
+        for (let j = 0; j < rc; j++) since[batch[j]!] = submitted;
         // a partial submit leaves the rest prepared: give their slots back
         for (let j = rc; j < k; j++) free.push(batch[j]!);
         next += rc;
@@ -160,11 +191,14 @@ export class AioChannel {
         await sleepUntil(dueAt);
         continue;
       }
-      // Paced, with a slot free: reap only until the next intended start.
-      const n = await ring.wait(dueAt > 0 ? Math.max(0, dueAt - monoNow()) * 1e6 : undefined);
+      // Paced, with a slot free: reap only until the next intended start; and never past the
+      // moment the oldest request in flight outlives --timeout.
+      const due = dueAt > 0 ? Math.max(0, dueAt - monoNow()) * 1e6 : undefined;
+      const n = await ring.wait(earliest(due, this.#timeLeftNs(since)));
       if (n < 0) {
         throw new IoError({ syscall: "io_getevents", errno: -n, code: errnoName(-n), path });
       }
+      if (n === 0) this.#failStale(since, offsets, call, path);
       for (let e = 0; e < n; e++) {
         const slot = ring.eventSlot(e);
         const res = ring.eventResult(e);
@@ -190,6 +224,10 @@ export class AioChannel {
             detail: `(short transfer: ${res} of ${lengths[slot]} bytes)`,
           });
         }
+        if (!write && verifier) {
+          verifier.check(ring.buffer(slot).subarray(0, res), path, offsets[slot]!);
+        }
+        since[slot] = 0;
         free.push(slot);
         inflight--;
         done++;
@@ -200,6 +238,35 @@ export class AioChannel {
       // The object's share of the stream: it ends no earlier than its bytes at the rate.
       await sleepUntil(schedule.due);
     }
+  }
+
+  /** `task`, bounded by --timeout; a request that outlives it leaves the channel hung. */
+  async #guard<T>(task: Promise<T>, request: string, path: string, offset: number): Promise<T> {
+    try {
+      return await orTimeout(task, this.#options.timeoutMs, request, path, offset);
+    } catch (e) {
+      if (e instanceof RequestTimeoutError) this.#hung = true;
+      throw e;
+    }
+  }
+
+  /** ns until the oldest request in flight outlives --timeout (undefined without one). */
+  #timeLeftNs(since: readonly number[]): number | undefined {
+    const ms = this.#options.timeoutMs;
+    if (ms === undefined) return undefined;
+    const oldest = Math.min(...since.filter((t) => t > 0));
+    return Number.isFinite(oldest) ? Math.max(0, oldest + ms - monoNow()) * 1e6 : undefined;
+  }
+
+  /** Fails the transfer when a request in flight has outlived --timeout. */
+  #failStale(since: readonly number[], offsets: readonly number[], call: string, path: string) {
+    const ms = this.#options.timeoutMs;
+    if (ms === undefined) return;
+    const now = monoNow();
+    const slot = since.findIndex((t) => t > 0 && now - t >= ms);
+    if (slot < 0) return;
+    this.#hung = true;
+    throw new RequestTimeoutError({ request: call, path, offset: offsets[slot], timeoutMs: ms });
   }
 
   /**
@@ -228,10 +295,19 @@ export class AioChannel {
     );
   }
 
-  /** Destroys the context (waiting for what is in flight) and frees the buffers. */
+  /**
+   * Destroys the context (waiting for what is in flight) and frees the
+   * buffers; after a request timed out, leaves both (the wait could last
+   * for ever).
+   */
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
-    this.#ring.close();
+    if (!this.#hung) this.#ring.close();
   }
+}
+
+/** The smaller of two optional waits in ns (undefined: no limit). */
+function earliest(a: number | undefined, b: number | undefined): number | undefined {
+  return a === undefined ? b : b === undefined ? a : Math.min(a, b);
 }

@@ -1,7 +1,7 @@
 /**
  * A FUSE file system for the fault tests (tests/testdata/faultfs.c): a
  * pass-through over a directory on the disk that fails chosen writes with
- * EIO, or gives removals no answer, for real — the kernel passes the error
+ * EIO, gives removals or writes no answer, or corrupts a byte read, for real — the kernel passes the error
  * up through pwrite, io_submit and io_uring as a failing device would.
  * Compiled with gcc against libfuse3 into the test's scratch directory,
  * mounted as root, unmounted and removed when disposed.
@@ -26,6 +26,10 @@ export interface FaultFsOptions {
    * let go: they end with EINTR).
    */
   readonly hangRemove?: boolean;
+  /** Every write once this many went by gets no answer, the same way. */
+  readonly hangWritesAfter?: number;
+  /** A read covering this offset returns the byte there inverted (the file is intact). */
+  readonly flipReadAt?: number;
 }
 
 /** A mounted faultfs. */
@@ -34,7 +38,7 @@ export interface FaultFs extends AsyncDisposable {
   readonly path: string;
   /** The directory underneath, where the files really are. */
   readonly backing: string;
-  /** Answers removals again, those that waited first. */
+  /** Answers removals and writes again, those that waited first. */
   answerAgain(): void;
 }
 
@@ -78,6 +82,8 @@ export async function faultFs(o: FaultFsOptions = {}): Promise<FaultFs> {
   if (o.eioWriteAt !== undefined) args.push("--eio-write-at", String(o.eioWriteAt));
   if (o.eioAfter !== undefined) args.push("--eio-after", String(o.eioAfter));
   if (o.hangRemove) args.push("--hang-remove");
+  if (o.hangWritesAfter !== undefined) args.push("--hang-writes-after", String(o.hangWritesAfter));
+  if (o.flipReadAt !== undefined) args.push("--flip-read-at", String(o.flipReadAt));
   const daemon = new Deno.Command(bin, { args, stdout: "null", stderr: "null" }).spawn();
   const dispose = async () => {
     try {

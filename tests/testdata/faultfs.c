@@ -5,6 +5,7 @@
  * by tests/_faultfs.ts (libfuse3).
  *
  *   faultfs BACKING MOUNTPOINT [--eio-write-at OFFSET] [--eio-after N] [--hang-remove]
+ *           [--hang-writes-after N] [--flip-read-at OFFSET]
  *
  *   --eio-write-at OFFSET  a write whose bytes cover OFFSET fails with EIO
  *                          (each time it is tried), once N writes went by
@@ -14,6 +15,10 @@
  *                          are done) or the caller is killed (then they end
  *                          with EINTR: requests are interruptible, so a process
  *                          that exits does not wait for them)
+ *   --hang-writes-after N  the same for every write once N writes went by
+ *   --flip-read-at OFFSET  a read whose bytes cover OFFSET returns the byte
+ *                          there inverted (the file itself is left intact), as
+ *                          a device that corrupts data on its way back
  *
  * Files opened with O_DIRECT are served with direct_io, so O_DIRECT opens
  * work and their writes reach this daemon one by one, as the kernel's
@@ -39,6 +44,9 @@ static int backing = -1;
 static long long eio_at = -1;
 static long long eio_after = 0;
 static volatile sig_atomic_t hang_remove = 0;
+static volatile sig_atomic_t hang_writes = 0;
+static volatile long long hang_writes_after = -1;
+static long long flip_at = -1;
 static atomic_llong writes = 0;
 
 /* `path` (always "/…") as a path relative to the backing directory. */
@@ -74,15 +82,17 @@ static int fs_mkdir(const char *path, mode_t mode) {
 static void answer_again(int sig) {
   (void)sig;
   hang_remove = 0;
+  hang_writes = 0;
+  hang_writes_after = -1;
 }
 
 static void interrupted(int sig) {
   (void)sig; /* only wakes the handler's sleep; fuse_interrupted() says why */
 }
 
-/* While removals hang: 0 once they are answered again, -EINTR if the caller went away. */
-static int wait_for_answer(void) {
-  while (hang_remove) {
+/* While `*hung`: 0 once requests are answered again, -EINTR if the caller went away. */
+static int wait_for_answer(volatile sig_atomic_t *hung) {
+  while (*hung) {
     if (fuse_interrupted()) return -EINTR;
     usleep(20 * 1000);
   }
@@ -90,13 +100,13 @@ static int wait_for_answer(void) {
 }
 
 static int fs_rmdir(const char *path) {
-  int rc = wait_for_answer();
+  int rc = wait_for_answer(&hang_remove);
   if (rc) return rc;
   return unlinkat(backing, rel(path), AT_REMOVEDIR) < 0 ? -errno : 0;
 }
 
 static int fs_unlink(const char *path) {
-  int rc = wait_for_answer();
+  int rc = wait_for_answer(&hang_remove);
   if (rc) return rc;
   return unlinkat(backing, rel(path), 0) < 0 ? -errno : 0;
 }
@@ -130,7 +140,9 @@ static int fs_read(const char *path, char *buf, size_t size, off_t off,
                    struct fuse_file_info *fi) {
   (void)path;
   ssize_t n = pread((int)fi->fh, buf, size, off);
-  return n < 0 ? -errno : (int)n;
+  if (n < 0) return -errno;
+  if (flip_at >= off && flip_at < off + n) buf[flip_at - off] = (char)~buf[flip_at - off];
+  return (int)n;
 }
 
 static int fs_write(const char *path, const char *buf, size_t size, off_t off,
@@ -139,6 +151,11 @@ static int fs_write(const char *path, const char *buf, size_t size, off_t off,
   long long seen = atomic_fetch_add(&writes, 1);
   if (eio_at >= 0 && seen >= eio_after && off <= eio_at && eio_at < off + (off_t)size) {
     return -EIO;
+  }
+  if (hang_writes_after >= 0 && seen >= hang_writes_after) {
+    hang_writes = 1;
+    int rc = wait_for_answer(&hang_writes);
+    if (rc) return rc;
   }
   ssize_t n = pwrite((int)fi->fh, buf, size, off);
   return n < 0 ? -errno : (int)n;
@@ -217,7 +234,7 @@ int main(int argc, char **argv) {
   if (argc < 3) {
     fprintf(stderr,
             "usage: faultfs BACKING MOUNTPOINT [--eio-write-at N] [--eio-after N] "
-            "[--hang-remove]\n");
+            "[--hang-remove] [--hang-writes-after N] [--flip-read-at N]\n");
     return 2;
   }
   backing = open(argv[1], O_RDONLY | O_DIRECTORY);
@@ -232,6 +249,10 @@ int main(int argc, char **argv) {
       eio_after = atoll(argv[++i]);
     } else if (strcmp(argv[i], "--hang-remove") == 0) {
       hang_remove = 1;
+    } else if (strcmp(argv[i], "--hang-writes-after") == 0 && i + 1 < argc) {
+      hang_writes_after = atoll(argv[++i]);
+    } else if (strcmp(argv[i], "--flip-read-at") == 0 && i + 1 < argc) {
+      flip_at = atoll(argv[++i]);
     } else {
       fprintf(stderr, "faultfs: unknown option %s\n", argv[i]);
       return 2;
