@@ -23,7 +23,7 @@ import { settleAll } from "../core/settle.ts";
 import { AioChannel } from "../engines/libaio_stream.ts";
 import { UringChannel } from "../engines/io_uring_stream.ts";
 import { S3Channel, type S3PathTarget } from "../engines/s3_stream.ts";
-import type { StreamVerifier } from "../engines/_stream_verify.ts";
+import type { StreamVerifier } from "../engines/stream_verify.ts";
 import { NodeLocks } from "./_node_lock.ts";
 import type { NodeSync } from "./_sync.ts";
 import type {

@@ -13,7 +13,7 @@ import type { RankReport } from "../schema/workload.ts";
 import { AbortedError, NodeSync } from "./_sync.ts";
 import type { RankProgram } from "../workloads/ops.ts";
 import { workerScope } from "../core/worker_scope.ts";
-import { StreamVerifier } from "../engines/_stream_verify.ts";
+import { StreamVerifier } from "../engines/stream_verify.ts";
 
 /** Main → rank: the one message that starts it. */
 export interface RankStart {

@@ -9,7 +9,7 @@
 
 import { IoError, RequestTimeoutError } from "../core/errors.ts";
 import { TIMED_OUT, withinTimeout } from "../core/settle.ts";
-import type { StreamVerifier } from "./_stream_verify.ts";
+import type { StreamVerifier } from "./stream_verify.ts";
 import { cString, errnoName, lastErrno, libc, monoNow, O, strerror } from "../core/libc.ts";
 
 const usleep = Deno.dlopen("libc.so.6", {

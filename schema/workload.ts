@@ -167,7 +167,7 @@ export interface WorkloadResult {
   background_rate?: BackgroundRateResult;
   /**
    * Under --verify: every object read back was checked, byte for byte,
-   * against the write that last covered it (engines/_stream_verify.ts);
+   * against the write that last covered it (engines/stream_verify.ts);
    * `checked_bytes` over all ranks, the same as the bytes read.
    */
   verify?: { checked_bytes: number };

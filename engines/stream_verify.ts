@@ -82,7 +82,7 @@ function hex(bytes: ArrayLike<number>): string {
  *
  * @example
  * ```ts
- * import { StreamVerifier } from "./_stream_verify.ts";
+ * import { StreamVerifier } from "./stream_verify.ts";
  * const v = new StreamVerifier("run1");
  * const gen = v.written("/d/r0/params", 0, 8192);
  * const block = new Uint8Array(4096);
