@@ -24,6 +24,7 @@
  */
 
 import { Command, CommanderError } from "@commander-js/extra-typings";
+import { startStubProcess } from "./s3_stub.ts";
 import Table from "cli-table3";
 import { fileURLToPath } from "node:url";
 import { parseJobOptions } from "../core/config.ts";
@@ -40,7 +41,6 @@ import { newS3Client } from "../tiers/s3_client.ts";
 import { rawLoop, type RawLoopOptions } from "./_s3_raw.ts";
 
 const MiB = 1024 ** 2;
-const STUB_TS = fileURLToPath(new URL("./s3_stub.ts", import.meta.url));
 const RAW_WORKER = new URL("./_s3_raw_worker.ts", import.meta.url);
 const REGION = "us-east-1";
 /** Objects each GET point reads over (and lays out first). */
@@ -84,34 +84,6 @@ interface PointResult {
   /** The s3 tier (runJob). */
   tier_bw_bytes: number[];
   tier_retries: number[];
-}
-
-/** Starts the stub server in its own process; resolves with its endpoint. */
-async function startStub(): Promise<{ endpoint: string; stop: () => Promise<void> }> {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", STUB_TS],
-    stdin: "null",
-    stdout: "piped",
-    stderr: "inherit",
-  }).spawn();
-  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
-  let text = "";
-  while (!text.includes("\n")) {
-    const { value, done } = await reader.read();
-    if (done) throw new Error("the stub S3 server exited before listening");
-    text += value;
-  }
-  reader.releaseLock();
-  const endpoint = /listening on (\S+)/.exec(text)?.[1];
-  if (!endpoint) throw new Error(`the stub S3 server said: ${text.trim()}`);
-  return {
-    endpoint,
-    stop: async () => {
-      child.kill("SIGTERM");
-      await child.status;
-      await child.stdout.cancel().catch(() => {});
-    },
-  };
 }
 
 /** The raw loop in a Worker of its own, as a tierbench job runs. */
@@ -323,7 +295,7 @@ async function main(args: string[]): Promise<void> {
     Deno.env.set("AWS_SECRET_ACCESS_KEY", "tierbench-stub-secret");
   }
 
-  const stub = await startStub();
+  const stub = await startStubProcess();
   let stubResults: PointResult[];
   let rgwResults: PointResult[] | undefined;
   try {

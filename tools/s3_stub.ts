@@ -197,6 +197,43 @@ function unescapeXml(s: string): string {
     .replace(/&apos;/g, "'").replace(/&amp;/g, "&");
 }
 
+/**
+ * Starts the stub server in a process of its own (so that it shares no event
+ * loop with the client under test); resolves with its endpoint.
+ *
+ * @example
+ * ```ts ignore
+ * const stub = await startStubProcess();
+ * try { console.log(stub.endpoint); } finally { await stub.stop(); }
+ * ```
+ */
+export async function startStubProcess(): Promise<{ endpoint: string; stop: () => Promise<void> }> {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", new URL(import.meta.url).pathname],
+    stdin: "null",
+    stdout: "piped",
+    stderr: "inherit",
+  }).spawn();
+  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let text = "";
+  while (!text.includes("\n")) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error("the stub S3 server exited before listening");
+    text += value;
+  }
+  reader.releaseLock();
+  const endpoint = /listening on (\S+)/.exec(text)?.[1];
+  if (!endpoint) throw new Error(`the stub S3 server said: ${text.trim()}`);
+  return {
+    endpoint,
+    stop: async () => {
+      child.kill("SIGTERM");
+      await child.status;
+      await child.stdout.cancel().catch(() => {});
+    },
+  };
+}
+
 if (import.meta.main) {
   const fill = new Uint8Array(MAX_BODY);
   for (let at = 0; at < fill.byteLength; at += 65536) {
