@@ -29,6 +29,7 @@ import pc from "picocolors";
 import { basename } from "node:path";
 import { ConfigError, InputError } from "../core/errors.ts";
 import { checkOutputPath, writeFileAtomic } from "../core/output_file.ts";
+import { redactSecrets } from "../core/secrets.ts";
 import type { RunResult } from "../schema/result.ts";
 import { formatRate } from "../core/units.ts";
 import { median } from "../core/stats.ts";
@@ -386,7 +387,7 @@ export async function runCompare(
       charts: reportCharts(inputs.map((inp) => ({ label: inp.label, doc: inp.doc }))),
       tables: [],
     });
-    await writeFileAtomic(options.html, page);
+    await writeFileAtomic(options.html, redactSecrets(page));
   }
   return { comparison, text: formatComparison(comparison) };
 }

@@ -13,6 +13,7 @@
 import { basename, join } from "node:path";
 import { InputError } from "../core/errors.ts";
 import { checkOutputPath, writeFileAtomic } from "../core/output_file.ts";
+import { redactSecrets } from "../core/secrets.ts";
 import type { PlanDocument } from "../schema/plan.ts";
 import { type ChartSource, reportCharts } from "./_charts.ts";
 import { loadDocument, type ReportDocument } from "./document.ts";
@@ -55,20 +56,24 @@ export async function buildReport(
   const tables = reportTables(input.doc, input.plan);
   const html = join(dir, "report.html");
   const markdown = join(dir, "report.md");
+  // a result written before endpoints lost their user information may still hold one
   await writeFileAtomic(
     html,
-    await pageHtml({
+    redactSecrets(await pageHtml({
       title: `tierbench report: ${input.label}`,
       facts: documentFacts(input.doc, input.plan),
       charts,
       tables,
-    }),
+    })),
   );
-  await writeFileAtomic(markdown, reportMarkdown(input.doc, input.plan, tables, charts));
+  await writeFileAtomic(
+    markdown,
+    redactSecrets(reportMarkdown(input.doc, input.plan, tables, charts)),
+  );
   const csv: string[] = [];
   for (const t of tables) {
     const path = join(dir, `${t.name}.csv`);
-    await writeFileAtomic(path, tableCsv(t));
+    await writeFileAtomic(path, redactSecrets(tableCsv(t)));
     csv.push(path);
   }
   return { dir, html, markdown, csv, charts: charts.map((c) => c.id) };
