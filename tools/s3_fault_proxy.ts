@@ -113,6 +113,113 @@ function drain(req: http.IncomingMessage): Promise<void> {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** Which request meets which fault: the rule of the options, drawn in request order. */
+class Picker {
+  readonly #o: FaultProxyOptions;
+  readonly #methods: Set<string>;
+  readonly #draw: () => number;
+  readonly #inARow = new Map<string, number>();
+  rates: Partial<Record<FaultKind, number>>;
+
+  constructor(o: FaultProxyOptions) {
+    this.#o = o;
+    this.#methods = new Set(o.methods ?? ["GET", "PUT"]);
+    this.#draw = generator(o.seed ?? 1);
+    this.rates = { ...o.rates };
+  }
+
+  /** The fault `req` meets, or undefined to pass it through. */
+  pick(req: http.IncomingMessage): FaultKind | undefined {
+    const path = decodeURIComponent((req.url ?? "/").split("?")[0]!.slice(1));
+    const isObject = path.includes("/") && !path.endsWith("/");
+    const scope = this.#o.scope ?? "objects";
+    if (scope !== "all" && isObject !== (scope === "objects")) return undefined;
+    if (!this.#methods.has(req.method ?? "") || (this.#o.keys && !this.#o.keys.test(path))) {
+      return undefined;
+    }
+    const id = `${req.method} ${req.url} ${req.headers.range ?? ""}`;
+    const r = this.#draw();
+    let at = 0;
+    for (const kind of FAULT_KINDS) {
+      at += this.rates[kind] ?? 0;
+      if (r >= at) continue;
+      const n = this.#inARow.get(id) ?? 0;
+      if (n >= (this.#o.maxFaultsInARow ?? Infinity)) break;
+      // a slow answer is still an answer: it does not make the client try again
+      if (kind !== "slow") this.#inARow.set(id, n + 1);
+      return kind;
+    }
+    this.#inARow.delete(id);
+    return undefined;
+  }
+}
+
+/** Sends `req` on to the server as it came (headers as signed) and hands the answer to `body`. */
+function forward(
+  up: URL,
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  body: (answer: http.IncomingMessage) => Promise<void> | void,
+): void {
+  const r = http.request({
+    hostname: up.hostname,
+    port: Number(up.port || 80),
+    method: req.method,
+    path: req.url,
+    headers: req.headers,
+  }, (answer) => void body(answer));
+  r.on("error", () => res.destroy());
+  req.pipe(r);
+}
+
+/** A PUT cut off after half its body (never forwarded); a GET's answer cut off halfway. */
+function reset(up: URL, req: http.IncomingMessage, res: http.ServerResponse): void {
+  if (req.method === "PUT") {
+    const length = Number(req.headers["content-length"] ?? 0);
+    let got = 0;
+    req.on("data", (chunk: Uint8Array) => {
+      got += chunk.byteLength;
+      if (got >= length / 2) req.socket.destroy();
+    });
+    if (length === 0) req.socket.destroy();
+    return;
+  }
+  forward(up, req, res, (answer) => {
+    res.writeHead(answer.statusCode ?? 502, answer.headers);
+    const length = Number(answer.headers["content-length"] ?? 0);
+    let sent = 0;
+    answer.on("data", (chunk: Uint8Array) => {
+      if (sent + chunk.byteLength >= length / 2) {
+        res.write(chunk.subarray(0, Math.max(0, Math.floor(length / 2) - sent)));
+        answer.destroy();
+        res.socket?.destroy();
+        return;
+      }
+      sent += chunk.byteLength;
+      res.write(chunk);
+    });
+    answer.on("end", () => res.socket?.destroy());
+  });
+}
+
+/** The answer trickled out at `bytesPerSec`, headers at once. */
+function slow(up: URL, req: http.IncomingMessage, res: http.ServerResponse, bytesPerSec: number) {
+  forward(up, req, res, async (answer) => {
+    res.writeHead(answer.statusCode ?? 502, answer.headers);
+    answer.pause();
+    const step = 16 * 1024;
+    for await (const chunk of answer) {
+      const bytes = chunk as Uint8Array;
+      for (let at = 0; at < bytes.byteLength; at += step) {
+        await sleep((Math.min(step, bytes.byteLength - at) / bytesPerSec) * 1000);
+        if (res.destroyed) return;
+        res.write(bytes.subarray(at, at + step));
+      }
+    }
+    res.end();
+  });
+}
+
 /**
  * Starts the proxy on a free loopback port.
  *
@@ -127,129 +234,37 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  */
 export async function startFaultProxy(o: FaultProxyOptions): Promise<FaultProxy> {
   const up = new URL(o.upstream);
-  const methods = new Set(o.methods ?? ["GET", "PUT"]);
-  const draw = generator(o.seed ?? 1);
-  const stallMs = o.stallMs ?? 60_000;
-  const slowRate = o.slowBytesPerSec ?? 4 * 1024 * 1024;
-  let rates = { ...o.rates };
+  const picker = new Picker(o);
   const injected = Object.fromEntries(FAULT_KINDS.map((k) => [k, 0])) as Record<FaultKind, number>;
   let requests = 0;
   const sockets = new Set<import("node:net").Socket>();
   const timers = new Set<ReturnType<typeof setTimeout>>();
-
-  const inARow = new Map<string, number>();
-  const maxInARow = o.maxFaultsInARow ?? Infinity;
-  const pick = (req: http.IncomingMessage): FaultKind | undefined => {
-    const path = decodeURIComponent((req.url ?? "/").split("?")[0]!.slice(1));
-    const isObject = path.includes("/") && !path.endsWith("/");
-    const scope = o.scope ?? "objects";
-    if (scope !== "all" && isObject !== (scope === "objects")) return undefined;
-    if (!methods.has(req.method ?? "") || (o.keys && !o.keys.test(path))) return undefined;
-    const id = `${req.method} ${req.url} ${req.headers.range ?? ""}`;
-    const r = draw();
-    let at = 0;
-    for (const kind of FAULT_KINDS) {
-      at += rates[kind] ?? 0;
-      if (r >= at) continue;
-      const n = inARow.get(id) ?? 0;
-      if (n >= maxInARow) break;
-      // a slow answer is still an answer: it does not make the client try again
-      if (kind !== "slow") inARow.set(id, n + 1);
-      return kind;
-    }
-    inARow.delete(id);
-    return undefined;
-  };
-
-  const forward = (
-    req: http.IncomingMessage,
-    res: http.ServerResponse,
-    body: (upstream: http.IncomingMessage) => Promise<void> | void,
-  ) => {
-    const r = http.request({
-      hostname: up.hostname,
-      port: Number(up.port || 80),
-      method: req.method,
-      path: req.url,
-      headers: req.headers, // as signed: Host, lengths and all
-    }, (answer) => void body(answer));
-    r.on("error", () => res.destroy());
-    req.pipe(r);
-  };
-
+  const stall = (req: http.IncomingMessage, res: http.ServerResponse) =>
+    void drain(req).then(() => {
+      const t = setTimeout(() => {
+        timers.delete(t);
+        res.destroy();
+      }, o.stallMs ?? 60_000);
+      timers.add(t);
+    });
   const server = http.createServer((req, res) => {
     requests++;
-    const kind = pick(req);
+    const kind = picker.pick(req);
     if (kind !== undefined) injected[kind]++;
-    switch (kind) {
-      case "slowdown":
-        void drain(req).then(() =>
-          refuse(res, 503, "SlowDown", "Please reduce your request rate.")
-        );
-        return;
-      case "internal":
-        void drain(req).then(() =>
-          refuse(res, 500, "InternalError", "We encountered an internal error.")
-        );
-        return;
-      case "stall":
-        void drain(req).then(() => {
-          const t = setTimeout(() => {
-            timers.delete(t);
-            res.destroy();
-          }, stallMs);
-          timers.add(t);
-        });
-        return;
-      case "reset":
-        if (req.method === "PUT") {
-          const length = Number(req.headers["content-length"] ?? 0);
-          let got = 0;
-          req.on("data", (chunk: Uint8Array) => {
-            got += chunk.byteLength;
-            if (got >= length / 2) req.socket.destroy();
-          });
-          if (length === 0) req.socket.destroy();
-          return;
-        }
-        forward(req, res, (answer) => {
-          res.writeHead(answer.statusCode ?? 502, answer.headers);
-          const length = Number(answer.headers["content-length"] ?? 0);
-          let sent = 0;
-          answer.on("data", (chunk: Uint8Array) => {
-            if (sent + chunk.byteLength >= length / 2) {
-              res.write(chunk.subarray(0, Math.max(0, Math.floor(length / 2) - sent)));
-              answer.destroy();
-              res.socket?.destroy();
-              return;
-            }
-            sent += chunk.byteLength;
-            res.write(chunk);
-          });
-          answer.on("end", () => res.socket?.destroy());
-        });
-        return;
-      case "slow":
-        forward(req, res, async (answer) => {
-          res.writeHead(answer.statusCode ?? 502, answer.headers);
-          answer.pause();
-          const step = 16 * 1024;
-          for await (const chunk of answer) {
-            const bytes = chunk as Uint8Array;
-            for (let at = 0; at < bytes.byteLength; at += step) {
-              await sleep((Math.min(step, bytes.byteLength - at) / slowRate) * 1000);
-              if (res.destroyed) return;
-              res.write(bytes.subarray(at, at + step));
-            }
-          }
-          res.end();
-        });
-        return;
-      default:
-        forward(req, res, (answer) => {
-          res.writeHead(answer.statusCode ?? 502, answer.headers);
-          answer.pipe(res);
-        });
+    if (kind === "slowdown") {
+      void drain(req).then(() => refuse(res, 503, "SlowDown", "Please reduce your request rate."));
+    } else if (kind === "internal") {
+      void drain(req).then(() =>
+        refuse(res, 500, "InternalError", "We encountered an internal error.")
+      );
+    } else if (kind === "stall") stall(req, res);
+    else if (kind === "reset") reset(up, req, res);
+    else if (kind === "slow") slow(up, req, res, o.slowBytesPerSec ?? 4 * 1024 * 1024);
+    else {
+      forward(up, req, res, (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      });
     }
   });
   server.on("connection", (s) => {
@@ -265,7 +280,7 @@ export async function startFaultProxy(o: FaultProxyOptions): Promise<FaultProxy>
       return requests;
     },
     setRates(next) {
-      rates = { ...next };
+      picker.rates = { ...next };
     },
     async [Symbol.asyncDispose]() {
       for (const t of timers) clearTimeout(t);
