@@ -44,7 +44,7 @@ Deno.test("sweep runs every point of a small grid on a file tier, picks the best
     ]);
     assert.deepEqual(r.code, 0, r.stderr);
     assert.deepEqual(await scratchLeft(dir), []);
-    const doc = JSON.parse(await Deno.readTextFile(partialPathOf(output))) as ResultDocument;
+    const doc = JSON.parse(await Deno.readTextFile(output)) as ResultDocument;
     assert.deepEqual(doc.kind, "sweep");
     assert.deepEqual(doc.status, "ok");
     const sweep = doc.sweep!;
@@ -127,7 +127,7 @@ Deno.test({
       ]);
       assert.equal(r.code, 0, r.stderr);
       assert.deepEqual(await scratchLeft(dir), []);
-      const doc = JSON.parse(await Deno.readTextFile(partialPathOf(output))) as ResultDocument;
+      const doc = JSON.parse(await Deno.readTextFile(output)) as ResultDocument;
       assert.equal(doc.status, "ok");
       assert.equal(doc.config.engine, "io_uring");
       assert.equal(doc.runs.length, 2);
