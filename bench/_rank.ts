@@ -21,6 +21,7 @@ import { monoNow } from "../core/libc.ts";
 import { scheduleMet, StreamSchedule } from "../core/rate.ts";
 import { settleAll } from "../core/settle.ts";
 import { AioChannel } from "../engines/libaio_stream.ts";
+import { syncFile } from "../engines/file_sync.ts";
 import { UringChannel } from "../engines/io_uring_stream.ts";
 import { S3Channel, type S3PathTarget } from "../engines/s3_stream.ts";
 import type { StreamVerifier } from "../engines/stream_verify.ts";
@@ -181,6 +182,7 @@ export class RankExecutor {
     at = 0,
     buffered = false,
     schedule?: StreamSchedule,
+    fsync = false,
   ) {
     // an op marked `direct: false` gets its own buffered channel on an O_DIRECT path
     const direct = path.direct && !buffered;
@@ -197,6 +199,7 @@ export class RankExecutor {
     const slices = schedule ? [] : sliceOf(bytes, path.policy.threads ?? 1);
     if (slices.length <= 1) {
       await ch.transfer(file, write, bytes, at, schedule);
+      if (fsync) await syncFile(file);
       return;
     }
     // intra_op_parallelism: contiguous slices at once, each on its own context
@@ -207,6 +210,7 @@ export class RankExecutor {
         : this.#channel(`${chKey}#${t}`, path, direct) as AioChannel | UringChannel;
       return c.transfer(file, write, len, at + off);
     }));
+    if (fsync) await syncFile(file);
   }
 
   /**
@@ -362,6 +366,7 @@ export class RankExecutor {
             op.offset,
             op.direct === false,
             paced,
+            write && op.fsync === true,
           );
         } finally {
           this.#sync.leave(path.index, write);

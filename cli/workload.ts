@@ -47,6 +47,10 @@ function parseWorkloadOptions(o: {
   threads?: string | undefined;
   pipeline?: boolean | undefined;
   locks?: "remote" | "both" | "none" | undefined;
+  lockScope?: "wait-issue" | "transfer" | undefined;
+  snapshotBlocking?: "copy" | "none" | undefined;
+  flushMode?: "ofstream" | "pwrite-fsync" | undefined;
+  checkpointSubgroupSize?: string | undefined;
 }): WorkloadOptions {
   const out: Record<string, number | boolean | string> = {};
   if (o.bs !== undefined) {
@@ -92,6 +96,20 @@ function parseWorkloadOptions(o: {
   int("threads", "threads", o.threads, 1);
   if (o.pipeline) out.pipeline = true;
   if (o.locks !== undefined) out.locks = o.locks;
+  if (o.lockScope !== undefined) out.lockScope = o.lockScope;
+  if (o.snapshotBlocking !== undefined) out.snapshotBlocking = o.snapshotBlocking;
+  if (o.flushMode !== undefined) out.flushMode = o.flushMode;
+  if (o.checkpointSubgroupSize !== undefined) {
+    const n = Number(o.checkpointSubgroupSize);
+    if (!Number.isInteger(n) || n < 1) {
+      throw new ConfigError(
+        "checkpoint-subgroup-size",
+        `"${o.checkpointSubgroupSize}" is not an integer ≥ 1`,
+        "elements, e.g. 1e9 (DeepSpeed's sub_group_size)",
+      );
+    }
+    out.checkpointSubgroupSize = n;
+  }
   if (o.remoteRatio !== undefined) {
     // the fork's dist_opt_ratio: an integer K, subgroup i remote when i % K == 0
     const r = Number(o.remoteRatio);
@@ -164,7 +182,7 @@ export function workloadCommand() {
     )
     .option(
       "--buffer-count <n>",
-      "offload_optimizer.buffer_count: zero-infinity's gradient buffers (4); mlp-offload caches n // 4 - 1 subgroups per path (25)",
+      "offload_optimizer.buffer_count: zero-infinity's gradient buffers (4); mlp-offload caches n // 3 subgroups per path (25)",
     )
     .option(
       "--remote-ratio <k>",
@@ -176,9 +194,15 @@ export function workloadCommand() {
         "mlp-offload: paths whose subgroups take the node-wide read and write locks (default: remote)",
       ).choices(["remote", "both", "none"] as const),
     )
+    .addOption(
+      new Option(
+        "--lock-scope <scope>",
+        "mlp-offload: a lock covers waiting for one transfer and issuing the next (wait-issue, default) or a whole transfer (transfer)",
+      ).choices(["wait-issue", "transfer"] as const),
+    )
     .option(
       "--cache-subgroups <n>",
-      "mlp-offload: subgroups per path kept in host memory (default: --buffer-count // 4 - 1)",
+      "mlp-offload: subgroups per path kept in host memory (default: --buffer-count // 3)",
     )
     .option(
       "--remote-cache-subgroups <n>",
@@ -193,6 +217,22 @@ export function workloadCommand() {
     .option(
       "--host-cache-size <size>",
       "datastates: pinned host ring buffer per rank, before --scale (default: one checkpoint of the rank)",
+    )
+    .addOption(
+      new Option(
+        "--snapshot-blocking <mode>",
+        "datastates: training waits for the GPU→host copies (copy, default: DataStates-LLM's DeepSpeed fork) or never (none: DeepSpeed master's engine)",
+      ).choices(["copy", "none"] as const),
+    )
+    .addOption(
+      new Option(
+        "--flush-mode <mode>",
+        "datastates: each tensor written buffered (ofstream, default: datastates-llm 32960317) or with an fsync after it (pwrite-fsync: the engine DeepSpeed master imports)",
+      ).choices(["ofstream", "pwrite-fsync"] as const),
+    )
+    .option(
+      "--checkpoint-subgroup-size <n>",
+      "datastates: elements of DeepSpeed's subgroups, whose m, v and params are the checkpoint's tensors (default 1e9, DeepSpeed's; with --offload-optimizer --subgroup-size)",
     )
     .option(
       "--offload-optimizer",

@@ -9,6 +9,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { runCli, scratchLeft, spawnCli, withTempDir } from "../tests/_helpers.ts";
 import { ioUringRefusal } from "../engines/io_uring.ts";
+import { needing } from "../tests/_requirements.ts";
 import type { ResultDocument } from "../schema/result.ts";
 
 Deno.test("tierbench workload zero-infinity writes a workload result with a summary and prints its table", async () => {
@@ -133,13 +134,43 @@ Deno.test("tierbench workload datastates and deepspeed-checkpoint write every ch
         return doc.workload;
       };
       // 7B over 2 ranks: 12 B/param of each shard per checkpoint, a checkpoint per iteration
-      const ds = await run("datastates", ["--host-cache-size", "2g"]);
+      const ds = await run("datastates", [
+        "--host-cache-size",
+        "2g",
+        "--checkpoint-subgroup-size",
+        "1e8",
+      ]);
       assert.equal(ds.derived.checkpoint_bytes_per_param, 12);
       assert.equal(ds.derived.offload_optimizer, false);
       assert.ok(ds.derived.ring_waits_per_rank > 0);
-      const perRank = ds.derived.checkpoint_bytes_per_rank + ds.derived.header_bytes;
+      assert.deepEqual(
+        [
+          ds.derived.snapshot_blocking,
+          ds.derived.flush_mode,
+          ds.derived.checkpoint_subgroup_elements,
+        ],
+        ["copy", "ofstream", 1e8],
+      );
+      const perRank = ds.derived.model_states_bytes + ds.derived.checkpoint_bytes_per_rank +
+        ds.derived.header_bytes;
       assert.equal(ds.summary.bytes["remote:write"], 2 * perRank);
       assert.equal(ds.summary.bytes["local:read"], undefined);
+      // DeepSpeed master's integration: copies in the background, each tensor fsync'ed
+      const dm = await run("datastates", [
+        "--snapshot-blocking",
+        "none",
+        "--flush-mode",
+        "pwrite-fsync",
+      ]);
+      assert.deepEqual([dm.derived.snapshot_blocking, dm.derived.flush_mode], [
+        "none",
+        "pwrite-fsync",
+      ]);
+      assert.equal(
+        dm.summary.bytes["remote:write"],
+        2 * (dm.derived.model_states_bytes + dm.derived.checkpoint_bytes_per_rank +
+          dm.derived.header_bytes),
+      );
       const dc = await run("deepspeed-checkpoint", []);
       assert.equal(dc.derived.checkpoint_bytes_per_param, 12);
       // the copy reads the swap files and writes them to remote, each iteration
@@ -154,6 +185,54 @@ Deno.test("tierbench workload datastates and deepspeed-checkpoint write every ch
     }
   });
 });
+
+Deno.test(needing(["strace"], {
+  name:
+    "tierbench workload datastates --flush-mode pwrite-fsync fsyncs each file it flushes, once per tensor",
+  async fn() {
+    await withTempDir(async (dir) => {
+      const remote = await Deno.makeTempDir({ dir, prefix: "remote-" });
+      const shm = await Deno.makeTempDir({ dir: "/dev/shm", prefix: "tierbench-test-" });
+      try {
+        const trace = join(dir, "trace"), out = join(dir, "ds.json");
+        const args = ["workload", "datastates", "--model", "7b", "--scale", "0.0002"];
+        const r = await new Deno.Command("strace", {
+          args: [
+            "-f",
+            "-qq",
+            "-y",
+            "-e",
+            "trace=fsync",
+            "-o",
+            trace,
+            Deno.execPath(),
+            "run",
+            "-q",
+            "--allow-all",
+            join(import.meta.dirname!, "..", "main.ts"),
+            ...args,
+            ...["--ranks-per-node", "2", "--iterations", "1", "--warmup", "0"],
+            ...["--tiers", `memory:${shm},pfs:${remote}`, "--flush-mode", "pwrite-fsync"],
+            ...["--quiet", "--output", out],
+          ],
+          stdout: "piped",
+          stderr: "piped",
+        }).output();
+        assert.equal(r.code, 0, new TextDecoder().decode(r.stderr));
+        const doc = JSON.parse(await Deno.readTextFile(out)).workload;
+        const synced = [...(await Deno.readTextFile(trace)).matchAll(/fsync\(\d+<([^>]+)>/g)]
+          .map((m) => m[1]!).filter((p) => p.startsWith(remote));
+        // per rank and checkpoint: the model-states file once, the optimizer file once per tensor
+        // (a call another thread interrupts shows as "<unfinished ...>": its start line is counted)
+        const tensors = doc.derived.checkpoint_tensors_per_rank;
+        assert.equal(synced.filter((p) => p.endsWith("optim_states.pt")).length, 2 * tensors);
+        assert.equal(synced.filter((p) => p.endsWith("model_states.pt")).length, 2);
+      } finally {
+        await Deno.remove(shm, { recursive: true });
+      }
+    });
+  },
+}));
 
 Deno.test("tierbench workload refuses bad input with exit 2 and a line naming the field", async () => {
   const cases: [string[], RegExp][] = [
@@ -180,7 +259,7 @@ Deno.test("tierbench workload refuses bad input with exit 2 and a line naming th
     ],
     [
       ["workload", "datastates", "--tiers", "memory:,pfs:/tmp", "--host-cache-size", "1m"],
-      /--tiers: a host cache of 1048576 bytes cannot hold a tensor of 400000000 bytes/,
+      /--tiers: a host cache of 1048576 bytes cannot hold a tensor of 4187070464 bytes/,
     ],
     [
       ["workload", "datastates", "--tiers", "memory:,pfs:/tmp", "--offload-optimizer"],
@@ -199,6 +278,22 @@ Deno.test("tierbench workload refuses bad input with exit 2 and a line naming th
     [
       ["workload", "mlp-offload", "--tiers", "file:/tmp,pfs:/tmp", "--locks", "all"],
       /--locks/,
+    ],
+    [
+      ["workload", "mlp-offload", "--tiers", "file:/tmp,pfs:/tmp", "--lock-scope", "all"],
+      /--lock-scope/,
+    ],
+    [
+      ["workload", "datastates", "--tiers", "memory:,pfs:/tmp", "--flush-mode", "fsync"],
+      /--flush-mode/,
+    ],
+    [
+      ["workload", "datastates", "--tiers", "memory:,pfs:/tmp", "--snapshot-blocking", "yes"],
+      /--snapshot-blocking/,
+    ],
+    [
+      ["workload", "datastates", "--tiers", "memory:,pfs:/tmp", "--checkpoint-subgroup-size", "0"],
+      /--checkpoint-subgroup-size: "0" is not an integer ≥ 1/,
     ],
   ];
   for (const [args, want] of cases) {

@@ -59,12 +59,14 @@ export async function buildReport(
   // a result written before endpoints lost their user information may still hold one
   await writeFileAtomic(
     html,
-    redactSecrets(await pageHtml({
-      title: `tierbench report: ${input.label}`,
-      facts: documentFacts(input.doc, input.plan),
-      charts,
-      tables,
-    })),
+    redactSecrets(
+      await pageHtml({
+        title: `tierbench report: ${input.label}`,
+        facts: documentFacts(input.doc, input.plan),
+        charts,
+        tables,
+      }),
+    ),
   );
   await writeFileAtomic(
     markdown,

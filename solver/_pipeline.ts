@@ -189,6 +189,14 @@ export function simulatePlacement(
   return summarise(gradientsSwapped ? withGradientReads(program) : program, pipelineRates(tiers));
 }
 
+/**
+ * A workload's program, simulated at the rates `tiers` give its paths
+ * `local` and `remote`: the mean update phase over its measured iterations.
+ */
+export function simulateProgram(program: WorkloadProgram, tiers: PipelineTiers): SimulatedUpdate {
+  return summarise(program, pipelineRates(tiers));
+}
+
 /** The update phase of ZeRO-Infinity (every subgroup on the local path), simulated. */
 export function simulateInfinity(setup: TrainingSetup, tiers: PipelineTiers): SimulatedUpdate {
   // every pass ascending, nothing cached: one pass is the steady state

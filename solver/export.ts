@@ -567,7 +567,7 @@ export function mlpOffloadSettings(plan: PlanDocument, opts: ExportOptions = {})
   sources[`${oo}.nvme_path`] =
     `${script} writes $OPT_PATHS, which ${launch} passes as "$NVME_PATH;$PFS_PATH" (-C); directories from the plan's paths`;
   sources[`${oo}.buffer_count`] =
-    `4 × (the plan's cache per path + 1): the fork caches buffer_count // 4 − 1 subgroups per path (its logged runs: 25 → 5); ${launch} -b 32`;
+    `4 × (the plan's cache per path + 1): the public branch's code caches buffer_count // 4 − 1 subgroups per path (the artifact's runs, on its pinned e00c4d7d with gradients kept, cached buffer_count // 3: 25 → 8); ${launch} -b 32`;
   const pipelined =
     `${launch} -P 1; written as a JSON boolean, which the fork parses to True (${printed})`;
   sources[`${oo}.pipeline_read`] = pipelined;

@@ -24,7 +24,7 @@ import {
   parseHostReserve,
   reserveBytes,
 } from "./host_memory.ts";
-import type { SolverTier } from "./solver_tier.ts";
+import type { SolverTier, TogetherLookup } from "./solver_tier.ts";
 import type { Profile, ProfileTier } from "../schema/profile.ts";
 import { slowdownLookup, togetherAtOf, togetherOf } from "./slowdown.ts";
 import { profileAtNodes } from "./remote_share.ts";
@@ -56,7 +56,8 @@ export interface PlanOptions {
   readonly nodesSweep?: readonly number[];
 }
 
-function asSolverTier(t: ProfileTier): SolverTier {
+/** A profile's tier as the solver reads it. */
+export function asSolverTier(t: ProfileTier): SolverTier {
   return {
     label: t.label,
     readBw: t.read_bw_bytes,
@@ -71,7 +72,7 @@ function asSolverTier(t: ProfileTier): SolverTier {
 }
 
 /** The tier of these kinds that moves a subgroup fastest (read + write time), if any. */
-function fastest(profile: Profile, kinds: readonly string[]): ProfileTier | undefined {
+export function fastest(profile: Profile, kinds: readonly string[]): ProfileTier | undefined {
   const cost = (t: ProfileTier) => 1 / t.read_bw_bytes + 1 / t.write_bw_bytes;
   return Object.values(profile.tiers)
     .filter((t) => kinds.includes(t.kind))
@@ -176,19 +177,7 @@ async function solveAt(
     hostMemoryBytes: profile.host.memory_bytes,
     hostReserveBytes: hostReserveOf(profile, opts),
     slowdown: slowdownLookup(profile),
-    together: (tier, other) => {
-      const x = togetherOf(profile, tier, other);
-      const at = togetherAtOf(profile, tier, other);
-      return x && {
-        readBw: x.read_bw_bytes,
-        writeBw: x.write_bw_bytes,
-        ...(at
-          ? {
-            at: { processes: at.processes, readBw: at.read_bw_bytes, writeBw: at.write_bw_bytes },
-          }
-          : {}),
-      };
-    },
+    together: togetherLookup(profile),
     ...(profile.host.pcie_bytes_per_s !== undefined &&
         profile.host.gpu_adam_params_per_s !== undefined
       ? {
@@ -200,6 +189,21 @@ async function solveAt(
       : {}),
   });
   return { solved, local, remote, adamRate, shares };
+}
+
+/** The profile's measured `together` rates of a pair of tiers, as the solver reads them. */
+export function togetherLookup(profile: Profile): TogetherLookup {
+  return (tier, other) => {
+    const x = togetherOf(profile, tier, other);
+    const at = togetherAtOf(profile, tier, other);
+    return x && {
+      readBw: x.read_bw_bytes,
+      writeBw: x.write_bw_bytes,
+      ...(at
+        ? { at: { processes: at.processes, readBw: at.read_bw_bytes, writeBw: at.write_bw_bytes } }
+        : {}),
+    };
+  };
 }
 
 /** The reserve of `opts` on the profile's node, bytes. */

@@ -137,10 +137,25 @@ Deno.test("bad hand-written concurrency curves are refused naming the field", ()
   }
 });
 
-Deno.test("the reference profiles carry no curves (their sources state none)", async () => {
+Deno.test("only the artifact node's reference profile carries curves, each with a source", async () => {
   for await (const f of Deno.readDir(join(ROOT, "results/reference"))) {
     if (!f.name.endsWith(".json")) continue;
     const p = await readProfile(join(ROOT, "results/reference", f.name));
-    for (const t of Object.values(p.tiers)) assert.equal(t.concurrency, undefined, f.name);
+    for (const t of Object.values(p.tiers)) {
+      if (f.name !== "mlpoffload-artifact-4gpu-nvme-vast.json") {
+        assert.equal(t.concurrency, undefined, f.name);
+        continue;
+      }
+      // NVMe and VAST at the artifact's 2 MiB requests, at 1 and 4 processes (its 4 ranks)
+      assert.deepEqual(t.concurrency!.map((c) => [c.basis, c.bs, c.iodepth]), [[
+        "stated",
+        2 << 20,
+        8,
+      ]]);
+      assert.deepEqual(t.concurrency![0]!.points.map((x) => x.processes), [1, 4]);
+      const cited = p.sources.filter((s) => s.fields.includes(`tiers.${t.label}.concurrency`));
+      assert.equal(cited.length, 1, `${t.label}: one source for its curve`);
+      assert.equal(cited[0]!.basis, "derived");
+    }
   }
 });

@@ -1,6 +1,15 @@
 import assert from "node:assert/strict";
+import { join } from "node:path";
 import { fileURLToPath as fromFileUrl } from "node:url";
-import { PUBLISHED, REFERENCE_MODELS, referenceTable } from "./reference_table.ts";
+import { readProfile } from "../solver/profile.ts";
+import {
+  ARTIFACT_PROFILE,
+  artifactRow,
+  calibrate,
+  PUBLISHED,
+  REFERENCE_MODELS,
+  referenceTable,
+} from "./reference_table.ts";
 
 const REFERENCE = fromFileUrl(new URL("../results/reference/", import.meta.url));
 
@@ -40,4 +49,55 @@ Deno.test("tools/reference_table.ts prints a row per committed reference profile
 
 Deno.test("referenceTable() refuses an empty list of profiles", async () => {
   await assert.rejects(() => referenceTable([]), RangeError);
+});
+
+/** Runs the tool with `args`: its exit code, stdout and stderr. */
+async function tool(...args: string[]) {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", fromFileUrl(new URL("./reference_table.ts", import.meta.url)), ...args],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const text = (b: Uint8Array) => new TextDecoder().decode(b);
+  return { code: out.code, stdout: text(out.stdout), stderr: text(out.stderr) };
+}
+
+Deno.test("bench:reference --calibrate 40b --json prints one line per prediction of every other published row", async () => {
+  const { code, stdout, stderr } = await tool("--calibrate", "40b", "--json");
+  assert.equal(code, 0, stderr);
+  const lines = stdout.trim().split("\n").map((l) => JSON.parse(l));
+  assert.deepEqual(
+    lines.map((l) => `${l.model} ${l.system}`),
+    ["52b", "70b", "100b", "120b"].flatMap((m) => [`${m} zero-3`, `${m} mlp-offload`]),
+  );
+  for (const l of lines) {
+    assert.ok(Number.isFinite(l.predicted_s) && l.predicted_s > 0, JSON.stringify(l));
+    const pub = PUBLISHED[l.model as keyof typeof PUBLISHED];
+    assert.equal(l.published_s, l.system === "zero-3" ? pub.zero3 : pub.mlp_offload);
+  }
+  // one scale for every prediction
+  assert.equal(new Set(lines.map((l) => l.bandwidth_scale)).size, 1);
+});
+
+Deno.test("calibrate() fits the calibration row: a scale 5 % either way fits it worse", async () => {
+  const profile = await readProfile(join(REFERENCE, ARTIFACT_PROFILE));
+  const s = calibrate(profile, "40b");
+  const cost = (x: number) => {
+    const p = artifactRow(profile, "40b", x);
+    return Math.log(p.zero3 / PUBLISHED["40b"].zero3) ** 2 +
+      Math.log(p.mlp_offload / PUBLISHED["40b"].mlp_offload) ** 2;
+  };
+  assert.ok(cost(s) < cost(s * 1.05) && cost(s) < cost(s / 1.05), `scale ${s}`);
+  // the bandwidth scale is the only knob: more bandwidth, shorter predicted phases
+  const slow = artifactRow(profile, "70b", 0.5), fast = artifactRow(profile, "70b", 1);
+  assert.ok(slow.zero3 > fast.zero3 && slow.mlp_offload > fast.mlp_offload);
+});
+
+Deno.test("bench:reference --calibrate names the rows it takes when given another", async () => {
+  const { code, stderr } = await tool("--calibrate", "41b");
+  assert.equal(code, 2);
+  assert.match(
+    stderr,
+    /--calibrate: "41b" is not a row of the published table; use one of 40b, 52b/,
+  );
 });

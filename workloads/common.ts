@@ -55,7 +55,8 @@ export interface WorkloadOptions {
   /**
    * zero-infinity, mlp-offload: DeepSpeed's offload_optimizer.buffer_count
    * (zero-infinity: pinned gradient buffers in backward, default 4;
-   * mlp-offload: host cache of buffer_count // 4 − 1 subgroups per path, default 25).
+   * mlp-offload: host cache of buffer_count // 3 subgroups per path, // 4 − 1 with
+   * swapped gradients, default 25).
    */
   readonly bufferCount?: number;
   /** zero-infinity: DeepSpeed's pipelined swapper (pipeline_read and pipeline_write true). */
@@ -70,6 +71,11 @@ export interface WorkloadOptions {
    * (`remote`, as its runs; `both`; `none`).
    */
   readonly locks?: "remote" | "both" | "none";
+  /**
+   * mlp-offload: what a node-wide lock covers: `wait-issue` (waiting for one
+   * transfer and issuing the next, default) or `transfer` (a whole transfer).
+   */
+  readonly lockScope?: "wait-issue" | "transfer";
   /**
    * mlp-offload: subgroups of each path kept in host memory at the end of a pass (of the local
    * path alone when `remoteCacheSubgroups` is given).
@@ -98,6 +104,24 @@ export interface WorkloadOptions {
    * local path (DataStates-LLM itself refuses offload_optimizer).
    */
   readonly offloadOptimizer?: boolean;
+  /**
+   * datastates: whether training waits for the GPU→host copies of a
+   * checkpoint: `copy` (DataStates-LLM's DeepSpeed fork, default) or `none`
+   * (DeepSpeed master's decoupled engine).
+   */
+  readonly snapshotBlocking?: "copy" | "none";
+  /**
+   * datastates: how each tensor is flushed: `ofstream` (buffered, no fsync:
+   * datastates-llm 32960317, default) or `pwrite-fsync` (an fsync after each
+   * tensor: the engine DeepSpeed master imports).
+   */
+  readonly flushMode?: "ofstream" | "pwrite-fsync";
+  /**
+   * datastates: elements of DeepSpeed's subgroups, whose m, v and fp32
+   * partitions are the checkpoint's tensors (default DeepSpeed's 1e9; with
+   * offloadOptimizer, the setup's subgroup size).
+   */
+  readonly checkpointSubgroupSize?: number;
 }
 
 /** A workload: what it needs and how it builds its programs. */

@@ -6,6 +6,18 @@
  * per save, buffered, while training goes on. (docs/workloads.md cites the
  * files and lines each rule comes from.)
  *
+ * Two things depend on the version and the integration, each an option
+ * whose default is what DataStates-LLM's own runs used (its DeepSpeed fork,
+ * DataStates/DeepSpeed dev, with datastates-llm 32960317):
+ * - `snapshotBlocking`: `copy` — training waits for the GPU→host copies
+ *   (the fork's checkpoint engine commits, which waits); `none` — it never
+ *   waits (DeepSpeed master's DataStates engine is decoupled: its commit is
+ *   skipped while training, the copies run in the background).
+ * - `flushMode`: `ofstream` — each tensor written buffered, no fsync
+ *   (32960317's host tier); `pwrite-fsync` — written with pwrite and the
+ *   file fsync'ed after each tensor (the later engine DeepSpeed master
+ *   imports, `src/file_handlers/pwrite_handler.cpp`).
+ *
  * Per rank and iteration:
  * - **backward** and **update**: without optimizer offload (DataStates-LLM
  *   asserts offload_optimizer is none), the forward and backward pass as one
@@ -20,19 +32,26 @@
  *   iteration, warm-up included): a barrier after the update, then the
  *   rank's ZeRO-3 optimizer state — fp32 params, m and v: 3 × 4 = 12 B/param
  *   ({@linkcode checkpointBytesPerParam}) in {@linkcode checkpointTensors}:
- *   m and v of each subgroup (the optimizer's state dict), then the fp32
- *   partition of each subgroup — copied tensor by tensor into the ring, one
+ *   m and v of each of DeepSpeed's subgroups (the optimizer's state dict),
+ *   then the fp32 partition of each subgroup, the subgroups whole parameter
+ *   partitions accumulated to `checkpointSubgroupSize` (DeepSpeed's default
+ *   sub_group_size, 1e9, which its runs leave alone; with `offloadOptimizer`
+ *   the setup's) — copied tensor by tensor into the ring, one
  *   object `ring` of `hostCacheBytes` on the host path (stream
  *   `{host}:write`, one copy thread). A tensor goes where the ring's head
  *   is, or at 0 when it does not fit before the end, and waits until the
  *   flush of every tensor that held that space is done
- *   ({@linkcode ringPlacement}). The snapshot blocks training: the next
- *   iteration's barrier waits for it (DeepSpeed's save_checkpoint ends with
- *   the engine's commit, which waits for the GPU→host copies).
- * - **flush**: one file per save — `global_step{N}/bf16_zero_pp_rank_{r}_
+ *   ({@linkcode ringPlacement}). With `snapshotBlocking` `copy` the snapshot
+ *   blocks training: the next iteration's barrier waits for it (the fork's
+ *   save_checkpoint ends with the engine's commit, which waits for the
+ *   GPU→host copies); with `none` the copies are background ops too.
+ * - **flush**: first the rank's small model-states file
+ *   (`global_step{N}/zero_pp_rank_{r}_mp_rank_00_model_states.pt`, written
+ *   before the optimizer's, as DeepSpeed saves them; its size an estimate),
+ *   then one file per save — `global_step{N}/bf16_zero_pp_rank_{r}_
  *   mp_rank_00_optim_states.pt`, N the step just taken (iteration + 1), a new
  *   directory per checkpoint, never overwritten — written buffered (no
- *   O_DIRECT, no fsync): the header (size, JSON, then the pickled rest) at
+ *   O_DIRECT; fsync after each tensor with `pwrite-fsync`): the header (size, JSON, then the pickled rest) at
  *   offset 0 by the parser thread (stream `{remote}:header`), and each tensor
  *   at its offset after it by the one flush thread (stream `{remote}:write`,
  *   one request at a time), each once its snapshot is in the ring. Background
@@ -56,11 +75,13 @@ import {
 } from "./common.ts";
 import { GPU_ADAM_SPEEDUP } from "./deep_optimizer_states.ts";
 import { ProgramBuilder, type RankProgram, type WorkloadProgram } from "./ops.ts";
+import { ConfigError } from "../core/errors.ts";
 import {
   adamMs,
+  parameterPartitions,
+  partitionedSubgroups,
   scaledBytes,
   shardParameters,
-  subgroupSizes,
   type TrainingSetup,
 } from "./setup.ts";
 import {
@@ -79,6 +100,49 @@ export const DATASTATES_FLUSH_THREADS = 1;
  * offsets). An estimate; the header of a save rounds up to 4 KiB after scaling.
  */
 export const DATASTATES_HEADER_BYTES_PER_TENSOR = 128;
+/** DeepSpeed's default sub_group_size: the checkpoint's tensors are its subgroups at this size. */
+export const DATASTATES_CHECKPOINT_SUBGROUP = 1e9;
+/** Training waits for the GPU→host copies, as DataStates-LLM's own DeepSpeed fork does. */
+export const DATASTATES_SNAPSHOT_BLOCKING = "copy";
+/** Each tensor written buffered with no fsync, as datastates-llm 32960317 does. */
+export const DATASTATES_FLUSH_MODE = "ofstream";
+/** The choices of `snapshotBlocking`. */
+export const SNAPSHOT_BLOCKING_MODES = ["copy", "none"] as const;
+/** The choices of `flushMode`. */
+export const FLUSH_MODES = ["ofstream", "pwrite-fsync"] as const;
+
+/** datastates' knobs, resolved. */
+interface DatastatesSettings {
+  readonly every: number;
+  readonly snapshotBlocking: (typeof SNAPSHOT_BLOCKING_MODES)[number];
+  readonly flushMode: (typeof FLUSH_MODES)[number];
+  readonly subgroupElements: number;
+}
+
+/** The options, checked, with the defaults filled in. */
+function resolveDatastates(options: WorkloadOptions, setup: TrainingSetup): DatastatesSettings {
+  const every = options.checkpointEvery ?? DATASTATES_CHECKPOINT_EVERY;
+  if (!Number.isInteger(every) || every < 1) {
+    throw new RangeError(`checkpointEvery ${every} is not an integer ≥ 1`);
+  }
+  const snapshotBlocking = options.snapshotBlocking ?? DATASTATES_SNAPSHOT_BLOCKING;
+  if (!(SNAPSHOT_BLOCKING_MODES as readonly string[]).includes(snapshotBlocking)) {
+    throw new ConfigError(
+      "snapshot-blocking",
+      `"${snapshotBlocking}" is not one of ${SNAPSHOT_BLOCKING_MODES.join(", ")}`,
+    );
+  }
+  const flushMode = options.flushMode ?? DATASTATES_FLUSH_MODE;
+  if (!(FLUSH_MODES as readonly string[]).includes(flushMode)) {
+    throw new ConfigError("flush-mode", `"${flushMode}" is not one of ${FLUSH_MODES.join(", ")}`);
+  }
+  const subgroupElements = options.checkpointSubgroupSize ??
+    (options.offloadOptimizer === true ? setup.subgroupElements : DATASTATES_CHECKPOINT_SUBGROUP);
+  if (!Number.isInteger(subgroupElements) || subgroupElements < 1) {
+    throw new ConfigError("checkpoint-subgroup-size", `${subgroupElements} is not an integer ≥ 1`);
+  }
+  return { every, snapshotBlocking, flushMode, subgroupElements };
+}
 
 /** Bytes a ZeRO-3 checkpoint holds per parameter of the rank's shard: fp32 params, m, v. */
 export function checkpointBytesPerParam(s: TrainingSetup): number {
@@ -101,10 +165,23 @@ export interface CheckpointTensor {
 /**
  * The tensors of a rank's checkpoint in the order save() parses them:
  * DeepSpeed's ZeRO-3 state dict holds the optimizer's state (m and v of
- * each subgroup) before the fp32 partitions (one per subgroup).
+ * each subgroup) before the fp32 partitions (one per subgroup), the
+ * subgroups whole parameter partitions accumulated to `subgroupElements`
+ * (default DeepSpeed's 1e9).
+ *
+ * @example
+ * ```ts
+ * import { checkpointTensors } from "./datastates.ts";
+ * import { resolveSetup } from "./setup.ts";
+ * // llama2-70b on 4 ranks: 17 subgroups of about 1e9, 51 tensors (246 at 1e8)
+ * console.assert(checkpointTensors(resolveSetup({ model: "llama2-70b" })).length === 51);
+ * ```
  */
-export function checkpointTensors(setup: TrainingSetup): CheckpointTensor[] {
-  const sizes = subgroupSizes(setup);
+export function checkpointTensors(
+  setup: TrainingSetup,
+  subgroupElements = DATASTATES_CHECKPOINT_SUBGROUP,
+): CheckpointTensor[] {
+  const sizes = checkpointSubgroups(setup, subgroupElements);
   const state = (el: number) => scaledBytes(setup, el * setup.bytesPerState);
   const out: CheckpointTensor[] = [];
   for (const [i, el] of sizes.entries()) {
@@ -112,6 +189,25 @@ export function checkpointTensors(setup: TrainingSetup): CheckpointTensor[] {
   }
   for (const [i, el] of sizes.entries()) out.push({ name: `sg${i}.params`, bytes: state(el) });
   return out;
+}
+
+/** Elements of the rank's subgroups as DeepSpeed forms them at `subgroupElements`. */
+export function checkpointSubgroups(setup: TrainingSetup, subgroupElements: number): number[] {
+  return partitionedSubgroups({ ...setup, subgroupElements }).map((g) => g.elements);
+}
+
+/**
+ * The model-states file of a save, scaled bytes: an estimate, 8 bytes and a
+ * header entry per parameter tensor of the model (its shapes, as DeepSpeed's
+ * `param_shapes`; ZeRO-3's module state holds no weights).
+ */
+export function modelStatesBytes(setup: TrainingSetup): number {
+  return headerBytes(setup, parameterPartitions(setup).length);
+}
+
+/** The model-states file of rank `rank` at step `step`, as DeepSpeed names it (ZeRO-3). */
+export function modelStatesFile(step: number, rank: number): string {
+  return `global_step${step}/zero_pp_rank_${rank}_mp_rank_00_model_states.pt`;
 }
 
 /** The header of one save, scaled bytes: 8 bytes of size and a JSON entry per tensor. */
@@ -126,8 +222,12 @@ export function headerBytes(setup: TrainingSetup, tensors: number): number {
  * @throws {RangeError} when it cannot hold the largest tensor (DataStates-LLM
  * stops with "Cannot allocate size … larger than the pool").
  */
-export function hostCacheBytes(setup: TrainingSetup, options: WorkloadOptions): number {
-  const tensors = checkpointTensors(setup);
+export function hostCacheBytes(
+  setup: TrainingSetup,
+  options: WorkloadOptions,
+  subgroupElements = DATASTATES_CHECKPOINT_SUBGROUP,
+): number {
+  const tensors = checkpointTensors(setup, subgroupElements);
   const raw = options.hostCacheBytes;
   if (raw !== undefined && (!Number.isFinite(raw) || raw <= 0)) {
     throw new RangeError(`hostCacheBytes ${raw} is not a positive size`);
@@ -136,7 +236,8 @@ export function hostCacheBytes(setup: TrainingSetup, options: WorkloadOptions): 
     ? tensors.reduce((t, x) => t + x.bytes, 0)
     : scaledBytes(setup, raw);
   if (cache < Math.max(...tensors.map((t) => t.bytes))) {
-    const unscaled = Math.max(...subgroupSizes(setup)) * setup.bytesPerState;
+    const unscaled = Math.max(...checkpointSubgroups(setup, subgroupElements)) *
+      setup.bytesPerState;
     throw new RangeError(
       `a host cache of ${raw} bytes cannot hold a tensor of ${unscaled} bytes ` +
         `(a subgroup's fp32 state): use at least that, e.g. a larger --host-cache-size`,
@@ -226,16 +327,14 @@ export const datastates: WorkloadDefinition = {
     const remote = requirePath("datastates", "remote", paths);
     const offload = options.offloadOptimizer === true;
     const local = offload ? requirePath("datastates", "local", paths) : undefined;
-    const every = options.checkpointEvery ?? DATASTATES_CHECKPOINT_EVERY;
-    if (!Number.isInteger(every) || every < 1) {
-      throw new RangeError(`checkpointEvery ${every} is not an integer ≥ 1`);
-    }
-    const cache = hostCacheBytes(setup, options);
+    const settings = resolveDatastates(options, setup);
+    const every = settings.every;
+    const cache = hostCacheBytes(setup, options, settings.subgroupElements);
     const ranks: RankProgram[] = [];
     for (let r = 0; r < setup.ranksPerNode; r++) {
-      ranks.push(rankProgram(r, setup, { local, host, remote }, every, cache, options));
+      ranks.push(rankProgram(r, setup, { local, host, remote }, settings, cache, options));
     }
-    const tensors = checkpointTensors(setup);
+    const tensors = checkpointTensors(setup, settings.subgroupElements);
     const shard = shardParameters(setup);
     const perParam = checkpointBytesPerParam(setup);
     const checkpoints = Array.from({ length: totalIterations(setup) }, (_, it) => it)
@@ -249,7 +348,7 @@ export const datastates: WorkloadDefinition = {
       paths: [
         ...(local !== undefined ? [storagePath(local, "local", options)] : []),
         storagePath(host, "host", options),
-        // one flush thread, one ofstream write at a time
+        // one flush thread, one write at a time
         storagePath(remote, "remote", options, { iodepth: 1 }),
       ],
       ranks,
@@ -262,6 +361,10 @@ export const datastates: WorkloadDefinition = {
         checkpoint_bytes_per_rank_unscaled: shard * perParam,
         checkpoint_bytes_per_rank: tensors.reduce((t, x) => t + x.bytes, 0),
         checkpoint_tensors_per_rank: tensors.length,
+        checkpoint_subgroup_elements: settings.subgroupElements,
+        model_states_bytes: modelStatesBytes(setup),
+        snapshot_blocking: settings.snapshotBlocking,
+        flush_mode: settings.flushMode,
         checkpoint_files_per_rank: checkpoints,
         header_bytes: headerBytes(setup, tensors.length),
         host_cache_bytes: cache,
@@ -277,10 +380,16 @@ export const datastates: WorkloadDefinition = {
             "(DataStates-LLM refuses offload_optimizer; this is not a configuration it runs)"
           : `no optimizer offload: forward, backward and Adam on the GPU (Adam ${GPU_ADAM_SPEEDUP}× ` +
             "the CPU rate, an assumption), no I/O outside checkpoints",
-        "the snapshot blocks training: the next iteration starts when every tensor is in the ring " +
-        "(DeepSpeed's save_checkpoint commits, which waits for the GPU→host copies)",
+        settings.snapshotBlocking === "copy"
+          ? "snapshot blocking copy: the next iteration starts when every tensor is in the ring " +
+            "(DataStates-LLM's DeepSpeed fork commits, which waits for the GPU→host copies)"
+          : "snapshot blocking none: training never waits for the GPU→host copies " +
+            "(DeepSpeed master's decoupled DataStates engine skips its commit while training)",
         "no GPU: the GPU→host copy is a write to the host path's ring object",
-        "one file per save in a new global_step directory, written buffered (no O_DIRECT, no fsync); " +
+        "the model-states file, then one optimizer file per save, in a new global_step directory, " +
+        (settings.flushMode === "ofstream"
+          ? "written buffered (ofstream: no O_DIRECT, no fsync); "
+          : "written buffered with an fsync after each tensor (pwrite-fsync); ") +
         "the flush's reads of host memory are not modelled",
         "the last iteration ends when its checkpoint is on the remote path (drain)",
       ],
@@ -292,13 +401,14 @@ function rankProgram(
   rank: number,
   setup: TrainingSetup,
   paths: { local: string | undefined; host: string; remote: string },
-  every: number,
+  settings: DatastatesSettings,
   cache: number,
   options: WorkloadOptions,
 ): RankProgram {
   const { local, host, remote } = paths;
+  const { every } = settings;
   const b = new ProgramBuilder(rank);
-  const tensors = checkpointTensors(setup);
+  const tensors = checkpointTensors(setup, settings.subgroupElements);
   const header = headerBytes(setup, tensors.length);
   if (local !== undefined) zeroInfinityInitial(b, setup, local, options);
   const iterations = totalIterations(setup);
@@ -331,55 +441,19 @@ function rankProgram(
       });
     }
     if (!isCheckpointIteration(it, every)) continue;
-    const file = checkpointFile(it + 1, rank);
-    const snap = b.barrier({ iteration: it, phase: "checkpoint" });
-    // the parser thread writes the header while the tensors are copied
-    lastHeader = b.add({
-      kind: "write",
-      stream: `${remote}:header`,
-      iteration: it,
-      phase: "flush",
-      path: remote,
-      object: file,
-      bytes: header,
-      label: "header",
-      after: [snap],
-      background: true,
-      direct: false,
+    [lastHeader, lastFlush] = addCheckpoint(b, {
+      it,
+      rank,
+      host,
+      remote,
+      tensors,
+      slots,
+      flushes,
+      headerBytes: header,
+      modelStatesBytes: modelStatesBytes(setup),
+      fsync: settings.flushMode === "pwrite-fsync",
+      copyInBackground: settings.snapshotBlocking === "none",
     });
-    let at = header;
-    for (const t of tensors) {
-      const k = flushes.length;
-      const slot = slots[k]!;
-      const copy = b.add({
-        kind: "write",
-        stream: `${host}:write`,
-        iteration: it,
-        phase: "checkpoint",
-        path: host,
-        object: "ring",
-        offset: slot.offset,
-        bytes: t.bytes,
-        label: `${t.name}.snapshot`,
-        after: [snap, slot.waitsFor >= 0 ? flushes[slot.waitsFor] : undefined],
-      });
-      lastFlush = b.add({
-        kind: "write",
-        stream: `${remote}:write`,
-        iteration: it,
-        phase: "flush",
-        path: remote,
-        object: file,
-        offset: at,
-        bytes: t.bytes,
-        label: `${t.name}.flush`,
-        after: [copy],
-        background: true,
-        direct: false,
-      });
-      flushes.push(lastFlush);
-      at += t.bytes;
-    }
   }
   // drain: the run ends when the last checkpoint is on the remote path
   b.barrier({
@@ -388,4 +462,87 @@ function rankProgram(
     after: [...b.lastHeld(), lastHeader, lastFlush],
   });
   return b.build();
+}
+
+/** What one checkpoint of a rank needs to place its ops. */
+interface CheckpointContext {
+  readonly it: number;
+  readonly rank: number;
+  readonly host: string;
+  readonly remote: string;
+  readonly tensors: readonly CheckpointTensor[];
+  readonly slots: readonly RingSlot[];
+  /** Every flush op so far, in order (a ring slot waits for one of them). */
+  readonly flushes: number[];
+  /** Scaled bytes of the optimizer file's header and of the model-states file. */
+  readonly headerBytes: number;
+  readonly modelStatesBytes: number;
+  /** pwrite-fsync: each flushed object fsync'ed. */
+  readonly fsync: boolean;
+  /** snapshot blocking none: the copies run in the background. */
+  readonly copyInBackground: boolean;
+}
+
+/**
+ * One checkpoint of a rank: after a barrier, the model-states file and the
+ * optimizer file's header, then each tensor copied into the ring and
+ * flushed from it. Returns the ids of the header and the last flush.
+ */
+function addCheckpoint(b: ProgramBuilder, c: CheckpointContext): [number, number | undefined] {
+  const { it, rank, host, remote, tensors, slots, flushes } = c;
+  const file = checkpointFile(it + 1, rank);
+  const snap = b.barrier({ iteration: it, phase: "checkpoint" });
+  const flush = (label: string, object: string, bytes: number, offset: number, after: number) =>
+    b.add({
+      kind: "write",
+      stream: `${remote}:write`,
+      iteration: it,
+      phase: "flush",
+      path: remote,
+      object,
+      offset,
+      bytes,
+      label,
+      after: [after],
+      background: true,
+      direct: false,
+      ...(c.fsync ? { fsync: true as const } : {}),
+    });
+  // DeepSpeed saves the module's state first: a small file of its own, on the flush thread
+  flush("model_states", modelStatesFile(it + 1, rank), c.modelStatesBytes, 0, snap);
+  // the parser thread writes the header while the tensors are copied
+  const header = b.add({
+    kind: "write",
+    stream: `${remote}:header`,
+    iteration: it,
+    phase: "flush",
+    path: remote,
+    object: file,
+    bytes: c.headerBytes,
+    label: "header",
+    after: [snap],
+    background: true,
+    direct: false,
+  });
+  let at = c.headerBytes, last: number | undefined;
+  for (const t of tensors) {
+    const slot = slots[flushes.length]!;
+    const copy = b.add({
+      kind: "write",
+      stream: `${host}:write`,
+      iteration: it,
+      phase: "checkpoint",
+      path: host,
+      object: "ring",
+      offset: slot.offset,
+      bytes: t.bytes,
+      label: `${t.name}.snapshot`,
+      after: [snap, slot.waitsFor >= 0 ? flushes[slot.waitsFor] : undefined],
+      ...(c.copyInBackground ? { background: true } : {}),
+    });
+    last = flush(`${t.name}.flush`, file, t.bytes, at, copy);
+    flushes.push(last);
+    at += t.bytes;
+  }
+  return [header, last];
 }

@@ -2,22 +2,27 @@ import assert from "node:assert/strict";
 import {
   checkpointBytesPerParam,
   checkpointFile,
+  checkpointSubgroups,
   checkpointTensors,
   datastates,
   DATASTATES_FLUSH_THREADS,
   headerBytes,
+  modelStatesBytes,
+  modelStatesFile,
   ringPlacement,
 } from "./datastates.ts";
 import { GPU_ADAM_SPEEDUP } from "./deep_optimizer_states.ts";
 import { bytesByPath, type Op } from "./ops.ts";
-import { adamMs, resolveSetup, scaledBytes, shardParameters, subgroupSizes } from "./setup.ts";
+import { adamMs, resolveSetup, scaledBytes, shardParameters } from "./setup.ts";
 import { zeroInfinity } from "./zero_infinity.ts";
 
 const setup = resolveSetup({ model: "7b", scale: 0.001, iterations: 2, warmup: 0 });
 const paths = { host: "host", local: ["local"], remote: "remote" };
 const program = datastates.build(setup, paths);
 const rank0 = program.ranks[0]!;
-const sizes = subgroupSizes(setup);
+// DeepSpeed's subgroups at its default sub_group_size, 1e9: the checkpoint's tensors
+const sizes = checkpointSubgroups(setup, 1e9);
+const ms = modelStatesBytes(setup);
 const state = (el: number) => scaledBytes(setup, el * 4);
 // fp32 params + m + v: 3 × 4 = 12 B/param of the rank's shard, one tensor per state and subgroup
 const ckpt = sizes.reduce((t, el) => t + 3 * state(el), 0);
@@ -40,7 +45,7 @@ Deno.test("datastates saves 12 B/param of each ZeRO-3 rank's shard (fp32 params,
   for (let it = 0; it < 2; it++) {
     assert.deepEqual(bytesByPath(phaseOps(rank0.ops, it, "checkpoint")), { "host:write": ckpt });
     assert.deepEqual(bytesByPath(phaseOps(rank0.ops, it, "flush")), {
-      "remote:write": header + ckpt,
+      "remote:write": ms + header + ckpt,
     });
   }
   assert.equal(checkpointBytesPerParam(resolveSetup({ model: "7b", bytesPerState: 2 })), 6);
@@ -105,7 +110,16 @@ Deno.test("datastates with offloadOptimizer runs zero-infinity's backward and up
 
 Deno.test("datastates writes one file per save in a new global_step directory: the header at 0, each tensor at its offset after it", () => {
   for (let it = 0; it < 2; it++) {
-    const flush = phaseOps(rank0.ops, it, "flush");
+    const [states, ...flush] = phaseOps(rank0.ops, it, "flush");
+    // DeepSpeed saves the module's states first, a small file of each rank
+    assert.equal(
+      modelStatesFile(it + 1, 0),
+      `global_step${it + 1}/zero_pp_rank_0_mp_rank_00_model_states.pt`,
+    );
+    assert.deepEqual(
+      [states!.object, states!.stream, states!.bytes, states!.fsync],
+      [modelStatesFile(it + 1, 0), "remote:write", ms, undefined],
+    );
     const file = `global_step${it + 1}/bf16_zero_pp_rank_0_mp_rank_00_optim_states.pt`;
     assert.equal(checkpointFile(it + 1, 0), file);
     assert.ok(flush.every((op) => op.object === file && op.path === "remote"));
@@ -139,7 +153,7 @@ Deno.test("datastates writes one file per save in a new global_step directory: t
 Deno.test("datastates flushes each tensor after its snapshot, and the snapshots follow the update", () => {
   for (let it = 0; it < 2; it++) {
     const snap = phaseOps(rank0.ops, it, "checkpoint");
-    const flush = phaseOps(rank0.ops, it, "flush").slice(1);
+    const flush = phaseOps(rank0.ops, it, "flush").slice(2);
     assert.equal(snap[0]!.kind, "barrier");
     const copies = snap.slice(1);
     assert.equal(copies.length, 3 * sizes.length);
@@ -170,14 +184,15 @@ Deno.test("ringPlacement() places tensors at the head or at 0, each waiting for 
 });
 
 Deno.test("datastates with a host cache smaller than a checkpoint makes snapshots wait for flushes, tensor by tensor", () => {
-  // room for about 4 tensors of a full subgroup (1e8 elements × 4 B)
-  const p = datastates.build(setup, paths, { hostCacheBytes: 4 * 4e8 });
+  // subgroups of 1e8 elements: room for about 4 tensors of a full one (1e8 elements × 4 B)
+  const small = { checkpointSubgroupSize: 1e8 };
+  const p = datastates.build(setup, paths, { ...small, hostCacheBytes: 4 * 4e8 });
   const ops = p.ranks[0]!.ops;
   const cache = scaledBytes(setup, 4 * 4e8);
   assert.equal(p.derived.host_cache_bytes, cache);
   assert.equal(p.derived.host_cache_bytes_unscaled, 4 * 4e8);
   const copies = ops.filter((op) => op.phase === "checkpoint" && op.kind === "write");
-  const flushes = ops.filter((op) => op.phase === "flush" && op.stream === "remote:write");
+  const flushes = ops.filter((op) => op.phase === "flush" && op.label.endsWith(".flush"));
   const slots = ringPlacement(copies.map((op) => op.bytes), cache);
   for (const [k, c] of copies.entries()) {
     const s = slots[k]!;
@@ -196,8 +211,8 @@ Deno.test("datastates with a host cache smaller than a checkpoint makes snapshot
   const d = rank0.ops.filter((op) => op.phase === "checkpoint" && op.kind === "write");
   assert.ok(d.filter((op) => op.iteration === 0).every((op) => op.after.length === 1));
   assert.throws(
-    () => datastates.build(setup, paths, { hostCacheBytes: 1e8 }),
-    /a host cache of 100000000 bytes cannot hold a tensor of 400000000 bytes/,
+    () => datastates.build(setup, paths, { ...small, hostCacheBytes: 1e8 }),
+    /a host cache of 100000000 bytes cannot hold a tensor of 415617024 bytes/,
   );
 });
 
@@ -220,7 +235,7 @@ Deno.test("datastates drains the last flush and header with a final barrier", ()
   assert.deepEqual([drain.kind, drain.phase, drain.iteration], ["barrier", "drain", 1]);
   const flush = phaseOps(rank0.ops, 1, "flush");
   assert.ok(drain.after.includes(flush.at(-1)!.id));
-  assert.ok(drain.after.includes(flush[0]!.id));
+  assert.ok(drain.after.includes(flush.find((op) => op.label === "header")!.id));
   assert.equal(rank0.ops.filter((op) => op.phase === "drain").length, 1);
 });
 
@@ -233,13 +248,19 @@ Deno.test("datastates checkpoints every checkpointEvery iterations", () => {
   assert.equal(p.derived.checkpoints, 2);
   assert.equal(p.derived.checkpoint_files_per_rank, 2);
   const files = new Set(ops.filter((op) => op.phase === "flush").map((op) => op.object));
-  assert.deepEqual([...files], [checkpointFile(2, 0), checkpointFile(4, 0)]);
+  assert.deepEqual([...files], [
+    modelStatesFile(2, 0),
+    checkpointFile(2, 0),
+    modelStatesFile(4, 0),
+    checkpointFile(4, 0),
+  ]);
   const drain = ops.at(-1)!;
   assert.deepEqual([drain.phase, drain.iteration], ["drain", 4]);
   const byIt = (it: number) => bytesByPath(ops, (op) => op.iteration === it);
-  const c = subgroupSizes(s).reduce((t, el) => t + 3 * scaledBytes(s, el * 4), 0);
-  const h = headerBytes(s, 3 * subgroupSizes(s).length);
-  assert.deepEqual(byIt(1), { "host:write": c, "remote:write": h + c });
+  const g = checkpointSubgroups(s, 1e9);
+  const c = g.reduce((t, el) => t + 3 * scaledBytes(s, el * 4), 0);
+  const h = headerBytes(s, 3 * g.length);
+  assert.deepEqual(byIt(1), { "host:write": c, "remote:write": modelStatesBytes(s) + h + c });
   assert.deepEqual(byIt(2), {});
   assert.throws(() => datastates.build(s, paths, { checkpointEvery: 0 }), /checkpointEvery 0/);
 });
@@ -269,5 +290,61 @@ Deno.test("datastates needs host and remote paths", () => {
   assert.throws(
     () => datastates.build(setup, { host: "host", local: ["local"] }),
     /needs a remote path/,
+  );
+});
+
+Deno.test("datastates' checkpoint tensors are DeepSpeed's subgroups at its default sub_group_size, not 1e8 cuts", () => {
+  const big = resolveSetup({ model: "llama2-70b", scale: 1e-4, iterations: 1, warmup: 0 });
+  // 17.2 G parameters per rank: 17 subgroups of whole partitions of about 1e9 → 51 tensors
+  assert.equal(checkpointTensors(big).length, 51);
+  assert.equal(checkpointTensors(big, 1e8).length, 3 * 82);
+  const p = datastates.build(big, paths);
+  assert.equal(p.derived.checkpoint_subgroup_elements, 1e9);
+  assert.equal(p.derived.checkpoint_tensors_per_rank, 51);
+  // the option, and the setup's subgroups under offloadOptimizer (zero-infinity's own)
+  assert.equal(
+    datastates.build(big, paths, { checkpointSubgroupSize: 1e8 }).derived
+      .checkpoint_tensors_per_rank,
+    3 * 82,
+  );
+  assert.equal(
+    datastates.build(big, paths, { offloadOptimizer: true }).derived.checkpoint_subgroup_elements,
+    big.subgroupElements,
+  );
+  assert.throws(
+    () => datastates.build(big, paths, { checkpointSubgroupSize: 0 }),
+    /--checkpoint-subgroup-size: 0 is not an integer ≥ 1/,
+  );
+});
+
+Deno.test("datastates with snapshotBlocking none never holds training on the copies", () => {
+  assert.equal(program.derived.snapshot_blocking, "copy");
+  const p = datastates.build(setup, paths, { snapshotBlocking: "none" });
+  const ops = p.ranks[0]!.ops;
+  assert.equal(p.derived.snapshot_blocking, "none");
+  const copies = ops.filter((op) => op.phase === "checkpoint" && op.kind === "write");
+  assert.ok(copies.length > 0 && copies.every((op) => op.background === true));
+  // the next iteration's first barrier waits for no copy; the drain waits for the last flush
+  const next = ops.find((op) => op.iteration === 1 && op.kind === "barrier")!;
+  assert.ok(next.after.every((a) => ops[a]!.phase !== "checkpoint" || ops[a]!.kind === "barrier"));
+  assert.ok(ops.at(-1)!.after.includes(ops.filter((op) => op.label.endsWith(".flush")).at(-1)!.id));
+  assert.throws(
+    () => datastates.build(setup, paths, { snapshotBlocking: "some" as "none" }),
+    /--snapshot-blocking: "some" is not one of copy, none/,
+  );
+});
+
+Deno.test("datastates with flushMode pwrite-fsync persists each flushed object, ofstream none", () => {
+  const flushes = (ops: readonly Op[]) =>
+    ops.filter((op) => op.phase === "flush" && op.stream === "remote:write");
+  assert.equal(program.derived.flush_mode, "ofstream");
+  assert.ok(flushes(rank0.ops).every((op) => op.fsync === undefined));
+  const p = datastates.build(setup, paths, { flushMode: "pwrite-fsync" });
+  assert.equal(p.derived.flush_mode, "pwrite-fsync");
+  const f = flushes(p.ranks[0]!.ops);
+  assert.ok(f.length === 2 * (1 + 3 * sizes.length) && f.every((op) => op.fsync === true));
+  assert.throws(
+    () => datastates.build(setup, paths, { flushMode: "direct" as "ofstream" }),
+    /--flush-mode: "direct" is not one of ofstream, pwrite-fsync/,
   );
 });

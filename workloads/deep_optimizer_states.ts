@@ -8,7 +8,8 @@
  *   one slice per subgroup, last subgroup first, as in zero-infinity; the
  *   gradients stay in host memory, so there is no I/O.
  * - **update**: subgroups in ascending order. Every K-th subgroup (i mod K =
- *   K−1, K = `stride`, default 4) is updated on the GPU: its params, m and v
+ *   K−1, K = `stride`, default 5: its logged runs' prefetch_optimizer_gap,
+ *   {@linkcode DEEP_OPTIMIZER_STATES_STRIDE}) is updated on the GPU: its params, m and v
  *   (12 B/param) are copied host→device (writes to the device path), Adam
  *   runs on the GPU ({@linkcode GPU_ADAM_SPEEDUP} times faster than on the
  *   CPU), and they are copied back device→host (reads of the device path).
@@ -50,8 +51,15 @@ import {
 
 /** States copied to the device and back for a GPU subgroup (12 B/param in fp32). */
 export const DEEP_OPTIMIZER_STATES_STATES = ["params", "m", "v"] as const;
-/** Default stride: every 4th subgroup is updated on the GPU. */
-export const DEEP_OPTIMIZER_STATES_STRIDE = 4;
+/**
+ * Default stride: every 5th subgroup is updated on the GPU — the
+ * prefetch_optimizer_gap of Deep Optimizer States' results repository's base
+ * configuration (mauryaavinash95/deep-optimizer-states-results,
+ * avinash-plot-script.ipynb, `"opt_gaps": 5`) and of its logged 7B and 13B
+ * data- and gradient-accumulation scaling, 30B and 70B runs; its model
+ * scaling against TwinFlow ran with 2, its gap sweeps 2 to 10.
+ */
+export const DEEP_OPTIMIZER_STATES_STRIDE = 5;
 /**
  * How many times faster Adam runs on the GPU than on the CPU: the GPU time of
  * a subgroup is {@linkcode adamMs} divided by this. An order of magnitude, the

@@ -6,7 +6,7 @@ import { adamMs, resolveSetup, scaledBytes, shardParameters, subgroupSizes } fro
 const paths = { host: "host", local: [] };
 // 7B on 4 ranks: 17 subgroups, the last one smaller; GPU subgroups 3, 7, 11, 15
 const setup = resolveSetup({ model: "7b", scale: 0.001, iterations: 2, warmup: 0 });
-const program = deepOptimizerStates.build(setup, paths);
+const program = deepOptimizerStates.build(setup, paths, { stride: 4 });
 const rank0 = program.ranks[0]!;
 const sizes = subgroupSizes(setup);
 const perState = (el: number) => scaledBytes(setup, el * 4);
@@ -32,6 +32,8 @@ Deno.test("deep-optimizer-states updates every 4th subgroup on the GPU, the rest
   assert.equal(program.derived.subgroups_gpu, 4);
   assert.equal(program.derived.subgroups_cpu, 13);
   assert.equal(program.derived.stride, 4);
+  // by default every 5th: its logged runs' prefetch_optimizer_gap 5
+  assert.equal(deepOptimizerStates.build(setup, paths).derived.stride, 5);
 });
 
 Deno.test("deep-optimizer-states copies 12 B/param of each GPU subgroup in and out, nothing else", () => {
@@ -168,9 +170,9 @@ Deno.test("deep-optimizer-states refuses to build without a host path", () => {
   );
 });
 
-Deno.test("deep-optimizer-states moves 44 of 70B's 179 subgroups to the GPU", () => {
+Deno.test("deep-optimizer-states moves 44 of 70B's 179 subgroups to the GPU with stride 4", () => {
   const big = resolveSetup({ model: "70b", scale: 0.001, iterations: 1, warmup: 1 });
-  const p = deepOptimizerStates.build(big, paths);
+  const p = deepOptimizerStates.build(big, paths, { stride: 4 });
   const bigSizes = subgroupSizes(big);
   assert.equal(bigSizes.length, 179);
   assert.equal(p.derived.subgroups_gpu, 44);

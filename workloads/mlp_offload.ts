@@ -2,9 +2,12 @@
  * `mlp-offload`: MLP-Offload, ZeRO-3 with the optimizer state offloaded over
  * two paths at once (node-local NVMe and a remote PFS or bucket), a host
  * cache that carries subgroups across the pass boundary, and node-wide
- * locks, as the DataStates DeepSpeed fork (branch dist_nvme_opt) and its
- * artifact's logged runs do (docs/workloads.md cites the file and line of
- * each rule).
+ * locks, as the runs behind its published table ran them: the artifact
+ * mauryaavinash95/MLP-Offload pins the DataStates/DeepSpeed fork at
+ * e00c4d7d, which is not in the fork's public history; what that code did is
+ * read off the artifact's logs, the rest off the public work-in-progress
+ * branch dist_nvme_opt (7c68c0ae). docs/workloads.md cites the file and line
+ * of each rule.
  *
  * Subgroups are DeepSpeed's ({@linkcode swapLayout}: whole parameter
  * partitions accumulated to ≥ sub_group_size, each state swap padded to
@@ -19,27 +22,34 @@
  * - **backward**: the forward then the backward pass, one think time each.
  *   Gradients stay in host memory (its runs' grad skip): no gradient I/O.
  * - **update**: subgroups in ascending order in even iterations and
- *   descending order in odd ones (iteration 0 ascending), in one loop over
- *   both paths, each path with the pipelined swapper (its runs set
- *   pipeline_read/write): subgroup i on path P waits for its read, issues
- *   the read of the next subgroup on P, runs Adam (think time), then waits
- *   for the previous write on P and issues its own write (waiting for it
- *   too when no later subgroup on P is written in the pass). Because that
- *   wait is in the one loop, a slow write on one path holds up the
- *   subgroups of the other (the coupled swap-out loop).
- * - **host cache**: the last buffer_count // 4 − 1 subgroups of each path
- *   in a pass (`bufferCount`, default 25 as its runs log: 5) stay in host
- *   memory and are not written back; the next pass runs the other way and
- *   starts with them, served as `hit` ops (12 B/param, no I/O). Iteration 0
- *   finds nothing cached.
+ *   descending order in odd ones (iteration 0 ascending; the logs' "Updating
+ *   in order" lines), in one loop over both paths, each path with the
+ *   pipelined swapper (its runs set pipeline_read/write): subgroup i on path
+ *   P waits for its read, issues the read of the next subgroup on P, runs
+ *   Adam (think time), then waits for the previous write on P and issues its
+ *   own write (waiting for it too when no later subgroup on P is written in
+ *   the pass). Because that wait is in the one loop, a slow write on one path
+ *   holds up the subgroups of the other (the coupled swap-out loop).
+ * - **host cache**: the last {@linkcode cacheOfBufferCount} subgroups of each
+ *   path in a pass stay in host memory and are not written back —
+ *   buffer_count // 3 with the gradients in host memory (p, m, v: 8 of the
+ *   logged 25 buffers; the logs' 66 writes per pass of 82 subgroups at 70B),
+ *   buffer_count // 4 − 1 when they are swapped (`bufferCount`, default 25);
+ *   the next pass runs the other way and starts with them, served as `hit`
+ *   ops (12 B/param, no I/O). Iteration 0 finds nothing cached.
  * - **locks**: two node-wide locks, one for reads and one for writes, shared
  *   by both paths and by every rank and process of the node (flock on files
- *   under /dev/shm, as the fork's fasteners locks): a subgroup takes the read
- *   lock while it waits for its read and issues the next, and the write lock
- *   while it waits for the previous write and issues its own; the transfers
- *   themselves run outside. By default only subgroups of the remote path take
- *   them, as its logs enable one-at-a-time on the PFS swapper only (`locks`:
- *   `both`, `none`).
+ *   under /dev/shm, as the fork's fasteners locks). By default only
+ *   subgroups of the remote path take them, as its logs enable one-at-a-time
+ *   on the PFS swapper only (`locks`: `both`, `none`). What a lock covers
+ *   (`lockScope`): `wait-issue` (default, the public branch's code) — a
+ *   subgroup holds the read lock while it waits for its read and issues the
+ *   next, the write lock while it waits for the previous write and issues
+ *   its own, the transfers themselves outside; `transfer` — a subgroup holds
+ *   the read lock from issuing its read to its end (no read ahead) and the
+ *   write lock from issuing its write to its end, so one rank at a time moves
+ *   data on a locked path ("single process flush/fetch from a tier at a
+ *   time", the artifact's launch script).
  *
  * aio 2 MiB blocks, depth 8 and 4 threads per handle (its runs) unless
  * `bs`/`iodepth`/`threads` say otherwise.
@@ -77,6 +87,12 @@ export const MLP_OFFLOAD_LOGGED_BUFFER_COUNT = 25;
 export const MLP_OFFLOAD_REMOTE_RATIO = 1 / MLP_OFFLOAD_DIST_OPT_RATIO;
 /** Which paths take the node-wide locks: as its runs, the remote (PFS) one only. */
 export const MLP_OFFLOAD_LOCKS = "remote";
+/** What its locks cover, as the public branch's code has them: waiting and issuing. */
+export const MLP_OFFLOAD_LOCK_SCOPE = "wait-issue";
+/** The scopes a lock may have: see the module documentation. */
+export const MLP_OFFLOAD_LOCK_SCOPES = ["wait-issue", "transfer"] as const;
+/** What a node-wide lock covers. */
+export type LockScope = (typeof MLP_OFFLOAD_LOCK_SCOPES)[number];
 
 /** Slack for shares that are not exact in binary (3 · 1/3 must be 1). */
 const EPSILON = 1e-9;
@@ -98,12 +114,24 @@ export function remoteSubgroups(count: number, share: number): boolean[] {
   return Array.from({ length: count }, (_, i) => at(i + 1) > at(i));
 }
 
-/** The host cache per path of `bufferCount` pinned buffers: buffer_count // 4 − 1 (p, m, v, g each). */
-export function cacheOfBufferCount(bufferCount: number): number {
+/**
+ * The host cache per path of `bufferCount` pinned buffers: buffer_count // 3
+ * with the gradients in host memory (one buffer each for p, m, v: what the
+ * artifact's logs show, 25 → 8, 28 → 9, 18 → 6), buffer_count // 4 − 1 when
+ * they are swapped (p, m, v, g: the public branch's rule).
+ *
+ * @example
+ * ```ts
+ * import { cacheOfBufferCount } from "./mlp_offload.ts";
+ * console.assert(cacheOfBufferCount(25) === 8 && cacheOfBufferCount(25, true) === 5);
+ * ```
+ */
+export function cacheOfBufferCount(bufferCount: number, swapGradients = false): number {
+  if (!swapGradients) return Math.floor(bufferCount / 3);
   return Math.max(0, Math.floor(bufferCount / 4) - 1);
 }
 
-/** Its default host cache per path: buffer_count // 4 − 1 of the logged 25 buffers, 5. */
+/** Its default host cache per path: buffer_count // 3 of the logged 25 buffers, 8. */
 export const MLP_OFFLOAD_CACHE_SUBGROUPS: number = cacheOfBufferCount(
   MLP_OFFLOAD_LOGGED_BUFFER_COUNT,
 );
@@ -160,6 +188,7 @@ interface Settings {
   readonly bufferCount: number;
   readonly cache: Cache;
   readonly locks: "remote" | "both" | "none";
+  readonly lockScope: LockScope;
   readonly threads: number;
   /** Gradients written in backward and read in the update (else kept in host memory). */
   readonly swapGradients: boolean;
@@ -191,7 +220,8 @@ function resolveOptions(options: WorkloadOptions): Settings {
   if (!Number.isInteger(bufferCount) || bufferCount < 1) {
     throw new ConfigError("buffer-count", `${bufferCount} is not an integer ≥ 1`);
   }
-  const local = options.cacheSubgroups ?? cacheOfBufferCount(bufferCount);
+  const swapGradients = options.swapGradients === true;
+  const local = options.cacheSubgroups ?? cacheOfBufferCount(bufferCount, swapGradients);
   const remote = options.remoteCacheSubgroups ?? local;
   for (
     const [flag, n] of [["cache-subgroups", local], ["remote-cache-subgroups", remote]] as const
@@ -208,14 +238,22 @@ function resolveOptions(options: WorkloadOptions): Settings {
   if (!["remote", "both", "none"].includes(locks)) {
     throw new ConfigError("locks", `"${locks}" is not one of remote, both, none`);
   }
+  const lockScope = options.lockScope ?? MLP_OFFLOAD_LOCK_SCOPE;
+  if (!(MLP_OFFLOAD_LOCK_SCOPES as readonly string[]).includes(lockScope)) {
+    throw new ConfigError(
+      "lock-scope",
+      `"${lockScope}" is not one of ${MLP_OFFLOAD_LOCK_SCOPES.join(", ")}`,
+    );
+  }
   return {
     share,
     distOptRatio,
     bufferCount,
     cache: { local, remote },
     locks,
+    lockScope,
     threads,
-    swapGradients: options.swapGradients === true,
+    swapGradients,
   };
 }
 
@@ -285,9 +323,11 @@ export const mlpOffload: WorkloadDefinition = {
       ...(settings.cache.remote !== settings.cache.local
         ? { cache_subgroups_remote: settings.cache.remote }
         : {}),
+      cache_rule: settings.swapGradients ? "buffer_count // 4 - 1" : "buffer_count // 3",
       host_cache_bytes_per_rank: [...passOf(0, ids, remote, settings.cache).kept]
         .reduce((t, i) => t + states * layout[i]!.stateBytes, 0),
       locks: settings.locks,
+      lock_scope: settings.lockScope,
       threads: settings.threads,
       gradients: settings.swapGradients ? "swapped" : "host",
     };
@@ -326,7 +366,12 @@ export const mlpOffload: WorkloadDefinition = {
           ? "gradients swapped: each subgroup's written to its path after the backward pass, read back with its state in the update"
           : "gradients stay in host memory: the backward phase is think time only",
         "the subgroups cached after the last iteration are not written back",
-        "the fork's snapshot with caching updates ascending every pass; this alternates (the same bytes per pass)",
+        settings.locks === "none"
+          ? "no node-wide locks"
+          : `node-wide locks on ${settings.locks === "both" ? "both paths" : "the remote path"}, ` +
+            (settings.lockScope === "transfer"
+              ? "each held for a whole transfer (lock scope transfer)"
+              : "each held while waiting for one transfer and issuing the next (lock scope wait-issue)"),
       ],
     };
   },
@@ -355,6 +400,8 @@ function rankProgram(
   const locked = (i: number) =>
     settings.locks === "both" || (settings.locks === "remote" && remote[i]! &&
       names.remote !== names.local);
+  // lock scope transfer: a locked subgroup's transfers start and end inside its lock
+  const whole = (i: number) => settings.lockScope === "transfer" && locked(i);
   const ids = layout.filter((sg) => sg.swapped).map((sg) => sg.index);
   for (const i of ids) {
     for (const st of MLP_OFFLOAD_STATES) {
@@ -482,7 +529,7 @@ function rankProgram(
       });
       // a cached subgroup is not swapped in, so it issues no read ahead either
       const next = nextOnPath.get(i);
-      if (next !== undefined && !pass.hits.has(next) && !pass.hits.has(i)) {
+      if (next !== undefined && !pass.hits.has(next) && !pass.hits.has(i) && !whole(next)) {
         issued.set(next, io("read", next, [...anchor, inputs.at(-1)]));
       }
       // swap-out: (write lock) wait for the previous write on this path, issue this one
@@ -494,7 +541,7 @@ function rankProgram(
       const before = pending.get(path);
       const writes = io("write", i, [lw ?? c, before]);
       const last = writes.at(-1)!;
-      const asynchronous = next !== undefined && !pass.kept.has(next);
+      const asynchronous = next !== undefined && !pass.kept.has(next) && !whole(i);
       pending.set(path, asynchronous ? last : undefined);
       const waited = [before, asynchronous ? undefined : last];
       if (lw !== undefined) {

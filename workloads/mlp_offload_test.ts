@@ -15,7 +15,8 @@ import { swapLayout, zeroInfinitySettings } from "./zero_infinity.ts";
 const paths = { local: ["local"], remote: "remote" };
 // 7B on 4 ranks: 17 subgroups of whole parameter partitions
 const setup = resolveSetup({ model: "7b", scale: 0.001, iterations: 3, warmup: 0 });
-const program = mlpOffload.build(setup, paths);
+/** 15 buffers: 5 subgroups cached per path (15 // 3), fewer than the remote path's 6. */
+const program = mlpOffload.build(setup, paths, { bufferCount: 15 });
 const rank0 = program.ranks[0]!;
 const layout = swapLayout(setup, zeroInfinitySettings({ threads: 4, bs: MLP_OFFLOAD_BS }));
 const N = layout.length;
@@ -82,17 +83,21 @@ Deno.test("mlp-offload maps a plan's share s to ⌈(i+1)·s⌉ > ⌈i·s⌉: exa
   assert.equal(mlpOffload.build(setup, paths, { remoteRatio: 0.25 }).derived.dist_opt_ratio, 4);
 });
 
-Deno.test("mlp-offload caches buffer_count // 4 − 1 subgroups per path (25 buffers: 5)", () => {
-  assert.equal(cacheOfBufferCount(25), 5);
-  assert.equal(cacheOfBufferCount(64), 15);
-  assert.equal(cacheOfBufferCount(36), 8);
-  assert.equal(cacheOfBufferCount(4), 0);
-  assert.equal(cacheOfBufferCount(3), 0);
-  assert.equal(MLP_OFFLOAD_CACHE_SUBGROUPS, 5);
-  assert.equal(program.derived.buffer_count, 25);
-  assert.equal(program.derived.cache_subgroups_per_path, 5);
+Deno.test("mlp-offload caches buffer_count // 3 subgroups per path (25 buffers: 8), // 4 − 1 with swapped gradients", () => {
+  // the artifact's logs: 25 → 8 (70B), 28 → 9 (52B), 18 → 6 (100B) with the gradients kept
+  assert.deepEqual([25, 28, 18, 2].map((n) => cacheOfBufferCount(n)), [8, 9, 6, 0]);
+  assert.deepEqual([25, 64, 36, 4, 3].map((n) => cacheOfBufferCount(n, true)), [5, 15, 8, 0, 0]);
+  assert.equal(MLP_OFFLOAD_CACHE_SUBGROUPS, 8);
+  const dflt = mlpOffload.build(setup, paths);
+  assert.equal(dflt.derived.buffer_count, 25);
+  assert.equal(dflt.derived.cache_subgroups_per_path, 8);
+  assert.equal(dflt.derived.cache_rule, "buffer_count // 3");
+  assert.equal(
+    mlpOffload.build(setup, paths, { swapGradients: true }).derived.cache_subgroups_per_path,
+    5,
+  );
   const p = mlpOffload.build(setup, paths, { bufferCount: 12 });
-  assert.equal(p.derived.cache_subgroups_per_path, 2);
+  assert.equal(p.derived.cache_subgroups_per_path, 4);
   // cacheSubgroups overrides the buffer count's
   assert.equal(
     mlpOffload.build(setup, paths, { bufferCount: 12, cacheSubgroups: 1 }).derived
@@ -203,14 +208,14 @@ Deno.test("mlp-offload takes the node-wide locks around remote subgroups only, b
     }
   }
   assert.equal(program.derived.locks, "remote");
-  const both = mlpOffload.build(setup, paths, { locks: "both" }).ranks[0]!.ops;
+  const both = mlpOffload.build(setup, paths, { locks: "both", bufferCount: 15 }).ranks[0]!.ops;
   for (const i of ascending) {
     assert.deepEqual(
       locksAround(both, 0, i).slice(0, 2).map((op) => op.kind),
       ["lock", "unlock"],
     );
   }
-  const none = mlpOffload.build(setup, paths, { locks: "none" }).ranks[0]!.ops;
+  const none = mlpOffload.build(setup, paths, { locks: "none", bufferCount: 15 }).ranks[0]!.ops;
   assert.ok(!none.some((op) => op.kind === "lock" || op.kind === "unlock"));
 });
 
@@ -250,8 +255,39 @@ Deno.test("mlp-offload holds a lock only to wait for the previous transfer and i
   }
 });
 
+Deno.test("mlp-offload with lock scope transfer holds a lock from issuing a transfer to its end", () => {
+  const p = mlpOffload.build(setup, paths, { bufferCount: 15, lockScope: "transfer" });
+  assert.equal(p.derived.lock_scope, "transfer");
+  assert.equal(program.derived.lock_scope, "wait-issue");
+  const ops = p.ranks[0]!.ops;
+  for (const it of [0, 1]) {
+    for (const i of onPath(it, "remote")) {
+      const [lr, ur, lw, uw] = locksAround(ops, it, i);
+      const reads = updateOps(ops, it, "read").filter((op) => sgOf(op) === i);
+      // no read ahead: a remote subgroup's reads start after its own read lock, and the
+      // unlock waits for them
+      for (const r of reads) assert.ok(r.after.includes(lr!.id), `it ${it} sg${i}`);
+      for (const r of reads) assert.ok(ur!.after.includes(r.id));
+      if (lw === undefined) continue;
+      // every write ends inside the write lock
+      const writes = updateOps(ops, it, "write").filter((op) => sgOf(op) === i);
+      assert.ok(uw!.after.includes(writes.at(-1)!.id), `it ${it} sg${i}`);
+    }
+  }
+  // the local path, unlocked, still reads ahead
+  const local = onPath(0, "local");
+  const second = updateOps(ops, 0, "read").find((op) => sgOf(op) === local[1]);
+  const adamOf = (i: number) =>
+    updateOps(ops, 0, "compute").find((op) => op.label === `sg${i}.adam`)!;
+  assert.ok(!second!.after.includes(adamOf(local[0]!).id) && second!.id < adamOf(local[1]!).id);
+  assert.throws(
+    () => mlpOffload.build(setup, paths, { lockScope: "whole" as "transfer" }),
+    /--lock-scope: "whole" is not one of wait-issue, transfer/,
+  );
+});
+
 Deno.test("mlp-offload's one swap-out loop makes the next subgroup wait for the previous write on the path", () => {
-  const ops = mlpOffload.build(setup, paths, { locks: "none" }).ranks[0]!.ops;
+  const ops = mlpOffload.build(setup, paths, { locks: "none", bufferCount: 15 }).ranks[0]!.ops;
   const adam = updateOps(ops, 0, "compute").filter((op) => op.label.endsWith(".adam"));
   for (const [k, c] of adam.entries()) {
     const i = sgOf(c);

@@ -82,6 +82,11 @@ export interface Op {
    * with ofstream or copies with sendfile does. Default: the path's.
    */
   readonly direct?: false;
+  /**
+   * write: fsync the object's file once the write is done (a flush that
+   * persists each tensor before the next, as DataStates-LLM's pwrite handler).
+   */
+  readonly fsync?: true;
   /** compute: think time in milliseconds. */
   readonly ms?: number;
   /** What it models, for timelines: `sg12.m`, `layer3.act`. */

@@ -13,7 +13,14 @@
 import { z } from "zod";
 import { ConfigError } from "../core/errors.ts";
 import { describeZodIssue } from "../core/zod_issue.ts";
-import { MODEL_NAMES, modelPreset, type ModelShape, parameterCount } from "./model.ts";
+import {
+  ffnOf,
+  MODEL_NAMES,
+  modelPreset,
+  type ModelShape,
+  parameterCount,
+  qkvWidth,
+} from "./model.ts";
 
 /** Scaled sizes are rounded up to this (O_DIRECT's alignment). */
 export const SIZE_ALIGNMENT = 4096;
@@ -259,6 +266,9 @@ export function describeSetup(s: TrainingSetup): Record<string, number | string>
     heads: s.model.heads,
     sequence: s.model.sequence,
     vocabulary: s.model.vocabulary,
+    ...(s.model.architecture === "llama"
+      ? { architecture: "llama", ffn_hidden: ffnOf(s.model), kv_heads: s.model.kvHeads ?? 0 }
+      : {}),
     parameters: s.parameters,
     ranks_per_node: s.ranksPerNode,
     data_parallel: s.dataParallel,
@@ -293,7 +303,11 @@ export interface PartitionedSubgroup {
  * The model's parameter tensors, in the order Megatron-style GPT code builds
  * them (word and position embeddings; per layer input LayerNorm, fused QKV,
  * attention output, post-attention LayerNorm, MLP in, MLP out, each weight
- * then bias; the final LayerNorm), each as one rank's ZeRO-3 partition:
+ * then bias; the final LayerNorm) — for a LLaMA-2 preset the order of
+ * Megatron-DeepSpeed's `named_parameters()` (word embeddings; per layer
+ * input RMSNorm, fused QKV, attention output, post-attention RMSNorm, MLP in
+ * of 2·F, MLP out, weights only; the final RMSNorm, the untied output
+ * layer) — each as one rank's ZeRO-3 partition:
  * ⌈elements / tp⌉ split over dp ranks and rounded up, as DeepSpeed pads each
  * parameter's partition (`partition_numel`). Their unpartitioned sum is
  * {@linkcode parameterCount}; with `--params` given, every tensor is scaled
@@ -315,6 +329,10 @@ export function parameterPartitions(s: TrainingSetup): ParameterPartition[] {
     const whole = factor === 1 ? n : Math.max(1, Math.round(n * factor));
     out.push({ name, elements: Math.ceil(Math.ceil(whole / s.tensorParallel) / s.dataParallel) });
   };
+  if (s.model.architecture === "llama") {
+    llamaTensors(s.model, add);
+    return out;
+  }
   add("embed.word", V * h);
   add("embed.position", seq * h);
   for (let l = 0; l < layers; l++) {
@@ -335,6 +353,28 @@ export function parameterPartitions(s: TrainingSetup): ParameterPartition[] {
   add("final_ln.weight", h);
   add("final_ln.bias", h);
   return out;
+}
+
+/**
+ * A LLaMA-2 model's weights in the order of Megatron-DeepSpeed's
+ * `named_parameters()` (megatron/model/transformer.py, language_model.py of
+ * MLP-Offload's pinned commit 6acc370a): all in one optimizer group, as its
+ * logs' subgroup counts show (82 at 70B: no separate group of norms).
+ */
+function llamaTensors(m: ModelShape, add: (name: string, n: number) => void): void {
+  const h = m.hidden;
+  add("embed.word", m.vocabulary * h);
+  for (let l = 0; l < m.layers; l++) {
+    const p = `layer${l}`;
+    add(`${p}.input_norm.weight`, h);
+    add(`${p}.qkv.weight`, h * qkvWidth(m));
+    add(`${p}.attn_out.weight`, h * h);
+    add(`${p}.post_norm.weight`, h);
+    add(`${p}.mlp_in.weight`, h * 2 * ffnOf(m));
+    add(`${p}.mlp_out.weight`, ffnOf(m) * h);
+  }
+  add("final_norm.weight", h);
+  add("output.weight", m.vocabulary * h);
 }
 
 /**
