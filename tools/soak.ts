@@ -55,7 +55,8 @@ interface Places {
   readonly memory: string;
   readonly file: string;
   readonly pfs: string;
-  readonly s3: string;
+  /** `s3://BUCKET/PREFIX`, or undefined with --no-s3. */
+  readonly s3: string | undefined;
   readonly endpoint: string | undefined;
   /** What stands in for a real tier, said in the report. */
   readonly standIns: string[];
@@ -92,6 +93,7 @@ async function leftovers(p: Places): Promise<string[]> {
       if (e.name.startsWith(SCRATCH_PREFIX)) left.push(join(dir, e.name));
     }
   }
+  if (p.s3 === undefined) return left;
   const { bucket, prefix } = splitBucketPath(p.s3.slice("s3://".length));
   const client = newS3Client({ endpoint: p.endpoint, region: "us-east-1" });
   try {
@@ -127,12 +129,12 @@ function roundJobs(p: Places, round: number) {
     }),
     ...tier(`pfs:${p.pfs}`, { bs: "1m", size: "16m" }),
     // objects the stub keeps whole (64 KiB) so that verify holds there too
-    ...tier(p.s3, {
+    ...(p.s3 === undefined ? [] : tier(p.s3, {
       bs: "64k",
       size: "4m",
       iodepth: "4",
       ...(p.endpoint ? { endpoint: p.endpoint } : {}),
-    }),
+    })),
     parseJobOptions({ tier: "null:", rw: "randread", bs: "4k", runtime: "0.5", name: "null" }),
   ];
 }
@@ -168,34 +170,36 @@ async function round(p: Places, n: number, tally: Tally): Promise<void> {
   tally.rounds++;
 }
 
-/** Whether `xs` stayed flat: the last quarter's median against the first quarter's. */
-function drift(xs: readonly number[]): { first: number; last: number } {
+/**
+ * Whether `xs` stayed flat: the last quarter's median against the second
+ * quarter's (the first is warm-up: V8 sizes its heaps and glibc its arenas
+ * for the Workers, and memory climbs to a plateau there).
+ */
+function drift(xs: readonly number[]): { before: number; last: number } {
   const q = Math.max(1, Math.floor(xs.length / 4));
-  return { first: median(xs.slice(0, q)), last: median(xs.slice(-q)) };
+  const second = xs.length >= 4 ? xs.slice(q, 2 * q) : xs.slice(0, q);
+  return { before: median(second), last: median(xs.slice(-q)) };
 }
 
 /**
  * The soak's verdict: peaks over every sample; flatness over the samples
- * taken between rounds (every run's Workers, buffers and files gone), the
- * first two rounds left out as warm-up (V8 grows its heap to its working
- * size there): the last quarter's median RSS within 10 % + 32 MiB of the
- * first quarter's, V8's heap (after a collection) within 10 % + 8 MiB,
- * open fds within 4.
+ * taken between rounds (every run's Workers, buffers and files gone, V8's
+ * garbage collected): from the second quarter to the last, resident memory
+ * within 10 % + 32 MiB, V8's heap within 10 % + 8 MiB, open fds within 4.
  */
 function verdict(samples: readonly Sample[], between: readonly Sample[]) {
-  const settled = between.length > 4 ? between.slice(2) : between;
-  const rss = drift(settled.map((s) => s.rss_bytes));
-  const heap = drift(settled.map((s) => s.heap_bytes));
-  const fds = drift(settled.map((s) => s.fds));
+  const rss = drift(between.map((s) => s.rss_bytes));
+  const heap = drift(between.map((s) => s.heap_bytes));
+  const fds = drift(between.map((s) => s.fds));
   return {
     rss,
     heap,
     fds,
     peak_rss_bytes: Math.max(...samples.map((s) => s.rss_bytes)),
     peak_fds: Math.max(...samples.map((s) => s.fds)),
-    rss_flat: rss.last <= rss.first * 1.1 + 32 * 2 ** 20,
-    heap_flat: heap.last <= heap.first * 1.1 + 8 * 2 ** 20,
-    fds_flat: fds.last <= fds.first + 4,
+    rss_flat: rss.last <= rss.before * 1.1 + 32 * 2 ** 20,
+    heap_flat: heap.last <= heap.before * 1.1 + 8 * 2 ** 20,
+    fds_flat: fds.last <= fds.before + 4,
   };
 }
 
@@ -204,7 +208,7 @@ async function places(o: {
   memoryDir: string;
   fileDir?: string | undefined;
   pfs?: string | undefined;
-  s3?: string | undefined;
+  s3?: string | boolean | undefined;
   endpoint?: string | undefined;
 }): Promise<{ places: Places; cleanup: () => Promise<void> }> {
   const made: string[] = [];
@@ -222,10 +226,13 @@ async function places(o: {
     pfs = await temp("tierbench-soak-pfs-");
     standIns.push(`pfs: a directory on the disk (${pfs}), no PFS given`);
   }
-  let s3 = o.s3 ?? Deno.env.get("TIERBENCH_S3_BUCKET");
+  let s3 = typeof o.s3 === "string" ? o.s3 : Deno.env.get("TIERBENCH_S3_BUCKET");
   let endpoint = o.endpoint ?? Deno.env.get("TIERBENCH_S3_ENDPOINT");
   let stub: { stop: () => Promise<void> } | undefined;
-  if (s3 === undefined) {
+  if (o.s3 === false) {
+    s3 = undefined;
+    standIns.push("s3: none (--no-s3)");
+  } else if (s3 === undefined) {
     const started = await startStubProcess();
     stub = started;
     endpoint = started.endpoint;
@@ -234,10 +241,10 @@ async function places(o: {
     Deno.env.set("AWS_SECRET_ACCESS_KEY", Deno.env.get("AWS_SECRET_ACCESS_KEY") ?? "soak-secret");
     standIns.push(`s3: the stub server (tools/s3_stub.ts) at ${endpoint}, no bucket given`);
   }
-  const bucketUrl = s3.startsWith("s3://") ? s3 : `s3://${s3}`;
-  const s3Url = `${bucketUrl.replace(/\/+$/, "")}/tierbench-soak-${
-    crypto.randomUUID().slice(0, 8)
-  }`;
+  const bucketUrl = s3 === undefined ? undefined : s3.startsWith("s3://") ? s3 : `s3://${s3}`;
+  const s3Url = bucketUrl === undefined
+    ? undefined
+    : `${bucketUrl.replace(/\/+$/, "")}/tierbench-soak-${crypto.randomUUID().slice(0, 8)}`;
   return {
     places: { memory, file, pfs, s3: s3Url, endpoint, standIns },
     cleanup: async () => {
@@ -254,7 +261,7 @@ async function soak(o: {
   memoryDir: string;
   fileDir?: string | undefined;
   pfs?: string | undefined;
-  s3?: string | undefined;
+  s3?: string | boolean | undefined;
   endpoint?: string | undefined;
   output?: string | undefined;
 }): Promise<number> {
@@ -334,12 +341,14 @@ async function report(
   await writeFileAtomic(path, JSON.stringify(doc, null, 2) + "\n");
   console.log(
     `soak: ${tally.rounds} rounds (${tally.runs} sessions) in ${minutes} min; peak RSS ` +
-      `${formatBytes(v.peak_rss_bytes)}; between rounds ${formatBytes(v.rss.first)} in the first ` +
-      `quarter, ${formatBytes(v.rss.last)} in the last: ${v.rss_flat ? "flat" : "GROWING"}; ` +
-      `heap ${formatBytes(v.heap.first)} → ${formatBytes(v.heap.last)}: ` +
+      `${formatBytes(v.peak_rss_bytes)}; between rounds ${formatBytes(v.rss.before)} in the ` +
+      `second quarter, ${formatBytes(v.rss.last)} in the last: ${
+        v.rss_flat ? "flat" : "GROWING"
+      }; ` +
+      `heap ${formatBytes(v.heap.before)} → ${formatBytes(v.heap.last)}: ` +
       `${v.heap_flat ? "flat" : "GROWING"}; ` +
       `fds peak ${v.peak_fds} ` +
-      `(${v.fds.first} → ${v.fds.last}: ${v.fds_flat ? "flat" : "GROWING"}); ` +
+      `(${v.fds.before} → ${v.fds.last}: ${v.fds_flat ? "flat" : "GROWING"}); ` +
       `${tally.errors.length} errors; ${tally.leftovers.length} leftovers`,
   );
   for (const e of [...tally.errors, ...tally.leftovers].slice(0, 5)) console.log(`  ${e}`);
@@ -358,6 +367,7 @@ if (import.meta.main) {
     .option("--file-dir <dir>", "a directory on the disk (default: the system's temp directory)")
     .option("--pfs <dir>", "a directory on a shared mount (default: $TIERBENCH_PFS_DIR)")
     .option("--s3 <url>", "s3://BUCKET[/PREFIX] (default: $TIERBENCH_S3_BUCKET, else the stub)")
+    .option("--no-s3", "no s3 tier")
     .option("--endpoint <url>", "S3 endpoint (default: $TIERBENCH_S3_ENDPOINT)")
     .option("--output <file>", "the soak's JSON (default results/soak-<host>-<time>.json)")
     .exitOverride()
