@@ -28,6 +28,7 @@ import {
   reportCommand,
   runCommand,
   sweepCommand,
+  traceCommand,
   workloadCommand,
 } from "./cli/mod.ts";
 import { polishHelp } from "./cli/help_text.ts";
@@ -51,6 +52,7 @@ function program() {
       workloadCommand(),
       planCommand(),
       replayCommand(),
+      traceCommand(),
       reportCommand(),
       compareCommand(),
     ]

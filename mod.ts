@@ -5,6 +5,7 @@
  * @module
  */
 export * from "./core/mod.ts";
+export * from "./trace/mod.ts";
 export * from "./tiers/mod.ts";
 export * from "./engines/mod.ts";
 export * from "./workloads/mod.ts";

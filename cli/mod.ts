@@ -15,5 +15,6 @@ export { replayCommand } from "./replay.ts";
 export { reportCommand } from "./report.ts";
 export { runCommand } from "./run.ts";
 export { sweepCommand } from "./sweep.ts";
+export { traceCommand } from "./trace.ts";
 export { workloadCommand } from "./workload.ts";
 export { EXIT_FAILED, EXIT_USAGE, exitOnError } from "./_exit.ts";

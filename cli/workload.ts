@@ -28,6 +28,7 @@ import {
 import { parseTierList } from "./_paths.ts";
 import { reportSession } from "./_session.ts";
 import { acrossProcesses, launchedBy } from "./_cluster.ts";
+import { optionsWithDeepSpeed, readDeepSpeedInputs, setupWithDeepSpeed } from "./_deepspeed.ts";
 
 /** Workload options from the CLI: numbers checked, sizes parsed. */
 function parseWorkloadOptions(o: {
@@ -239,6 +240,14 @@ export function workloadCommand() {
       "datastates: run it on zero-infinity's optimizer offload to file: (DataStates-LLM itself refuses offload_optimizer)",
     )
     .option(
+      "--model-tensors <file>",
+      "zero-infinity, deepspeed-checkpoint: your model's parameters (name, shape) in registration order, JSON (docs/workloads.md has the PyTorch lines that write it)",
+    )
+    .option(
+      "--deepspeed-config <file>",
+      "zero-infinity, deepspeed-checkpoint: a DeepSpeed config file; its zero_optimization, aio, fp16/bf16 and batch sizes drive the workload, refused where DeepSpeed refuses it",
+    )
+    .option(
       "--background-rate <size/s>",
       "each rank moves the background I/O (datastates' lazy flush) to each path at this many " +
         "bytes/s (k, m, g), each request at its intended start (open loop); default: as fast " +
@@ -249,7 +258,7 @@ export function workloadCommand() {
     "every byte a rank writes is a pattern of its object, write and offset; every object read " +
       "back is checked against it, a mismatch named at its offset",
   );
-  return addOutputOptions(addS3Options(checked)).action(async (name, o) => {
+  return addOutputOptions(addS3Options(checked)).action(async (name, o, command) => {
     let def;
     try {
       def = workloadByName(name);
@@ -257,9 +266,12 @@ export function workloadCommand() {
       fail((e as Error).message, EXIT_USAGE);
     }
     const engine = o.ioengine ?? o.engine;
-    const setup = resolveSetup(setupOf(o));
+    const inputs = await readDeepSpeedInputs(name, o);
+    const given = (flag: string) =>
+      command.getOptionValueSource(flag.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase()));
+    const setup = resolveSetup(setupWithDeepSpeed(setupOf(o), inputs, given));
     const specs = parseTierList(o.tiers);
-    const options = parseWorkloadOptions(o);
+    const options = optionsWithDeepSpeed(parseWorkloadOptions(o), setup, inputs, given);
     const backgroundRate = parseBackgroundRate(o.backgroundRate);
     const timeoutMs = parseTimeout(o.timeout);
     const s3 = { endpoint: o.endpoint, region: o.region };
@@ -267,7 +279,10 @@ export function workloadCommand() {
       command: "workload",
       workload: name,
       tiers: specs.map(formatTierSpec),
-      setup,
+      // a user's tensor list is in the files it names, not repeated in every result
+      setup: setup.tensors === undefined
+        ? setup
+        : { ...setup, tensors: { label: setup.tensors.label, count: setup.tensors.list.length } },
       options,
       engine,
       ...(backgroundRate === undefined ? {} : { background_rate: backgroundRate }),

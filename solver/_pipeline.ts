@@ -199,8 +199,9 @@ export function simulateProgram(program: WorkloadProgram, tiers: PipelineTiers):
 
 /** The update phase of ZeRO-Infinity (every subgroup on the local path), simulated. */
 export function simulateInfinity(setup: TrainingSetup, tiers: PipelineTiers): SimulatedUpdate {
-  // every pass ascending, nothing cached: one pass is the steady state
-  const once = { ...setup, warmupIterations: 0, iterations: 1 };
+  // every pass ascending, nothing cached; the first update reads no m and v (the optimizer has
+  // none yet): one warm-up pass, then the steady one
+  const once = { ...setup, warmupIterations: 1, iterations: 1 };
   const program = zeroInfinity.build(once, { local: ["local"] }, {
     bs: tiers.local.bs,
     iodepth: tiers.local.iodepth,

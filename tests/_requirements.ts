@@ -98,7 +98,8 @@ export const REQUIREMENTS: { readonly [N in Need]: Requirement } = {
   },
   // a terminal for the progress line's test
   script: { name: "script", detection: { command: "script" }, packages: ["bsdutils"] },
-  // the system calls a stream makes, as the kernel sees them (engines/libaio_stream_test.ts)
+  // the system calls a stream makes, as the kernel sees them (engines/libaio_stream_test.ts);
+  // `trace record` runs commands under it
   strace: { name: "strace", detection: { command: "strace" }, packages: ["strace"] },
   // the remote-tier tests' cluster (tests/_remote.ts)
   ceph: { name: "ceph", detection: { dpkg: CEPH_PACKAGES }, packages: CEPH_PACKAGES },

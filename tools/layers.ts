@@ -6,7 +6,7 @@
  * The order, lowest first (docs/architecture.md draws it):
  *
  * ```
- * core → cluster → tiers → engines → workloads → schema → solver → bench → report → cli
+ * core → trace → cluster → tiers → engines → workloads → schema → solver → bench → report → cli
  *      → main.ts, mod.ts → tools → tests
  * ```
  *
@@ -26,6 +26,7 @@ import { dirname, join, normalize, relative } from "node:path";
 /** The folders in import order; a folder may import only folders of a lower rank. */
 export const LAYERS: readonly (readonly string[])[] = [
   ["core"],
+  ["trace"],
   ["cluster"],
   ["tiers"],
   ["engines"],

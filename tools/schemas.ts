@@ -4,6 +4,8 @@
  *
  * - schemas/result.schema.json from {@linkcode ResultDocument} (schema/result.ts)
  * - schemas/plan.schema.json from {@linkcode PlanDocument} (schema/plan.ts)
+ * - schemas/trace.schema.json from {@linkcode TraceLine} (trace/format.ts):
+ *   one line of a trace, its header or a record
  *
  * both by ts-json-schema-generator from the TypeScript interfaces, and
  * - schemas/profile.schema.json from the zod schema solver/profile.ts checks
@@ -24,6 +26,7 @@ import { PLAN_SCHEMA_ID } from "../schema/plan.ts";
 import { PROFILE_SCHEMA_ID } from "../schema/profile.ts";
 import { RESULT_SCHEMA_ID } from "../schema/result.ts";
 import { profileJsonSchema } from "../solver/profile.ts";
+import { TRACE_SCHEMA, TRACE_SCHEMA_ID } from "../trace/format.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 
@@ -64,6 +67,12 @@ export const SCHEMAS: readonly SchemaTarget[] = [
     id: PLAN_SCHEMA_ID,
     title: "tierbench/plan@1",
     make: fromTypes("schema/plan.ts", "PlanDocument"),
+  },
+  {
+    file: "trace.schema.json",
+    id: TRACE_SCHEMA_ID,
+    title: TRACE_SCHEMA,
+    make: fromTypes("trace/format.ts", "TraceLine"),
   },
   {
     file: "profile.schema.json",

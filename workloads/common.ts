@@ -6,6 +6,7 @@
  * @module
  */
 
+import type { DeepSpeedConfig } from "./deepspeed_config.ts";
 import { layerForwardFlops } from "./model.ts";
 import type { PathPolicy, PathRole, ProgramBuilder, WorkloadProgram } from "./ops.ts";
 import { gpuMs, scaledBytes, shardParameters, subgroupSizes, type TrainingSetup } from "./setup.ts";
@@ -61,6 +62,11 @@ export interface WorkloadOptions {
   readonly bufferCount?: number;
   /** zero-infinity: DeepSpeed's pipelined swapper (pipeline_read and pipeline_write true). */
   readonly pipeline?: boolean;
+  /**
+   * zero-infinity, deepspeed-checkpoint: a DeepSpeed config file's settings
+   * (`--deepspeed-config`); the flags above, where given, win over it.
+   */
+  readonly deepspeed?: DeepSpeedConfig;
   /**
    * zero-infinity, mlp-offload: aio intra_op_parallelism, each swap cut into
    * this many slices on their own contexts (zero-infinity 1, mlp-offload 4).
@@ -185,11 +191,17 @@ export function requirePath(
   return name;
 }
 
-/** Forward then backward GPU time of one iteration of one rank, scaled, ms (backward = 2 × forward). */
+/**
+ * Forward then backward GPU time of one iteration of one rank, scaled, ms
+ * (backward = 2 × forward). A user's tensor list (`setup.tensors`) has no
+ * layer shape: its forward is 2 FLOPs per parameter of the rank and token.
+ */
 export function forwardBackwardMs(s: TrainingSetup): { forward: number; backward: number } {
   const forward = gpuMs(
     s,
-    s.model.layers * layerForwardFlops(s.model, s.microBatch, s.tensorParallel),
+    s.tensors === undefined
+      ? s.model.layers * layerForwardFlops(s.model, s.microBatch, s.tensorParallel)
+      : (2 * s.parameters * s.microBatch * s.model.sequence) / s.tensorParallel,
   );
   return { forward, backward: 2 * forward };
 }

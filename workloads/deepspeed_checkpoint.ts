@@ -7,15 +7,17 @@
  * waits for the copy. (docs/workloads.md cites the file and lines.)
  *
  * Per rank and iteration:
- * - **backward** and **update**: `zero-infinity`'s ops on the local path
- *   ({@linkcode zeroInfinityBackward}, {@linkcode zeroInfinityUpdate}).
+ * - **forward**, **backward** and **update**: `zero-infinity`'s ops on the
+ *   local path ({@linkcode zeroInfinityBackward}, {@linkcode zeroInfinityUpdate}),
+ *   with the same model and DeepSpeed config options.
  * - **checkpoint**, every `checkpointEvery` iterations
  *   ({@linkcode DEEPSPEED_CHECKPOINT_EVERY} by default, counted from the
  *   first iteration, warm-up included): a barrier after the update, then
- *   each swap file of the rank — params, m and v of every subgroup
- *   (3 × 4 = 12 B/param; gradient files are not copied) — read from the
- *   local path and written to `global_step{N}/offloaded_tensors/rank{r}/`
- *   on the remote path (N the step just taken, iteration + 1; a new
+ *   each swap file of the rank's optimizer folder but the gradients — the
+ *   fp32 params and the optimizer's states of every swapped subgroup
+ *   (`0_51.tensor.swp`, `exp_avg-0_51.tensor.swp`, `exp_avg_sq-0_51.tensor.swp`:
+ *   3 × 4 = 12 B/param with Adam) — read from the local path and written to
+ *   `global_step{N}/offloaded_tensors/rank{r}/` on the remote path (N the step just taken, iteration + 1; a new
  *   directory per checkpoint), one file after the other on one stream
  *   (`copy`), buffered (copytree copies with sendfile, through the page
  *   cache). The ops hold the phase: the next iteration's barrier waits for
@@ -40,12 +42,13 @@ import {
 import { isCheckpointIteration } from "./datastates.ts";
 import { ProgramBuilder, type RankProgram, type WorkloadProgram } from "./ops.ts";
 import { shardParameters, type TrainingSetup } from "./setup.ts";
+import { optimizerFolder, paramsFile, stateFile, type Zero3Subgroup } from "./zero3.ts";
 import {
-  swapLayout,
-  ZERO_INFINITY_WRITES,
+  checkedLayout,
   zeroInfinityBackward,
   zeroInfinityDerived,
   zeroInfinityInitial,
+  zeroInfinityPath,
   zeroInfinitySettings,
   zeroInfinityUpdate,
 } from "./zero_infinity.ts";
@@ -53,9 +56,14 @@ import {
 /** Checkpoint every this many iterations unless `options.checkpointEvery` says otherwise. */
 export const DEEPSPEED_CHECKPOINT_EVERY = 1;
 
-/** The copy of a swap file in the checkpoint of rank `rank` at step `step`. */
+/** The copy of a swap file (`exp_avg-0_51.tensor.swp`) in the checkpoint of rank `rank` at step `step`. */
 export function offloadedTensorFile(step: number, rank: number, swapFile: string): string {
-  return `global_step${step}/offloaded_tensors/rank${rank}/${swapFile}.tensor.swp`;
+  return `global_step${step}/offloaded_tensors/rank${rank}/${swapFile}`;
+}
+
+/** The swap files the checkpoint copies: every state file of a swapped subgroup, in order. */
+function copiedFiles(sg: Zero3Subgroup, states: readonly string[]): string[] {
+  return [paramsFile(sg), ...states.map((st) => stateFile(sg, st))];
 }
 
 /**
@@ -92,15 +100,17 @@ export const deepspeedCheckpoint: WorkloadDefinition = {
     for (let r = 0; r < setup.ranksPerNode; r++) {
       ranks.push(rankProgram(r, setup, local, remote, every, options));
     }
-    // the swap files zero-infinity has: the swapped subgroups' params, m and v
-    const swapped = swapLayout(setup, zeroInfinitySettings(options)).filter((sg) => sg.swapped);
-    const perParam = ZERO_INFINITY_WRITES.length * setup.bytesPerState;
+    // the swap files zero-infinity has: the swapped subgroups' params and optimizer states
+    const settings = zeroInfinitySettings(options);
+    const swapped = checkedLayout(setup, settings).subgroups.filter((sg) => sg.swapped);
+    const files = 1 + settings.states.length;
+    const perParam = files * setup.bytesPerState;
     const checkpoints = Array.from({ length: totalIterations(setup) }, (_, it) => it)
       .filter((it) => isCheckpointIteration(it, every)).length;
     return {
       workload: "deepspeed-checkpoint",
       paths: [
-        storagePath(local, "local", options),
+        zeroInfinityPath(local, options, settings),
         storagePath(remote, "remote", options, { iodepth: 1 }),
       ],
       ranks,
@@ -110,11 +120,8 @@ export const deepspeedCheckpoint: WorkloadDefinition = {
         ...zeroInfinityDerived(setup, options),
         checkpoint_bytes_per_param: perParam,
         checkpoint_bytes_per_rank_unscaled: shardParameters(setup) * perParam,
-        checkpoint_bytes_per_rank: swapped.reduce(
-          (t, sg) => t + ZERO_INFINITY_WRITES.length * sg.stateBytes,
-          0,
-        ),
-        checkpoint_files_per_rank: ZERO_INFINITY_WRITES.length * swapped.length,
+        checkpoint_bytes_per_rank: swapped.reduce((t, sg) => t + files * sg.stateBytes, 0),
+        checkpoint_files_per_rank: files * swapped.length,
         checkpoint_every: every,
         checkpoints,
       },
@@ -137,7 +144,8 @@ function rankProgram(
   options: WorkloadOptions,
 ): RankProgram {
   const b = new ProgramBuilder(rank);
-  const swapped = swapLayout(setup, zeroInfinitySettings(options)).filter((sg) => sg.swapped);
+  const settings = zeroInfinitySettings(options);
+  const swapped = checkedLayout(setup, settings).subgroups.filter((sg) => sg.swapped);
   zeroInfinityInitial(b, setup, local, options);
   // each phase's barrier waits for the last held op of every stream, the copy's included
   for (let it = 0; it < totalIterations(setup); it++) {
@@ -147,15 +155,14 @@ function rankProgram(
     const phase = "checkpoint";
     const open = b.barrier({ iteration: it, phase });
     for (const sg of swapped) {
-      for (const st of ZERO_INFINITY_WRITES) {
-        const swap = `sg${sg.index}.${st}`;
+      for (const swap of copiedFiles(sg, settings.states)) {
         b.add({
           kind: "read",
           stream: "copy",
           iteration: it,
           phase,
           path: local,
-          object: swap,
+          object: `${optimizerFolder(rank)}/${swap}`,
           bytes: sg.stateBytes,
           label: `${swap}.copy-in`,
           after: [open],

@@ -21,6 +21,7 @@ import {
   parameterCount,
   qkvWidth,
 } from "./model.ts";
+import type { ModelTensor } from "./model_tensors.ts";
 
 /** Scaled sizes are rounded up to this (O_DIRECT's alignment). */
 export const SIZE_ALIGNMENT = 4096;
@@ -49,6 +50,12 @@ export interface TrainingSetup {
   readonly iterations: number;
   /** Iterations run first and left out of the summary. */
   readonly warmupIterations: number;
+  /**
+   * A user's own model (`--model-tensors`): its parameter tensors as one
+   * tensor-parallel rank holds them, in registration order. They replace the
+   * preset's tensors; the preset still gives the sequence length.
+   */
+  readonly tensors?: { readonly label: string; readonly list: readonly ModelTensor[] };
 }
 
 /** The setup as a user gives it (CLI flags or a config file). */
@@ -66,6 +73,8 @@ export interface RawTrainingSetup {
   gpuTflops?: number | string | undefined;
   iterations?: number | string | undefined;
   warmup?: number | string | undefined;
+  /** A user's own model's tensors (`--model-tensors`); `parameters` must then be absent. */
+  tensors?: { readonly label: string; readonly list: readonly ModelTensor[] } | undefined;
 }
 
 /** Defaults: MLP-Offload's runs (4 GPUs per node, subgroups of 1e8 elements). */
@@ -144,7 +153,11 @@ const FLAG: Record<string, string> = {
  * ```
  */
 export function resolveSetup(raw: RawTrainingSetup = {}): TrainingSetup {
-  const withDefaults = { ...SETUP_DEFAULTS, ...stripUndefined(raw) };
+  const { tensors, ...rest } = raw;
+  if (tensors !== undefined && raw.parameters !== undefined) {
+    throw new ConfigError("params", "and --model-tensors both give the parameters: give one");
+  }
+  const withDefaults = { ...SETUP_DEFAULTS, ...stripUndefined(rest) };
   const parsed = schema.safeParse(withDefaults);
   if (!parsed.success) {
     const { path, problem, allowed } = describeZodIssue(parsed.error.issues, {
@@ -177,7 +190,10 @@ export function resolveSetup(raw: RawTrainingSetup = {}): TrainingSetup {
       }`,
     );
   }
-  const parameters = v.parameters ?? parameterCount(model);
+  // a tensor list is one tensor-parallel rank's: the model is tp times that
+  const parameters = tensors === undefined
+    ? v.parameters ?? parameterCount(model)
+    : tensors.list.reduce((t, x) => t + x.numel, 0) * tp;
   const subgroups = Math.ceil(Math.ceil(parameters / (dp * tp)) / v.subgroupSize);
   if (subgroups > MAX_SUBGROUPS) {
     throw new ConfigError(
@@ -200,10 +216,11 @@ export function resolveSetup(raw: RawTrainingSetup = {}): TrainingSetup {
     gpuTflops: v.gpuTflops,
     iterations: v.iterations,
     warmupIterations: v.warmup,
+    ...(tensors === undefined ? {} : { tensors }),
   };
 }
 
-function stripUndefined(raw: RawTrainingSetup): Record<string, unknown> {
+function stripUndefined(raw: Omit<RawTrainingSetup, "tensors">): Record<string, unknown> {
   return Object.fromEntries(Object.entries(raw).filter(([, v]) => v !== undefined));
 }
 
@@ -259,16 +276,22 @@ export function gpuMs(s: TrainingSetup, flops: number): number {
 
 /** What a setup resolved to, for the results. */
 export function describeSetup(s: TrainingSetup): Record<string, number | string> {
+  // a user's tensor list has no layers or hidden size of its own
+  const shape = s.tensors === undefined
+    ? {
+      model: s.model.name,
+      layers: s.model.layers,
+      hidden: s.model.hidden,
+      heads: s.model.heads,
+      sequence: s.model.sequence,
+      vocabulary: s.model.vocabulary,
+      ...(s.model.architecture === "llama"
+        ? { architecture: "llama", ffn_hidden: ffnOf(s.model), kv_heads: s.model.kvHeads ?? 0 }
+        : {}),
+    }
+    : { model: s.tensors.label, model_tensors: s.tensors.list.length, sequence: s.model.sequence };
   return {
-    model: s.model.name,
-    layers: s.model.layers,
-    hidden: s.model.hidden,
-    heads: s.model.heads,
-    sequence: s.model.sequence,
-    vocabulary: s.model.vocabulary,
-    ...(s.model.architecture === "llama"
-      ? { architecture: "llama", ffn_hidden: ffnOf(s.model), kv_heads: s.model.kvHeads ?? 0 }
-      : {}),
+    ...shape,
     parameters: s.parameters,
     ranks_per_node: s.ranksPerNode,
     data_parallel: s.dataParallel,
@@ -290,6 +313,8 @@ export interface ParameterPartition {
   readonly name: string;
   /** Elements of this rank's partition: ⌈elements / tp / dp⌉ (DeepSpeed pads each partition). */
   readonly elements: number;
+  /** Elements of the tensor as its tensor-parallel rank holds it, before ZeRO-3 partitions it. */
+  readonly numel: number;
 }
 
 /** One optimizer subgroup of a rank: whole parameter partitions, in model order. */
@@ -311,7 +336,8 @@ export interface PartitionedSubgroup {
  * ⌈elements / tp⌉ split over dp ranks and rounded up, as DeepSpeed pads each
  * parameter's partition (`partition_numel`). Their unpartitioned sum is
  * {@linkcode parameterCount}; with `--params` given, every tensor is scaled
- * by params / parameterCount (at least 1 element).
+ * by params / parameterCount (at least 1 element). With a user's tensor list
+ * (`setup.tensors`), those tensors, each ⌈numel / dp⌉ per rank.
  *
  * @example
  * ```ts
@@ -322,12 +348,20 @@ export interface PartitionedSubgroup {
  * ```
  */
 export function parameterPartitions(s: TrainingSetup): ParameterPartition[] {
+  if (s.tensors !== undefined) {
+    return s.tensors.list.map((t) => ({
+      name: t.name,
+      elements: Math.ceil(t.numel / s.dataParallel),
+      numel: t.numel,
+    }));
+  }
   const { hidden: h, layers, vocabulary: V, sequence: seq } = s.model;
   const factor = s.parameters / parameterCount(s.model);
   const out: ParameterPartition[] = [];
   const add = (name: string, n: number) => {
     const whole = factor === 1 ? n : Math.max(1, Math.round(n * factor));
-    out.push({ name, elements: Math.ceil(Math.ceil(whole / s.tensorParallel) / s.dataParallel) });
+    const numel = Math.ceil(whole / s.tensorParallel);
+    out.push({ name, elements: Math.ceil(numel / s.dataParallel), numel });
   };
   if (s.model.architecture === "llama") {
     llamaTensors(s.model, add);

@@ -1,51 +1,46 @@
 /**
  * `zero-infinity`: DeepSpeed ZeRO-3 with the optimizer offloaded to NVMe, the
- * baseline every offloading paper measures against, as DeepSpeed's code runs
- * it (docs/workloads.md cites the file and line of each rule).
+ * baseline every offloading paper measures against, as DeepSpeed v0.14.5's
+ * code runs it and as strace recordings of it show (docs/workloads.md cites
+ * the source line of each rule).
  *
- * **Subgroups** are formed as stage 3 forms them: the model's parameter
- * tensors ({@linkcode parameterPartitions}), each partitioned over the
- * data-parallel ranks, accumulated whole until a subgroup holds at least
- * sub_group_size elements ({@linkcode partitionedSubgroups}), so their sizes
- * vary. Each state swap (fp32 params, m, v: three files per subgroup) is
- * padded to a multiple of 1024 × threads bytes (256 fp32 elements with one
- * thread); a subgroup smaller than max(1 MiB, block_size) is not swapped at
- * all (it stays in host memory, no I/O).
+ * The model is laid out as ZeRO-3 lays it out ({@linkcode zero3Layout}):
+ * whole parameter partitions form the optimizer subgroups; each swapped
+ * subgroup has one file per state (`0_51.tensor.swp` for the fp32 params,
+ * `exp_avg-0_51.tensor.swp`, `exp_avg_sq-0_51.tensor.swp`) and one file per
+ * large gradient partition (`0_51_gradient_0_1048576.tensor.swp`), under
+ * `zero_stage_3/optimizer/rank{r}/`; swaps are padded to 1 KiB × threads.
  *
  * Per rank and iteration:
- * - **backward**: the forward pass (think time), then the backward pass in
- *   one slice per subgroup, last subgroup first. After each slice the
- *   subgroup's gradients go out, one file per parameter partition (the part
- *   that is a whole multiple of the alignment and at least max(1 MiB,
- *   block_size); smaller partitions and remainders stay in host memory),
- *   through DeepSpeed's gradient swapper: `bufferCount` (4) pinned buffers
- *   of the largest subgroup's size, filled in turn; a full buffer is written
- *   out while the next fills, and when none is free the backward pass waits
- *   for every write in flight before it goes on.
- * - **update**, subgroups ascending. Serial by default (DeepSpeed's
- *   pipeline_read/pipeline_write false): read params, m, v and the
- *   gradients, wait, Adam (think time), write params, m, v, wait. With
- *   `pipeline` (the pipelined swapper): the read of subgroup i+1 is issued
- *   once the read of i is done, after the write of i−2 is done and Adam of
- *   i−1 ran; the write of i waits for the write of i−1 (one read and one
- *   write in flight); Adam of i waits for the write of i−2.
+ * - **forward**: the forward pass (think time); with `offload_param` on
+ *   NVMe, module by module, each reading its parameters first.
+ * - **backward**: the backward pass in reverse registration order (with
+ *   parameter offload, each module reading its parameters first).
+ *   Gradients join a reduce bucket; a full bucket, and the end of backward,
+ *   hand their gradient partitions, by ds_id, to the gradient swapper:
+ *   `buffer_count` buffers of the largest subgroup's size, filled in turn; a
+ *   full one goes out, and with none free backward waits for every write.
+ * - **update**, subgroups ascending: the last gradient buffer goes out and is
+ *   waited for; then, with the serial swapper (one aio handle: one stream),
+ *   read params, m, v, wait, read the gradients, wait, Adam, write, wait;
+ *   with the pipelined one (a read and a write handle), read(i+1) once
+ *   read(i) is done and write(i) once write(i−1) is done, as
+ *   pipeline_read/pipeline_write say. The first iteration reads no m or v
+ *   (the optimizer has none yet) and writes them padded.
  *
- * aio with 1 MiB blocks, depth 8 and 1 thread (intra_op_parallelism) unless
- * `bs`/`iodepth`/`threads` say otherwise; with T threads each swap is cut
- * into T slices, each on its own I/O context. Ranks share the path with no
- * node-wide limit.
+ * aio: 1 MiB blocks, depth 8, 1 thread unless the options or the DeepSpeed
+ * config say otherwise; with T threads each swap is cut into T slices.
  *
  * The phases are exported ({@linkcode zeroInfinityBackward},
- * {@linkcode zeroInfinityUpdate}) for `datastates`, which runs them under its
- * checkpoints.
+ * {@linkcode zeroInfinityUpdate}) for `datastates` and
+ * `deepspeed-checkpoint`, which run them under their checkpoints.
  *
  * @module
  */
 
-import { ConfigError } from "../core/errors.ts";
 import {
   DEEPSPEED_BS,
-  forwardBackwardMs,
+  DEEPSPEED_IODEPTH,
   requirePath,
   storagePath,
   totalIterations,
@@ -53,63 +48,87 @@ import {
   type WorkloadOptions,
   type WorkloadPaths,
 } from "./common.ts";
-import { ProgramBuilder, type RankProgram, type WorkloadProgram } from "./ops.ts";
-import {
-  adamMs,
-  alignedElements,
-  partitionedSubgroups,
-  scaledBytes,
-  shardParameters,
-  swappable,
-  type TrainingSetup,
-} from "./setup.ts";
+import { DEEPSPEED_DEFAULTS } from "./deepspeed_config.ts";
+import { type PathPolicy, ProgramBuilder, type RankProgram, type WorkloadProgram } from "./ops.ts";
+import { alignedElements, shardParameters, type TrainingSetup } from "./setup.ts";
 
-/** States of a subgroup swapped in the update and written back, in order. */
+export { checkedLayout, optimizerFolder, paramBytes, paramObject };
+import {
+  optimizerFolder,
+  paramBytes,
+  paramObject,
+  settingError,
+  type Zero3Layout,
+  zero3Layout,
+  type Zero3Settings,
+} from "./zero3.ts";
+import { buildRank } from "./_zero_infinity_ops.ts";
+import { checkedLayout } from "./_zero_infinity_buffers.ts";
+
+/** States of a subgroup swapped in the update and written back, in order (labels). */
 export const ZERO_INFINITY_WRITES = ["params", "m", "v"] as const;
 /** States read in the update, in order (`grad`: the subgroup's gradient files). */
 export const ZERO_INFINITY_READS = ["params", "m", "v", "grad"] as const;
 /** DeepSpeed's offload_optimizer.buffer_count (offload_config.py). */
-export const DEEPSPEED_DEFAULT_BUFFER_COUNT = 4;
-/** DeepSpeed's aio intra_op_parallelism (swap_tensor/constants.py). */
-export const DEEPSPEED_THREADS = 1;
+export const DEEPSPEED_DEFAULT_BUFFER_COUNT = DEEPSPEED_DEFAULTS.bufferCount;
+/** DeepSpeed's aio thread_count (swap_tensor/constants.py). */
+export const DEEPSPEED_THREADS = DEEPSPEED_DEFAULTS.threadCount;
 
 /** zero-infinity's knobs, resolved. */
-export interface ZeroInfinitySettings {
-  /** The pipelined swapper (pipeline_read/write true) instead of the serial one. */
-  readonly pipeline: boolean;
-  /** aio intra_op_parallelism: slices per swap. */
-  readonly threads: number;
-  /** Pinned buffers of the gradient swapper in backward. */
-  readonly bufferCount: number;
-  /** aio block_size, bytes: sets the smallest swapped tensor. */
-  readonly blockSize: number;
-}
+export type ZeroInfinitySettings = Zero3Settings;
 
-/** The settings `options` give, checked, DeepSpeed's defaults filled in. */
+/**
+ * The settings `options` give, checked, DeepSpeed's defaults filled in: the
+ * DeepSpeed config (`options.deepspeed`) where given, else the flags.
+ *
+ * @example
+ * ```ts
+ * import { zeroInfinitySettings } from "./zero_infinity.ts";
+ * const s = zeroInfinitySettings({ pipeline: true });
+ * console.assert(s.pipelineRead && s.pipelineWrite && s.bufferCount === 4 && s.threads === 1);
+ * ```
+ */
 export function zeroInfinitySettings(options: WorkloadOptions = {}): ZeroInfinitySettings {
-  const threads = options.threads ?? DEEPSPEED_THREADS;
-  const bufferCount = options.bufferCount ?? DEEPSPEED_DEFAULT_BUFFER_COUNT;
-  if (!Number.isInteger(threads) || threads < 1) {
-    throw new ConfigError("threads", `${threads} is not an integer ≥ 1`);
-  }
-  if (!Number.isInteger(bufferCount) || bufferCount < 1) {
-    throw new ConfigError("buffer-count", `${bufferCount} is not an integer ≥ 1`);
-  }
+  const ds = options.deepspeed;
+  const source = ds?.source;
+  const threads = options.threads ?? ds?.aio.threadCount ?? DEEPSPEED_THREADS;
+  const bufferCount = options.bufferCount ?? ds?.bufferCount ?? DEEPSPEED_DEFAULT_BUFFER_COUNT;
+  const at = (flag: string, key: string, n: number, min: number) => {
+    if (!Number.isInteger(n) || n < min) {
+      throw settingError({ source }, flag, key, `${n} is not an integer ≥ ${min}`);
+    }
+  };
+  at("threads", "aio.thread_count", threads, 1);
+  at("buffer-count", "zero_optimization.offload_optimizer.buffer_count", bufferCount, 1);
+  const pipelineRead = options.pipeline ?? ds?.pipelineRead ?? false;
+  const pipelineWrite = options.pipeline ?? ds?.pipelineWrite ?? false;
+  const op = ds?.offloadParam;
   return {
-    pipeline: options.pipeline ?? false,
+    pipeline: pipelineRead || pipelineWrite,
+    pipelineRead,
+    pipelineWrite,
     threads,
     bufferCount,
-    blockSize: options.bs ?? DEEPSPEED_BS,
+    blockSize: options.bs ?? ds?.aio.blockSize ?? DEEPSPEED_BS,
+    queueDepth: options.iodepth ?? ds?.aio.queueDepth ?? DEEPSPEED_IODEPTH,
+    singleSubmit: ds?.aio.singleSubmit ?? false,
+    overlapEvents: ds?.aio.overlapEvents ?? true,
+    reduceBucketSize: ds?.reduceBucketSize ?? DEEPSPEED_DEFAULTS.reduceBucketSize,
+    sortBucket: ds === undefined || ds.reduceScatter || !ds.contiguousGradients,
+    gradientAccumulation: ds?.gradientAccumulationSteps ?? 1,
+    states: ds?.optimizerStates ?? ["exp_avg", "exp_avg_sq"],
+    offloadParam: op === undefined ? undefined : { ...op, elementBytes: ds!.modelElementBytes },
+    source,
   };
 }
 
 /** One gradient file of a subgroup: one parameter partition's aligned part. */
 export interface GradientFile {
-  /** Object name: `sg{i}.grad{k}`, k the partition's place in the subgroup. */
+  /** Object name: DeepSpeed's file under `zero_stage_3/optimizer/rank{r}/`. */
   readonly object: string;
   /** Full-size elements. */
   readonly elements: number;
-  /** Scaled bytes. */
+  /** Bytes (scaled). */
   readonly bytes: number;
 }
 
@@ -124,12 +143,34 @@ export interface SwapSubgroup {
   readonly swapElements: number;
   /** Whether its states go to storage (false: smaller than max(1 MiB, block_size)). */
   readonly swapped: boolean;
-  /** Scaled bytes of one state's swap (0 when not swapped). */
+  /** Bytes of one state's padded swap (0 when not swapped). */
   readonly stateBytes: number;
-  /** Gradient files (none when not swapped). */
+  /** Gradient files, in the order the update reads them (none when not swapped). */
   readonly gradients: readonly GradientFile[];
   /** Gradient pieces kept in host memory: small partitions and alignment remainders. */
   readonly gradientsInMemory: number;
+}
+
+/** What {@linkcode swapLayout} needs of the settings. */
+export interface SwapLayoutSettings {
+  readonly threads: number;
+  readonly blockSize: number;
+  readonly bufferCount?: number;
+  readonly pipeline?: boolean;
+}
+
+/** The layout of `setup` under full zero-infinity settings (or the few a caller gives). */
+export function zeroInfinityLayout(
+  setup: TrainingSetup,
+  settings: ZeroInfinitySettings | SwapLayoutSettings,
+): Zero3Layout {
+  const full = "states" in settings ? settings : {
+    ...zeroInfinitySettings(),
+    threads: settings.threads,
+    blockSize: settings.blockSize,
+    bufferCount: settings.bufferCount ?? DEEPSPEED_DEFAULT_BUFFER_COUNT,
+  };
+  return zero3Layout(setup, full);
 }
 
 /**
@@ -144,41 +185,24 @@ export interface SwapSubgroup {
  * console.assert(layout.every((sg) => sg.swapElements % 256 === 0));
  * ```
  */
-export function swapLayout(setup: TrainingSetup, settings: ZeroInfinitySettings): SwapSubgroup[] {
-  const e = setup.bytesPerState;
-  const align = alignedElements(1, e, settings.threads);
-  return partitionedSubgroups(setup).map((g, index) => {
-    const isSwapped = swappable(g.elements, e, settings.blockSize);
-    const swapElements = alignedElements(g.elements, e, settings.threads);
-    const gradients: GradientFile[] = [];
-    let inMemory = 0;
-    if (isSwapped) {
-      for (const [k, p] of g.partitions.entries()) {
-        // a swappable partition splits into its aligned part (a file) and a remainder (memory)
-        if (!swappable(p.elements, e, settings.blockSize)) {
-          inMemory++;
-          continue;
-        }
-        const aligned = Math.floor(p.elements / align) * align;
-        if (aligned !== p.elements) inMemory++;
-        gradients.push({
-          object: `sg${index}.grad${k}`,
-          elements: aligned,
-          bytes: scaledBytes(setup, aligned * e),
-        });
-      }
-    } else inMemory = g.partitions.length;
-    return {
-      index,
-      elements: g.elements,
-      partitions: g.partitions.length,
-      swapElements,
-      swapped: isSwapped,
-      stateBytes: isSwapped ? scaledBytes(setup, swapElements * e) : 0,
-      gradients,
-      gradientsInMemory: inMemory,
-    };
-  });
+export function swapLayout(
+  setup: TrainingSetup,
+  settings: ZeroInfinitySettings | SwapLayoutSettings,
+): SwapSubgroup[] {
+  return zeroInfinityLayout(setup, settings).subgroups.map((sg) => ({
+    index: sg.index,
+    elements: sg.elements,
+    partitions: sg.params.length,
+    swapElements: sg.swapElements,
+    swapped: sg.swapped,
+    stateBytes: sg.stateBytes,
+    gradients: sg.gradients.map((g) => ({
+      object: `${optimizerFolder(0)}/${g.file}`,
+      elements: g.length,
+      bytes: g.bytes,
+    })),
+    gradientsInMemory: sg.gradientsInMemory,
+  }));
 }
 
 /**
@@ -195,7 +219,7 @@ export function swapLayout(setup: TrainingSetup, settings: ZeroInfinitySettings)
 export const zeroInfinity: WorkloadDefinition = {
   name: "zero-infinity",
   summary:
-    "DeepSpeed ZeRO-Infinity: gradients out in backward, subgroups swapped in order in update",
+    "DeepSpeed ZeRO-Infinity: gradients out per reduce bucket, subgroups swapped in order in update",
   needs: ["local"],
   build(
     setup: TrainingSetup,
@@ -204,29 +228,67 @@ export const zeroInfinity: WorkloadDefinition = {
   ): WorkloadProgram {
     const local = requirePath("zero-infinity", "local", paths);
     const settings = zeroInfinitySettings(options);
-    const policy = storagePath(local, "local", { ...options, threads: settings.threads });
     const ranks: RankProgram[] = [];
     for (let r = 0; r < setup.ranksPerNode; r++) {
-      ranks.push(rankProgram(r, setup, local, options));
+      const b = new ProgramBuilder(r);
+      zeroInfinityInitial(b, setup, local, options);
+      let last: number | undefined;
+      for (let it = 0; it < totalIterations(setup); it++) {
+        last = zeroInfinityBackward(b, setup, local, it, [last], options);
+        last = zeroInfinityUpdate(b, setup, local, it, [last], options);
+      }
+      ranks.push(b.build());
     }
     return {
       workload: "zero-infinity",
-      paths: [policy],
+      paths: [zeroInfinityPath(local, options, settings)],
       ranks,
       warmupIterations: setup.warmupIterations,
       iterations: setup.iterations,
       derived: zeroInfinityDerived(setup, options),
-      notes: [
-        "subgroups: whole parameter partitions of a GPT-style model accumulated to ≥ sub_group_size, " +
-        "one optimizer parameter group",
-      ],
+      notes: zeroInfinityNotes(setup, settings),
     };
   },
 };
 
+/** The local path's policy: DeepSpeed's aio block, depth and threads. */
+export function zeroInfinityPath(
+  local: string,
+  options: WorkloadOptions,
+  settings: ZeroInfinitySettings = zeroInfinitySettings(options),
+): PathPolicy {
+  return storagePath(local, "local", {
+    ...options,
+    bs: settings.blockSize,
+    iodepth: settings.queueDepth,
+    threads: settings.threads,
+  });
+}
+
+function zeroInfinityNotes(setup: TrainingSetup, s: ZeroInfinitySettings): string[] {
+  const notes = [
+    setup.tensors === undefined
+      ? "subgroups: whole parameter partitions of a GPT-style model accumulated to ≥ sub_group_size, one optimizer parameter group"
+      : `subgroups: whole parameter partitions of ${setup.tensors.label} (its tensor list) accumulated to ≥ sub_group_size, one optimizer parameter group`,
+    "the initialization's I/O (the fp32 partitions written, read and written again) is laid out unmeasured as one write",
+  ];
+  if (s.singleSubmit || !s.overlapEvents) {
+    notes.push(
+      "aio single_submit/overlap_events shape the exported trace's io_submit calls; the executor submits as its engine does",
+    );
+  }
+  if (s.offloadParam !== undefined) {
+    notes.push(
+      "offload_param: parameters are read module by module on demand; DeepSpeed's NVMe prefetch from the second step on is not modelled",
+    );
+  }
+  return notes;
+}
+
 /**
- * Notes zero-infinity's swap files, which exist before the first op: params,
- * m and v of every swapped subgroup on `local`.
+ * Notes zero-infinity's swap files, which exist before the first op: the
+ * fp32 partition of every swapped subgroup (written at initialization) and,
+ * with parameter offload, every parameter read from NVMe.
  */
 export function zeroInfinityInitial(
   b: ProgramBuilder,
@@ -234,9 +296,17 @@ export function zeroInfinityInitial(
   local: string,
   options: WorkloadOptions = {},
 ): void {
-  for (const sg of swapLayout(setup, zeroInfinitySettings(options))) {
-    if (!sg.swapped) continue;
-    for (const st of ZERO_INFINITY_WRITES) b.initial(local, `sg${sg.index}.${st}`, sg.stateBytes);
+  const settings = zeroInfinitySettings(options);
+  const layout = checkedLayout(setup, settings);
+  for (const sg of layout.subgroups) {
+    if (sg.swapped) {
+      b.initial(local, `${optimizerFolder(b.rank)}/${sg.id}.tensor.swp`, sg.stateBytes);
+    }
+  }
+  for (const p of layout.params) {
+    if (p.onNvme) {
+      b.initial(local, paramObject(b.rank, settings, p.id), paramBytes(setup, settings, p));
+    }
   }
 }
 
@@ -246,36 +316,54 @@ export function zeroInfinityDerived(
   options: WorkloadOptions = {},
 ): Record<string, number | string | boolean> {
   const settings = zeroInfinitySettings(options);
-  const layout = swapLayout(setup, settings);
-  const swapped = layout.filter((sg) => sg.swapped);
+  const layout = checkedLayout(setup, settings);
+  const subgroups = layout.subgroups;
+  const swapped = subgroups.filter((sg) => sg.swapped);
   const grads = swapped.reduce((t, sg) => t + sg.gradients.reduce((u, g) => u + g.bytes, 0), 0);
   const states = swapped.reduce((t, sg) => t + sg.stateBytes, 0);
+  const k = 1 + settings.states.length;
+  const nvmeParams = layout.params.filter((p) => p.onNvme);
+  const paramIo = nvmeParams.reduce((t, p) => t + paramBytes(setup, settings, p), 0);
+  const swappableParams = layout.params.filter((p) => p.swappable);
   return {
     shard_parameters: shardParameters(setup),
-    subgroups_per_rank: layout.length,
+    subgroups_per_rank: subgroups.length,
     subgroup_grouping: "whole parameter partitions accumulated to >= sub_group_size (stage3.py)",
-    subgroup_elements_min: Math.min(...layout.map((sg) => sg.elements)),
-    subgroup_elements_max: Math.max(...layout.map((sg) => sg.elements)),
-    subgroups_in_host_memory: layout.length - swapped.length,
+    subgroup_elements_min: Math.min(...subgroups.map((sg) => sg.elements)),
+    subgroup_elements_max: Math.max(...subgroups.map((sg) => sg.elements)),
+    subgroups_in_host_memory: subgroups.length - swapped.length,
     swap_alignment_elements: alignedElements(1, setup.bytesPerState, settings.threads),
     gradient_files_per_rank: swapped.reduce((t, sg) => t + sg.gradients.length, 0),
-    gradient_pieces_in_host_memory: layout.reduce((t, sg) => t + sg.gradientsInMemory, 0),
+    gradient_pieces_in_host_memory: subgroups.reduce((t, sg) => t + sg.gradientsInMemory, 0),
+    reduce_bucket_flushes: layout.flushes.length,
     gradient_buffers: settings.bufferCount,
     pipeline: settings.pipeline,
+    pipeline_read: settings.pipelineRead,
+    pipeline_write: settings.pipelineWrite,
     threads: settings.threads,
-    update_read_bytes_per_rank: 3 * states + grads,
-    update_write_bytes_per_rank: 3 * states,
+    gradient_accumulation_steps: settings.gradientAccumulation,
+    update_read_bytes_per_rank: k * states + grads,
+    update_write_bytes_per_rank: k * states,
+    first_update_read_bytes_per_rank: states + grads,
     gradient_write_bytes_per_rank: grads,
+    ...(settings.offloadParam === undefined ? {} : {
+      params_on_nvme_per_rank: nvmeParams.length,
+      param_read_bytes_per_rank: 2 * settings.gradientAccumulation * paramIo,
+      param_write_bytes_per_rank: paramIo,
+    }),
+    nvme_files_left_per_rank: k * swapped.length +
+      swapped.reduce((t, sg) => t + sg.gradients.length, 0) + swappableParams.length,
+    nvme_bytes_left_per_rank: k * states + grads +
+      swappableParams.reduce((t, p) => t + paramBytes(setup, settings, p), 0),
   };
 }
 
 /**
- * Adds zero-infinity's backward phase of iteration `it`: the forward pass,
- * then one backward slice per subgroup, last first, each followed by its
- * gradient files going out through the bounded gradient buffers (see the
- * module documentation). Its barrier waits for `after`, by default for the
- * last held op of every stream. Returns the id of the phase's last op: the
- * last gradient write (or the last slice when nothing is swapped).
+ * Adds zero-infinity's forward and backward phases of iteration `it` (see
+ * the module documentation). The forward phase's barrier waits for `after`,
+ * by default for the last held op of every stream. Returns the id of the
+ * backward pass's last compute op: gradient writes may still be in flight
+ * (the update waits for them before its first read).
  */
 export function zeroInfinityBackward(
   b: ProgramBuilder,
@@ -285,85 +373,15 @@ export function zeroInfinityBackward(
   after?: readonly (number | undefined)[],
   options: WorkloadOptions = {},
 ): number {
-  const phase = "backward";
-  const settings = zeroInfinitySettings(options);
-  const layout = swapLayout(setup, settings);
-  const fb = forwardBackwardMs(setup);
-  const open = b.barrier({ iteration: it, phase, after });
-  let last = b.add({
-    kind: "compute",
-    stream: "compute",
-    iteration: it,
-    phase,
-    ms: fb.forward,
-    label: "forward",
-    after: [open],
-  });
-  const total = layout.reduce((t, sg) => t + sg.elements, 0);
-  // the gradient swapper (async_swapper.py): buffers of the largest subgroup, filled in turn
-  const capacity = Math.max(...layout.map((sg) => sg.swapElements));
-  let current: GradientFile[] = [];
-  let fill = 0;
-  let swapping: number[][] = [];
-  let lastWrite: number | undefined;
-  let wait: number[] = [];
-  const issue = (slice: number) => {
-    if (current.length === 0) return;
-    const ids = current.map((g) =>
-      lastWrite = b.add({
-        kind: "write",
-        stream: `${local}:write`,
-        iteration: it,
-        phase,
-        path: local,
-        object: g.object,
-        bytes: g.bytes,
-        label: g.object,
-        after: [slice],
-      })
-    );
-    swapping.push(ids);
-    current = [];
-    fill = 0;
-  };
-  for (let i = layout.length - 1; i >= 0; i--) {
-    const sg = layout[i]!;
-    const slice = b.add({
-      kind: "compute",
-      stream: "compute",
-      iteration: it,
-      phase,
-      ms: (fb.backward * sg.elements) / total,
-      label: `sg${i}.backward`,
-      after: wait,
-    });
-    last = slice;
-    wait = [];
-    for (const g of sg.gradients) {
-      if (current.length > 0 && fill + g.elements > capacity) {
-        // a full buffer: written out; with no buffer free, wait for every write in flight
-        const full = swapping.length + 1 >= settings.bufferCount;
-        issue(slice);
-        if (full) {
-          wait = swapping.flat();
-          swapping = [];
-        }
-      }
-      current.push(g);
-      fill += g.elements;
-    }
-  }
-  // swap_in_optimizer_state flushes the gradient swapper before the first read
-  issue(last);
-  return lastWrite ?? last;
+  return buildRank(b, setup, local, zeroInfinitySettings(options)).backward(it, after);
 }
 
 /**
- * Adds zero-infinity's update phase of iteration `it`: subgroups in
- * ascending order on `local`, serial (read, wait, Adam, write, wait) or, with
- * `options.pipeline`, as DeepSpeed's pipelined swapper orders it. Its barrier
- * waits for `after`, by default for the last held op of every stream. Returns
- * the id of the last write, which ends after every other op of the phase.
+ * Adds zero-infinity's update phase of iteration `it`: the last gradient
+ * buffer out, then subgroups in ascending order on `local`, serial or
+ * pipelined (see the module documentation). Its barrier waits for `after`,
+ * by default for the last held op of every stream. Returns the id of the
+ * phase's last op, which ends after every other op of the phase.
  *
  * @example
  * ```ts
@@ -374,7 +392,7 @@ export function zeroInfinityBackward(
  * const b = new ProgramBuilder(0);
  * const grads = zeroInfinityBackward(b, setup, "local", 0);
  * const last = zeroInfinityUpdate(b, setup, "local", 0, [grads]);
- * console.assert(b.build().ops[last]!.object!.endsWith(".v"));
+ * console.assert(b.build().ops[last]!.object!.includes("exp_avg_sq-"));
  * ```
  */
 export function zeroInfinityUpdate(
@@ -385,100 +403,5 @@ export function zeroInfinityUpdate(
   after?: readonly (number | undefined)[],
   options: WorkloadOptions = {},
 ): number {
-  const phase = "update";
-  const settings = zeroInfinitySettings(options);
-  const layout = swapLayout(setup, settings);
-  const start = b.barrier({ iteration: it, phase, after });
-  const io = (
-    kind: "read" | "write",
-    object: string,
-    bytes: number,
-    deps: (number | undefined)[],
-  ) =>
-    b.add({
-      kind,
-      stream: `${local}:${kind}`,
-      iteration: it,
-      phase,
-      path: local,
-      object,
-      bytes,
-      label: object,
-      after: deps,
-    });
-  const readsOf = (sg: SwapSubgroup, deps: (number | undefined)[]) => [
-    ...ZERO_INFINITY_WRITES.map((st) => io("read", `sg${sg.index}.${st}`, sg.stateBytes, deps)),
-    ...sg.gradients.map((g) => io("read", g.object, g.bytes, deps)),
-  ];
-  const swapped = layout.filter((sg) => sg.swapped);
-  // per swapped subgroup, in order: the ids of its reads, its Adam, its last write
-  const reads = new Map<number, number[]>();
-  const computes: number[] = [];
-  const writes: number[] = [];
-  let lastOp = start;
-  let k = 0; // index among swapped subgroups
-  for (const sg of layout) {
-    if (!sg.swapped) {
-      // in host memory: Adam only
-      lastOp = b.add({
-        kind: "compute",
-        stream: "compute",
-        iteration: it,
-        phase,
-        ms: adamMs(setup, sg.elements),
-        label: `sg${sg.index}.adam`,
-        after: [start],
-      });
-      continue;
-    }
-    let mine: number[];
-    if (!settings.pipeline) {
-      // serial: the read is issued once the write before it is done
-      mine = readsOf(sg, [start, writes[k - 1]]);
-    } else {
-      // pipelined: read(i) was issued in step i−1, except the first
-      mine = reads.get(k) ?? readsOf(sg, [start]);
-      const next = swapped[k + 1];
-      if (next) {
-        // swap_in(i) waits for read(i), then issues read(i+1); swap_out(i−1) waited for write(i−2)
-        reads.set(k + 1, readsOf(next, [mine.at(-1), computes[k - 1], writes[k - 2]]));
-      }
-    }
-    const c = b.add({
-      kind: "compute",
-      stream: "compute",
-      iteration: it,
-      phase,
-      ms: adamMs(setup, sg.elements),
-      label: `sg${sg.index}.adam`,
-      after: [...mine, settings.pipeline ? writes[k - 2] : writes[k - 1]],
-    });
-    computes.push(c);
-    let w = c;
-    for (const st of ZERO_INFINITY_WRITES) {
-      w = io("write", `sg${sg.index}.${st}`, sg.stateBytes, [c]);
-    }
-    writes.push(w);
-    lastOp = w;
-    k++;
-  }
-  return writes.at(-1) ?? lastOp;
-}
-
-function rankProgram(
-  rank: number,
-  setup: TrainingSetup,
-  local: string,
-  options: WorkloadOptions,
-): RankProgram {
-  const b = new ProgramBuilder(rank);
-  zeroInfinityInitial(b, setup, local, options);
-  // each phase's barrier waits for the last op of the phase before: a write
-  // on the local path that ends after every other op of its phase
-  let last: number | undefined;
-  for (let it = 0; it < totalIterations(setup); it++) {
-    last = zeroInfinityBackward(b, setup, local, it, [last], options);
-    last = zeroInfinityUpdate(b, setup, local, it, [last], options);
-  }
-  return b.build();
+  return buildRank(b, setup, local, zeroInfinitySettings(options)).update(it, after);
 }

@@ -1,0 +1,31 @@
+/**
+ * `tierbench trace`: record any process's file I/O, import strace logs and
+ * fio iologs, look at a trace phase by phase, replay it on the tiers.
+ * Each subcommand lives in its own file (cli/trace_*.ts).
+ *
+ * @module
+ */
+
+import { Command } from "@commander-js/extra-typings";
+import { traceExportCommand, traceImportCommand } from "./trace_import.ts";
+import { traceStatsCommand } from "./trace_stats.ts";
+import { traceDiffCommand } from "./trace_diff.ts";
+
+/** The subcommands of `trace`, in the order `--help` lists them. */
+export function traceSubcommands(): Command[] {
+  return [
+    traceImportCommand(),
+    traceExportCommand(),
+    traceStatsCommand(),
+    traceDiffCommand(),
+  ] as Command[];
+}
+
+/** The `trace` command. */
+export function traceCommand() {
+  const cmd = new Command("trace").description(
+    "record a process's file I/O, import strace logs and fio iologs, stats and replay of traces",
+  );
+  for (const sub of traceSubcommands()) cmd.addCommand(sub);
+  return cmd;
+}
