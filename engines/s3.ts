@@ -26,16 +26,13 @@ import {
 } from "@aws-sdk/client-s3";
 import type { JobPlan, S3Target } from "../core/job_protocol.ts";
 import { DEFAULT_TIMEOUT_MS } from "../core/config.ts";
-import { S3Error } from "../core/errors.ts";
 import {
   idleTimeoutOf,
-  isTransient,
-  MAX_ATTEMPTS,
   newS3Client,
   resolveCredentials,
-  retryCauseOf,
   s3ErrorFrom,
   type S3Location,
+  withBodyRetries,
 } from "../tiers/s3_client.ts";
 import type { RetryCause } from "../core/job_protocol.ts";
 import { monoNow } from "../core/libc.ts";
@@ -289,44 +286,27 @@ export class S3Engine implements JobEngine {
     const at = offset - k * objectSize;
     const key = `${this.#t.prefix}obj${k}`;
     const range = this.#objectLength(k) > bs ? `bytes=${at}-${at + bs - 1}` : undefined;
-    for (let attempt = 1;; attempt++) {
-      const r = await this.#send(
-        "GetObject",
-        key,
-        () => getObject(this.#client, bucket, key, range),
-      );
-      let first = -1;
-      let got = 0;
-      const block = this.#verifier && new Uint8Array(bs);
-      try {
-        ({ got, first } = await this.#deadline(drainBody(r, block), "GetObject (body)", key));
-      } catch (e) {
-        if (e instanceof S3Error) throw e; // timed out
-        if (attempt < MAX_ATTEMPTS && isTransient(e)) {
-          this.#retries.count(retryCauseOf(e));
-          await backoff(attempt);
-          continue;
-        }
-        throw s3ErrorFrom(e, {
-          operation: "GetObject (body)",
-          bucket,
-          key,
-          loc: this.#loc,
-          attempts: attempt,
-        });
-      }
-      if (got !== bs) {
-        throw objectError(this.#ref(key), "GetObject", "ShortRead", {
-          status: r.$metadata.httpStatusCode,
-          detail: `(${got} of ${bs} bytes${range ? ` for ${range}` : ""})`,
-        });
-      }
-      const ttfb = ((first < 0 ? monoNow() : first) - t0) * 1e6;
-      if (block !== undefined) {
-        this.#verifier!.checkRead(block, `s3://${bucket}/${key}`, offset, offset, at);
-      }
-      return ttfb;
+    const block = this.#verifier && new Uint8Array(bs);
+    const { got, first, status } = await withBodyRetries(
+      { operation: "GetObject", bucket, key, loc: this.#loc },
+      () => this.#send("GetObject", key, () => getObject(this.#client, bucket, key, range)),
+      async (r) => ({
+        ...await this.#deadline(drainBody(r, block), "GetObject (body)", key),
+        status: r.$metadata.httpStatusCode,
+      }),
+      (cause) => this.#retries.count(cause),
+    );
+    if (got !== bs) {
+      throw objectError(this.#ref(key), "GetObject", "ShortRead", {
+        status,
+        detail: `(${got} of ${bs} bytes${range ? ` for ${range}` : ""})`,
+      });
     }
+    const ttfb = ((first < 0 ? monoNow() : first) - t0) * 1e6;
+    if (block !== undefined) {
+      this.#verifier!.checkRead(block, `s3://${bucket}/${key}`, offset, offset, at);
+    }
+    return ttfb;
   }
 
   /**
@@ -413,7 +393,7 @@ export class S3Engine implements JobEngine {
   }
 
   /**
-   * `request`, or an {@linkcode S3Error} "timed out" once it has taken longer
+   * `request`, or an `S3Error` "timed out" once it has taken longer
    * than the job's --timeout (the SDK's retries included). The abandoned
    * request's socket goes when the client is destroyed.
    */
@@ -447,10 +427,11 @@ export class S3Engine implements JobEngine {
       while (this.#failure === undefined && next < this.#written && !stopped()) {
         const n = next++;
         const key = `${writePrefix}o${n}`;
-        const bytes = await this.#send(
-          "GetObject",
-          key,
-          () => getObject(this.#client, bucket, key).then((r) => r.Body!.transformToByteArray()),
+        const bytes = await withBodyRetries(
+          { operation: "GetObject", bucket, key, loc: this.#loc },
+          () => this.#send("GetObject", key, () => getObject(this.#client, bucket, key)),
+          (r) => this.#deadline(r.Body!.transformToByteArray(), "GetObject (body)", key),
+          (cause) => this.#retries.count(cause),
         );
         if (bytes.byteLength !== bs) {
           throw objectError(this.#ref(key), "GetObject (verify read-back)", "ShortRead", {
@@ -473,9 +454,4 @@ function fillRandom(buf: Uint8Array): void {
   for (let at = 0; at < buf.byteLength; at += 65536) {
     crypto.getRandomValues(buf.subarray(at, at + 65536));
   }
-}
-
-function backoff(attempt: number): Promise<void> {
-  const ms = Math.min(2000, 50 * 2 ** attempt) * (0.5 + Math.random() / 2);
-  return new Promise((r) => setTimeout(r, ms));
 }

@@ -10,7 +10,13 @@
 
 import type { S3Client } from "@aws-sdk/client-s3";
 import { fillRandom } from "./_file.ts";
-import { idleTimeoutOf, newS3Client, type S3Location, sendWithin } from "../tiers/s3_client.ts";
+import {
+  idleTimeoutOf,
+  newS3Client,
+  type S3Location,
+  sendWithin,
+  withBodyRetries,
+} from "../tiers/s3_client.ts";
 import { requestSize, type StreamOptions } from "./_stream.ts";
 import { drainBody, getObject, objectError, putObject } from "./_s3_requests.ts";
 
@@ -129,10 +135,16 @@ export class S3Channel {
     const v = this.#options.verifier;
     const into = v ? new Uint8Array(len) : undefined;
     // the whole request, its body included, within --timeout
+    const ctx = { operation: "GetObject", bucket, key, loc };
     const { got } = await sendWithin(
       this.#options.timeoutMs,
-      { operation: "GetObject", bucket, key, loc },
-      async (o) => await drainBody(await getObject(this.#client, bucket, key, undefined, o), into),
+      ctx,
+      (o) =>
+        withBodyRetries(
+          ctx,
+          () => getObject(this.#client, bucket, key, undefined, o),
+          (r) => drainBody(r, into),
+        ),
     );
     if (got !== len) {
       throw objectError({ loc, bucket, key }, "GetObject", "ShortRead", {

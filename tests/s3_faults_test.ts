@@ -116,6 +116,62 @@ Deno.test({
   },
 });
 
+Deno.test({
+  name:
+    "S3 GET bodies dropped mid-answer (stub): fetched again in the measured reads, the --verify read-back and a workload's streams; nothing left",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  fn: async () => {
+    await using s3 = stubS3();
+    // half the GETs of objects: the connection dropped halfway through the answer (mostly
+    // mid-body, where only tierbench can retry: the SDK's retries end with the headers);
+    // never twice in a row, so that the SDK's retry quota is not what is tested
+    await using proxy = await startFaultProxy({
+      upstream: s3.endpoint,
+      rates: { reset: 0.5 },
+      methods: ["GET"],
+      maxFaultsInARow: 1,
+    });
+    const runs: [string, string[]][] = [
+      ["read-back", ["run", "--tier", "s3://faults/body", "--rw", "write", "--bs", "64k"]],
+      ["reads", ["run", "--tier", "s3://faults/body", "--rw", "randread", "--bs", "64k"]],
+      ["workload", [
+        ...["workload", "mlp-offload", "--model", "7b", "--scale", "0.002", "--iterations", "1"],
+        // requests of 64 KiB: bodies large enough to be cut after the headers, small
+        // enough for the stub to keep (what --verify checks)
+        ...["--bs", "64k"],
+      ]],
+    ];
+    await withTempDir(async (dir) => {
+      for (const [what, args] of runs) {
+        const out = join(dir, `${what}.json`);
+        const extra = what === "workload"
+          ? ["--tiers", `memory:,file:${dir},s3://faults/body`]
+          : ["--size", "1m", "--iodepth", "2"];
+        const before = proxy.injected.reset;
+        const r = await runAgainst(proxy.endpoint, [
+          ...args,
+          ...extra,
+          ...["--quiet", "--verify", "--timeout", "16", "--output", out],
+        ]);
+        assert.equal(r.code, 0, `${what}: ${r.stderr}`);
+        assert.equal(r.stderr, "", `${what}: nothing on stderr`);
+        assert.ok(proxy.injected.reset > before, `${what}: no GET was cut off`);
+        const doc = JSON.parse(await Deno.readTextFile(out)) as ResultDocument;
+        if (what === "reads") {
+          const causes = doc.runs[0]!.jobs[0]!.retry_causes!;
+          assert.ok(causes.connection > 0, `reads: ${JSON.stringify(causes)}`);
+        }
+        if (what === "workload") {
+          assert.ok(doc.workload!.verify!.checked_bytes > 0, "workload: nothing checked");
+        }
+        assert.deepEqual(await s3.keys("faults", "body/"), [], `${what}: objects left`);
+      }
+      console.log(`GETs cut off: ${proxy.injected.reset} of ${proxy.requests} requests`);
+    });
+  },
+});
+
 /** Faults that never let up, on the measured requests only, and what the run must say. */
 const STORMS_THAT_STAY: {
   label: string;

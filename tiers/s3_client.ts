@@ -128,7 +128,8 @@ export interface S3ClientOptions {
   readonly maxAttempts?: number;
   /**
    * How long a request may see no progress before it is abandoned and
-   * retried, ms (default {@linkcode REQUEST_IDLE_TIMEOUT_MS}).
+   * retried, ms (default {@linkcode REQUEST_IDLE_TIMEOUT_MS}); one whose
+   * answer has not begun within twice this is abandoned and retried too.
    */
   readonly idleTimeoutMs?: number;
   /** Told of each retry the SDK makes, with its cause, before it backs off and retries. */
@@ -182,6 +183,7 @@ class CountingRetryStrategy implements RetryStrategyV2 {
  */
 export function newS3Client(loc: S3Location, options: S3ClientOptions = {}): S3Client {
   const maxAttempts = options.maxAttempts ?? MAX_ATTEMPTS;
+  const idleMs = options.idleTimeoutMs ?? REQUEST_IDLE_TIMEOUT_MS;
   return new S3Client({
     region: loc.region,
     ...(loc.endpoint === undefined ? {} : { endpoint: loc.endpoint }),
@@ -196,8 +198,14 @@ export function newS3Client(loc: S3Location, options: S3ClientOptions = {}): S3C
       : {}),
     requestHandler: {
       // no progress (no bytes either way, before or during the answer) for this long: a
-      // TimeoutError, which the SDK retries (requestTimeout would only warn, after the headers)
-      socketTimeout: options.idleTimeoutMs ?? REQUEST_IDLE_TIMEOUT_MS,
+      // TimeoutError, which the SDK retries
+      socketTimeout: idleMs,
+      // and no answer begun within twice that: when a kept-alive connection is reset before
+      // the answer, Deno's node:http sends the request again on a new one by itself, and the
+      // socket timeout stays behind on the old connection; a stall there would otherwise
+      // hold the request until --timeout instead of being retried
+      requestTimeout: 2 * idleMs,
+      throwOnRequestTimeout: true,
       httpAgent: { keepAlive: true, maxSockets: options.maxSockets ?? 50 },
       httpsAgent: { keepAlive: true, maxSockets: options.maxSockets ?? 50 },
     },
@@ -275,6 +283,13 @@ const TRANSIENT_CODES = new Set([
   "ServiceUnavailable",
 ]);
 
+/** How node:http, and Deno's fetch, word a connection dropped or a body cut off. */
+const TRANSIENT_WORDS = new RegExp(
+  "premature close|aborted|socket hang up|connection (reset|closed)|" +
+    "error reading a body|unexpected eof|incomplete ?message",
+  "i",
+);
+
 /**
  * Whether a failure is transient: a 5xx, throttling, or a dropped or refused
  * connection. The SDK retries these itself for whole requests; the engine
@@ -286,7 +301,7 @@ export function isTransient(e: unknown): boolean {
   const code = codeOf(e);
   if (TRANSIENT_CODES.has(code)) return true;
   const message = String((e as ErrorShape | undefined)?.message ?? "");
-  return /premature close|aborted|socket hang up|connection (reset|closed)/i.test(message);
+  return TRANSIENT_WORDS.test(message);
 }
 
 /** S3 codes of throttling, whatever the status. */
@@ -370,6 +385,53 @@ export async function sendWithin<T>(
     }
     throw s3ErrorFrom(e, ctx);
   }
+}
+
+/**
+ * A GET and the read of its answer's body, the GET sent again (up to
+ * {@linkcode MAX_ATTEMPTS} in all, with backoff) when the body breaks off
+ * with a transient error: the SDK retries a request only until its answer's
+ * headers have come. `onRetry` is told of each such retry. What `send`
+ * throws is thrown as it is; a body that keeps breaking off, as an
+ * {@linkcode S3Error} naming `ctx`'s operation with "(body)" and the
+ * attempts; an S3Error from `read` (its own deadline) is never retried.
+ *
+ * @example
+ * ```ts ignore
+ * const text = await withBodyRetries(
+ *   { operation: "GetObject", bucket, key, loc },
+ *   () => client.send(new GetObjectCommand({ Bucket: bucket, Key: key })),
+ *   async (r) => await r.Body!.transformToString(),
+ * );
+ * ```
+ */
+export async function withBodyRetries<R, T>(
+  ctx: RequestContext,
+  send: () => Promise<R>,
+  read: (answer: R) => Promise<T>,
+  onRetry?: (cause: RetryCause) => void,
+): Promise<T> {
+  for (let attempt = 1;; attempt++) {
+    const answer = await send();
+    try {
+      return await read(answer);
+    } catch (e) {
+      const again = !(e instanceof S3Error) && (e as ErrorShape).name !== "AbortError" &&
+        isTransient(e);
+      if (attempt < MAX_ATTEMPTS && again) {
+        onRetry?.(retryCauseOf(e));
+        await backoff(attempt);
+        continue;
+      }
+      throw s3ErrorFrom(e, { ...ctx, operation: `${ctx.operation} (body)`, attempts: attempt });
+    }
+  }
+}
+
+/** Waits before GET `attempt` + 1: exponential with jitter, at most 2 s. */
+function backoff(attempt: number): Promise<void> {
+  const ms = Math.min(2000, 50 * 2 ** attempt) * (0.5 + Math.random() / 2);
+  return new Promise((r) => setTimeout(r, ms));
 }
 
 /** Turns an SDK or network error into an {@linkcode S3Error} (one line, no credentials). */

@@ -17,7 +17,7 @@ import {
   type S3Client,
 } from "@aws-sdk/client-s3";
 import { MARKER, SCRATCH_PREFIX, type ScratchMarker } from "./scratch.ts";
-import { s3ErrorFrom, type S3Location, sendWithin } from "./s3_client.ts";
+import { s3ErrorFrom, type S3Location, sendWithin, withBodyRetries } from "./s3_client.ts";
 import { S3Error } from "../core/errors.ts";
 
 /** The key prefix of a run's scratch area under `basePrefix` (`""` for the bucket root). */
@@ -67,10 +67,13 @@ export async function readScratchMarker(
   const key = prefix + MARKER;
   let text: string;
   try {
-    text = await sendWithin(timeoutMs, { operation: "GetObject", bucket, key, loc }, async (o) => {
-      const r = await client.send(new GetObjectCommand({ Bucket: bucket, Key: key }), o);
-      return await r.Body?.transformToString() ?? "";
-    });
+    const ctx = { operation: "GetObject", bucket, key, loc };
+    text = await sendWithin(timeoutMs, ctx, (o) =>
+      withBodyRetries(
+        ctx,
+        () => client.send(new GetObjectCommand({ Bucket: bucket, Key: key }), o),
+        async (r) => await r.Body?.transformToString() ?? "",
+      ));
   } catch (e) {
     if (e instanceof S3Error && (e.code === "NoSuchKey" || e.code === "NotFound")) {
       return undefined;

@@ -190,9 +190,12 @@ function reset(up: URL, req: http.IncomingMessage, res: http.ServerResponse): vo
     let sent = 0;
     answer.on("data", (chunk: Uint8Array) => {
       if (sent + chunk.byteLength >= length / 2) {
-        res.write(chunk.subarray(0, Math.max(0, Math.floor(length / 2) - sent)));
         answer.destroy();
-        res.socket?.destroy();
+        // dropped once the headers and the half are out: mid-body, never before the answer
+        res.write(
+          chunk.subarray(0, Math.max(0, Math.floor(length / 2) - sent)),
+          () => res.socket?.destroy(),
+        );
         return;
       }
       sent += chunk.byteLength;
