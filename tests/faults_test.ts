@@ -97,6 +97,7 @@ Deno.test(needing(["root", "fuse3", "libaio"], {
           assert.ok(written > 0, `${label}: no partial figures`);
           assert.ok(written <= MiB + 3 * 65536, `${label}: ${written} bytes counted`);
           assert.deepEqual(await scratchLeft(fs.path), [], label);
+          console.log(`${label}: ${written} bytes counted; ${r.stderr.trim()}`);
         }
       }
     });
