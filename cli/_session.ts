@@ -53,14 +53,18 @@ export function outputOf(o: ReportTo, runId: string): string {
  * Runs `body` under signal handling with a progress line (none when
  * `o.quiet`), then writes its outcome to `o.output` (default
  * results/<host>-<run id>.json; "-" or, for format normal, absent: stdout),
- * prints its tables and exits as it calls for.
+ * prints its tables and exits as it calls for. `announce` (what the run is
+ * about to do) is called once the output is checked, so that bad input is
+ * refused in one line.
  */
 export async function reportSession(
   o: ReportTo,
   body: (session: SessionContext) => Promise<SessionOutcome>,
+  announce?: () => void,
 ): Promise<void> {
   const runId = newRunId();
   const output = outputOf(o, runId);
+  announce?.();
   const progress = new ProgressLine(o.quiet);
   await withSignals(async (signal) => {
     const outcome = await body({ runId, signal, progress });

@@ -113,11 +113,12 @@ export function sweepCommand() {
         verify: o.verify,
       });
       const points = plan.groups.reduce((n, g) => n + g.jobs.length, 0);
-      if (!o.quiet) {
+      const announce = () => {
+        if (o.quiet) return;
         console.error(
           `tierbench: sweeping ${points} points (${plan.groups.length} tier/pattern grids); ${plan.criterion}`,
         );
-      }
+      };
       await reportSession(o, ({ runId, signal, progress }) =>
         runSweep(plan, {
           signal,
@@ -143,7 +144,7 @@ export function sweepCommand() {
             timeout: o.timeout,
             ...(o.verify ? { verify: true } : {}),
           },
-        }));
+        }), announce);
     },
   );
 }

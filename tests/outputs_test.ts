@@ -88,7 +88,7 @@ Deno.test("files that cannot fit the tier's free space are refused before any I/
   });
 });
 
-Deno.test("an output path under a regular file is refused before any I/O, naming --output, for run, bench, plan, report and compare", async () => {
+Deno.test("an output path under a regular file is refused before any I/O, naming --output, for every command that writes one", async () => {
   await withTempDir(async (dir) => {
     const file = join(dir, "a-file");
     await Deno.writeTextFile(file, "not a directory\n");
@@ -113,6 +113,21 @@ Deno.test("an output path under a regular file is refused before any I/O, naming
       [
         ["compare", result, result, "--html", join(file, "c.html")],
         /^tierbench: --html: \S+\/a-file\/c\.html: \S+\/a-file is not a directory/,
+      ],
+      [
+        ["sweep", "--tier", `file:${dir}`, "--iodepth", "1,2", "--output", join(file, "s.json")],
+        /^tierbench: --output: \S+\/a-file\/s\.json: \S+\/a-file is not a directory/,
+      ],
+      [
+        ["contention", "--tiers", `memory:,file:${dir}`, "--output", join(file, "c.json")],
+        /^tierbench: --output: \S+\/a-file\/c\.json: \S+\/a-file is not a directory/,
+      ],
+      [
+        [
+          ...["workload", "zero-infinity", "--scale", "0.0002", "--tiers", `memory:,file:${dir}`],
+          ...["--output", join(file, "w.json")],
+        ],
+        /^tierbench: --output: \S+\/a-file\/w\.json: \S+\/a-file is not a directory/,
       ],
       [
         ["run", "--tier", `file:${dir}`, "--size", "1m", "--output", dir],
