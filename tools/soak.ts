@@ -254,6 +254,28 @@ async function places(o: {
   };
 }
 
+/**
+ * On SIGINT or SIGTERM: one line saying so and what was seen, the stand-in
+ * directories and the stub removed, exit 1 (the round in flight is abandoned:
+ * its Workers end with the process). Returns what stops listening.
+ */
+function interruptible(cleanup: () => Promise<void>, tally: Tally): () => void {
+  const signals = ["SIGINT", "SIGTERM"] as const;
+  const handlers = signals.map((signal) => {
+    const handler = async () => {
+      console.error(
+        `soak: interrupted by ${signal} after ${tally.rounds} rounds (${tally.errors.length} ` +
+          `errors, ${tally.leftovers.length} left); its scratch removed, no report written`,
+      );
+      await cleanup();
+      Deno.exit(1);
+    };
+    Deno.addSignalListener(signal, handler);
+    return handler;
+  });
+  return () => signals.forEach((signal, i) => Deno.removeSignalListener(signal, handlers[i]!));
+}
+
 /** Runs the soak; resolves with its exit status. */
 async function soak(o: {
   minutes: string;
@@ -293,6 +315,7 @@ async function soak(o: {
     );
   };
   for (const line of p.standIns) console.error(`soak: ${line}`);
+  const stopOnSignal = interruptible(cleanup, tally);
   take();
   const timer = setInterval(take, sampleS * 1000);
   try {
@@ -304,6 +327,7 @@ async function soak(o: {
     }
   } finally {
     clearInterval(timer);
+    stopOnSignal();
     take();
     await cleanup();
   }
