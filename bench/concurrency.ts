@@ -17,7 +17,14 @@
 
 import type { S3TierOptions } from "../tiers/s3.ts";
 import type { Tier } from "../tiers/types.ts";
-import { formatTierSpec, type JobOptions, parseJobOptions, type TierSpec } from "../core/config.ts";
+import {
+  formatTierSpec,
+  type JobOptions,
+  parseJobOptions,
+  parseTimeout,
+  type TierSpec,
+} from "../core/config.ts";
+import { splitList } from "../core/list.ts";
 import { ConfigError, DirectIoUnsupportedError } from "../core/errors.ts";
 import { formatSize, parseSize } from "../core/units.ts";
 import type { ContentionDirection } from "../schema/contention.ts";
@@ -87,6 +94,10 @@ export interface ConcurrencyOptions extends TogetherOptions {
   readonly engine?: "libaio" | "io_uring" | undefined;
   /** Measure n reading while n others write (default true). */
   readonly mixed?: boolean | undefined;
+  /** `--timeout` text: how long one request may take (default 30 s), clean-up included. */
+  readonly timeout?: string | undefined;
+  /** `--verify`: every block written stamped, every block read checked. */
+  readonly verify?: boolean | undefined;
   readonly endpoint?: string | undefined;
   readonly region?: string | undefined;
   /** Names the tiers' scratch directories ({@linkcode runConcurrency} only). */
@@ -110,12 +121,6 @@ export interface ConcurrencyPlan {
    * the counts came from `ranksPerNode`; a `processes` list is measured whole.
    */
   readonly adaptive: boolean;
-}
-
-function listOf(field: string, text: string, example: string): string[] {
-  const items = text.split(",").map((s) => s.trim()).filter((s) => s !== "");
-  if (items.length === 0) throw new ConfigError(field, `"${text}" is an empty list`, example);
-  return items;
 }
 
 /** The largest process count a point may ask for. */
@@ -161,7 +166,7 @@ export function planConcurrency(o: ConcurrencyOptions): ConcurrencyPlan {
   const processes = o.processes !== undefined
     ? ascending(
       "processes",
-      listOf("processes", o.processes, "e.g. 1,2,4").map((s) =>
+      splitList("processes", o.processes, "e.g. 1,2,4").map((s) =>
         positiveInt("processes", s, MAX_PROCESSES)
       ),
       String,
@@ -178,7 +183,7 @@ export function planConcurrency(o: ConcurrencyOptions): ConcurrencyPlan {
     );
   const bs = ascending(
     "concurrency-bs",
-    listOf("concurrency-bs", o.bs ?? CONCURRENCY_DEFAULTS.bs, "e.g. 1m,2m").map((s) => {
+    splitList("concurrency-bs", o.bs ?? CONCURRENCY_DEFAULTS.bs, "e.g. 1m,2m").map((s) => {
       const n = parseSize(s);
       if (n === undefined || n < 1) {
         throw new ConfigError("concurrency-bs", `"${s}" is not a size`, "e.g. 1m,2m");
@@ -334,6 +339,8 @@ function jobFor(
     numjobs: String(n),
     engine: s3 ? "libaio" : o.engine ?? "libaio",
     endFsync: false,
+    timeout: o.timeout,
+    verify: o.verify,
     ...(s3 ? { endpoint: o.endpoint, region: o.region } : { direct: t.direct }),
   });
 }
@@ -478,7 +485,13 @@ export async function runConcurrency(
 ): Promise<ConcurrencyOutcome> {
   let section: ConcurrencyResult = emptyConcurrency(undefined);
   const { doc, error } = await withSession(
-    { kind: "profile", config: {}, runId: o.runId, signal: o.signal },
+    {
+      kind: "profile",
+      config: {},
+      runId: o.runId,
+      signal: o.signal,
+      timeoutMs: parseTimeout(o.timeout),
+    },
     async (session) => {
       try {
         const p = planConcurrency(o);

@@ -28,7 +28,14 @@
 
 import type { S3TierOptions } from "../tiers/s3.ts";
 import type { Tier } from "../tiers/types.ts";
-import { formatTierSpec, type JobOptions, parseJobOptions, type TierSpec } from "../core/config.ts";
+import { checkSpace } from "../tiers/space.ts";
+import {
+  formatTierSpec,
+  type JobOptions,
+  parseJobOptions,
+  parseTimeout,
+  type TierSpec,
+} from "../core/config.ts";
 import { ConfigError, DirectIoUnsupportedError } from "../core/errors.ts";
 import type { ResultDocument, RunResult } from "../schema/result.ts";
 import type { RunStatus } from "../schema/run_status.ts";
@@ -104,6 +111,10 @@ export interface ContentionOptions {
   readonly region?: string | undefined;
   /** Run the mixed-direction pairs after the other groups (default true). */
   readonly mixed?: boolean | undefined;
+  /** `--timeout` text: how long one request may take (default 30 s), clean-up included. */
+  readonly timeout?: string | undefined;
+  /** `--verify`: every block written stamped, every block read checked. */
+  readonly verify?: boolean | undefined;
   /**
    * Stop each group (and each curve point) once every member's bandwidth is
    * steady, at most `runtime` (`bench`); absent, each measures all of it.
@@ -218,6 +229,8 @@ function jobFor(
     iodepth: o.iodepth ?? CONTENTION_DEFAULTS.iodepth,
     engine: s3 ? "libaio" : o.engine ?? "libaio",
     endFsync: false,
+    timeout: o.timeout,
+    verify: o.verify,
     ...(s3 ? { endpoint: o.endpoint, region: o.region } : { direct }),
   });
 }
@@ -248,6 +261,8 @@ function plan(specs: readonly TierSpec[], o: ContentionOptions): Plan {
       write: jobFor(spec, labels[i]!, "write", direct, o),
     };
   });
+  // the matrix runs each tier alone and beside the others: all of its files at once, at most
+  checkSpace([jobs.flatMap((j) => [j.read, j.write])]);
   const first = jobs[0]!.read;
   const tiers: Record<string, ContentionTierPattern> = {};
   for (const [i, spec] of specs.entries()) {
@@ -722,7 +737,13 @@ export async function runContentionSession(
 ): Promise<ContentionSessionOutcome> {
   const startMs: number[] = [];
   const outcome = await withSession(
-    { kind: "contention", config, runId: o.runId, signal: o.signal },
+    {
+      kind: "contention",
+      config,
+      runId: o.runId,
+      signal: o.signal,
+      timeoutMs: parseTimeout(o.timeout),
+    },
     async (session) => {
       const { doc } = session;
       let p: Plan;

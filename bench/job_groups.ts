@@ -10,7 +10,13 @@ import type { JobOptions } from "../core/config.ts";
 import type { RunResult } from "../schema/result.ts";
 import type { RunStatus } from "../schema/run_status.ts";
 import { runJob } from "./runner.ts";
-import { type SessionOptions, type SessionOutcome, withSession } from "./session.ts";
+import { checkSpace } from "../tiers/space.ts";
+import {
+  type SessionOptions,
+  type SessionOutcome,
+  sessionTimeout,
+  withSession,
+} from "./session.ts";
 
 /**
  * Runs `groups` one after another, the jobs of each at once (each on its own
@@ -34,7 +40,9 @@ export function runJobGroups(
   groups: readonly (readonly JobOptions[])[],
   opts: SessionOptions,
 ): Promise<SessionOutcome> {
-  return withSession(opts, async ({ doc, tier: open, runId }) => {
+  checkSpace(groups, false); // each job has a scratch directory of its own
+  const timeoutMs = opts.timeoutMs ?? sessionTimeout(groups.flat());
+  return withSession({ ...opts, timeoutMs }, async ({ doc, tier: open, runId }) => {
     let index = 0;
     for (const group of groups) {
       if (opts.signal?.aborted) return "interrupted";

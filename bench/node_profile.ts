@@ -13,6 +13,7 @@ import {
   type RawJobOptions,
   type TierSpec,
 } from "../core/config.ts";
+import { withoutUserInfo } from "../core/secrets.ts";
 
 /** Options of the profile. */
 export interface ProfileOptions {
@@ -37,6 +38,14 @@ export interface ProfileOptions {
   readonly size: string;
   /** Interval of each run's bandwidth time series (fio's log_avg_msec; default 1000 ms). */
   readonly logAvgMsec?: string | undefined;
+  /** `--timeout` text: how long one request may take (default 30 s). */
+  readonly timeout?: string | undefined;
+  /**
+   * `--verify`: every block stamped and checked, in every pattern where that
+   * holds (the randrw points at depth 16, where a block may be read while it
+   * is rewritten, run unchecked).
+   */
+  readonly verify?: boolean | undefined;
 }
 
 /** The patterns of the profile: fio's names, one engine each. */
@@ -69,7 +78,7 @@ export function remoteFromEnv(): { pfsDir?: string; s3?: string; endpoint?: stri
   const endpoint = Deno.env.get("TIERBENCH_S3_ENDPOINT");
   if (pfs) out.pfsDir = pfs;
   if (bucket) out.s3 = bucket.startsWith("s3://") ? bucket : `s3://${bucket}`;
-  if (endpoint) out.endpoint = endpoint;
+  if (endpoint) out.endpoint = withoutUserInfo(endpoint);
   return out;
 }
 
@@ -97,8 +106,11 @@ export function profileJobs(o: ProfileOptions): JobOptions[] {
   const common = {
     runtime: o.runtime,
     size: o.size,
+    timeout: o.timeout,
     ...(o.logAvgMsec === undefined ? {} : { logAvgMsec: o.logAvgMsec }),
   };
+  /** --verify where it holds: not on randrw above depth 1 on a file tier. */
+  const verify = (p: RawJobOptions) => (o.verify && !(p.rw === "randrw" && p.iodepth !== "1"));
   const raw: RawJobOptions[] = [
     { ...common, tier: "null:", rw: "randread", bs: "4k", name: "null-randread-4k-d1" },
   ];
@@ -108,7 +120,8 @@ export function profileJobs(o: ProfileOptions): JobOptions[] {
   for (const [tier, direct] of tiers) {
     for (const p of PROFILE_PATTERNS) {
       const kind = tier.slice(0, tier.indexOf(":"));
-      raw.push({ ...common, ...p, tier, direct, name: `${kind}-${p.rw}-${p.bs}-d${p.iodepth}` });
+      const name = `${kind}-${p.rw}-${p.bs}-d${p.iodepth}`;
+      raw.push({ ...common, ...p, tier, direct, verify: verify(p), name });
     }
   }
   if (o.pfsDir !== undefined) {
@@ -117,6 +130,7 @@ export function profileJobs(o: ProfileOptions): JobOptions[] {
         ...common,
         ...p,
         tier: `pfs:${o.pfsDir}`,
+        verify: verify(p),
         name: `pfs-${p.rw}-${p.bs}-d${p.iodepth}`,
       });
     }
@@ -128,6 +142,7 @@ export function profileJobs(o: ProfileOptions): JobOptions[] {
         ...p,
         tier: o.s3,
         endpoint: o.endpoint,
+        verify: o.verify,
         name: `s3-${p.rw}-${p.bs}-d${p.iodepth}`,
       });
     }

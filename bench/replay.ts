@@ -16,6 +16,7 @@
  */
 
 import type { TierSpec } from "../core/config.ts";
+import { ConfigError, InputError } from "../core/errors.ts";
 import type { ResultDocument } from "../schema/result.ts";
 import { mlpOffload } from "../workloads/mlp_offload.ts";
 import { median, unionLength } from "../core/stats.ts";
@@ -106,8 +107,47 @@ export function simulatedTimeline(
   };
 }
 
-/** The setup a plan was made for, at `scale`. */
+/** The plan's setup field behind each option of the training setup. */
+const PLAN_SETUP_FIELDS: Readonly<Record<string, string>> = {
+  model: "model",
+  params: "parameters",
+  "ranks-per-node": "ranks_per_node",
+  dp: "data_parallel",
+  tp: "tensor_parallel",
+  "micro-batch": "micro_batch",
+  "subgroup-size": "subgroup_elements",
+  "bytes-per-state": "bytes_per_state",
+  "adam-rate": "adam_params_per_s",
+  "gpu-tflops": "gpu_tflops",
+};
+
+/**
+ * The setup a plan was made for, at `scale`. A setup field the plan holds
+ * that is out of range is refused naming the plan (`source`) and the field
+ * (`plan.json: setup.micro_batch: …`), not the option it would be on the
+ * command line.
+ *
+ * @throws {InputError} for a field of the plan; {@linkcode ConfigError} for `scale`, `iterations` or `warmup`.
+ */
 export function setupOfPlan(
+  plan: PlanDocument,
+  scale: number,
+  iterations: number,
+  warmup: number,
+  source = "plan",
+): TrainingSetup {
+  try {
+    return resolvePlanSetup(plan, scale, iterations, warmup);
+  } catch (e) {
+    const field = e instanceof ConfigError ? PLAN_SETUP_FIELDS[e.field] : undefined;
+    if (field === undefined) throw e;
+    const problem = (e as ConfigError).message.replace(`--${(e as ConfigError).field}: `, "")
+      .replaceAll(`--${(e as ConfigError).field}`, `setup.${field}`);
+    throw new InputError(source, `setup.${field}: ${problem}`, undefined, { cause: e });
+  }
+}
+
+function resolvePlanSetup(
   plan: PlanDocument,
   scale: number,
   iterations: number,
@@ -169,9 +209,11 @@ export async function replayPlan(
     warmup?: number;
     /** Also run the activation plan (ssdtrain) and every layer offloaded. */
     activations?: boolean;
+    /** The plan file as the user named it, for messages. */
+    source?: string;
   } & RunWorkloadOptions,
 ): Promise<{ doc: ResultDocument; error?: unknown }> {
-  const setup = setupOfPlan(plan, o.scale, o.iterations ?? 3, o.warmup ?? 1);
+  const setup = setupOfPlan(plan, o.scale, o.iterations ?? 3, o.warmup ?? 1, o.source);
   const options = optionsOfPlan(plan);
   const out = await runWorkload(mlpOffload, setup, specs, options, o);
   const w = out.doc.workload;

@@ -136,6 +136,6 @@ Deno.test("tierbench replay refuses a file that is not a plan, in one line, exit
   await withTempDir(async (dir) => {
     const r = await runCli(["replay", POLARIS, "--tiers", `file:${dir}`]);
     assert.equal(r.code, 2, r.stderr);
-    assert.match(r.stderr, /--plan: .*not a tierbench\/plan@1 document/);
+    assert.match(r.stderr, /^tierbench: \S+\.json: not a tierbench\/plan@1 document/);
   });
 });

@@ -33,6 +33,8 @@ import {
   type JobPlan,
   type JobStart,
   newSharedCounters,
+  RETRY_CAUSES,
+  type RetryCause,
   RUN,
   type SharedCounters,
 } from "../core/job_protocol.ts";
@@ -404,7 +406,11 @@ export async function runJob(
     }
     // Touching a tier that stopped answering would hang here too: leave it to `clean`.
     if (hung) tier.abandon?.(`a request timed out after ${timeoutMs / 1000} s`);
-    else await tier.release(files);
+    else {
+      const gone = tier.vanished?.();
+      if (gone !== undefined) failures.push(gone);
+      await tier.release(files);
+    }
   }
   if (results.size < job.numjobs) {
     failures.push(`${job.numjobs - results.size} job(s) did not stop in time and were terminated`);
@@ -664,6 +670,9 @@ function buildResult(
       end_ms: Math.round(end),
       fsync_ms: Math.round(f[b + JOB.FSYNC_MS]!),
       retries: f[b + JOB.RETRIES]!,
+      retry_causes: Object.fromEntries(
+        RETRY_CAUSES.map((c, i) => [c, f[b + JOB.RETRY_CAUSES_AT + i]!]),
+      ) as Record<RetryCause, number>,
     });
     firstEnd = Math.min(firstEnd, end);
     lastEnd = Math.max(lastEnd, end);

@@ -7,10 +7,16 @@
  */
 
 import { openTier } from "../tiers/mod.ts";
+import { checkSpace } from "../tiers/space.ts";
 import type { Tier } from "../tiers/types.ts";
 import { newRunId } from "../tiers/scratch.ts";
 import type { S3TierOptions } from "../tiers/s3.ts";
-import { formatTierSpec, type JobOptions, type TierSpec } from "../core/config.ts";
+import {
+  DEFAULT_TIMEOUT_MS,
+  formatTierSpec,
+  type JobOptions,
+  type TierSpec,
+} from "../core/config.ts";
 import { hostFacts, peakRssBytes } from "../core/host.ts";
 import { RESULT_SCHEMA, RESULT_SCHEMA_ID, type ResultDocument } from "../schema/result.ts";
 import type { RunStatus } from "../schema/run_status.ts";
@@ -77,6 +83,11 @@ export interface SessionSetup {
   /** Names the tiers' scratch directories (default: a new run id). */
   readonly runId?: string | undefined;
   readonly signal?: AbortSignal | undefined;
+  /**
+   * How long one request to a tier may take (--timeout, default 30 s): each
+   * tier's clean-up is bounded by it too.
+   */
+  readonly timeoutMs?: number | undefined;
 }
 
 /** What the body of {@linkcode withSession} is given. */
@@ -134,7 +145,7 @@ export async function withSession(
       const key = `${scratchId} ${formatTierSpec(spec)} ${s3?.endpoint ?? ""} ${s3?.region ?? ""}`;
       let tier = tiers.get(key);
       if (!tier) {
-        tier = openTier(spec, scratchId, s3);
+        tier = openTier(spec, scratchId, s3, { timeoutMs: setup.timeoutMs ?? DEFAULT_TIMEOUT_MS });
         tiers.set(key, tier);
         await tier.setup();
       }
@@ -166,6 +177,12 @@ function messageOf(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
 }
 
+/** The longest --timeout of `jobs`: how long their tiers' clean-up may take. */
+export function sessionTimeout(jobs: readonly JobOptions[]): number {
+  if (jobs.length === 0) return DEFAULT_TIMEOUT_MS;
+  return Math.max(...jobs.map((j) => j.timeoutMs ?? DEFAULT_TIMEOUT_MS));
+}
+
 /** Options of {@linkcode runSession}. */
 export interface SessionOptions {
   readonly kind: ResultDocument["kind"];
@@ -179,6 +196,8 @@ export interface SessionOptions {
   readonly runId?: string;
   /** Stop each run once its bandwidth is steady (at most its runtime); absent, runs measure it all. */
   readonly steady?: SteadyCriterion;
+  /** How long one request may take; default: the longest of the jobs' --timeout. */
+  readonly timeoutMs?: number;
 }
 
 /** What a session produced: the document, and the error that ended it early, if any. */
@@ -205,7 +224,9 @@ export function runSession(
   jobs: readonly JobOptions[],
   opts: SessionOptions,
 ): Promise<SessionOutcome> {
-  return withSession(opts, async ({ doc, tier: open, workers }) => {
+  checkSpace(jobs.map((j) => [j])); // before any tier is touched: files that cannot fit are refused now
+  const timeoutMs = opts.timeoutMs ?? sessionTimeout(jobs);
+  return withSession({ ...opts, timeoutMs }, async ({ doc, tier: open, workers }) => {
     if (opts.remote) doc.remote = opts.remote;
     for (const [i, job] of jobs.entries()) {
       if (opts.signal?.aborted) return "interrupted";

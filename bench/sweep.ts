@@ -42,12 +42,14 @@ import {
   type RwMode,
   type TierSpec,
 } from "../core/config.ts";
+import { splitList } from "../core/list.ts";
 import { ConfigError } from "../core/errors.ts";
 import type { SweepPoint, SweepResult } from "../schema/sweep.ts";
 import type { RunResult } from "../schema/result.ts";
 import type { RunStatus } from "../schema/run_status.ts";
 import { runJob, type RunProgress, type StepProgress } from "./runner.ts";
-import { type SessionOutcome, withSession } from "./session.ts";
+import { type SessionOutcome, sessionTimeout, withSession } from "./session.ts";
+import { checkSpace } from "../tiers/space.ts";
 import { parseDuration, parseSize } from "../core/units.ts";
 import { isSteady, SteadyWatch } from "./steady.ts";
 
@@ -97,6 +99,10 @@ export interface RawSweepOptions {
   readonly deepspeedVersion?: string | undefined;
   readonly endpoint?: string | undefined;
   readonly region?: string | undefined;
+  /** `--timeout` text: how long one request may take (default 30 s), clean-up included. */
+  readonly timeout?: string | undefined;
+  /** `--verify`: every block written stamped, every block read checked. */
+  readonly verify?: boolean | undefined;
 }
 
 /** The grid of one tier and pattern: its jobs, in the order they run. */
@@ -121,15 +127,8 @@ export interface SweepPlan {
   readonly pointMs: number;
 }
 
-/** Splits a comma list; an empty one is refused naming the field. */
-function listOf(field: string, text: string, example: string): string[] {
-  const items = text.split(",").map((s) => s.trim()).filter((s) => s !== "");
-  if (items.length === 0) throw new ConfigError(field, `"${text}" is an empty list`, example);
-  return items;
-}
-
 function intList(field: string, text: string, min: number, max: number): number[] {
-  return listOf(field, text, `integers from ${min} to ${max}, e.g. 1,4,16`).map((s) => {
+  return splitList(field, text, `integers from ${min} to ${max}, e.g. 1,4,16`).map((s) => {
     const n = Number(s);
     if (!/^\d+$/.test(s) || n < min || n > max) {
       throw new ConfigError(field, `"${s}" is not an integer from ${min} to ${max}`);
@@ -167,7 +166,7 @@ export function planSweep(raw: RawSweepOptions): SweepPlan {
       "file:DIR, memory:[DIR], pfs:DIR, s3://BUCKET, null:",
     );
   }
-  const rws = listOf("rw", raw.rw ?? SWEEP_DEFAULTS.rw, RW_MODES.join(", ")).map((rw) => {
+  const rws = splitList("rw", raw.rw ?? SWEEP_DEFAULTS.rw, RW_MODES.join(", ")).map((rw) => {
     if (!(RW_MODES as readonly string[]).includes(rw)) {
       throw new ConfigError("rw", `unknown value "${rw}"`, RW_MODES.join(", "));
     }
@@ -175,7 +174,7 @@ export function planSweep(raw: RawSweepOptions): SweepPlan {
   });
   const direct = raw.direct ?? true;
   const directTiers = raw.tiers.some((t) => t.kind === "file" || t.kind === "pfs");
-  const bsText = listOf("bs", raw.bs ?? SWEEP_DEFAULTS.bs, "e.g. 128k,1m,8m");
+  const bsText = splitList("bs", raw.bs ?? SWEEP_DEFAULTS.bs, "e.g. 128k,1m,8m");
   for (const s of bsText) {
     const n = parseSize(s);
     if (n === undefined || n <= 0) {
@@ -247,6 +246,8 @@ export function planSweep(raw: RawSweepOptions): SweepPlan {
               engine: fileTier ? raw.engine ?? "libaio" : "psync",
               endpoint: raw.endpoint,
               region: raw.region,
+              timeout: raw.timeout,
+              verify: raw.verify,
             }));
           }
         }
@@ -415,8 +416,10 @@ export interface SweepHooks {
  * ```
  */
 export function runSweep(plan: SweepPlan, hooks: SweepHooks = {}): Promise<SessionOutcome> {
+  const jobs = plan.groups.flatMap((g) => g.jobs);
+  checkSpace(jobs.map((j) => [j])); // before any I/O: a grid whose files cannot fit is refused
   return withSession(
-    { ...hooks, kind: "sweep", config: hooks.config ?? {} },
+    { ...hooks, kind: "sweep", config: hooks.config ?? {}, timeoutMs: sessionTimeout(jobs) },
     async ({ doc, tier: open }) => {
       const sweep: SweepResult = { criterion: plan.criterion, tiers: [] };
       doc.sweep = sweep;

@@ -15,6 +15,7 @@ import {
 import { FileTier } from "../tiers/mod.ts";
 import type { JobTarget } from "../tiers/types.ts";
 import { runCli, scratchLeft, withTempDir } from "../tests/_helpers.ts";
+import { partialPathOf } from "../core/output_file.ts";
 
 const KiB = 1024;
 
@@ -252,7 +253,7 @@ Deno.test("tierbench run --verify: a corrupted file fails the run with one line 
       const lines = r.stderr.trim().split("\n");
       assert.equal(lines.length, 1, r.stderr);
       assert.ok(lines[0]!.includes(`file ${copy} at offset ${at}: expected 0x`), lines[0]);
-      const doc = JSON.parse(await Deno.readTextFile(out));
+      const doc = JSON.parse(await Deno.readTextFile(partialPathOf(out)));
       assert.equal(doc.status, "failed");
       assert.equal(doc.runs.length, 1);
       assert.equal(doc.runs[0].options.verify, true);

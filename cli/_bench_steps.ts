@@ -29,7 +29,11 @@ export const BENCH_SETUP_TEXT =
  * tiers, into the profile's `workloads` field; those whose paths the node
  * lacks (mlp-offload without a remote tier) are left out.
  */
-export function benchWorkloads(tiers: TierSpec[], endpoint: string | undefined): AfterRuns {
+export function benchWorkloads(
+  tiers: TierSpec[],
+  endpoint: string | undefined,
+  checks: { timeoutMs: number; verify: boolean },
+): AfterRuns {
   return async (doc, signal) => {
     doc.workloads = [];
     const setup = resolveSetup(BENCH_SETUP);
@@ -45,6 +49,7 @@ export function benchWorkloads(tiers: TierSpec[], endpoint: string | undefined):
         signal,
         runId: doc.run_id,
         s3: { endpoint },
+        ...checks,
       });
       if (out.doc.workload) doc.workloads.push(out.doc.workload);
       doc.finished = new Date().toISOString();

@@ -32,12 +32,11 @@ import {
 import type { TierSpec } from "../core/config.ts";
 import type { ResultDocument } from "../schema/result.ts";
 import type { ScalingResult } from "../schema/scaling.ts";
-import type { AfterRuns, ReportTo } from "./_session.ts";
+import { type AfterRuns, outputOf, type ReportTo } from "./_session.ts";
 import type { SteadyCriterion } from "../bench/steady.ts";
 import { newRunId } from "../tiers/scratch.ts";
 import { EXIT_FAILED, fail } from "./_exit.ts";
-import { finish, STDOUT } from "./_finish.ts";
-import { outputPath } from "./_paths.ts";
+import { finish } from "./_finish.ts";
 import { withSignals } from "./_signals.ts";
 import { ProgressLine } from "./progress.ts";
 
@@ -70,6 +69,7 @@ export async function acrossProcesses(
   timeoutMs: number,
   body: (ctx: GroupContext) => Promise<SessionOutcome & { readonly root: boolean }>,
 ): Promise<void> {
+  outputOf(o, "check"); // before any I/O: a result that cannot be written is refused now
   await withSignals(async (signal) => {
     let group: Group;
     try {
@@ -104,10 +104,7 @@ export async function acrossProcesses(
       // Left before the end is written: MPI is finalized before any exit.
       await dispose();
       if (outcome.root) {
-        const output =
-          o.output === STDOUT || (o.output === undefined && o.outputFormat === "normal")
-            ? STDOUT
-            : outputPath(o.output, outcome.doc.run_id);
+        const output = outputOf(o, outcome.doc.run_id);
         await finish(outcome, output, signal, {
           format: o.outputFormat,
           source: o.fioSource,

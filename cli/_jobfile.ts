@@ -23,7 +23,7 @@ import { runAcross } from "./_cluster.ts";
 const FIELD_OF: Record<string, string> = { "io-size": "io-size", "rate-iops": "rate-iops" };
 
 /** `job`'s options checked; a ConfigError said at the line of the key at fault. */
-function checked(job: FileJob): JobOptions {
+export function checkFileJob(job: FileJob): JobOptions {
   const raw = job.raw.filename === undefined
     ? job.raw
     : { ...job.raw, filename: resolvePath(job.raw.filename) };
@@ -48,7 +48,7 @@ function checked(job: FileJob): JobOptions {
  */
 export async function runJobFile(path: string, o: ReportTo, launch?: LaunchInfo): Promise<void> {
   const file = await readJobFile(path);
-  const jobs = file.jobs.map(checked);
+  const jobs = file.jobs.map(checkFileJob);
   const groups: JobOptions[][] = [];
   for (const [i, fj] of file.jobs.entries()) (groups[fj.run] ??= []).push(jobs[i]!);
   const fioSource = {

@@ -14,6 +14,7 @@ import { newRunId } from "../tiers/scratch.ts";
 import { ProgressLine } from "./progress.ts";
 import { finish, type FinishFormat, STDOUT } from "./_finish.ts";
 import { outputPath } from "./_paths.ts";
+import { checkOutputPath } from "../core/output_file.ts";
 import { withSignals } from "./_signals.ts";
 
 /** What a session's body works with. */
@@ -37,19 +38,36 @@ export interface ReportTo {
 }
 
 /**
+ * Where the result of run `runId` goes: {@linkcode STDOUT}, or the file,
+ * checked before any I/O (its parent is a directory that may be written to).
+ *
+ * @throws {ConfigError} naming `--output` when the file cannot be written.
+ */
+export function outputOf(o: ReportTo, runId: string): string {
+  if (o.output === STDOUT || (o.output === undefined && o.outputFormat === "normal")) {
+    return STDOUT;
+  }
+  const output = outputPath(o.output, runId);
+  checkOutputPath(output);
+  return output;
+}
+
+/**
  * Runs `body` under signal handling with a progress line (none when
  * `o.quiet`), then writes its outcome to `o.output` (default
  * results/<host>-<run id>.json; "-" or, for format normal, absent: stdout),
- * prints its tables and exits as it calls for.
+ * prints its tables and exits as it calls for. `announce` (what the run is
+ * about to do) is called once the output is checked, so that bad input is
+ * refused in one line.
  */
 export async function reportSession(
   o: ReportTo,
   body: (session: SessionContext) => Promise<SessionOutcome>,
+  announce?: () => void,
 ): Promise<void> {
   const runId = newRunId();
-  const output = o.output === STDOUT || (o.output === undefined && o.outputFormat === "normal")
-    ? STDOUT
-    : outputPath(o.output, runId);
+  const output = outputOf(o, runId);
+  announce?.();
   const progress = new ProgressLine(o.quiet);
   await withSignals(async (signal) => {
     const outcome = await body({ runId, signal, progress });

@@ -11,12 +11,21 @@
  */
 
 import { Command, Option } from "@commander-js/extra-typings";
-import { DEFAULT_MEMORY_DIR, type TierSpec } from "../core/config.ts";
+import { DEFAULT_MEMORY_DIR, parseTierSpec, parseTimeout, type TierSpec } from "../core/config.ts";
+import { ConfigError, InputError } from "../core/errors.ts";
+import { resolveEndpoint } from "../tiers/s3_client.ts";
 import { contentionGroups, mixedContentionGroups } from "../bench/contention_groups.ts";
 import { planConcurrency, shorterTime } from "../bench/concurrency.ts";
-import { profileJobs, profileTiers, REMOTE_HELP, remoteFromEnv } from "../bench/node_profile.ts";
+import {
+  profileJobs,
+  type ProfileOptions,
+  profileTiers,
+  REMOTE_HELP,
+  remoteFromEnv,
+} from "../bench/node_profile.ts";
 import { BENCH_STEADY, describeSteady } from "../bench/steady.ts";
 import {
+  addCheckOptions,
   addConcurrencyOptions,
   addMeasureOptions,
   addOutputOptions,
@@ -25,8 +34,8 @@ import {
   outputFormatOption,
   rampOf,
 } from "./_options.ts";
-import { resolvePath } from "./_paths.ts";
-import { type AfterRuns, runAndReport } from "./_session.ts";
+import { checkDirectory, resolvePath } from "./_paths.ts";
+import { type AfterRuns, outputOf, type ReportTo, runAndReport } from "./_session.ts";
 import { benchAcross, launchedBy } from "./_cluster.ts";
 import {
   BENCH_SETUP_TEXT,
@@ -62,6 +71,51 @@ export const BENCH_TIMES = {
  */
 export const QUICK = { runtime: "0.5", ramp: "0", settle: "0", size: "16m" } as const;
 
+/**
+ * Everything `bench` was given, checked before it prints its plan or
+ * touches a tier: at least one tier, each directory there, the S3 bucket and
+ * endpoint, the curves' options and where the profile goes. `fromEnv` says
+ * which remote tiers came from the environment (named as the variable).
+ *
+ * @throws {ConfigError} naming the option, or the variable, at fault.
+ */
+function checkBenchInput(
+  o: { concurrency: boolean; ranksPerNode: string; processes?: string | undefined } & ReportTo & {
+    concurrencyBs: string;
+  },
+  p: ProfileOptions,
+  fromEnv: { pfs: boolean; s3: boolean },
+): void {
+  if ([p.memoryDir, p.fileDir, p.pfsDir, p.s3].every((t) => t === undefined)) {
+    throw new ConfigError(
+      "no-memory",
+      "and --no-file leave no tier to profile, and no --pfs or --s3 names a remote one",
+      "drop --no-memory or --no-file, or add --pfs DIR or --s3 s3://BUCKET",
+    );
+  }
+  if (p.memoryDir !== undefined) checkDirectory("memory-dir", p.memoryDir);
+  if (p.fileDir !== undefined) checkDirectory("file-dir", p.fileDir);
+  if (p.pfsDir !== undefined) {
+    checkDirectory(fromEnv.pfs ? "TIERBENCH_PFS_DIR" : "pfs", p.pfsDir, fromEnv.pfs);
+  }
+  if (p.s3 !== undefined) {
+    try {
+      parseTierSpec(p.s3);
+      resolveEndpoint(p.endpoint);
+    } catch (e) {
+      if (!(e instanceof ConfigError) || e.field !== "tier") throw e;
+      const problem = e.message.replace(/^--tier: /, "");
+      throw fromEnv.s3
+        ? new InputError("TIERBENCH_S3_BUCKET", problem)
+        : new ConfigError("s3", problem);
+    }
+  }
+  if (o.concurrency) {
+    planConcurrency({ ranksPerNode: o.ranksPerNode, processes: o.processes, bs: o.concurrencyBs });
+  }
+  outputOf(o, "check");
+}
+
 /** The `bench` command's options, after parsing. */
 type BenchFlags = ReturnType<ReturnType<typeof benchOptions>["opts"]>;
 
@@ -96,7 +150,12 @@ function benchOptions() {
     new Option("--settle <seconds>", "warm-up of every later point of a tier, excluded")
       .default(BENCH_TIMES.settle),
   );
-  return addOutputOptions(measured, "profile JSON (default results/<host>-<run id>.json)")
+  const checked = addCheckOptions(
+    measured,
+    "stamp every block written and check every block read, in every pattern where that holds " +
+      "(the randrw points at depth 16 run unchecked); the workloads check every object read back",
+  );
+  return addOutputOptions(checked, "profile JSON (default results/<host>-<run id>.json)")
     .addOption(outputFormatOption());
 }
 
@@ -113,7 +172,7 @@ function resolveTimes(o: BenchFlags, given: (key: string) => boolean): BenchFlag
 }
 
 /** What the profile covers, from the options and the environment. */
-function profileOf(o: BenchFlags) {
+function profileOf(o: BenchFlags): ProfileOptions & { settle: string } {
   const env = remoteFromEnv();
   const pfsDir = o.pfs ?? env.pfsDir;
   return {
@@ -126,6 +185,8 @@ function profileOf(o: BenchFlags) {
     ramp: o.ramp,
     settle: shorterTime(o.settle, o.ramp),
     size: o.size,
+    timeout: o.timeout,
+    verify: o.verify,
     // the time series at the steady-state test's samples: a point of a second or two has four
     logAvgMsec: String(BENCH_STEADY.sampleMs),
   };
@@ -134,7 +195,7 @@ function profileOf(o: BenchFlags) {
 /** The lines said before the first point: what runs, in order. */
 function plannedLines(
   o: BenchFlags,
-  p: ReturnType<typeof profileOf>,
+  p: ProfileOptions & { settle: string },
   tiers: readonly TierSpec[],
   curves: string | undefined,
 ): string[] {
@@ -163,6 +224,7 @@ export function benchCommand() {
     const given = (key: string) => command.getOptionValueSource(key) !== "default";
     const o = resolveTimes(options, given);
     const p = profileOf(o);
+    checkBenchInput(o, p, { pfs: o.pfs === undefined, s3: o.s3 === undefined });
     const tiers = profileTiers(p);
     const jobs = profileJobs(p);
     const quickCurves = o.quick && command.getOptionValueSource("processes") === undefined;
@@ -176,6 +238,8 @@ export function benchCommand() {
         size: o.size,
         endpoint: p.endpoint,
         steady: BENCH_STEADY,
+        timeout: o.timeout,
+        verify: o.verify,
         // the pairs again at the most processes the curves reach: the plan's ranks at once
         ...(o.concurrency
           ? {
@@ -196,6 +260,8 @@ export function benchCommand() {
         size: o.size,
         endpoint: p.endpoint,
         steady: BENCH_STEADY,
+        timeout: o.timeout,
+        verify: o.verify,
       })
       : undefined;
     const counts = o.processes ??
@@ -204,7 +270,8 @@ export function benchCommand() {
       `tierbench: then each tier's concurrency curves (${counts} processes, reading, writing ` +
         `and both, at ${curveBs}; a count between two alike is interpolated, not measured)`;
     if (!o.quiet) { for (const line of plannedLines(o, p, tiers, curvesLine)) console.error(line); }
-    const workloads = o.quick ? undefined : benchWorkloads(tiers, p.endpoint);
+    const checks = { timeoutMs: parseTimeout(o.timeout), verify: o.verify };
+    const workloads = o.quick ? undefined : benchWorkloads(tiers, p.endpoint, checks);
     const after: AfterRuns = async (doc, signal, onProgress) => {
       clock.lap(doc, "patterns");
       let out = contention ? await contention(doc, signal, onProgress) : { doc };
@@ -241,7 +308,13 @@ export function benchCommand() {
       steady: BENCH_STEADY,
       after,
       tiers: shared,
-      scaling: { runtime: o.runtime, ramp: o.ramp, size: o.size, endpoint: p.endpoint },
+      scaling: {
+        runtime: o.runtime,
+        ramp: o.ramp,
+        size: o.size,
+        endpoint: p.endpoint,
+        verify: o.verify,
+      },
       lap: (doc, name) => clock.lap(doc, name),
     }, report);
   });

@@ -183,8 +183,16 @@ export function runCommand() {
         "s3: objects larger than this are written by multipart upload",
         DEFAULTS.multipartThreshold,
       )
-      .addOption(timeoutOption())
-      .addOption(verifyOption())
+      .addOption(
+        timeoutOption(
+          "fail the run when one request (an I/O, an S3 request) takes longer than this",
+        ),
+      )
+      .addOption(
+        verifyOption(
+          "stamp every block written with a header and checksum, check every block read",
+        ),
+      )
       .option("--name <name>", "label for the table and results")
       .addOption(outputFormatOption())
       .option(

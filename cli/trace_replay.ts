@@ -9,7 +9,8 @@ import { Command, Option } from "@commander-js/extra-typings";
 import { parseTierSpec, type TierSpec } from "../core/config.ts";
 import { ConfigError } from "../core/errors.ts";
 import { replayTrace, type TraceMap } from "../bench/trace_replay.ts";
-import { addOutputOptions, timeoutMsOf, timeoutOption, verifyOption } from "./_options.ts";
+import { addOutputOptions, timeoutOption, verifyOption } from "./_options.ts";
+import { parseTimeout } from "../core/config.ts";
 import { resolvePath } from "./_paths.ts";
 import { reportSession } from "./_session.ts";
 
@@ -75,7 +76,7 @@ export function traceReplayCommand() {
     );
   return addOutputOptions(cmd).action(async (trace, o) => {
     const maps = parseMaps(o.map);
-    const timeoutMs = timeoutMsOf(o.timeout);
+    const timeoutMs = parseTimeout(o.timeout);
     const path = resolvePath(trace);
     await reportSession(o, async ({ runId, signal, progress }) =>
       await replayTrace({

@@ -39,7 +39,7 @@ async function isDocument(path: string): Promise<boolean> {
 
 /** Writes the timeline of `input` to `output`; a ConfigError when a document has none. */
 export async function writeTimeline(input: string, output: string): Promise<TimelineSummary> {
-  const doc = (await isDocument(input)) ? await loadDocument(input, "timeline") : undefined;
+  const doc = (await isDocument(input)) ? await loadDocument(input) : undefined;
   const reader = doc ? undefined : await TraceReader.open(input);
   const out = await ChromeTraceWriter.create(output);
   try {

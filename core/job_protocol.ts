@@ -142,8 +142,26 @@ export const JOB = {
   WRITE_LAT_SUM: 18,
   /** Under a rate: monoNow() when the job stopped issuing; 0 while it issues. */
   ISSUE_END: 19,
-  STRIDE: 20,
+  /** RETRIES by cause: the count of RETRY_CAUSES[i] at RETRY_CAUSES_AT + i. */
+  RETRY_CAUSES_AT: 20,
+  STRIDE: 20 + 5,
 } as const;
+
+/**
+ * Why a request was retried, as a job counts them (network tiers):
+ * `throttled` (503 SlowDown, 429), `server_error` (another 5xx),
+ * `connection` (the connection was refused, reset or dropped mid-body),
+ * `timeout` (no progress for the idle timeout: a stalled server), `other`.
+ */
+export const RETRY_CAUSES = [
+  "throttled",
+  "server_error",
+  "connection",
+  "timeout",
+  "other",
+] as const;
+/** One of {@linkcode RETRY_CAUSES}. */
+export type RetryCause = typeof RETRY_CAUSES[number];
 
 /** Index of a job's first slot in the Float64 array. */
 export function jobBase(job: number): number {

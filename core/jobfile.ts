@@ -18,12 +18,16 @@
 import { ConfigError } from "./errors.ts";
 import type { RawJobOptions } from "./config.ts";
 
-/** A job file could not be used: says the file, line and key. Exit status 2 like any ConfigError. */
+/**
+ * A job file could not be used: says the file, line and key (none for a
+ * line that is not one: its text is not echoed). Exit status 2 like any
+ * ConfigError.
+ */
 export class JobFileError extends ConfigError {
   override name = "JobFileError";
   constructor(where: string, key: string, problem: string, options?: ErrorOptions) {
     super(key, problem, undefined, options);
-    this.message = `${where}: ${key}: ${problem}`;
+    this.message = key === "" ? `${where}: ${problem}` : `${where}: ${key}: ${problem}`;
   }
 }
 
@@ -86,7 +90,8 @@ export function parseJobFileText(text: string, file: string): ParsedJobFile {
     const key = (eq < 0 ? t : t.slice(0, eq)).trim();
     const value = eq < 0 ? undefined : t.slice(eq + 1).trim();
     if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(key)) {
-      throw new JobFileError(`${file}:${line}`, key || t, "is not a key=value line or [section]");
+      // not quoted: a file given by mistake may hold anything (keys, tokens)
+      throw new JobFileError(`${file}:${line}`, "", "is neither key=value nor a [section] line");
     }
     if (current === undefined) {
       throw new JobFileError(`${file}:${line}`, key, "comes before any [section]");
@@ -155,7 +160,8 @@ const KEYS: Record<string, { field: string; map: Mapper }> = {
   io_size: { field: "io-size", map: (v, o) => (o.ioSize = text("io_size", v)) },
   io_limit: { field: "io-size", map: (v, o) => (o.ioSize = text("io_limit", v)) },
   runtime: { field: "runtime", map: (v, o) => (o.runtime = text("runtime", v)) },
-  time_based: { field: "runtime", map: (v, o) => (o.timeBased = flag("time_based", v)) },
+  // its own field: on "runtime" it took over where runtime's errors point (the line after)
+  time_based: { field: "time_based", map: (v, o) => (o.timeBased = flag("time_based", v)) },
   ramp_time: { field: "ramp", map: (v, o) => (o.ramp = text("ramp_time", v)) },
   iodepth: { field: "iodepth", map: (v, o) => (o.iodepth = text("iodepth", v)) },
   numjobs: { field: "numjobs", map: (v, o) => (o.numjobs = text("numjobs", v)) },
@@ -181,7 +187,8 @@ const KEYS: Record<string, { field: string; map: Mapper }> = {
     map: (v, o) => (o.rateProcess = text("rate_process", v)),
   },
   end_fsync: { field: "end-fsync", map: (v, o) => (o.endFsync = flag("end_fsync", v)) },
-  directory: { field: "tier", map: (v, o) => (o.directory = text("directory", v)) },
+  // its own field, as time_based's: on "tier" it took over where tier='s errors point
+  directory: { field: "directory", map: (v, o) => (o.directory = text("directory", v)) },
   filename: { field: "filename", map: (v, o) => (o.filename = text("filename", v)) },
   stonewall: { field: "stonewall", map: (v, o) => (o.stonewall = flag("stonewall", v)) },
   wait_for_previous: {
@@ -254,6 +261,8 @@ export function resolveJobFile(parsed: ParsedJobFile, file: string): JobFile {
       }
       origin[known.field] = { where, key: e.key };
     }
+    // a tier errors name: tier= where given, else the directory= that makes it
+    if (origin.tier === undefined && origin.directory !== undefined) origin.tier = origin.directory;
     const where = `${file}:${section.line}`;
     const stonewall = o.stonewall === true;
     if (i === 0 || stonewall) run++;
@@ -268,7 +277,7 @@ export function resolveJobFile(parsed: ParsedJobFile, file: string): JobFile {
       );
     }
     if (o.timeBased === true && o.runtime === undefined) {
-      throw new JobFileError(origin.runtime!.where, "time_based", "needs runtime");
+      throw new JobFileError(origin.time_based!.where, "time_based", "needs runtime");
     }
     const raw: RawJobOptions = {
       name: (o.name as string | undefined) ?? section.name,

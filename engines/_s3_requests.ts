@@ -26,14 +26,20 @@ export interface ObjectRef {
   readonly key: string;
 }
 
+/** How a request may be abandoned (the SDK's send options). */
+export interface SendOptions {
+  readonly abortSignal?: AbortSignal;
+}
+
 /** PUTs `body` as `key` in one request. */
 export function putObject(
   client: S3Client,
   bucket: string,
   key: string,
   body: Uint8Array,
+  options: SendOptions = {},
 ): Promise<PutObjectCommandOutput> {
-  return client.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: body }));
+  return client.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: body }), options);
 }
 
 /** GETs `key`, or its `range` ("bytes=a-b") when given; the body is still to read. */
@@ -42,9 +48,11 @@ export function getObject(
   bucket: string,
   key: string,
   range?: string,
+  options: SendOptions = {},
 ): Promise<GetObjectCommandOutput> {
   return client.send(
     new GetObjectCommand({ Bucket: bucket, Key: key, ...(range ? { Range: range } : {}) }),
+    options,
   );
 }
 

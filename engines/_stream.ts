@@ -21,8 +21,10 @@
  * @module
  */
 
-import { IoError } from "../core/errors.ts";
+import { IoError, RequestTimeoutError } from "../core/errors.ts";
 import type { StreamSchedule } from "../core/rate.ts";
+import { TIMED_OUT, withinTimeout } from "../core/settle.ts";
+import type { StreamVerifier } from "./stream_verify.ts";
 import { cString, errnoName, lastErrno, libc, monoNow, O, strerror } from "../core/libc.ts";
 import { fillRandom } from "./_file.ts";
 import type { KernelQueue } from "./_kernel_queue.ts";
@@ -72,9 +74,40 @@ export function requestSize(bytes: number, bs: number, iodepth: number, alignmen
   return Math.max(alignment, Math.min(bs, share));
 }
 
+/** What a rank's stream is given besides its depth and request size. */
+export interface StreamOptions {
+  /**
+   * How long one request may take (--timeout): past it the transfer fails
+   * with a {@linkcode RequestTimeoutError} and the channel is left as it is
+   * (a thread may still be blocked in the kernel on it).
+   */
+  readonly timeoutMs?: number;
+  /** --verify: what the stream writes is the pattern, what it reads is checked. */
+  readonly verifier?: StreamVerifier;
+}
+
+/**
+ * `task`'s value, or a {@linkcode RequestTimeoutError} naming `request`,
+ * `path` and `offset` once `ms` went by (never, without `ms`).
+ */
+export async function orTimeout<T>(
+  task: Promise<T>,
+  ms: number | undefined,
+  request: string,
+  path: string,
+  offset?: number,
+): Promise<T> {
+  if (ms === undefined) return await task;
+  const r = await withinTimeout(task, ms);
+  if (r === TIMED_OUT) throw new RequestTimeoutError({ request, path, offset, timeoutMs: ms });
+  return r;
+}
+
 /**
  * Opens the object's file at `path` (created for a write; O_DIRECT when
- * `direct`), runs `body` with its descriptor and closes it whatever happens.
+ * `direct`), runs `body` with its descriptor and closes it whatever happens
+ * — except after a request timed out: closing a file on a storage that
+ * stopped answering would block too, so it is left open.
  * Throws {@linkcode IoError} naming `open` when it cannot be opened.
  */
 async function withObjectFile(
@@ -87,10 +120,14 @@ async function withObjectFile(
   const flags = (write ? O.WRONLY | O.CREAT : O.RDONLY) | O.CLOEXEC | (direct ? O.DIRECT : 0);
   const fd = c.open(cString(path), flags, 0o600);
   if (fd < 0) throw callFailed("open", path);
+  let hung = false;
   try {
     await body(fd);
+  } catch (e) {
+    hung = e instanceof RequestTimeoutError;
+    throw e;
   } finally {
-    c.close(fd);
+    if (!hung) c.close(fd);
   }
 }
 
@@ -157,7 +194,10 @@ export class QueueChannel {
   readonly #queue: KernelQueue;
   /** Called between requests; what it throws ends the transfer (see the constructor). */
   readonly #stop: (() => void) | undefined;
+  readonly #options: StreamOptions;
   #closed = false;
+  /** A request timed out: the queue still holds it, so it and its buffers are left. */
+  #hung = false;
 
   /**
    * A channel over `queue` (its slots filled here with random bytes).
@@ -167,9 +207,18 @@ export class QueueChannel {
    * {@linkcode close}, which waits for them. A rank passes one that throws
    * once its run is aborted, so Ctrl-C or a lost rank does not wait for a
    * large object to finish.
+   *
+   * `options` bound each request by --timeout and, under --verify, make what
+   * is written a pattern that each read is checked against.
    */
-  protected constructor(queue: KernelQueue, direct: boolean, stop?: () => void) {
+  protected constructor(
+    queue: KernelQueue,
+    direct: boolean,
+    stop?: () => void,
+    options: StreamOptions = {},
+  ) {
     this.#queue = queue;
+    this.#options = options;
     this.iodepth = queue.depth;
     this.bs = queue.slotBytes;
     this.direct = direct;
@@ -189,7 +238,8 @@ export class QueueChannel {
    * each request at its intended start, and the transfer ending no earlier
    * than its bytes at the rate (a queue whose waits cannot time out lets a
    * request due while others are in flight wait for the next completion).
-   * Throws {@linkcode IoError} naming the call, errno and offset.
+   * Throws {@linkcode IoError} naming the call, errno and offset, and
+   * {@linkcode RequestTimeoutError} when a request outlives --timeout.
    */
   async transfer(
     path: string,
@@ -200,19 +250,28 @@ export class QueueChannel {
   ): Promise<void> {
     if (this.#closed) throw new TypeError("channel closed");
     checkOffset(at, this.direct);
-    await withObjectFile(
-      path,
-      write,
-      this.direct,
-      (fd) => new Transfer(this.#queue, fd, path, write, bytes, at).run(this.#stop, schedule),
-    );
+    const run = (fd: number) =>
+      new Transfer(this.#queue, fd, path, write, bytes, at, this.#options).run(
+        this.#stop,
+        schedule,
+      );
+    try {
+      await withObjectFile(path, write, this.direct, run);
+    } catch (e) {
+      if (e instanceof RequestTimeoutError) this.#hung = true;
+      throw e;
+    }
   }
 
-  /** Releases the queue (waiting for what is in flight) and its buffers. */
+  /**
+   * Releases the queue (waiting for what is in flight) and its buffers;
+   * after a request timed out, leaves both (the kernel may still write into
+   * the buffers, and the wait could last for ever).
+   */
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
-    this.#queue.close();
+    if (!this.#hung) this.#queue.close();
   }
 }
 
@@ -224,12 +283,17 @@ class Transfer {
   readonly #write: boolean;
   readonly #bytes: number;
   readonly #at: number;
+  readonly #options: StreamOptions;
   /** Requests in all: of bs, the last one shorter. */
   readonly #total: number;
   /** Per slot: its request's length and offset in the file. */
   readonly #lengths: number[];
   readonly #offsets: number[];
+  /** Per slot: monoNow() when its request was prepared; 0 while the slot is free. */
+  readonly #since: number[];
   readonly #free: number[] = [];
+  /** Under --verify, the generation of the pattern a write lays down (0: none). */
+  readonly #generation: number;
   /** Requests prepared, of them not yet taken by the kernel, in flight, and done. */
   #next = 0;
   #queued = 0;
@@ -243,6 +307,7 @@ class Transfer {
     write: boolean,
     bytes: number,
     at: number,
+    options: StreamOptions,
   ) {
     this.#queue = queue;
     this.#fd = fd;
@@ -250,17 +315,20 @@ class Transfer {
     this.#write = write;
     this.#bytes = bytes;
     this.#at = at;
+    this.#options = options;
     // Requests of bs, the last one shorter, as DeepSpeed's aio handle cuts a transfer
     // (ceil(bytes / block_size) blocks in csrc/aio/common/deepspeed_aio_common.cpp): a
     // scaled object keeps the request size the profile measured and has fewer in flight.
     this.#total = Math.ceil(bytes / queue.slotBytes);
     this.#lengths = new Array<number>(queue.depth).fill(0);
     this.#offsets = new Array<number>(queue.depth).fill(0);
+    this.#since = new Array<number>(queue.depth).fill(0);
     for (let s = queue.depth - 1; s >= 0; s--) this.#free.push(s);
+    const { verifier } = options;
+    this.#generation = write && verifier ? verifier.written(path, at, bytes) : 0;
   }
 
   async run(stop: (() => void) | undefined, schedule: StreamSchedule | undefined): Promise<void> {
-    const q = this.#queue;
     while (this.#done < this.#total) {
       // Asked to stop (a run aborted): no more requests. What is in flight ends in close().
       stop?.();
@@ -270,18 +338,31 @@ class Transfer {
         if (dueAt > 0 && this.#queued === 0) await sleepUntil(dueAt);
         continue;
       }
-      // Paced, with a slot free: wait for completions only until the next intended start.
-      const timed = dueAt > 0 && q.timedWaits;
-      const n = q.reapReady() ||
-        await q.geteventsAsync(timed ? Math.max(0, dueAt - monoNow()) * 1e6 : undefined);
-      if (n < 0) throw this.#error(q.calls.wait, -n, undefined, q.calls.waitDetail);
-      this.#complete(n);
+      this.#complete(this.#queue.reapReady() || await this.#wait(dueAt));
     }
     if (schedule !== undefined) {
       schedule.end();
       // The object's share of the stream: it ends no earlier than its bytes at the rate.
       await sleepUntil(schedule.due);
     }
+  }
+
+  /**
+   * Waits for completions: paced, with a slot free, only until the next
+   * intended start (`dueAt`, 0 for none); and never past the moment the
+   * oldest request in flight outlives --timeout (a queue whose waits cannot
+   * time out has the wait abandoned then instead). How many are ready.
+   */
+  async #wait(dueAt: number): Promise<number> {
+    const q = this.#queue;
+    const due = dueAt > 0 && q.timedWaits ? Math.max(0, dueAt - monoNow()) * 1e6 : undefined;
+    const left = this.#timeLeftNs();
+    const limit = q.timedWaits ? earliest(due, left) : undefined;
+    const bound = q.timedWaits || left === undefined ? undefined : left / 1e6;
+    const n = await this.#guard(q.geteventsAsync(limit), this.#oldestOffset(), bound);
+    if (n < 0) throw this.#error(q.calls.wait, -n, undefined, q.calls.waitDetail);
+    if (n === 0) this.#failStale();
+    return n;
   }
 
   /**
@@ -303,6 +384,11 @@ class Transfer {
       const slot = this.#free.pop()!;
       this.#lengths[slot] = len;
       this.#offsets[slot] = this.#at + offset;
+      this.#since[slot] = monoNow();
+      if (this.#generation > 0) {
+        const buf = this.#slot(slot, len);
+        this.#options.verifier!.fill(buf, this.#path, this.#generation, this.#at + offset);
+      }
       q.prepare(slot, this.#write, this.#fd, 0, this.#at + offset, len);
       this.#next++;
       this.#queued++;
@@ -313,7 +399,9 @@ class Transfer {
   /** Hands the queued requests to the kernel; a transient refusal waits for completions. */
   async #submit(): Promise<void> {
     const q = this.#queue;
-    const rc = await q.submitAsync();
+    const offset = this.#at + (this.#next - this.#queued) * q.slotBytes;
+    // a submission may do the I/O itself (a FUSE file system): it counts as the request
+    const rc = await this.#guard(q.submitAsync(), offset, this.#options.timeoutMs);
     if (rc >= 0) {
       this.#queued -= rc;
       this.#inFlight += rc;
@@ -321,7 +409,6 @@ class Transfer {
     }
     const errno = -rc;
     if ((errno !== EAGAIN && errno !== EBUSY && errno !== EINTR) || this.#inFlight === 0) {
-      const offset = this.#at + (this.#next - this.#queued) * q.slotBytes;
       throw this.#error(q.calls.submit, errno, offset);
     }
   }
@@ -329,11 +416,12 @@ class Transfer {
   /** Takes `n` ready completions; throws the first failure once all are given back. */
   #complete(n: number): void {
     const q = this.#queue;
-    let failure: IoError | undefined;
+    let failure: Error | undefined;
     for (let e = 0; e < n; e++) {
       const slot = q.eventSlot(e);
       const res = q.eventResult(e);
       failure ??= this.#check(slot, res);
+      this.#since[slot] = 0;
       this.#free.push(slot);
       this.#done++;
     }
@@ -342,19 +430,22 @@ class Transfer {
     if (failure) throw failure;
   }
 
-  /** The failure of slot `slot`'s request that moved `res` bytes (or -errno); none when it is whole. */
-  #check(slot: number, res: number): IoError | undefined {
-    const call = this.#write ? this.#queue.calls.write : this.#queue.calls.read;
+  /**
+   * The failure of slot `slot`'s request that moved `res` bytes (or -errno);
+   * none when it is whole (and, under --verify, a read holds what was written).
+   */
+  #check(slot: number, res: number): Error | undefined {
+    const call = this.#call();
     const offset = this.#offsets[slot]!;
     const len = this.#lengths[slot]!;
     if (res < 0) return this.#error(call, -res, offset, `(${strerror(-res)})`);
+    if (res === len) return this.#write ? undefined : this.#verify(slot, res, offset);
     // A short write carries no errno (a full file system shows up as fewer bytes): writing
     // the rest either finishes it or fails with the errno that says why. A short read is
     // the end of the file.
     if (
-      res === len ||
-      (this.#write &&
-        finishShortWrite(this.#fd, this.#path, this.#queue.address(slot), res, len, offset))
+      this.#write &&
+      finishShortWrite(this.#fd, this.#path, this.#queue.address(slot), res, len, offset)
     ) return undefined;
     return new IoError({
       syscall: call,
@@ -363,6 +454,76 @@ class Transfer {
       path: this.#path,
       offset,
       detail: `(short transfer: ${res} of ${len} bytes)`,
+    });
+  }
+
+  /** Under --verify, the mismatch of a whole read's bytes with what was written; none else. */
+  #verify(slot: number, res: number, offset: number): Error | undefined {
+    const { verifier } = this.#options;
+    if (!verifier) return undefined;
+    try {
+      verifier.check(this.#slot(slot, res), this.#path, offset);
+    } catch (e) {
+      return e as Error;
+    }
+    return undefined;
+  }
+
+  /** The first `len` bytes of slot `slot`'s buffer. */
+  #slot(slot: number, len: number): Uint8Array {
+    const start = slot * this.#queue.slotBytes;
+    return this.#queue.bytes.subarray(start, start + len);
+  }
+
+  /** The call a request of this transfer is named by in errors. */
+  #call(): string {
+    return this.#write ? this.#queue.calls.write : this.#queue.calls.read;
+  }
+
+  /**
+   * `task`, bounded by `ms`: past it a {@linkcode RequestTimeoutError} naming
+   * the request at `offset` and --timeout.
+   */
+  async #guard<T>(task: Promise<T>, offset: number | undefined, ms: number | undefined) {
+    try {
+      return await orTimeout(task, ms, this.#call(), this.#path, offset);
+    } catch (e) {
+      if (!(e instanceof RequestTimeoutError)) throw e;
+      const timeoutMs = this.#options.timeoutMs ?? e.timeoutMs;
+      throw new RequestTimeoutError({ request: this.#call(), path: this.#path, offset, timeoutMs });
+    }
+  }
+
+  /** ns until the oldest request in flight outlives --timeout (undefined without one). */
+  #timeLeftNs(): number | undefined {
+    const ms = this.#options.timeoutMs;
+    if (ms === undefined) return undefined;
+    const oldest = Math.min(...this.#since.filter((t) => t > 0));
+    return Number.isFinite(oldest) ? Math.max(0, oldest + ms - monoNow()) * 1e6 : undefined;
+  }
+
+  /** The offset of the oldest request in flight (the transfer's start when none is). */
+  #oldestOffset(): number {
+    let oldest = -1;
+    this.#since.forEach((t, s) => {
+      if (t > 0 && (oldest < 0 || t < this.#since[oldest]!)) oldest = s;
+    });
+    return oldest < 0 ? this.#at : this.#offsets[oldest]!;
+  }
+
+  /** Fails the transfer when a request in flight has outlived --timeout. */
+  #failStale(): void {
+    const ms = this.#options.timeoutMs;
+    if (ms === undefined) return;
+    const now = monoNow();
+    const slot = this.#since.findIndex((t) => t > 0 && now - t >= ms);
+    if (slot < 0) return;
+    const offset = this.#offsets[slot];
+    throw new RequestTimeoutError({
+      request: this.#call(),
+      path: this.#path,
+      offset,
+      timeoutMs: ms,
     });
   }
 
@@ -376,4 +537,9 @@ class Transfer {
       detail,
     });
   }
+}
+
+/** The smaller of two optional waits in ns (undefined: no limit). */
+function earliest(a: number | undefined, b: number | undefined): number | undefined {
+  return a === undefined ? b : b === undefined ? a : Math.min(a, b);
 }

@@ -10,7 +10,7 @@
  */
 
 import { UringQueue } from "./_uring_queue.ts";
-import { QueueChannel } from "./_stream.ts";
+import { QueueChannel, type StreamOptions } from "./_stream.ts";
 
 /**
  * An io_uring ring with its buffers, for one stream of one rank: each
@@ -29,10 +29,16 @@ export class UringChannel extends QueueChannel {
    * Sets the ring and its `iodepth` buffers of `bs` bytes up (4 KiB aligned,
    * random bytes). Throws an Error naming kernel.io_uring_disabled when the
    * kernel refuses io_uring, else {@linkcode IoError} for a failed setup.
-   * `stop`: see {@linkcode QueueChannel}.
+   * `stop` and `options` (--timeout, --verify): see {@linkcode QueueChannel}.
    */
-  constructor(iodepth: number, bs: number, direct: boolean, stop?: () => void) {
+  constructor(
+    iodepth: number,
+    bs: number,
+    direct: boolean,
+    stop?: () => void,
+    options: StreamOptions = {},
+  ) {
     const setup = { entries: iodepth, slotBytes: bs, alignment: 4096 };
-    super(UringQueue.open(setup, QueueChannel.openFailed), direct, stop);
+    super(UringQueue.open(setup, QueueChannel.openFailed), direct, stop, options);
   }
 }

@@ -8,7 +8,7 @@
  */
 
 import { AioQueue } from "./_aio_queue.ts";
-import { QueueChannel } from "./_stream.ts";
+import { QueueChannel, type StreamOptions } from "./_stream.ts";
 
 /**
  * A libaio context with its buffers, for one stream of one rank: each
@@ -26,9 +26,15 @@ export class AioChannel extends QueueChannel {
   /**
    * Sets up the context and its `iodepth` buffers of `bs` bytes (4 KiB
    * aligned, random bytes). Throws {@linkcode IoError} when io_setup fails.
-   * `stop`: see {@linkcode QueueChannel}.
+   * `stop` and `options` (--timeout, --verify): see {@linkcode QueueChannel}.
    */
-  constructor(iodepth: number, bs: number, direct: boolean, stop?: () => void) {
-    super(AioQueue.open(iodepth, bs, 4096, QueueChannel.openFailed), direct, stop);
+  constructor(
+    iodepth: number,
+    bs: number,
+    direct: boolean,
+    stop?: () => void,
+    options: StreamOptions = {},
+  ) {
+    super(AioQueue.open(iodepth, bs, 4096, QueueChannel.openFailed), direct, stop, options);
   }
 }

@@ -24,6 +24,8 @@ import {
   jobBase,
   type JobPlan,
   newSharedCounters,
+  RETRY_CAUSES,
+  type RetryCause,
   RUN,
   type SharedCounters,
 } from "../core/job_protocol.ts";
@@ -273,9 +275,10 @@ export class JobRuntime {
     this.#f64[this.#base + JOB.BUSY_SINCE] = 0;
   }
 
-  /** Counts a request retried after a transient error. */
-  countRetry(): void {
+  /** Counts a request retried after a transient error, and why. */
+  countRetry(cause: RetryCause): void {
     this.#f64[this.#base + JOB.RETRIES]! += 1;
+    this.#f64[this.#base + JOB.RETRY_CAUSES_AT + RETRY_CAUSES.indexOf(cause)]! += 1;
   }
 
   /** At an interval boundary only: snapshots the intervals that ended by `now`. */

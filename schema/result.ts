@@ -18,6 +18,8 @@ import type { ClusterSection } from "./cluster.ts";
 import type { ScalingResult } from "./scaling.ts";
 import type { HostFacts } from "../core/host.ts";
 import type { EncodedLatency, LatencyStats } from "../core/recorder.ts";
+import type { RetryCause } from "../core/job_protocol.ts";
+import { writeFileAtomic } from "../core/output_file.ts";
 
 /** The schema id written into every result. */
 export const RESULT_SCHEMA = "tierbench/result@1";
@@ -220,6 +222,13 @@ export interface RunResult {
     fsync_ms: number;
     /** Requests retried after transient errors (network tiers). */
     retries: number;
+    /**
+     * `retries` by cause (core/job_protocol.ts RETRY_CAUSES): throttled
+     * (503 SlowDown, 429), server_error (another 5xx), connection (refused,
+     * reset or dropped mid-body), timeout (no progress for the idle
+     * timeout), other. Absent in results written before it was added.
+     */
+    retry_causes?: Record<RetryCause, number>;
   }[];
 }
 
@@ -288,7 +297,8 @@ export interface ResultDocument {
 }
 
 /**
- * Writes a result document as pretty JSON, creating the parent directory.
+ * Writes a result document as pretty JSON, creating the parent directory;
+ * atomically (a temporary file beside it, renamed over it).
  *
  * @example
  * ```ts ignore
@@ -296,9 +306,7 @@ export interface ResultDocument {
  * ```
  */
 export async function writeResult(path: string, doc: ResultDocument): Promise<void> {
-  const dir = path.includes("/") ? path.slice(0, path.lastIndexOf("/")) : "";
-  if (dir) await Deno.mkdir(dir, { recursive: true });
-  await Deno.writeTextFile(path, stringifyResult(doc) + "\n");
+  await writeFileAtomic(path, stringifyResult(doc) + "\n");
 }
 
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json };

@@ -25,6 +25,7 @@ export type Need =
   | "libaio"
   | "chattr"
   | "btrfs"
+  | "fuse3"
   | "chromium"
   | "script"
   | "strace"
@@ -99,6 +100,19 @@ export const REQUIREMENTS: { readonly [N in Need]: Requirement } = {
   chattr: { name: "chattr", detection: { command: "chattr" }, packages: ["e2fsprogs"] },
   // the EIO fault test reads a file on btrfs whose data checksum no longer matches
   btrfs: { name: "btrfs", detection: { command: "mkfs.btrfs" }, packages: ["btrfs-progs"] },
+  // the EIO-on-write and hung-removal fault tests mount a FUSE file system built from C
+  // (tests/_faultfs.ts); /dev/fuse is the kernel's, the rest these packages
+  fuse3: {
+    name: "fuse3",
+    detection: {
+      every: [
+        { command: "gcc" },
+        { command: "pkg-config" },
+        { dpkg: ["libfuse3-dev"] },
+      ],
+    },
+    packages: ["gcc", "pkg-config", "libfuse3-dev"],
+  },
   // headless Chromium for the report's browser test (report/_chromium.ts runs this path)
   chromium: {
     name: "chromium",

@@ -10,8 +10,11 @@
 
 import { S3Client } from "@aws-sdk/client-s3";
 import { FetchHttpHandler } from "@smithy/fetch-http-handler";
+import { StandardRetryStrategy } from "@smithy/core/retry";
+import type { RetryErrorInfo, RetryStrategyV2, StandardRetryToken } from "@smithy/types";
+import type { RetryCause } from "../core/job_protocol.ts";
 import { ConfigError, S3Error } from "../core/errors.ts";
-import { redactSecrets, registerSecret } from "../core/secrets.ts";
+import { redactSecrets, registerSecret, withoutUserInfo } from "../core/secrets.ts";
 
 /** Environment variables that name the endpoint, in order of precedence. */
 export const ENDPOINT_ENV_VARS = [
@@ -33,6 +36,21 @@ export const MAX_ATTEMPTS = 4;
  */
 export const REQUEST_IDLE_TIMEOUT_MS = 30_000;
 
+/**
+ * How long one attempt may see no progress before the SDK abandons and
+ * retries it: a share of --timeout (which bounds a request with its
+ * retries), so a stalled server is retried in time; at least 1 s.
+ *
+ * @example
+ * ```ts
+ * import { idleTimeoutOf } from "./s3_client.ts";
+ * console.assert(idleTimeoutOf(30_000) === 7_500 && idleTimeoutOf(2_000) === 1_000);
+ * ```
+ */
+export function idleTimeoutOf(timeoutMs: number): number {
+  return Math.max(1000, Math.min(REQUEST_IDLE_TIMEOUT_MS, Math.floor(timeoutMs / MAX_ATTEMPTS)));
+}
+
 /** Where an S3 server is and how to sign for it. */
 export interface S3Location {
   /** Endpoint URL; undefined means AWS itself. */
@@ -50,7 +68,8 @@ function env(name: string): string | undefined {
 
 /**
  * The endpoint: the option, else the first of {@linkcode ENDPOINT_ENV_VARS}
- * that is set, else undefined (AWS).
+ * that is set, else undefined (AWS); without user information, which S3
+ * does not use (requests are signed with the AWS credentials).
  *
  * @throws {ConfigError} when the URL is not http(s).
  *
@@ -72,7 +91,7 @@ export function resolveEndpoint(option?: string): string | undefined {
   if (url.protocol !== "http:" && url.protocol !== "https:") {
     throw new ConfigError("endpoint", `${url.protocol} is not supported`, "http:, https:");
   }
-  return value.replace(/\/+$/, "");
+  return withoutUserInfo(value).replace(/\/+$/, "");
 }
 
 /** The region: the option, else `AWS_REGION`, else `AWS_DEFAULT_REGION`, else us-east-1. */
@@ -133,6 +152,14 @@ export interface S3ClientOptions {
   readonly maxAttempts?: number;
   /** The HTTP handler (default: {@linkcode handlerFromEnv}). */
   readonly handler?: S3HttpHandler;
+  /**
+   * How long a request may see no progress before it is abandoned and
+   * retried, ms (default {@linkcode REQUEST_IDLE_TIMEOUT_MS}); one whose
+   * answer has not begun within twice this is abandoned and retried too.
+   */
+  readonly idleTimeoutMs?: number;
+  /** Told of each retry the SDK makes, with its cause, before it backs off and retries. */
+  readonly onRetry?: (cause: RetryCause) => void;
 }
 
 /**
@@ -189,16 +216,58 @@ class DenoFetchHandler extends FetchHttpHandler {
 }
 
 /** The SDK's request handler for `handler`. */
-function requestHandler(handler: S3HttpHandler, maxSockets: number) {
+function requestHandler(handler: S3HttpHandler, maxSockets: number, idleMs: number) {
   if (handler === "fetch") {
     // Its timeout runs until the response's headers; bodies have their own (drainBody).
-    return new DenoFetchHandler({ requestTimeout: REQUEST_IDLE_TIMEOUT_MS });
+    return new DenoFetchHandler({ requestTimeout: idleMs });
   }
   return {
-    requestTimeout: REQUEST_IDLE_TIMEOUT_MS,
+    // no progress (no bytes either way, before or during the answer) for this long: a
+    // TimeoutError, which the SDK retries
+    socketTimeout: idleMs,
+    // and no answer begun within twice that: when a kept-alive connection is reset before
+    // the answer, Deno's node:http sends the request again on a new one by itself, and the
+    // socket timeout stays behind on the old connection; a stall there would otherwise
+    // hold the request until --timeout instead of being retried
+    requestTimeout: 2 * idleMs,
+    throwOnRequestTimeout: true,
     httpAgent: { keepAlive: true, maxSockets },
     httpsAgent: { keepAlive: true, maxSockets },
   };
+}
+
+/**
+ * The SDK's standard retry strategy (exponential backoff with jitter, a
+ * longer base for throttling, a retry quota), telling `onRetry` of each
+ * retry it grants and why. Counting here, where the SDK decides to retry,
+ * holds whatever sends the requests (the HTTP handler).
+ */
+class CountingRetryStrategy implements RetryStrategyV2 {
+  readonly mode = "standard";
+  readonly #inner: StandardRetryStrategy;
+  readonly #onRetry: (cause: RetryCause) => void;
+
+  constructor(maxAttempts: number, onRetry: (cause: RetryCause) => void) {
+    this.#inner = new StandardRetryStrategy(maxAttempts);
+    this.#onRetry = onRetry;
+  }
+
+  acquireInitialRetryToken(scope: string): Promise<StandardRetryToken> {
+    return this.#inner.acquireInitialRetryToken(scope);
+  }
+
+  async refreshRetryTokenForRetry(
+    token: StandardRetryToken,
+    info: RetryErrorInfo,
+  ): Promise<StandardRetryToken> {
+    const next = await this.#inner.refreshRetryTokenForRetry(token, info);
+    this.#onRetry(retryCauseOf(info.error));
+    return next;
+  }
+
+  recordSuccess(token: StandardRetryToken): void {
+    this.#inner.recordSuccess(token);
+  }
 }
 
 /**
@@ -213,6 +282,8 @@ function requestHandler(handler: S3HttpHandler, maxSockets: number) {
  * ```
  */
 export function newS3Client(loc: S3Location, options: S3ClientOptions = {}): S3Client {
+  const maxAttempts = options.maxAttempts ?? MAX_ATTEMPTS;
+  const idleMs = options.idleTimeoutMs ?? REQUEST_IDLE_TIMEOUT_MS;
   const client = new S3Client({
     region: loc.region,
     ...(loc.endpoint === undefined ? {} : { endpoint: loc.endpoint }),
@@ -221,8 +292,15 @@ export function newS3Client(loc: S3Location, options: S3ClientOptions = {}): S3C
     // which S3-compatible servers such as Ceph RGW reject; integrity is not what is measured.
     requestChecksumCalculation: "WHEN_REQUIRED",
     responseChecksumValidation: "WHEN_REQUIRED",
-    maxAttempts: options.maxAttempts ?? MAX_ATTEMPTS,
-    requestHandler: requestHandler(options.handler ?? handlerFromEnv(), options.maxSockets ?? 50),
+    maxAttempts,
+    ...(options.onRetry
+      ? { retryStrategy: new CountingRetryStrategy(maxAttempts, options.onRetry) }
+      : {}),
+    requestHandler: requestHandler(
+      options.handler ?? handlerFromEnv(),
+      options.maxSockets ?? 50,
+      idleMs,
+    ),
     // The SDK resolves each command's middleware stack once instead of on every send.
     cacheMiddleware: true,
     ...(loc.endpoint === undefined ? {} : { endpointProvider: pathStyle(loc.endpoint) }),
@@ -350,6 +428,13 @@ const TRANSIENT_CODES = new Set([
   "ServiceUnavailable",
 ]);
 
+/** How node:http, and Deno's fetch, word a connection dropped or a body cut off. */
+const TRANSIENT_WORDS = new RegExp(
+  "premature close|aborted|socket hang up|connection (reset|closed)|" +
+    "error reading a body|unexpected eof|incomplete ?message",
+  "i",
+);
+
 /**
  * Whether a failure is transient: a 5xx, throttling, or a dropped or refused
  * connection. The SDK retries these itself for whole requests; the engine
@@ -361,7 +446,44 @@ export function isTransient(e: unknown): boolean {
   const code = codeOf(e);
   if (TRANSIENT_CODES.has(code)) return true;
   const message = String((e as ErrorShape | undefined)?.message ?? "");
-  return /premature close|aborted|socket hang up|connection (reset|closed)/i.test(message);
+  return TRANSIENT_WORDS.test(message);
+}
+
+/** S3 codes of throttling, whatever the status. */
+const THROTTLING_CODES = new Set([
+  "SlowDown",
+  "Throttling",
+  "ThrottlingException",
+  "ThrottledException",
+  "RequestLimitExceeded",
+  "TooManyRequestsException",
+  "RequestThrottled",
+  "RequestThrottledException",
+]);
+
+/** Codes of a request that saw no progress for its idle timeout. */
+const TIMEOUT_CODES = new Set(["TimeoutError", "RequestTimeout", "ETIMEDOUT"]);
+
+/**
+ * Why a failed request is retried, as a job counts it: throttled (503
+ * SlowDown, 429), server_error (another 5xx), timeout (no progress for the
+ * idle timeout), connection (refused, reset, dropped mid-body), other.
+ *
+ * @example
+ * ```ts
+ * import { retryCauseOf } from "./s3_client.ts";
+ * const slowDown = { name: "SlowDown", $metadata: { httpStatusCode: 503 } };
+ * console.assert(retryCauseOf(slowDown) === "throttled");
+ * console.assert(retryCauseOf(Object.assign(new Error("x"), { code: "ECONNRESET" })) === "connection");
+ * ```
+ */
+export function retryCauseOf(e: unknown): RetryCause {
+  const status = statusOf(e);
+  const code = codeOf(e);
+  if (status === 429 || THROTTLING_CODES.has(code)) return "throttled";
+  if (status !== undefined && status >= 500) return status === 503 ? "throttled" : "server_error";
+  if (TIMEOUT_CODES.has(code)) return "timeout";
+  return isTransient(e) ? "connection" : "other";
 }
 
 /** Where a failed request was going. */
@@ -372,6 +494,89 @@ export interface RequestContext {
   readonly loc: S3Location;
   /** Requests made in all, when the caller retried beyond the SDK. */
   readonly attempts?: number;
+}
+
+/**
+ * Sends one request (with the SDK's retries) and abandons it after
+ * `timeoutMs` when given: a server that stopped answering fails it as an
+ * {@linkcode S3Error} "timed out after N s (--timeout)" instead of holding
+ * the caller through every retry's idle timeout. Other failures become an
+ * S3Error naming `ctx`.
+ *
+ * @example
+ * ```ts ignore
+ * const r = await sendWithin(client, 5000, { operation: "ListObjectsV2", bucket, loc },
+ *   (o) => client.send(new ListObjectsV2Command({ Bucket: bucket }), o));
+ * ```
+ */
+export async function sendWithin<T>(
+  timeoutMs: number | undefined,
+  ctx: RequestContext,
+  send: (options: { abortSignal?: AbortSignal }) => Promise<T>,
+): Promise<T> {
+  const signal = timeoutMs === undefined ? undefined : AbortSignal.timeout(timeoutMs);
+  try {
+    return await send(signal ? { abortSignal: signal } : {});
+  } catch (e) {
+    if (signal?.aborted) {
+      throw new S3Error({
+        operation: ctx.operation,
+        bucket: ctx.bucket,
+        key: ctx.key,
+        code: "timed out",
+        endpoint: endpointLabel(ctx.loc),
+        detail: `after ${timeoutMs! / 1000} s (--timeout)`,
+      }, { cause: e });
+    }
+    throw s3ErrorFrom(e, ctx);
+  }
+}
+
+/**
+ * A GET and the read of its answer's body, the GET sent again (up to
+ * {@linkcode MAX_ATTEMPTS} in all, with backoff) when the body breaks off
+ * with a transient error: the SDK retries a request only until its answer's
+ * headers have come. `onRetry` is told of each such retry. What `send`
+ * throws is thrown as it is; a body that keeps breaking off, as an
+ * {@linkcode S3Error} naming `ctx`'s operation with "(body)" and the
+ * attempts; an S3Error from `read` (its own deadline) is never retried.
+ *
+ * @example
+ * ```ts ignore
+ * const text = await withBodyRetries(
+ *   { operation: "GetObject", bucket, key, loc },
+ *   () => client.send(new GetObjectCommand({ Bucket: bucket, Key: key })),
+ *   async (r) => await r.Body!.transformToString(),
+ * );
+ * ```
+ */
+export async function withBodyRetries<R, T>(
+  ctx: RequestContext,
+  send: () => Promise<R>,
+  read: (answer: R) => Promise<T>,
+  onRetry?: (cause: RetryCause) => void,
+): Promise<T> {
+  for (let attempt = 1;; attempt++) {
+    const answer = await send();
+    try {
+      return await read(answer);
+    } catch (e) {
+      const again = !(e instanceof S3Error) && (e as ErrorShape).name !== "AbortError" &&
+        isTransient(e);
+      if (attempt < MAX_ATTEMPTS && again) {
+        onRetry?.(retryCauseOf(e));
+        await backoff(attempt);
+        continue;
+      }
+      throw s3ErrorFrom(e, { ...ctx, operation: `${ctx.operation} (body)`, attempts: attempt });
+    }
+  }
+}
+
+/** Waits before GET `attempt` + 1: exponential with jitter, at most 2 s. */
+function backoff(attempt: number): Promise<void> {
+  const ms = Math.min(2000, 50 * 2 ** attempt) * (0.5 + Math.random() / 2);
+  return new Promise((r) => setTimeout(r, ms));
 }
 
 /** Turns an SDK or network error into an {@linkcode S3Error} (one line, no credentials). */

@@ -33,8 +33,8 @@
  */
 
 import { Command, CommanderError } from "@commander-js/extra-typings";
+import { startStubProcess } from "./s3_stub.ts";
 import Table from "cli-table3";
-import { fileURLToPath } from "node:url";
 import { parseJobOptions } from "../core/config.ts";
 import { ConfigError } from "../core/errors.ts";
 import { hostFacts } from "../core/host.ts";
@@ -51,7 +51,6 @@ import { resultsPath, writeResults } from "./_results.ts";
 
 const MiB = 1024 ** 2;
 const KiB = 1024;
-const STUB_TS = fileURLToPath(new URL("./s3_stub.ts", import.meta.url));
 const RAW_WORKER = new URL("./_s3_raw_worker.ts", import.meta.url);
 const REGION = "us-east-1";
 /** Objects each GET point reads over (and lays out first). */
@@ -122,34 +121,6 @@ interface PointResult {
   tier_retries: number[];
   /** CPU the server's processes used while the tier ran, in cores (RGW only). */
   server_cores?: number[];
-}
-
-/** Starts the stub server in its own process; resolves with its endpoint. */
-async function startStub(): Promise<{ endpoint: string; stop: () => Promise<void> }> {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", STUB_TS],
-    stdin: "null",
-    stdout: "piped",
-    stderr: "inherit",
-  }).spawn();
-  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
-  let text = "";
-  while (!text.includes("\n")) {
-    const { value, done } = await reader.read();
-    if (done) throw new Error("the stub S3 server exited before listening");
-    text += value;
-  }
-  reader.releaseLock();
-  const endpoint = /listening on (\S+)/.exec(text)?.[1];
-  if (!endpoint) throw new Error(`the stub S3 server said: ${text.trim()}`);
-  return {
-    endpoint,
-    stop: async () => {
-      child.kill("SIGTERM");
-      await child.status;
-      await child.stdout.cancel().catch(() => {});
-    },
-  };
 }
 
 /** A raw loop in a Worker of its own, as a tierbench job runs. */
@@ -378,7 +349,7 @@ const SERVER_MEASURERS: readonly Measurer[] = ["sdk", "tier"];
 
 /** The stub's rows, the stub started for them and stopped after. */
 async function onStub(timing: Timing, rounds: number, say: (l: string) => void) {
-  const stub = await startStub();
+  const stub = await startStubProcess();
   try {
     say(`stub server at ${stub.endpoint}; ${POINTS.length} points × ${rounds} round(s)`);
     const server = { label: "stub", endpoint: stub.endpoint, bucket: "bench" };
