@@ -141,7 +141,7 @@ async function hangsWith(engine: string): Promise<void> {
     assert.match(
       lines[1]!,
       new RegExp(
-        `^tierbench: rank \\d: p?write \\((aio|io_uring)\\) ${fs.path}/\\S+ at offset \\d+ timed ` +
+        `^tierbench: rank \\d: p?write \\((libaio|io_uring)\\) ${fs.path}/\\S+ at offset \\d+ timed ` +
           "out after 2 s \\(--timeout\\): the storage stopped answering; partial results in ",
       ),
     );
