@@ -5,12 +5,7 @@
  * @module
  */
 
-import { IoUringEngine } from "../engines/io_uring.ts";
-import { LibaioEngine } from "../engines/libaio.ts";
-import { NoopEngine } from "../engines/noop.ts";
-import { PsyncEngine } from "../engines/psync.ts";
-import { S3Engine } from "../engines/s3.ts";
-import { type JobEngine, JobRuntime, SyscallFailure } from "../engines/types.ts";
+import { type JobEngine, JobRuntime, SyscallFailure, warmUp } from "../engines/types.ts";
 import { errnoName, strerror } from "../core/libc.ts";
 import type { JobFailure, JobMessage, JobPlan, JobStart } from "../core/job_protocol.ts";
 import { encodeLatency } from "../core/recorder.ts";
@@ -23,18 +18,23 @@ import { layOutFioFiles } from "../engines/fio_layout.ts";
 
 const scope = workerScope<JobStart, JobMessage>();
 
-function openEngine(plan: JobPlan): JobEngine | Promise<JobEngine> {
+/**
+ * Opens the job's engine, loading only its module: a Worker that loaded
+ * every engine (the S3 one brings the whole AWS SDK) took about 150 ms of
+ * CPU to start, which 64 jobs on a few cores pay one after the other.
+ */
+async function openEngine(plan: JobPlan): Promise<JobEngine> {
   switch (plan.engine) {
     case "noop":
-      return new NoopEngine();
+      return new (await import("../engines/noop.ts")).NoopEngine();
     case "psync":
-      return PsyncEngine.open(plan);
+      return (await import("../engines/psync.ts")).PsyncEngine.open(plan);
     case "libaio":
-      return LibaioEngine.open(plan);
+      return (await import("../engines/libaio.ts")).LibaioEngine.open(plan);
     case "io_uring":
-      return IoUringEngine.open(plan);
+      return (await import("../engines/io_uring.ts")).IoUringEngine.open(plan);
     case "s3":
-      return S3Engine.open(plan);
+      return await (await import("../engines/s3.ts")).S3Engine.open(plan);
   }
 }
 
@@ -89,6 +89,7 @@ scope.onmessage = async (event: MessageEvent<JobStart>) => {
     // a job file's files first (a clone that was told to stop meanwhile opens nothing)
     const ready = !plan.target.fio || layOutFioFiles(plan, ctl);
     engine = ready ? await openEngine(plan) : undefined;
+    if (engine) warmUp(plan, engine);
     scope.postMessage({ type: "ready", job: plan.job } satisfies JobMessage);
     if (engine && rt.waitForStart() && !plan.createOnly) await engine.run(rt);
     if (engine && plan.verify && !rt.stopped) {
@@ -119,8 +120,9 @@ scope.onmessage = async (event: MessageEvent<JobStart>) => {
     ...(plan.rate ? { schedule: rt.schedule()! } : {}),
     ...(rt.intervals() ? { intervals: rt.intervals()! } : {}),
     ...(rt.errors.read + rt.errors.write > 0 ? { errors: { ...rt.errors } } : {}),
+    ...(rt.cpu() ? { cpu: rt.cpu()! } : {}),
     ...(failure ? { failure } : {}),
   };
+  // the runner ends this Worker, or gives it the session's next job (bench/_worker_pool.ts)
   scope.postMessage(message);
-  scope.close();
 };

@@ -24,6 +24,7 @@ import { AioChannel } from "../engines/libaio_stream.ts";
 import { syncFile } from "../engines/file_sync.ts";
 import { UringChannel } from "../engines/io_uring_stream.ts";
 import { S3Channel, type S3PathTarget } from "../engines/s3_stream.ts";
+import type { StreamVerifier } from "../engines/stream_verify.ts";
 import { NodeLocks } from "./_node_lock.ts";
 import type { NodeSync } from "./_sync.ts";
 import type {
@@ -51,6 +52,8 @@ export interface PathRuntime {
   /** file-backed tiers: the streams' engine (default libaio). */
   readonly engine?: StreamEngine;
   readonly s3?: S3PathTarget;
+  /** How long one request may take (--timeout). */
+  readonly timeoutMs?: number;
 }
 
 const usleep = Deno.dlopen("libc.so.6", {
@@ -95,6 +98,8 @@ export class RankExecutor {
   #locks: NodeLocks | undefined;
   /** Where the run's lock files are on this node. */
   readonly #lockDir: string | undefined;
+  /** --verify: what this rank writes and reads back, checked byte for byte. */
+  readonly #verifier: StreamVerifier | undefined;
 
   /**
    * The executor of `program`; with `backgroundRate` (bytes/s), the ops
@@ -108,6 +113,7 @@ export class RankExecutor {
     timelineIteration: number,
     backgroundRate?: number,
     lockDir?: string,
+    verifier?: StreamVerifier,
   ) {
     this.program = program;
     this.#paths = new Map(paths.map((p) => [p.policy.name, p]));
@@ -115,6 +121,7 @@ export class RankExecutor {
     this.#timelineIteration = timelineIteration;
     this.#backgroundRate = backgroundRate;
     this.#lockDir = lockDir;
+    this.#verifier = verifier;
   }
 
   #path(name: string | undefined): PathRuntime {
@@ -130,11 +137,15 @@ export class RankExecutor {
     let ch = this.#channels.get(key);
     if (!ch) {
       const { iodepth, bs } = path.policy;
+      const options = {
+        ...(path.timeoutMs === undefined ? {} : { timeoutMs: path.timeoutMs }),
+        ...(this.#verifier ? { verifier: this.#verifier } : {}),
+      };
       ch = path.s3
-        ? new S3Channel(path.s3, iodepth, bs)
+        ? new S3Channel(path.s3, iodepth, bs, undefined, options)
         : path.engine === "io_uring"
-        ? new UringChannel(iodepth, bs, direct, this.#stopIfAborted)
-        : new AioChannel(iodepth, bs, direct, this.#stopIfAborted);
+        ? new UringChannel(iodepth, bs, direct, this.#stopIfAborted, options)
+        : new AioChannel(iodepth, bs, direct, this.#stopIfAborted, options);
       this.#channels.set(key, ch);
     }
     return ch;
@@ -311,6 +322,7 @@ export class RankExecutor {
       timeline: this.#timeline(start, end),
       started,
       ...(this.#backgroundRate === undefined ? {} : { background: this.#background() }),
+      ...(this.#verifier ? { verified_bytes: this.#verifier.checkedBytes } : {}),
     };
   }
 

@@ -7,11 +7,13 @@
  */
 
 import { redactSecrets } from "../core/secrets.ts";
+import { RequestTimeoutError, S3Error } from "../core/errors.ts";
 import { type PathRuntime, RankExecutor } from "./_rank.ts";
 import type { RankReport } from "../schema/workload.ts";
 import { AbortedError, NodeSync } from "./_sync.ts";
 import type { RankProgram } from "../workloads/ops.ts";
 import { workerScope } from "../core/worker_scope.ts";
+import { StreamVerifier } from "../engines/stream_verify.ts";
 
 /** Main → rank: the one message that starts it. */
 export interface RankStart {
@@ -26,13 +28,24 @@ export interface RankStart {
   readonly backgroundRate?: number;
   /** The run's lock folder on this node, for `lock`/`unlock` ops (bench/_node_lock.ts). */
   readonly lockDir?: string;
+  /** --verify: the run id, which makes the pattern of what the rank writes its own. */
+  readonly verify?: { readonly runId: string };
 }
 
 /** Rank → main. */
 export type RankMessage =
   | { readonly type: "ready"; readonly rank: number }
   | { readonly type: "done"; readonly report: RankReport }
-  | { readonly type: "failed"; readonly rank: number; readonly message: string }
+  | {
+    readonly type: "failed";
+    readonly rank: number;
+    readonly message: string;
+    /**
+     * A request timed out (--timeout): the file it was on, or `s3` — the tier
+     * under it stopped answering, so its scratch is left for `clean`.
+     */
+    readonly timedOut?: string;
+  }
   | { readonly type: "aborted"; readonly rank: number };
 
 const scope = workerScope<RankStart, RankMessage>();
@@ -47,6 +60,7 @@ scope.onmessage = async (e: MessageEvent<RankStart>) => {
     m.timelineIteration,
     m.backgroundRate,
     m.lockDir,
+    m.verify ? new StreamVerifier(m.verify.runId) : undefined,
   );
   let out: RankMessage;
   try {
@@ -61,7 +75,17 @@ scope.onmessage = async (e: MessageEvent<RankStart>) => {
     else {
       sync.abort();
       const message = err instanceof Error ? err.message : String(err);
-      out = { type: "failed", rank: m.program.rank, message: redactSecrets(message) };
+      const timedOut = err instanceof RequestTimeoutError
+        ? err.path
+        : err instanceof S3Error && err.code === "timed out"
+        ? "s3"
+        : undefined;
+      out = {
+        type: "failed",
+        rank: m.program.rank,
+        message: redactSecrets(message),
+        ...(timedOut === undefined ? {} : { timedOut }),
+      };
     }
   }
   scope.postMessage(out);

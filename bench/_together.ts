@@ -15,6 +15,8 @@ import type { ContentionDirection, ContentionWindow } from "../schema/contention
 import type { Tier } from "../tiers/types.ts";
 import { runJob, type RunProgress } from "./runner.ts";
 import { layoutClear } from "./contention_groups.ts";
+import { type SteadyCriterion, SteadyStop } from "./steady.ts";
+import type { WorkerPool } from "./_worker_pool.ts";
 
 /** What {@linkcode runTogether} and {@linkcode stopped} read of a command's options. */
 export interface TogetherOptions {
@@ -23,6 +25,13 @@ export interface TogetherOptions {
   readonly onProgress?: ((p: RunProgress) => void) | undefined;
   /** Keeps the run in step with the same run on other processes; absent, it runs on its own. */
   readonly coordinate?: ContentionCoordination | undefined;
+  /**
+   * Stop a run's members together once every one's bandwidth is steady (at
+   * most their runtime); not across processes, which must stop alike.
+   */
+  readonly steady?: SteadyCriterion | undefined;
+  /** Job Workers reused from run to run (the session's). */
+  readonly workers?: WorkerPool | undefined;
 }
 
 /**
@@ -55,6 +64,8 @@ export function nowAbs(): number {
 /** Learns a run's layout start and measure start from its progress events. */
 class WindowClock {
   layoutStart: number | undefined;
+  /** When the run had laid out and met the others (its `beforeStart`). */
+  layoutEnd: number | undefined;
   measureStart: number | undefined;
 
   see(p: RunProgress): void {
@@ -83,6 +94,7 @@ function windowsOf(
     const ms = c.measureStart - t0;
     return {
       layout_start: round1(c.layoutStart - t0),
+      ...(c.layoutEnd === undefined ? {} : { layout_end: round1(c.layoutEnd - t0) }),
       ramp_start: round1(ms - r.ramp.ms),
       measure_start: round1(ms),
       measure_end: round1(ms + r[directions[k]!].runtime),
@@ -133,6 +145,8 @@ export interface GroupRun {
   readonly startMs: number[];
   /** What every process's run of this group decided together ({@linkcode Verdict}). */
   readonly agreed: Agreed;
+  /** Each member's bandwidth samples while measuring, with `o.steady` (its `sampleMs` each). */
+  readonly samples: number[][];
 }
 
 /** What one process tells the others after a run of a group. */
@@ -167,12 +181,13 @@ function verdictOf(
 ): Verdict {
   const clear = layoutClear(windows);
   const known = windows.every((w) => w !== null);
-  const ready = known ? (windows as ContentionWindow[]).map((w) => w.ramp_start) : [];
+  const laidOut = (w: ContentionWindow) => w.layout_end ?? w.ramp_start;
+  const ready = known ? (windows as ContentionWindow[]).map(laidOut) : [];
   return {
     ...groupStatus(results),
     clear,
     spread: known ? Math.max(...ready) - Math.min(...ready) : 0,
-    layout: windows.map((w) => w ? w.ramp_start - w.layout_start : null),
+    layout: windows.map((w) => w ? laidOut(w) - w.layout_start : null),
   };
 }
 
@@ -212,9 +227,10 @@ async function agreeOn(verdict: Verdict, o: TogetherOptions): Promise<Agreed> {
 }
 
 /**
- * The processes' meeting before one run of a group: once every local member
- * has laid out (or ended without), the processes' barrier, once; the members
- * waiting in their `beforeStart` go on when it releases.
+ * The members' meeting before one run of a group: once every local member
+ * has laid out (or ended without), `meet` once (the processes' barrier, or
+ * nothing on one process); the members waiting in their `beforeStart` go on
+ * when it resolves.
  */
 class LocalGate {
   #left: number;
@@ -258,9 +274,11 @@ class LocalGate {
 }
 
 /**
- * Starts every member's job at once, with one moment for all to start
- * measuring ({@linkcode SharedStart}, `rampMs` after the first is ready), and
- * waits for all of them. A member that fails or throws stops the others
+ * Starts every member's job at once: each lays out its files, all wait until
+ * every one has (and, with `o.coordinate`, for the other processes), then
+ * they ramp together for `rampMs` ({@linkcode SharedStart}) and measure over
+ * one window, which ends for all at once when `o.steady` finds them steady;
+ * then it waits for all of them. A member that fails or throws stops the others
  * (they end "interrupted"); a throw is rethrown once every member has
  * stopped, so no Worker outlives the call. With `o.coordinate`, the members
  * wait for the other processes once all have laid out, and the processes'
@@ -286,9 +304,12 @@ export async function runTogether(
   const clocks = members.map(() => new WindowClock());
   const start = new SharedStart(rampMs);
   const coordinate = o.coordinate;
-  const gate = coordinate
-    ? new LocalGate(members.length, () => coordinate.barrier(label))
-    : undefined;
+  // no member ramps while another still lays out: they meet first (and the processes, if any)
+  const gate = new LocalGate(
+    members.length,
+    coordinate ? () => coordinate.barrier(label) : () => Promise.resolve(),
+  );
+  const steady = new SteadyStop(coordinate ? undefined : o.steady, members.length);
   const starts = members.map(() => 0);
   try {
     const settled = await Promise.allSettled(members.map(async (m, k) => {
@@ -297,32 +318,32 @@ export async function runTogether(
         signal: stop.signal,
         onProgress: (p) => {
           clocks[k]!.see(p);
+          steady.see(k, p);
           // every member on one line: each tier's rate in the group
           o.onProgress?.({ ...p, name: label, tier: `${m.label} ${m.direction}` });
         },
-        ...(gate
-          ? {
-            beforeStart: () => {
-              arrived = true;
-              return gate.arrive();
-            },
-            onMeasureStart: (t: number) => (starts[k] = t - (gate.released ?? t)),
-          }
+        beforeStart: () => {
+          arrived = true;
+          clocks[k]!.layoutEnd = nowAbs();
+          return gate.arrive();
+        },
+        ...(coordinate
+          ? { onMeasureStart: (t: number) => (starts[k] = t - (gate.released ?? t)) }
           : {}),
+        stonewall: steady.signal,
+        workers: o.workers,
       }).catch((e) => {
         stop.abort(e);
         throw e;
       }).finally(() => {
-        if (!arrived) gate?.leave();
+        if (!arrived) gate.leave();
       });
       if (r.status === "failed") stop.abort(r.error);
       return r;
     }));
-    if (gate) {
-      await gate.done;
-      // A process lost or late at the barrier: the others are out of step, stop here.
-      if (gate.failed) throw gate.failed.error;
-    }
+    await gate.done;
+    // A process lost or late at the barrier: the others are out of step, stop here.
+    if (gate.failed) throw gate.failed.error;
     const thrown = settled.find((s) => s.status === "rejected");
     if (thrown) {
       if (coordinate) {
@@ -334,10 +355,12 @@ export async function runTogether(
       throw thrown.reason;
     }
     const results = settled.map((s) => (s as PromiseFulfilledResult<RunResult>).value);
+    const stated = steady.result();
+    if (stated) { for (const r of results) r.steady = stated; }
     const directions = members.map((m) => m.direction);
     const windows = windowsOf(clocks, results, directions);
     const agreed = await agreeOn(verdictOf(results, windows), o);
-    return { results, windows, startMs: starts, agreed };
+    return { results, windows, startMs: starts, agreed, samples: steady.samples() };
   } finally {
     o.signal?.removeEventListener("abort", relay);
   }

@@ -240,6 +240,10 @@ export function aggregateRun(
     cpu: {
       usr_pct: sorted.reduce((a, p) => a + p.run.cpu.usr_pct, 0),
       sys_pct: sorted.reduce((a, p) => a + p.run.cpu.sys_pct, 0),
+      jobs: {
+        usr_ns: sorted.reduce((a, p) => a + (p.run.cpu.jobs?.usr_ns ?? 0), 0),
+        sys_ns: sorted.reduce((a, p) => a + (p.run.cpu.jobs?.sys_ns ?? 0), 0),
+      },
     },
     jobs: sorted.flatMap((p, i) => p.run.jobs.map((j) => ({ ...j, job: i * numjobs + j.job }))),
   };

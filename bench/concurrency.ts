@@ -17,13 +17,21 @@
 
 import type { S3TierOptions } from "../tiers/s3.ts";
 import type { Tier } from "../tiers/types.ts";
-import { formatTierSpec, type JobOptions, parseJobOptions, type TierSpec } from "../core/config.ts";
+import {
+  formatTierSpec,
+  type JobOptions,
+  parseJobOptions,
+  parseTimeout,
+  type TierSpec,
+} from "../core/config.ts";
+import { splitList } from "../core/list.ts";
 import { ConfigError, DirectIoUnsupportedError } from "../core/errors.ts";
 import { formatSize, parseSize } from "../core/units.ts";
 import type { ContentionDirection } from "../schema/contention.ts";
 import type {
   ConcurrencyResult,
   ConcurrencyResultCurve,
+  ConcurrencyResultPoint,
   ConcurrencyResultTier,
 } from "../schema/concurrency.ts";
 import type { RunResult } from "../schema/result.ts";
@@ -31,6 +39,7 @@ import type { RunStatus } from "../schema/run_status.ts";
 import { runTogether, statusOf, stopped, type TogetherOptions } from "./_together.ts";
 import { tierLabels } from "./contention_groups.ts";
 import { withSession } from "./session.ts";
+import { meanAndError } from "./steady.ts";
 
 /** Defaults of the curves (option text, as the CLI takes it). */
 export const CONCURRENCY_DEFAULTS = {
@@ -45,6 +54,24 @@ export const CONCURRENCY_DEFAULTS = {
   ramp: "0.5",
   size: "256m",
 } as const;
+
+/**
+ * Where the process counts come from `--ranks-per-node` (1, 2, … R), an
+ * interior count is measured only where the curve is not flat: between two
+ * measured counts whose read, write and mixed totals each lie within this
+ * share of each other, or within twice the standard error of their
+ * difference (from each point's quarter-second samples, with a steady-state
+ * criterion: the points cannot be told apart), the counts between are left
+ * to the linear interpolation the solver makes anyway (solver/concurrency.ts).
+ */
+export const FLAT_SHARE = 0.1;
+
+/** A measured point with its totals' standard errors (bytes/s), for {@linkcode flatBetween}. */
+interface MeasuredPoint {
+  readonly point: ConcurrencyResultPoint;
+  /** `read`, `write`, `mixed`: the standard error of that total (0 when unknown). */
+  readonly error: Readonly<Record<string, number>>;
+}
 
 /** How the processes of a point run, as the result says it. */
 export const CONCURRENCY_LAYOUT = "one Worker per process, each with its own file and its own " +
@@ -67,6 +94,10 @@ export interface ConcurrencyOptions extends TogetherOptions {
   readonly engine?: "libaio" | "io_uring" | undefined;
   /** Measure n reading while n others write (default true). */
   readonly mixed?: boolean | undefined;
+  /** `--timeout` text: how long one request may take (default 30 s), clean-up included. */
+  readonly timeout?: string | undefined;
+  /** `--verify`: every block written stamped, every block read checked. */
+  readonly verify?: boolean | undefined;
   readonly endpoint?: string | undefined;
   readonly region?: string | undefined;
   /** Names the tiers' scratch directories ({@linkcode runConcurrency} only). */
@@ -85,12 +116,11 @@ export interface ConcurrencyPlan {
   readonly ramp: string;
   readonly size: string;
   readonly mixed: boolean;
-}
-
-function listOf(field: string, text: string, example: string): string[] {
-  const items = text.split(",").map((s) => s.trim()).filter((s) => s !== "");
-  if (items.length === 0) throw new ConfigError(field, `"${text}" is an empty list`, example);
-  return items;
+  /**
+   * Interior counts left out where the curve is flat ({@linkcode FLAT_SHARE}):
+   * the counts came from `ranksPerNode`; a `processes` list is measured whole.
+   */
+  readonly adaptive: boolean;
 }
 
 /** The largest process count a point may ask for. */
@@ -136,7 +166,7 @@ export function planConcurrency(o: ConcurrencyOptions): ConcurrencyPlan {
   const processes = o.processes !== undefined
     ? ascending(
       "processes",
-      listOf("processes", o.processes, "e.g. 1,2,4").map((s) =>
+      splitList("processes", o.processes, "e.g. 1,2,4").map((s) =>
         positiveInt("processes", s, MAX_PROCESSES)
       ),
       String,
@@ -153,7 +183,7 @@ export function planConcurrency(o: ConcurrencyOptions): ConcurrencyPlan {
     );
   const bs = ascending(
     "concurrency-bs",
-    listOf("concurrency-bs", o.bs ?? CONCURRENCY_DEFAULTS.bs, "e.g. 1m,2m").map((s) => {
+    splitList("concurrency-bs", o.bs ?? CONCURRENCY_DEFAULTS.bs, "e.g. 1m,2m").map((s) => {
       const n = parseSize(s);
       if (n === undefined || n < 1) {
         throw new ConfigError("concurrency-bs", `"${s}" is not a size`, "e.g. 1m,2m");
@@ -170,7 +200,92 @@ export function planConcurrency(o: ConcurrencyOptions): ConcurrencyPlan {
     ramp: o.ramp ?? CONCURRENCY_DEFAULTS.ramp,
     size: o.size ?? CONCURRENCY_DEFAULTS.size,
     mixed: o.mixed ?? true,
+    adaptive: o.processes === undefined,
   };
+}
+
+/**
+ * The counts of one curve in the order to measure them, and those left out:
+ * without `flat`, every count in order; with it, the first and the last,
+ * then, by halving, an interior count only where the two measured counts
+ * around it are not `flat` (so a flat curve costs two points, a straight one
+ * at most log2 more). `measure` gives a count's point, or undefined to stop
+ * (a run that did not end ok).
+ *
+ * @example
+ * ```ts
+ * import { measureCounts } from "./concurrency.ts";
+ * const seen: number[] = [];
+ * const { skipped } = await measureCounts([1, 2, 3, 4], async (n) => (seen.push(n), n === 1 ? 100 : 200),
+ *   (a, b) => Math.abs(a - b) <= 0.1 * Math.max(a, b));
+ * console.assert(seen.join() === "1,4,2" && skipped.join() === "3");
+ * ```
+ */
+export async function measureCounts<T>(
+  counts: readonly number[],
+  measure: (n: number) => Promise<T | undefined>,
+  flat?: (a: T, b: T) => boolean,
+): Promise<{ points: Map<number, T>; skipped: number[]; stopped: boolean }> {
+  const points = new Map<number, T>();
+  const skipped: number[] = [];
+  const take = async (i: number) => {
+    const p = await measure(counts[i]!);
+    if (p !== undefined) points.set(counts[i]!, p);
+    return p !== undefined;
+  };
+  if (!flat) {
+    for (const i of counts.keys()) if (!await take(i)) return { points, skipped, stopped: true };
+    return { points, skipped, stopped: false };
+  }
+  const last = counts.length - 1;
+  if (!await take(0) || (last > 0 && !await take(last))) return { points, skipped, stopped: true };
+  const spans: [number, number][] = last > 1 ? [[0, last]] : [];
+  while (spans.length > 0) {
+    const [i, j] = spans.pop()!;
+    if (j - i < 2) continue;
+    if (flat(points.get(counts[i]!)!, points.get(counts[j]!)!)) {
+      skipped.push(...counts.slice(i + 1, j));
+      continue;
+    }
+    const mid = Math.floor((i + j) / 2);
+    if (!await take(mid)) return { points, skipped, stopped: true };
+    spans.push([mid, j], [i, mid]);
+  }
+  return { points, skipped: skipped.sort((a, b) => a - b), stopped: false };
+}
+
+/** A point's read, write and mixed (read + write) totals, bytes/s. */
+function totals(p: ConcurrencyResultPoint): Record<string, number | undefined> {
+  return {
+    read: p.read_bw_bytes,
+    write: p.write_bw_bytes,
+    mixed: p.mixed_read_bw_bytes === undefined
+      ? undefined
+      : p.mixed_read_bw_bytes + p.mixed_write_bw_bytes!,
+  };
+}
+
+/**
+ * Whether two points of a curve are alike in every total: within
+ * {@linkcode FLAT_SHARE} of the larger, or within twice the standard error
+ * of their difference.
+ */
+function flatBetween(a: MeasuredPoint, b: MeasuredPoint): boolean {
+  const ta = totals(a.point), tb = totals(b.point);
+  return Object.keys(ta).every((k) => {
+    const x = ta[k], y = tb[k];
+    if (x === undefined || y === undefined) return true;
+    const noise = 2 * Math.hypot(a.error[k] ?? 0, b.error[k] ?? 0);
+    return Math.abs(x - y) <= Math.max(FLAT_SHARE * Math.max(x, y), noise);
+  });
+}
+
+/** The standard error of a total from its members' samples (summed sample by sample). */
+function totalError(members: readonly number[][]): number {
+  if (members.length === 0) return 0;
+  const n = Math.min(...members.map((m) => m.length));
+  const sums = Array.from({ length: n }, (_, i) => members.reduce((t, m) => t + m[i]!, 0));
+  return meanAndError(sums).error;
 }
 
 /**
@@ -224,17 +339,69 @@ function jobFor(
     numjobs: String(n),
     engine: s3 ? "libaio" : o.engine ?? "libaio",
     endFsync: false,
+    timeout: o.timeout,
+    verify: o.verify,
     ...(s3 ? { endpoint: o.endpoint, region: o.region } : { direct: t.direct }),
   });
+}
+
+/**
+ * One point of a curve: all `n` reading, all writing, then (unless `mixed`
+ * is false) n reading while n others write, started together; its figures,
+ * or the outcome of the first run that did not end ok.
+ */
+async function measurePoint(
+  t: ConcurrencyTier,
+  p: ConcurrencyPlan,
+  bs: number,
+  n: number,
+  runs: RunResult[],
+  o: ConcurrencyOptions,
+): Promise<MeasuredPoint | { status: RunStatus; error?: string }> {
+  const point = `${t.label} ${formatSize(bs)} ${n}p`;
+  const bw: Record<string, number> = {};
+  const error: Record<string, number> = {};
+  const names: string[] = [];
+  const kinds: ContentionDirection[][] = [["read"], ["write"], ...(p.mixed ? [BOTH] : [])];
+  for (const directions of kinds) {
+    if (await stopped(o)) return { status: "interrupted", error: "interrupted" };
+    const mixed = directions.length > 1;
+    const members = directions.map((d) => {
+      const name = `${t.label} ${d} ${formatSize(bs)} ${n}p${mixed ? " mixed" : ""}`;
+      return { tier: t.tier, job: jobFor(t, p, d, bs, n, name, o), direction: d, label: t.label };
+    });
+    const label = `concurrency ${point} ${directions.join("+")}`;
+    const run = await runTogether(members, members[0]!.job.rampMs, label, o);
+    runs.push(...run.results);
+    error[mixed ? "mixed" : directions[0]!] = totalError(run.samples);
+    for (const [k, r] of run.results.entries()) {
+      names.push(r.name);
+      const d = directions[k]!;
+      bw[`${mixed ? "mixed_" : ""}${d}`] = r[d].bw_bytes;
+    }
+    const outcome = statusOf(run.agreed);
+    if (outcome.status !== "ok") return outcome;
+  }
+  const measured: ConcurrencyResultPoint = {
+    processes: n,
+    read_bw_bytes: bw.read!,
+    write_bw_bytes: bw.write!,
+    ...(p.mixed
+      ? { mixed_read_bw_bytes: bw.mixed_read!, mixed_write_bw_bytes: bw.mixed_write! }
+      : {}),
+    runs: names,
+  };
+  return { point: measured, error };
 }
 
 /**
  * Measures every tier's curves on tiers already set up, into `section`
  * (which it fills as it goes) and `runs` (each run, named
  * `<label> <direction> <bs> <n>p`, the mixed ones with ` mixed`): per tier,
- * per request size, per process count: all reading, all writing, then (unless
- * `mixed` is false) n reading while n others write, started together. Stops
- * at the first run that does not end ok.
+ * per request size, per process count ({@linkcode measureCounts}, interior
+ * counts left out where the curve is flat when `p.adaptive`): all reading,
+ * all writing, then (unless `mixed` is false) n reading while n others
+ * write, started together. Stops at the first run that does not end ok.
  */
 export async function measureConcurrency(
   tiers: readonly ConcurrencyTier[],
@@ -256,45 +423,17 @@ export async function measureConcurrency(
     for (const bs of p.bs) {
       const curve: ConcurrencyResultCurve = { bs, iodepth: p.iodepth, points: [] };
       entry.curves.push(curve);
-      for (const n of p.processes) {
-        const point = `${t.label} ${formatSize(bs)} ${n}p`;
-        const bw: Record<string, number> = {};
-        const names: string[] = [];
-        // all reading, all writing, then n reading while n others write (started together)
-        const kinds: ContentionDirection[][] = [["read"], ["write"], ...(p.mixed ? [BOTH] : [])];
-        for (const directions of kinds) {
-          if (await stopped(o)) return { status: "interrupted", error: "interrupted" };
-          const mixed = directions.length > 1;
-          const members = directions.map((d) => {
-            const name = `${t.label} ${d} ${formatSize(bs)} ${n}p${mixed ? " mixed" : ""}`;
-            return {
-              tier: t.tier,
-              job: jobFor(t, p, d, bs, n, name, o),
-              direction: d,
-              label: t.label,
-            };
-          });
-          const label = `concurrency ${point} ${directions.join("+")}`;
-          const run = await runTogether(members, members[0]!.job.rampMs, label, o);
-          runs.push(...run.results);
-          for (const [k, r] of run.results.entries()) {
-            names.push(r.name);
-            const d = directions[k]!;
-            bw[`${mixed ? "mixed_" : ""}${d}`] = r[d].bw_bytes;
-          }
-          const outcome = statusOf(run.agreed);
-          if (outcome.status !== "ok") return outcome;
-        }
-        curve.points.push({
-          processes: n,
-          read_bw_bytes: bw.read!,
-          write_bw_bytes: bw.write!,
-          ...(p.mixed
-            ? { mixed_read_bw_bytes: bw.mixed_read!, mixed_write_bw_bytes: bw.mixed_write! }
-            : {}),
-          runs: names,
-        });
-      }
+      let failed: { status: RunStatus; error?: string } | undefined;
+      const measured = await measureCounts(p.processes, async (n) => {
+        const point = await measurePoint(t, p, bs, n, runs, o);
+        if (!("status" in point)) return point;
+        failed = point;
+        return undefined;
+      }, p.adaptive ? flatBetween : undefined);
+      curve.points = [...measured.points.values()].map((m) => m.point)
+        .sort((a, b) => a.processes - b.processes);
+      if (measured.skipped.length > 0) curve.interpolated = measured.skipped;
+      if (failed) return failed;
     }
   }
   return { status: "ok" };
@@ -307,6 +446,7 @@ export function emptyConcurrency(p: ConcurrencyPlan | undefined): ConcurrencyRes
   return {
     status: "ok",
     processes: p?.processes ?? [],
+    ...(p?.adaptive ? { flat_share: FLAT_SHARE } : {}),
     runtime_ms: job?.runtimeMs ?? 0,
     ramp_ms: job?.rampMs ?? 0,
     size: job?.size ?? 0,
@@ -345,7 +485,13 @@ export async function runConcurrency(
 ): Promise<ConcurrencyOutcome> {
   let section: ConcurrencyResult = emptyConcurrency(undefined);
   const { doc, error } = await withSession(
-    { kind: "profile", config: {}, runId: o.runId, signal: o.signal },
+    {
+      kind: "profile",
+      config: {},
+      runId: o.runId,
+      signal: o.signal,
+      timeoutMs: parseTimeout(o.timeout),
+    },
     async (session) => {
       try {
         const p = planConcurrency(o);
@@ -361,7 +507,10 @@ export async function runConcurrency(
             : `${session.runId}-${label.slice(spec.kind.length)}`;
           tiers.push(await setUpTier(await session.tier(spec, s3, scratch), label, p, o));
         }
-        const outcome = await measureConcurrency(tiers, p, section, session.doc.runs, o);
+        const outcome = await measureConcurrency(tiers, p, section, session.doc.runs, {
+          ...o,
+          workers: session.workers,
+        });
         if (outcome.status !== "ok") {
           section.status = outcome.status;
           if (outcome.error !== undefined) section.error = outcome.error;

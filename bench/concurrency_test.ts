@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { parseTierSpec } from "../core/config.ts";
 import { ConfigError } from "../core/errors.ts";
-import { tempDirOnDisk } from "../tests/_helpers.ts";
+import { withTempDir } from "../tests/_helpers.ts";
 import { newRunId } from "../tiers/scratch.ts";
 import type { ConcurrencyResult } from "../schema/concurrency.ts";
 import type { RunResult } from "../schema/result.ts";
@@ -12,15 +12,6 @@ import { togetherAtOf } from "../solver/slowdown.ts";
 
 /** Tiny points: the tests check the curves' shape, never their figures. */
 const TINY = { runtime: "0.2", ramp: "0", size: "4m" } as const;
-
-async function withDiskDir(fn: (dir: string) => Promise<void>): Promise<void> {
-  const dir = await tempDirOnDisk();
-  try {
-    await fn(dir);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-}
 
 /** Every tier has a curve per bs with points 1..R, each read, write and mixed, its runs in `runs`. */
 function assertCurves(
@@ -54,7 +45,7 @@ function assertCurves(
 }
 
 Deno.test("runConcurrency() measures memory and file at 1..R processes, read, write and mixed", async () => {
-  await withDiskDir(async (dir) => {
+  await withTempDir(async (dir) => {
     const out = await runConcurrency(
       [parseTierSpec("memory:"), parseTierSpec(`file:${dir}`)],
       { ...TINY, ranksPerNode: "2", bs: "1m,2m", runId: newRunId() },
@@ -69,7 +60,7 @@ Deno.test("runConcurrency() measures memory and file at 1..R processes, read, wr
 });
 
 Deno.test("contention with concurrency writes the curves after the matrix, and the pair reading and writing with R processes per job", async () => {
-  await withDiskDir(async (dir) => {
+  await withTempDir(async (dir) => {
     const { doc, error } = await runContentionSession(
       [parseTierSpec("memory:"), parseTierSpec(`file:${dir}`)],
       { ...TINY, concurrency: { processes: "1,2", bs: "1m", ...TINY } },

@@ -14,10 +14,10 @@
  * tier's read run lays out its file, so later groups read files already laid
  * out; write runs only reserve blocks for fresh files (`posix_fallocate`).
  * The members of a group are started together (concurrent {@linkcode runJob}
- * calls on different tiers); each one's layout, ramp start and measured window
- * are recorded, the group's ramp is made longer than any member's layout
- * seen alone, and a group whose layout still fell inside another member's
- * measured window is run again with a longer ramp.
+ * calls on different tiers): each lays out its files, none ramps before all
+ * have, then all ramp and measure over one window. Each one's layout, ramp
+ * start and measured window are recorded, and a group whose layout still fell
+ * inside another member's measured window is run again with a longer ramp.
  *
  * ```sh
  * deno task tierbench contention --tiers memory:/dev/shm,file:/mnt/nvme,pfs:/mnt/cephfs
@@ -28,7 +28,14 @@
 
 import type { S3TierOptions } from "../tiers/s3.ts";
 import type { Tier } from "../tiers/types.ts";
-import { formatTierSpec, type JobOptions, parseJobOptions, type TierSpec } from "../core/config.ts";
+import { checkSpace } from "../tiers/space.ts";
+import {
+  formatTierSpec,
+  type JobOptions,
+  parseJobOptions,
+  parseTimeout,
+  type TierSpec,
+} from "../core/config.ts";
 import { ConfigError, DirectIoUnsupportedError } from "../core/errors.ts";
 import type { ResultDocument, RunResult } from "../schema/result.ts";
 import type { RunStatus } from "../schema/run_status.ts";
@@ -48,6 +55,8 @@ import {
   stopped,
 } from "./_together.ts";
 import { type Session, type SessionOutcome, withSession } from "./session.ts";
+import type { SteadyCriterion } from "./steady.ts";
+import type { WorkerPool } from "./_worker_pool.ts";
 import {
   CONTENTION_DIRECTIONS,
   CONTENTION_SCHEMA,
@@ -82,7 +91,7 @@ export const CONTENTION_DEFAULTS = {
   iodepth: "8",
 } as const;
 
-/** A group's ramp is at least this much longer than its slowest member's layout alone (ms). */
+/** Added to twice the members' spread in readiness when a group is run again (ms). */
 const LAYOUT_MARGIN_MS = 100;
 /** Runs of a group whose layout fell inside a measured window, before giving up on it. */
 const MAX_ATTEMPTS = 2;
@@ -102,6 +111,17 @@ export interface ContentionOptions {
   readonly region?: string | undefined;
   /** Run the mixed-direction pairs after the other groups (default true). */
   readonly mixed?: boolean | undefined;
+  /** `--timeout` text: how long one request may take (default 30 s), clean-up included. */
+  readonly timeout?: string | undefined;
+  /** `--verify`: every block written stamped, every block read checked. */
+  readonly verify?: boolean | undefined;
+  /**
+   * Stop each group (and each curve point) once every member's bandwidth is
+   * steady, at most `runtime` (`bench`); absent, each measures all of it.
+   */
+  readonly steady?: SteadyCriterion | undefined;
+  /** Job Workers reused from run to run (set from the session: callers leave it out). */
+  readonly workers?: WorkerPool | undefined;
   /**
    * Measure each tier's concurrency curves after the matrix (bench/concurrency.ts),
    * with the matrix's engine, size and s3 settings; absent, none are measured.
@@ -209,6 +229,8 @@ function jobFor(
     iodepth: o.iodepth ?? CONTENTION_DEFAULTS.iodepth,
     engine: s3 ? "libaio" : o.engine ?? "libaio",
     endFsync: false,
+    timeout: o.timeout,
+    verify: o.verify,
     ...(s3 ? { endpoint: o.endpoint, region: o.region } : { direct }),
   });
 }
@@ -239,6 +261,8 @@ function plan(specs: readonly TierSpec[], o: ContentionOptions): Plan {
       write: jobFor(spec, labels[i]!, "write", direct, o),
     };
   });
+  // the matrix runs each tier alone and beside the others: all of its files at once, at most
+  checkSpace([jobs.flatMap((j) => [j.read, j.write])]);
   const first = jobs[0]!.read;
   const tiers: Record<string, ContentionTierPattern> = {};
   for (const [i, spec] of specs.entries()) {
@@ -275,12 +299,6 @@ interface Matrix {
   readonly startMs: number[];
   readonly alone: ContentionResult["alone"];
   readonly groups: ContentionGroup[];
-  /**
-   * Each tier's layout alone when writing (ms): opening fresh files and
-   * reserving their blocks, the most a group's layout does (reads there find
-   * their files laid out).
-   */
-  readonly layoutMs: number[];
   readonly self: Record<string, ContentionSelf>;
   readonly together: ContentionTogether[];
   /** Processes per job of the pairs measured again at the curves' largest count (none: 1). */
@@ -385,9 +403,6 @@ async function runAlone(
   m.runs.push(r);
   m.startMs.push(...run.startMs);
   m.alone[label]![`${direction}_bw_bytes`] = r[direction].bw_bytes;
-  // the longest layout of any process, so every process ramps groups alike
-  const layout = run.agreed.layout[0];
-  if (layout !== null && layout !== undefined && direction === "write") m.layoutMs[i] = layout;
   return statusOf(run.agreed);
 }
 
@@ -413,7 +428,7 @@ async function runGroup(
     direction: d,
     label: m.plan.labels[i]!,
   }));
-  const run = await runAligned(m, members.map(({ i }) => i), jobs, `${direction} ${key}`, o);
+  const run = await runAligned(m, jobs, `${direction} ${key}`, o);
   const { status, error } = statusOf(run.agreed);
   m.runs.push(...run.results);
   m.startMs.push(...run.startMs);
@@ -446,20 +461,17 @@ async function runGroup(
 }
 
 /**
- * Runs the jobs of the tiers `indices` together, ramping at least twice the
- * slowest tier's layout; when one was still laying out as another's window
- * began, runs them once more, ramping twice as long as the members' spread
- * in readiness (at most {@linkcode MAX_ATTEMPTS} runs).
+ * Runs `jobs` together (every member laid out before any ramps, {@linkcode runTogether}); when a layout still fell inside a
+ * measured window, runs them once more, ramping twice as long as the
+ * members' spread in readiness (at most {@linkcode MAX_ATTEMPTS} runs).
  */
 async function runAligned(
   m: Matrix,
-  indices: readonly number[],
   jobs: Parameters<typeof runTogether>[0],
   label: string,
   o: ContentionOptions,
 ): Promise<GroupRun & { rampMs: number; attempts: number; clear: boolean | null }> {
-  const slowest = Math.max(...indices.map((i) => m.layoutMs[i]!));
-  let rampMs = Math.max(m.plan.pattern.ramp_ms, Math.ceil(2 * slowest + LAYOUT_MARGIN_MS));
+  let rampMs = m.plan.pattern.ramp_ms;
   for (let attempt = 1;; attempt++) {
     const run = await runTogether(jobs, rampMs, label, o);
     const clear = layoutClear(run.windows);
@@ -561,7 +573,7 @@ async function runReadWrite(
     }))
   );
   // the read files were laid out by the reads alone; the write jobs' layouts are reservations
-  const run = await runAligned(m, indices, members, name, o);
+  const run = await runAligned(m, members, name, o);
   m.runs.push(...run.results);
   m.startMs.push(...run.startMs);
   const overlap = windowOverlap(run.windows, m.plan.pattern.runtime_ms);
@@ -725,7 +737,13 @@ export async function runContentionSession(
 ): Promise<ContentionSessionOutcome> {
   const startMs: number[] = [];
   const outcome = await withSession(
-    { kind: "contention", config, runId: o.runId, signal: o.signal },
+    {
+      kind: "contention",
+      config,
+      runId: o.runId,
+      signal: o.signal,
+      timeoutMs: parseTimeout(o.timeout),
+    },
     async (session) => {
       const { doc } = session;
       let p: Plan;
@@ -746,7 +764,6 @@ export async function runContentionSession(
           p.labels.map((l) => [l, { read_bw_bytes: 0, write_bw_bytes: 0 }]),
         ),
         groups: [],
-        layoutMs: p.labels.map(() => 0),
         self: {},
         together: [],
         atProcesses: o.togetherProcesses ?? (curves ? Math.max(...curves.processes) : 1),
@@ -756,7 +773,7 @@ export async function runContentionSession(
       let error: unknown;
       try {
         await setUpTogether(specs, p, session, m.tiers, o);
-        outcome = await runMatrix(m, o);
+        outcome = await runMatrix(m, { ...o, workers: session.workers });
       } catch (e) {
         error = e;
         outcome = { status: "failed", error: e instanceof Error ? e.message : String(e) };
@@ -777,7 +794,9 @@ export async function runContentionSession(
       doc.contention = contention;
       if (contention.error !== undefined) doc.error = contention.error;
       if (error !== undefined) throw error;
-      if (curves && contention.status === "ok") return await runCurves(m, curves, doc, o);
+      if (curves && contention.status === "ok") {
+        return await runCurves(m, curves, doc, { ...o, workers: session.workers });
+      }
       return contention.status;
     },
   );

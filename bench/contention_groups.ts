@@ -100,8 +100,11 @@ export function windowOverlap(
 }
 
 /**
- * Whether no window's layout (before its ramp) fell inside another window's
- * measurement; null when a window is unknown.
+ * Whether no window's layout fell inside another window's measurement: its
+ * layout ended (`layout_end`, else its ramp's start) no later than the other
+ * began measuring, or began after the other ended; null when a window is
+ * unknown. Members that meet once laid out are clear however late one of
+ * them starts its ramp.
  *
  * @example
  * ```ts
@@ -110,6 +113,10 @@ export function windowOverlap(
  * const late = { layout_start: 0, ramp_start: 1100, measure_start: 2100, measure_end: 3100 };
  * console.assert(layoutClear([a, { ...a, ramp_start: 50 }]) === true);
  * console.assert(layoutClear([a, late]) === false);
+ * // no ramp: laid out and met at 500, the second started 3 ms after the first
+ * const met = { layout_start: 0, layout_end: 500, ramp_start: 500.2, measure_start: 500.2 };
+ * const next = { ...met, ramp_start: 503.1, measure_start: 503.1, measure_end: 1503 };
+ * console.assert(layoutClear([{ ...met, measure_end: 1500 }, next]) === true);
  * ```
  */
 export function layoutClear(windows: readonly (ContentionWindow | null)[]): boolean | null {
@@ -117,7 +124,8 @@ export function layoutClear(windows: readonly (ContentionWindow | null)[]): bool
   const ws = windows as ContentionWindow[];
   return ws.every((b, i) =>
     ws.every((a, j) =>
-      i === j || b.ramp_start <= a.measure_start || b.layout_start >= a.measure_end
+      i === j || (b.layout_end ?? b.ramp_start) <= a.measure_start ||
+      b.layout_start >= a.measure_end
     )
   );
 }

@@ -10,7 +10,7 @@ import {
 } from "./contention_groups.ts";
 import { ConfigError } from "../core/errors.ts";
 import { profileTiers } from "./node_profile.ts";
-import { tempDirOnDisk } from "../tests/_helpers.ts";
+import { withTempDir } from "../tests/_helpers.ts";
 import { newRunId } from "../tiers/scratch.ts";
 import {
   type ContentionWindow,
@@ -30,15 +30,6 @@ async function scratchOf(dir: string, runId: string): Promise<string[]> {
     if (e.name.startsWith(`tierbench-scratch-${runId}`)) left.push(e.name);
   }
   return left;
-}
-
-async function withDiskDir(fn: (dir: string) => Promise<void>): Promise<void> {
-  const dir = await tempDirOnDisk();
-  try {
-    await fn(dir);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
 }
 
 const keys = (groups: string[][]) => groups.map((g) => g.join("+"));
@@ -171,6 +162,10 @@ Deno.test("windowOverlap() and layoutClear() read the members' windows", () => {
   assert.equal(layoutClear([w(100, 500), w(600, 600)]), false, "still laying out at 500-600");
   assert.equal(layoutClear([w(100, 500), w(1600, 1600, 1500)]), true, "laid out after it ended");
   assert.equal(layoutClear([w(100, 500), null]), null);
+  // no ramp: both laid out and met by 480; the second started 3 ms late, its layout long done
+  const met = (start: number) => ({ ...w(start, start), layout_end: 480 });
+  assert.equal(layoutClear([met(500), met(503)]), true, "met, one started late");
+  assert.equal(layoutClear([w(500, 500), w(503, 503)]), false, "without layout_end: ramp_start");
 });
 
 Deno.test("profileTiers(): the tiers bench profiles, in its order", () => {
@@ -208,7 +203,7 @@ Deno.test("runContention() refuses fewer than two tiers, null: and a tier named 
 });
 
 Deno.test("runContention() on memory and a disk directory: alone, together reading and writing, then one reading while the other writes; nothing left", async () => {
-  await withDiskDir(async (dir) => {
+  await withTempDir(async (dir) => {
     const runId = newRunId();
     const tiers = [parseTierSpec("memory:/dev/shm"), parseTierSpec(`file:${dir}`)];
     const { contention: c, runs, error } = await runContention(tiers, { ...SHORT, runId });
@@ -250,7 +245,8 @@ Deno.test("runContention() on memory and a disk directory: alone, together readi
         assert.ok(g.bw_bytes[t]! > 0, `${t} ${g.rw[t]} in ${g.key}`);
         assert.ok(g.slowdown[t]! > 0);
         const w = g.windows_ms[t]!;
-        assert.ok(w.layout_start <= w.ramp_start && w.ramp_start <= w.measure_start);
+        assert.ok(w.layout_start <= w.layout_end! && w.layout_end! <= w.ramp_start);
+        assert.ok(w.ramp_start <= w.measure_start);
         assert.equal(Math.round(w.measure_end - w.measure_start), 500);
       }
       assert.equal(g.layout_clear, true, JSON.stringify(g.windows_ms));
@@ -326,7 +322,7 @@ Deno.test("runContention() on memory and a disk directory: alone, together readi
 });
 
 Deno.test("runContention(): two tiers of one kind in one directory get their own labels and scratch; mixed: false skips the mixed pairs", async () => {
-  await withDiskDir(async (dir) => {
+  await withTempDir(async (dir) => {
     const runId = newRunId();
     const tiers = [parseTierSpec(`file:${dir}`), parseTierSpec(`file:${dir}/`)];
     const { contention: c } = await runContention(tiers, {
@@ -348,7 +344,7 @@ Deno.test("runContention(): two tiers of one kind in one directory get their own
 });
 
 Deno.test("runContention(): an abort stops the matrix, says interrupted and removes scratch", async () => {
-  await withDiskDir(async (dir) => {
+  await withTempDir(async (dir) => {
     const runId = newRunId();
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort("SIGINT"), 400);

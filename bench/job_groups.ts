@@ -21,7 +21,13 @@ import type { JobOptions } from "../core/config.ts";
 import type { RunResult } from "../schema/result.ts";
 import type { RunStatus } from "../schema/run_status.ts";
 import { notStartedResult, runJob } from "./runner.ts";
-import { type SessionOptions, type SessionOutcome, withSession } from "./session.ts";
+import { checkSpace } from "../tiers/space.ts";
+import {
+  type SessionOptions,
+  type SessionOutcome,
+  sessionTimeout,
+  withSession,
+} from "./session.ts";
 
 /** One job and its place in the run. */
 export interface ScheduledJob {
@@ -79,7 +85,14 @@ export function runJobSchedule(
     readonly triggerTimeoutMs?: number;
   },
 ): Promise<SessionOutcome> {
-  return withSession(opts, async ({ doc, tier: open, runId }) => {
+  const groups: JobOptions[][] = [];
+  for (const { job, stonewall } of jobs) {
+    if (stonewall || groups.length === 0) groups.push([]);
+    groups.at(-1)!.push(job);
+  }
+  checkSpace(groups, false); // each job has a scratch directory of its own
+  const timeoutMs = opts.timeoutMs ?? sessionTimeout(jobs.map((j) => j.job));
+  return withSession({ ...opts, timeoutMs }, async ({ doc, tier: open, runId }) => {
     let t0 = 0; // fio's genesis: the files laid out, the first jobs ready to start their clocks
     let triggered = false;
     let trigger: ReturnType<typeof setTimeout> | undefined;

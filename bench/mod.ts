@@ -9,4 +9,6 @@ export * from "./replay.ts";
 export * from "./runner.ts";
 export * from "./session.ts";
 export * from "./sweep.ts";
+export * from "./trace_record.ts";
+export * from "./trace_replay.ts";
 export * from "./workload.ts";

@@ -13,6 +13,7 @@ import {
   type RawJobOptions,
   type TierSpec,
 } from "../core/config.ts";
+import { withoutUserInfo } from "../core/secrets.ts";
 
 /** Options of the profile. */
 export interface ProfileOptions {
@@ -27,8 +28,24 @@ export interface ProfileOptions {
   /** S3 endpoint; undefined means from the environment. */
   readonly endpoint?: string | undefined;
   readonly runtime: string;
+  /** Warm-up of each tier's first point (excluded from every figure). */
   readonly ramp: string;
+  /**
+   * Warm-up of each later point of a tier, which the points before it kept
+   * busy (excluded too); default `ramp`.
+   */
+  readonly settle?: string | undefined;
   readonly size: string;
+  /** Interval of each run's bandwidth time series (fio's log_avg_msec; default 1000 ms). */
+  readonly logAvgMsec?: string | undefined;
+  /** `--timeout` text: how long one request may take (default 30 s). */
+  readonly timeout?: string | undefined;
+  /**
+   * `--verify`: every block stamped and checked, in every pattern where that
+   * holds (the randrw points at depth 16, where a block may be read while it
+   * is rewritten, run unchecked).
+   */
+  readonly verify?: boolean | undefined;
 }
 
 /** The patterns of the profile: fio's names, one engine each. */
@@ -61,7 +78,7 @@ export function remoteFromEnv(): { pfsDir?: string; s3?: string; endpoint?: stri
   const endpoint = Deno.env.get("TIERBENCH_S3_ENDPOINT");
   if (pfs) out.pfsDir = pfs;
   if (bucket) out.s3 = bucket.startsWith("s3://") ? bucket : `s3://${bucket}`;
-  if (endpoint) out.endpoint = endpoint;
+  if (endpoint) out.endpoint = withoutUserInfo(endpoint);
   return out;
 }
 
@@ -75,7 +92,8 @@ export const REMOTE_HELP =
 /**
  * The jobs of a profile: the null tier once (the harness ceiling), then every
  * pattern on memory and on file (O_DIRECT), then on pfs (buffered, end_fsync)
- * and the s3 patterns, when those are configured.
+ * and the s3 patterns, when those are configured. Each tier's first job
+ * ramps for `ramp` (the tier's warm-up), its later ones for `settle`.
  *
  * @example
  * ```ts
@@ -85,15 +103,16 @@ export const REMOTE_HELP =
  * ```
  */
 export function profileJobs(o: ProfileOptions): JobOptions[] {
-  const common = { runtime: o.runtime, ramp: o.ramp, size: o.size };
-  const jobs: JobOptions[] = [
-    parseJobOptions({
-      ...common,
-      tier: "null:",
-      rw: "randread",
-      bs: "4k",
-      name: "null-randread-4k-d1",
-    }),
+  const common = {
+    runtime: o.runtime,
+    size: o.size,
+    timeout: o.timeout,
+    ...(o.logAvgMsec === undefined ? {} : { logAvgMsec: o.logAvgMsec }),
+  };
+  /** --verify where it holds: not on randrw above depth 1 on a file tier. */
+  const verify = (p: RawJobOptions) => (o.verify && !(p.rw === "randrw" && p.iodepth !== "1"));
+  const raw: RawJobOptions[] = [
+    { ...common, tier: "null:", rw: "randread", bs: "4k", name: "null-randread-4k-d1" },
   ];
   const tiers: [string, boolean][] = [];
   if (o.memoryDir !== undefined) tiers.push([`memory:${o.memoryDir}`, false]);
@@ -101,37 +120,39 @@ export function profileJobs(o: ProfileOptions): JobOptions[] {
   for (const [tier, direct] of tiers) {
     for (const p of PROFILE_PATTERNS) {
       const kind = tier.slice(0, tier.indexOf(":"));
-      jobs.push(parseJobOptions({
-        ...common,
-        ...p,
-        tier,
-        direct,
-        name: `${kind}-${p.rw}-${p.bs}-d${p.iodepth}`,
-      }));
+      const name = `${kind}-${p.rw}-${p.bs}-d${p.iodepth}`;
+      raw.push({ ...common, ...p, tier, direct, verify: verify(p), name });
     }
   }
   if (o.pfsDir !== undefined) {
     for (const p of PROFILE_PATTERNS) {
-      jobs.push(parseJobOptions({
+      raw.push({
         ...common,
         ...p,
         tier: `pfs:${o.pfsDir}`,
+        verify: verify(p),
         name: `pfs-${p.rw}-${p.bs}-d${p.iodepth}`,
-      }));
+      });
     }
   }
   if (o.s3 !== undefined) {
     for (const p of S3_PATTERNS) {
-      jobs.push(parseJobOptions({
+      raw.push({
         ...common,
         ...p,
         tier: o.s3,
         endpoint: o.endpoint,
+        verify: o.verify,
         name: `s3-${p.rw}-${p.bs}-d${p.iodepth}`,
-      }));
+      });
     }
   }
-  return jobs;
+  const warmed = new Set<string>();
+  return raw.map((job) => {
+    const first = !warmed.has(job.tier!);
+    warmed.add(job.tier!);
+    return parseJobOptions({ ...job, ramp: first ? o.ramp : o.settle ?? o.ramp });
+  });
 }
 
 /**

@@ -16,6 +16,7 @@
  */
 
 import type { TierSpec } from "../core/config.ts";
+import { ConfigError, InputError } from "../core/errors.ts";
 import type { ResultDocument } from "../schema/result.ts";
 import { mlpOffload } from "../workloads/mlp_offload.ts";
 import { median, unionLength } from "../core/stats.ts";
@@ -76,8 +77,77 @@ export function replayPaths(
   return out;
 }
 
-/** The setup a plan was made for, at `scale`. */
+/**
+ * The plan's simulated timeline at `scale`, of the steady iteration whose
+ * parity is `measured`'s (mlp-offload alternates its pass by iteration);
+ * undefined when the plan has none.
+ *
+ * @example
+ * ```ts ignore
+ * const t = simulatedTimeline(plan, 0.02, doc.workload.timeline.iteration);
+ * ```
+ */
+export function simulatedTimeline(
+  plan: PlanDocument,
+  scale: number,
+  measured: number | undefined,
+): ReplayResult["simulated_timeline"] {
+  const t = plan.predictions.plan.timeline;
+  if (!t || t.spans.length === 0) return undefined;
+  const its = [...new Set(t.spans.map((x) => x[0]))];
+  const iteration = its.find((i) => i % 2 === (measured ?? 0) % 2) ?? its[0]!;
+  const ms = (x: number) => Math.round(x * scale * 1000) / 1000;
+  return {
+    iteration,
+    columns: ["rank", "stream", "kind", "label", "bytes", "start_ms", "end_ms"],
+    spans: t.spans.filter((x) => x[0] === iteration).map((
+      [, rank, stream, kind, label, bytes, start, end],
+    ) => [rank, stream, kind, label, Math.round(bytes * scale), ms(start), ms(end)]),
+    cut: t.cut,
+  };
+}
+
+/** The plan's setup field behind each option of the training setup. */
+const PLAN_SETUP_FIELDS: Readonly<Record<string, string>> = {
+  model: "model",
+  params: "parameters",
+  "ranks-per-node": "ranks_per_node",
+  dp: "data_parallel",
+  tp: "tensor_parallel",
+  "micro-batch": "micro_batch",
+  "subgroup-size": "subgroup_elements",
+  "bytes-per-state": "bytes_per_state",
+  "adam-rate": "adam_params_per_s",
+  "gpu-tflops": "gpu_tflops",
+};
+
+/**
+ * The setup a plan was made for, at `scale`. A setup field the plan holds
+ * that is out of range is refused naming the plan (`source`) and the field
+ * (`plan.json: setup.micro_batch: …`), not the option it would be on the
+ * command line.
+ *
+ * @throws {InputError} for a field of the plan; {@linkcode ConfigError} for `scale`, `iterations` or `warmup`.
+ */
 export function setupOfPlan(
+  plan: PlanDocument,
+  scale: number,
+  iterations: number,
+  warmup: number,
+  source = "plan",
+): TrainingSetup {
+  try {
+    return resolvePlanSetup(plan, scale, iterations, warmup);
+  } catch (e) {
+    const field = e instanceof ConfigError ? PLAN_SETUP_FIELDS[e.field] : undefined;
+    if (field === undefined) throw e;
+    const problem = (e as ConfigError).message.replace(`--${(e as ConfigError).field}: `, "")
+      .replaceAll(`--${(e as ConfigError).field}`, `setup.${field}`);
+    throw new InputError(source, `setup.${field}: ${problem}`, undefined, { cause: e });
+  }
+}
+
+function resolvePlanSetup(
   plan: PlanDocument,
   scale: number,
   iterations: number,
@@ -139,9 +209,11 @@ export async function replayPlan(
     warmup?: number;
     /** Also run the activation plan (ssdtrain) and every layer offloaded. */
     activations?: boolean;
+    /** The plan file as the user named it, for messages. */
+    source?: string;
   } & RunWorkloadOptions,
 ): Promise<{ doc: ResultDocument; error?: unknown }> {
-  const setup = setupOfPlan(plan, o.scale, o.iterations ?? 3, o.warmup ?? 1);
+  const setup = setupOfPlan(plan, o.scale, o.iterations ?? 3, o.warmup ?? 1, o.source);
   const options = optionsOfPlan(plan);
   const out = await runWorkload(mlpOffload, setup, specs, options, o);
   const w = out.doc.workload;
@@ -160,6 +232,8 @@ export async function replayPlan(
     error: measured === null ? null : measured / (predicted * o.scale) - 1,
     paths: replayPaths(plan, o.scale, updates, w?.timeline),
   };
+  const simulated = simulatedTimeline(plan, o.scale, w?.timeline.iteration);
+  if (simulated) replay.simulated_timeline = simulated;
   out.doc.replay = replay;
   if (!o.activations || out.doc.status !== "ok" || o.signal?.aborted) return out;
   const a = plan.activations;

@@ -11,6 +11,7 @@
  */
 
 import process from "node:process";
+import type { WorkerPool } from "./_worker_pool.ts";
 import type { JobTarget, Tier } from "../tiers/types.ts";
 import { BUFFER_ALIGNMENT } from "../tiers/file_backed.ts";
 import { libaioSource } from "../engines/libaio.ts";
@@ -33,6 +34,8 @@ import {
   type JobPlan,
   type JobStart,
   newSharedCounters,
+  RETRY_CAUSES,
+  type RetryCause,
   RUN,
   type SharedCounters,
 } from "../core/job_protocol.ts";
@@ -107,9 +110,16 @@ export interface RunHooks {
   readonly flows?: ReadonlyMap<number, BigInt64Array<SharedArrayBuffer>>;
   /** Called once the files are ready, before the clock starts: a job file's startdelay waits here. */
   readonly beforeClock?: (signal: AbortSignal) => Promise<void>;
+  /**
+   * Job Workers to take instead of starting new ones, and to give back
+   * after a clean end (a session's, bench/_worker_pool.ts); absent, each
+   * job starts its own Worker and it is terminated after.
+   */
+  readonly workers?: WorkerPool | undefined;
 }
 
-const WORKER_URL = new URL("./_job_worker.ts", import.meta.url);
+/** The job Workers' module. */
+export const WORKER_URL: URL = new URL("./_job_worker.ts", import.meta.url);
 const SAMPLE_MS = 100;
 
 function options(job: JobOptions): RunOptions {
@@ -298,7 +308,8 @@ export async function runJob(
       ...(verify ? { verify: { ...verify[j]!, ...(gate ? { readBackGate: gate } : {}) } } : {}),
       ...fioPlan(job, j, hooks.flows),
     };
-    const w = new Worker(WORKER_URL, { type: "module", name: `${job.name}#${j}` });
+    const w = hooks.workers?.take(`${job.name}#${j}`) ??
+      new Worker(WORKER_URL, { type: "module", name: `${job.name}#${j}` });
     w.onmessage = (e: MessageEvent<JobMessage>) => {
       const m = e.data;
       if (m.type === "ready") ready.add(m.job);
@@ -417,10 +428,19 @@ export async function runJob(
       const grace = hooks.stopGraceMs ?? 10_000;
       await waitFor(() => results.size === job.numjobs, hung ? Math.min(grace, 1000) : grace);
     }
-    for (const w of workers) w.terminate();
+    // a Worker whose job ended cleanly takes the next job of the session; any other ends here
+    const clean = results.size === job.numjobs && !hung && !interrupted && failures.length === 0;
+    for (const w of workers) {
+      if (clean && hooks.workers) hooks.workers.give(w);
+      else w.terminate();
+    }
     // Touching a tier that stopped answering would hang here too: leave it to `clean`.
     if (hung) tier.abandon?.(`a request timed out after ${timeoutMs / 1000} s`);
-    else await tier.release(files);
+    else {
+      const gone = tier.vanished?.();
+      if (gone !== undefined) failures.push(gone);
+      await tier.release(files);
+    }
   }
   if (results.size < job.numjobs) {
     failures.push(`${job.numjobs - results.size} job(s) did not stop in time and were terminated`);
@@ -786,6 +806,18 @@ function span(runtimeMs: number, bytes: number, ops: number): SpanFigures {
   };
 }
 
+/** The CPU time of the jobs' threads over their measured windows, summed, in whole ns. */
+function jobsCpu(
+  results: Iterable<Extract<JobMessage, { type: "result" }>>,
+): { usr_ns: number; sys_ns: number } {
+  let usr = 0, sys = 0;
+  for (const r of results) {
+    usr += r.cpu?.usr_ns ?? 0;
+    sys += r.cpu?.sys_ns ?? 0;
+  }
+  return { usr_ns: Math.round(usr), sys_ns: Math.round(sys) };
+}
+
 function buildResult(
   job: JobOptions,
   tier: Tier,
@@ -817,6 +849,9 @@ function buildResult(
       end_ms: Math.round(end),
       fsync_ms: Math.round(f[b + JOB.FSYNC_MS]!),
       retries: f[b + JOB.RETRIES]!,
+      retry_causes: Object.fromEntries(
+        RETRY_CAUSES.map((c, i) => [c, f[b + JOB.RETRY_CAUSES_AT + i]!]),
+      ) as Record<RetryCause, number>,
     });
     firstEnd = Math.min(firstEnd, end);
     lastEnd = Math.max(lastEnd, end);
@@ -868,6 +903,7 @@ function buildResult(
     cpu: {
       usr_pct: wall > 0 ? round2((cpu.user / 1e6 / wall) * 100) : 0,
       sys_pct: wall > 0 ? round2((cpu.system / 1e6 / wall) * 100) : 0,
+      jobs: jobsCpu(results.values()),
     },
     jobs,
   };

@@ -116,6 +116,28 @@ Deno.test("runJob() time-based: excludes the ramp and samples a time series", as
   assert.equal(r.timeseries.read_iops.length, r.timeseries.t_ms.length);
 });
 
+Deno.test("runJob() counts the job threads' own CPU time over the measured window, apart from the ramp", async () => {
+  const r = await run({
+    tier: "null:",
+    rw: "randread",
+    bs: "4k",
+    size: "1m",
+    runtime: "600ms",
+    ramp: "300ms",
+    numjobs: "2",
+  });
+  assert.equal(r.status, "ok");
+  const jobs = r.cpu.jobs!;
+  const ns = jobs.usr_ns + jobs.sys_ns;
+  // The null tier's jobs spin on a core each while they can: CPU time, mostly user time.
+  assert.ok(jobs.usr_ns > 0 && jobs.usr_ns > jobs.sys_ns, JSON.stringify(jobs));
+  // At most two threads for the measured 600 ms (not the 900 ms with the ramp), within
+  // getrusage's ticks; and no more than the whole process spent meanwhile.
+  assert.ok(ns <= 2 * 0.6e9 * 1.05, `${ns} ns`);
+  const processNs = ((r.cpu.usr_pct + r.cpu.sys_pct) / 100) * 0.6e9;
+  assert.ok(ns <= processNs * 1.05 + 20e6, `jobs ${ns} ns, process ${processNs} ns`);
+});
+
 Deno.test("runJob() on abort stops the jobs and reports what was measured", async () => {
   const job = parseJobOptions({ tier: "null:", rw: "read", bs: "4k", size: "1m", runtime: "60" });
   await using tier = openTier(job.tier);

@@ -53,8 +53,10 @@ export interface ScalingOptions {
   readonly ramp: string;
   readonly size: string;
   readonly endpoint?: string | undefined;
-  /** How long a member may be late at a barrier, ms. */
+  /** How long a member may be late at a barrier, ms; also how long one request may take. */
   readonly timeoutMs: number;
+  /** `--verify`: every block written stamped, every block read checked. */
+  readonly verify?: boolean | undefined;
   readonly signal?: AbortSignal | undefined;
   readonly onProgress?: ((p: RunProgress) => void) | undefined;
   /** Opens (once) and sets up a tier under this process's scratch name. */
@@ -72,6 +74,7 @@ function jobOf(spec: TierSpec, rw: "read" | "write", o: ScalingOptions, nodes: n
     ramp: o.ramp,
     size: o.size,
     timeout: String(o.timeoutMs / 1000),
+    verify: o.verify,
     ...(s3 && o.endpoint !== undefined ? { endpoint: o.endpoint } : {}),
     name: `${spec.kind}-${rw}-${SCALING_PATTERN.bs}-d${SCALING_PATTERN.iodepth}-n${nodes}`,
   });

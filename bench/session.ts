@@ -7,14 +7,22 @@
  */
 
 import { openTier } from "../tiers/mod.ts";
+import { checkSpace } from "../tiers/space.ts";
 import type { Tier } from "../tiers/types.ts";
 import { newRunId } from "../tiers/scratch.ts";
 import type { S3TierOptions } from "../tiers/s3.ts";
-import { formatTierSpec, type JobOptions, type TierSpec } from "../core/config.ts";
+import {
+  DEFAULT_TIMEOUT_MS,
+  formatTierSpec,
+  type JobOptions,
+  type TierSpec,
+} from "../core/config.ts";
 import { hostFacts, peakRssBytes } from "../core/host.ts";
 import { RESULT_SCHEMA, RESULT_SCHEMA_ID, type ResultDocument } from "../schema/result.ts";
 import type { RunStatus } from "../schema/run_status.ts";
-import { runJob, type RunProgress } from "./runner.ts";
+import { type SteadyCriterion, SteadyStop } from "./steady.ts";
+import { runJob, type RunProgress, WORKER_URL } from "./runner.ts";
+import { WorkerPool } from "./_worker_pool.ts";
 
 /** The version written into results. */
 export const VERSION = "0.1.0";
@@ -75,6 +83,11 @@ export interface SessionSetup {
   /** Names the tiers' scratch directories (default: a new run id). */
   readonly runId?: string | undefined;
   readonly signal?: AbortSignal | undefined;
+  /**
+   * How long one request to a tier may take (--timeout, default 30 s): each
+   * tier's clean-up is bounded by it too.
+   */
+  readonly timeoutMs?: number | undefined;
 }
 
 /** What the body of {@linkcode withSession} is given. */
@@ -91,6 +104,8 @@ export interface Session {
    * tiers that may share a directory.
    */
   tier(spec: TierSpec, s3?: S3TierOptions, scratchId?: string): Promise<Tier>;
+  /** Job Workers reused from one run to the next (terminated when the session ends). */
+  readonly workers: WorkerPool;
 }
 
 /**
@@ -120,15 +135,17 @@ export async function withSession(
   const runId = setup.runId ?? newRunId();
   const doc = newResultDocument(setup.kind, runId, setup.config);
   const tiers = new Map<string, Tier>();
+  using workers = new WorkerPool(WORKER_URL);
   const session: Session = {
     runId,
     doc,
     signal: setup.signal,
+    workers,
     async tier(spec, s3, scratchId = runId) {
       const key = `${scratchId} ${formatTierSpec(spec)} ${s3?.endpoint ?? ""} ${s3?.region ?? ""}`;
       let tier = tiers.get(key);
       if (!tier) {
-        tier = openTier(spec, scratchId, s3);
+        tier = openTier(spec, scratchId, s3, { timeoutMs: setup.timeoutMs ?? DEFAULT_TIMEOUT_MS });
         tiers.set(key, tier);
         await tier.setup();
       }
@@ -160,6 +177,12 @@ function messageOf(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
 }
 
+/** The longest --timeout of `jobs`: how long their tiers' clean-up may take. */
+export function sessionTimeout(jobs: readonly JobOptions[]): number {
+  if (jobs.length === 0) return DEFAULT_TIMEOUT_MS;
+  return Math.max(...jobs.map((j) => j.timeoutMs ?? DEFAULT_TIMEOUT_MS));
+}
+
 /** Options of {@linkcode runSession}. */
 export interface SessionOptions {
   readonly kind: ResultDocument["kind"];
@@ -171,6 +194,10 @@ export interface SessionOptions {
   readonly onRunStart?: (job: JobOptions, index: number) => void;
   readonly remote?: ResultDocument["remote"];
   readonly runId?: string;
+  /** Stop each run once its bandwidth is steady (at most its runtime); absent, runs measure it all. */
+  readonly steady?: SteadyCriterion;
+  /** How long one request may take; default: the longest of the jobs' --timeout. */
+  readonly timeoutMs?: number;
 }
 
 /** What a session produced: the document, and the error that ended it early, if any. */
@@ -197,17 +224,26 @@ export function runSession(
   jobs: readonly JobOptions[],
   opts: SessionOptions,
 ): Promise<SessionOutcome> {
-  return withSession(opts, async ({ doc, tier: open }) => {
+  checkSpace(jobs.map((j) => [j])); // before any tier is touched: files that cannot fit are refused now
+  const timeoutMs = opts.timeoutMs ?? sessionTimeout(jobs);
+  return withSession({ ...opts, timeoutMs }, async ({ doc, tier: open, workers }) => {
     if (opts.remote) doc.remote = opts.remote;
     for (const [i, job] of jobs.entries()) {
       if (opts.signal?.aborted) return "interrupted";
       const tier = await open(job.tier, job.s3);
       opts.onRunStart?.(job, i);
-      const hooks = {
+      const steady = new SteadyStop(opts.steady);
+      const result = await runJob(tier, job, {
         ...(opts.signal ? { signal: opts.signal } : {}),
-        ...(opts.onProgress ? { onProgress: opts.onProgress } : {}),
-      };
-      const result = await runJob(tier, job, hooks);
+        onProgress: (p) => {
+          steady.see(0, p);
+          opts.onProgress?.(p);
+        },
+        ...(opts.steady ? { stonewall: steady.signal } : {}),
+        workers,
+      });
+      const stated = steady.result();
+      if (stated) result.steady = stated;
       doc.runs.push(result);
       if (result.status !== "ok") {
         if (result.error !== undefined) doc.error = result.error;

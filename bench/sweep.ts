@@ -42,13 +42,16 @@ import {
   type RwMode,
   type TierSpec,
 } from "../core/config.ts";
+import { splitList } from "../core/list.ts";
 import { ConfigError } from "../core/errors.ts";
 import type { SweepPoint, SweepResult } from "../schema/sweep.ts";
 import type { RunResult } from "../schema/result.ts";
 import type { RunStatus } from "../schema/run_status.ts";
 import { runJob, type RunProgress, type StepProgress } from "./runner.ts";
-import { type SessionOutcome, withSession } from "./session.ts";
+import { type SessionOutcome, sessionTimeout, withSession } from "./session.ts";
+import { checkSpace } from "../tiers/space.ts";
 import { parseDuration, parseSize } from "../core/units.ts";
+import { isSteady, SteadyWatch } from "./steady.ts";
 
 /** The engines `sweep --engine` offers for memory, file and pfs tiers. */
 export const SWEEP_ENGINES = ["libaio", "io_uring"] as const;
@@ -96,6 +99,10 @@ export interface RawSweepOptions {
   readonly deepspeedVersion?: string | undefined;
   readonly endpoint?: string | undefined;
   readonly region?: string | undefined;
+  /** `--timeout` text: how long one request may take (default 30 s), clean-up included. */
+  readonly timeout?: string | undefined;
+  /** `--verify`: every block written stamped, every block read checked. */
+  readonly verify?: boolean | undefined;
 }
 
 /** The grid of one tier and pattern: its jobs, in the order they run. */
@@ -120,15 +127,8 @@ export interface SweepPlan {
   readonly pointMs: number;
 }
 
-/** Splits a comma list; an empty one is refused naming the field. */
-function listOf(field: string, text: string, example: string): string[] {
-  const items = text.split(",").map((s) => s.trim()).filter((s) => s !== "");
-  if (items.length === 0) throw new ConfigError(field, `"${text}" is an empty list`, example);
-  return items;
-}
-
 function intList(field: string, text: string, min: number, max: number): number[] {
-  return listOf(field, text, `integers from ${min} to ${max}, e.g. 1,4,16`).map((s) => {
+  return splitList(field, text, `integers from ${min} to ${max}, e.g. 1,4,16`).map((s) => {
     const n = Number(s);
     if (!/^\d+$/.test(s) || n < min || n > max) {
       throw new ConfigError(field, `"${s}" is not an integer from ${min} to ${max}`);
@@ -166,7 +166,7 @@ export function planSweep(raw: RawSweepOptions): SweepPlan {
       "file:DIR, memory:[DIR], pfs:DIR, s3://BUCKET, null:",
     );
   }
-  const rws = listOf("rw", raw.rw ?? SWEEP_DEFAULTS.rw, RW_MODES.join(", ")).map((rw) => {
+  const rws = splitList("rw", raw.rw ?? SWEEP_DEFAULTS.rw, RW_MODES.join(", ")).map((rw) => {
     if (!(RW_MODES as readonly string[]).includes(rw)) {
       throw new ConfigError("rw", `unknown value "${rw}"`, RW_MODES.join(", "));
     }
@@ -174,7 +174,7 @@ export function planSweep(raw: RawSweepOptions): SweepPlan {
   });
   const direct = raw.direct ?? true;
   const directTiers = raw.tiers.some((t) => t.kind === "file" || t.kind === "pfs");
-  const bsText = listOf("bs", raw.bs ?? SWEEP_DEFAULTS.bs, "e.g. 128k,1m,8m");
+  const bsText = splitList("bs", raw.bs ?? SWEEP_DEFAULTS.bs, "e.g. 128k,1m,8m");
   for (const s of bsText) {
     const n = parseSize(s);
     if (n === undefined || n <= 0) {
@@ -246,6 +246,8 @@ export function planSweep(raw: RawSweepOptions): SweepPlan {
               engine: fileTier ? raw.engine ?? "libaio" : "psync",
               endpoint: raw.endpoint,
               region: raw.region,
+              timeout: raw.timeout,
+              verify: raw.verify,
             }));
           }
         }
@@ -275,36 +277,7 @@ export function planSweep(raw: RawSweepOptions): SweepPlan {
   };
 }
 
-/**
- * The least-squares slope of `samples` (one a second) as a percentage of
- * their mean, per second: fio's `bw_slope` with its `%` form. Infinity when
- * the mean is 0 or there are fewer than two samples.
- *
- * @example
- * ```ts
- * import { bwSlopePct } from "./sweep.ts";
- * console.assert(bwSlopePct([100, 100, 100]) === 0);
- * console.assert(Math.abs(bwSlopePct([90, 100, 110]) - 10) < 1e-9);
- * ```
- */
-export function bwSlopePct(samples: readonly number[]): number {
-  const n = samples.length;
-  if (n < 2) return Infinity;
-  const mean = samples.reduce((a, b) => a + b, 0) / n;
-  if (!(mean > 0)) return Infinity;
-  const xbar = (n - 1) / 2;
-  let sxx = 0, sxy = 0;
-  for (const [x, y] of samples.entries()) {
-    sxx += (x - xbar) ** 2;
-    sxy += (x - xbar) * (y - mean);
-  }
-  return Math.abs(sxy / sxx) / mean * 100;
-}
-
-/** Whether the last `window` samples pass the slope test. */
-export function isSteady(samples: readonly number[], window: number, limitPct: number): boolean {
-  return samples.length >= window && bwSlopePct(samples.slice(-window)) <= limitPct;
-}
+export { bwSlopePct, isSteady } from "./steady.ts";
 
 /**
  * The best point: the highest bandwidth, ties (within `margin` of it) going
@@ -416,27 +389,6 @@ function pointOf(r: RunResult, run: number, steady: boolean): SweepPoint {
   };
 }
 
-/** One-second bandwidth samples from the progress callbacks, for the slope test while a point runs. */
-class SteadyWatch {
-  readonly samples: number[] = [];
-  #last: { t: number; bytes: number } | undefined;
-
-  /** Takes a progress report; true once the criterion holds. */
-  see(p: RunProgress, window: number, limitPct: number): boolean {
-    if (p.phase !== "measure") return false;
-    const bytes = p.readBytes + p.writeBytes;
-    if (!this.#last) {
-      this.#last = { t: p.elapsedMs, bytes };
-      return false;
-    }
-    const dt = p.elapsedMs - this.#last.t;
-    if (dt < 1000) return false;
-    this.samples.push((bytes - this.#last.bytes) / (dt / 1000));
-    this.#last = { t: p.elapsedMs, bytes };
-    return isSteady(this.samples, window, limitPct);
-  }
-}
-
 /** Options of {@linkcode runSweep}. */
 export interface SweepHooks {
   readonly signal?: AbortSignal;
@@ -464,8 +416,10 @@ export interface SweepHooks {
  * ```
  */
 export function runSweep(plan: SweepPlan, hooks: SweepHooks = {}): Promise<SessionOutcome> {
+  const jobs = plan.groups.flatMap((g) => g.jobs);
+  checkSpace(jobs.map((j) => [j])); // before any I/O: a grid whose files cannot fit is refused
   return withSession(
-    { ...hooks, kind: "sweep", config: hooks.config ?? {} },
+    { ...hooks, kind: "sweep", config: hooks.config ?? {}, timeoutMs: sessionTimeout(jobs) },
     async ({ doc, tier: open }) => {
       const sweep: SweepResult = { criterion: plan.criterion, tiers: [] };
       doc.sweep = sweep;
@@ -539,12 +493,13 @@ async function runPoint(
   hooks.signal?.addEventListener("abort", relay);
   if (hooks.signal?.aborted) relay();
   const watch = plan.steady ? new SteadyWatch() : undefined;
+  const criterion = { sampleMs: 1000, window: plan.ssSamples, limitPct: plan.ssLimitPct };
   let reached = false;
   try {
     const result = await runJob(tier, job, {
       signal: stop.signal,
       onProgress: (p) => {
-        if (watch && !reached && watch.see(p, plan.ssSamples, plan.ssLimitPct)) {
+        if (watch && !reached && watch.see(p) && watch.steady(criterion)) {
           reached = true;
           stop.abort("steady state");
         }

@@ -14,6 +14,7 @@ import {
 } from "./sweep.ts";
 import type { SweepPoint } from "../schema/sweep.ts";
 import { ioUringRefusal } from "../engines/io_uring.ts";
+import { partialPathOf } from "../core/output_file.ts";
 
 const GRID = { bs: ["64k", "128k"], iodepth: [1, 4], numjobs: [1, 2] };
 
@@ -264,7 +265,7 @@ Deno.test("sweep stops on SIGINT: exit 1, partial results written, scratch remov
     assert.deepEqual(out.code, 1, stderr);
     assert.match(stderr, /interrupted by SIGINT/);
     assert.deepEqual(await scratchLeft(dir), []);
-    const doc = JSON.parse(await Deno.readTextFile(output)) as ResultDocument;
+    const doc = JSON.parse(await Deno.readTextFile(partialPathOf(output))) as ResultDocument;
     assert.deepEqual(doc.kind, "sweep");
     assert.deepEqual(doc.status, "interrupted");
     assert(doc.runs.length >= 1 && doc.runs.length < 3);

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { GetObjectCommand, PutObjectCommand } from "@aws-sdk/client-s3";
+import { GetObjectCommand, PutObjectCommand, type S3Client } from "@aws-sdk/client-s3";
 import { parseJobOptions } from "../core/config.ts";
 import { runJob } from "./runner.ts";
 import { HEADER_SIZE } from "../core/verify.ts";
@@ -29,13 +29,46 @@ function verifyJob(env: RemoteEnv, base: string, rw: "read" | "write" | "randrea
   });
 }
 
+/** An S3 tier on the test bucket under `base`, set up (disposed again if that fails). */
+async function s3Tier(env: RemoteEnv, base: string): Promise<S3Tier> {
+  const tier = new S3Tier({ kind: "s3", path: `${env.bucket}/${base}` }, undefined, {
+    endpoint: env.endpoint,
+  });
+  try {
+    await tier.setup();
+  } catch (e) {
+    await tier[Symbol.asyncDispose]();
+    throw e;
+  }
+  return tier;
+}
+
+/** Flips every bit of the byte at `at` of an object: GET it, PUT it back changed. */
+async function flipByte(client: S3Client, env: RemoteEnv, key: string, at: number) {
+  const got = await client.send(new GetObjectCommand({ Bucket: env.bucket, Key: key }));
+  const body = await got.Body!.transformToByteArray();
+  body[at] = body[at]! ^ 0xff;
+  await client.send(new PutObjectCommand({ Bucket: env.bucket, Key: key, Body: body }));
+}
+
+/** Checks that a run failed on the corruption of an object at `at`, naming both. */
+function assertCaught(
+  r: { status: string; error?: string | undefined },
+  env: RemoteEnv,
+  key: string,
+  at: number,
+) {
+  assert.equal(r.status, "failed", `corruption at ${at} went unnoticed`);
+  assert.ok(
+    r.error?.includes(`verify failed on s3 s3://${env.bucket}/${key} at offset ${at}:`),
+    r.error,
+  );
+}
+
 remoteTest("--verify on s3: clean objects pass, written and read", async (env) => {
   const base = uniquePrefix("verify");
   {
-    await using tier = new S3Tier({ kind: "s3", path: `${env.bucket}/${base}` }, undefined, {
-      endpoint: env.endpoint,
-    });
-    await tier.setup();
+    await using tier = await s3Tier(env, base);
     for (const rw of ["write", "read", "randread"] as const) {
       const r = await runJob(tier, verifyJob(env, base, rw));
       assert.equal(r.status, "ok", r.error);
@@ -72,26 +105,14 @@ remoteTest(
       for (const at of [0, bs + HEADER_SIZE + 777, bs, 2 * bs - 1]) {
         let key = "";
         {
-          await using tier = new S3Tier({ kind: "s3", path: `${env.bucket}/${base}` }, undefined, {
-            endpoint: env.endpoint,
-          });
-          await tier.setup();
+          await using tier = await s3Tier(env, base);
           const r = await runJob(tier, verifyJob(env, base, "read"), {
             afterLayout: async (files: readonly JobTarget[]) => {
               key = `${files[0]!.s3!.prefix}obj1`;
-              const got = await client.send(new GetObjectCommand({ Bucket: env.bucket, Key: key }));
-              const body = await got.Body!.transformToByteArray();
-              body[at] = body[at]! ^ 0xff;
-              await client.send(
-                new PutObjectCommand({ Bucket: env.bucket, Key: key, Body: body }),
-              );
+              await flipByte(client, env, key, at);
             },
           });
-          assert.equal(r.status, "failed", `corruption at ${at} went unnoticed`);
-          assert.ok(
-            r.error?.includes(`verify failed on s3 s3://${env.bucket}/${key} at offset ${at}:`),
-            r.error,
-          );
+          assertCaught(r, env, key, at);
           assert.match(r.error!, /expected 0x[0-9a-f]+, found 0x[0-9a-f]+/);
         }
         assert.deepEqual(await listKeys(env, base), []);
@@ -112,24 +133,14 @@ remoteTest(
       for (const at of [0, HEADER_SIZE + 777, bs - 1]) {
         let key = "";
         {
-          await using tier = new S3Tier({ kind: "s3", path: `${env.bucket}/${base}` }, undefined, {
-            endpoint: env.endpoint,
-          });
-          await tier.setup();
+          await using tier = await s3Tier(env, base);
           const r = await runJob(tier, verifyJob(env, base, "write"), {
             beforeReadBack: async (files: readonly JobTarget[]) => {
               key = `${files[0]!.s3!.writePrefix}o2`;
-              const got = await client.send(new GetObjectCommand({ Bucket: env.bucket, Key: key }));
-              const body = await got.Body!.transformToByteArray();
-              body[at] = body[at]! ^ 0xff;
-              await client.send(new PutObjectCommand({ Bucket: env.bucket, Key: key, Body: body }));
+              await flipByte(client, env, key, at);
             },
           });
-          assert.equal(r.status, "failed", `corruption at ${at} went unnoticed`);
-          assert.ok(
-            r.error?.includes(`verify failed on s3 s3://${env.bucket}/${key} at offset ${at}:`),
-            r.error,
-          );
+          assertCaught(r, env, key, at);
         }
         assert.deepEqual(await listKeys(env, base), []);
       }

@@ -15,6 +15,7 @@ import {
 import { FileTier } from "../tiers/mod.ts";
 import type { JobTarget } from "../tiers/types.ts";
 import { runCli, scratchLeft, withTempDir } from "../tests/_helpers.ts";
+import { partialPathOf } from "../core/output_file.ts";
 
 const KiB = 1024;
 
@@ -31,6 +32,12 @@ async function corrupt(path: string, offset: number): Promise<void> {
 
 function job(dir: string, raw: Omit<RawJobOptions, "tier">): JobOptions {
   return parseJobOptions({ tier: `file:${dir}`, verify: true, ...raw });
+}
+
+/** Checks that a run failed on the corruption of `path` at `at`, naming both. */
+function assertCaught(r: { status: string; error?: string | undefined }, path: string, at: number) {
+  assert.equal(r.status, "failed", `corruption at ${at} went unnoticed`);
+  assert.ok(r.error?.includes(`file ${path} at offset ${at}: expected 0x`), r.error);
 }
 
 Deno.test("checkBlock() finds a flipped byte anywhere in a block, at that byte", () => {
@@ -158,8 +165,7 @@ for (
               await corrupt(path, at);
             },
           });
-          assert.equal(r.status, "failed", `corruption at ${at} went unnoticed`);
-          assert.ok(r.error?.includes(`file ${path} at offset ${at}: expected 0x`), r.error);
+          assertCaught(r, path, at);
         }
         assert.deepEqual(await scratchLeft(dir), []);
       }
@@ -247,7 +253,7 @@ Deno.test("tierbench run --verify: a corrupted file fails the run with one line 
       const lines = r.stderr.trim().split("\n");
       assert.equal(lines.length, 1, r.stderr);
       assert.ok(lines[0]!.includes(`file ${copy} at offset ${at}: expected 0x`), lines[0]);
-      const doc = JSON.parse(await Deno.readTextFile(out));
+      const doc = JSON.parse(await Deno.readTextFile(partialPathOf(out)));
       assert.equal(doc.status, "failed");
       assert.equal(doc.runs.length, 1);
       assert.equal(doc.runs[0].options.verify, true);
@@ -301,8 +307,7 @@ for (
             assert.equal(r.write.io_bytes, blocks * bs);
             continue;
           }
-          assert.equal(r.status, "failed", `corruption at ${at} went unnoticed`);
-          assert.ok(r.error?.includes(`file ${path} at offset ${at}: expected 0x`), r.error);
+          assertCaught(r, path, at);
         }
         assert.deepEqual(await scratchLeft(dir), []);
       }

@@ -13,12 +13,14 @@
 
 import { join } from "node:path";
 import { removeLockDir, runLockDir } from "./_node_lock.ts";
-import type { TierSpec } from "../core/config.ts";
+import { DEFAULT_TIMEOUT_MS, formatTierSpec, type TierSpec } from "../core/config.ts";
+import type { Tier } from "../tiers/types.ts";
+import { formatBytes } from "../core/units.ts";
 import { ConfigError } from "../core/errors.ts";
 import type { ResultDocument } from "../schema/result.ts";
 import type { RunStatus } from "../schema/run_status.ts";
 import { withSession } from "./session.ts";
-import { cString, libc, O } from "../core/libc.ts";
+import { cString, freeBytes, libc, O } from "../core/libc.ts";
 import type { S3TierOptions } from "../tiers/s3.ts";
 import type { S3Tier } from "../tiers/s3.ts";
 import type { FileBackedTier } from "../tiers/file_backed.ts";
@@ -69,6 +71,16 @@ export interface RunWorkloadOptions {
   readonly beforeStart?: () => Promise<void>;
   /** The rank streams' engine on memory, file and pfs paths (default libaio). */
   readonly engine?: StreamEngine;
+  /**
+   * How long one request may take (--timeout, default 30 s): past it the
+   * rank fails naming it, and the tier under it is left for `clean`.
+   */
+  readonly timeoutMs?: number;
+  /**
+   * --verify: every byte a rank writes is a pattern of its object, write and
+   * offset, and every object read back is checked against it.
+   */
+  readonly verify?: boolean;
   /**
    * `--background-rate`: bytes/s at which each rank moves the ops marked
    * `background` (a lazy flush), per path, on an open-loop schedule; by
@@ -214,6 +226,50 @@ function checkBackgroundRate(program: WorkloadProgram, byName: Map<string, TierS
 }
 
 /**
+ * The bytes of objects each file-backed path holds by the end of the run:
+ * every object a rank lays out or writes, at the largest extent written
+ * (objects stay until the scratch is removed).
+ */
+function footprint(program: WorkloadProgram): Map<string, number> {
+  const extents = new Map<string, number>();
+  const grow = (key: string, end: number) => extents.set(key, Math.max(extents.get(key) ?? 0, end));
+  for (const r of program.ranks) {
+    for (const o of r.initial) grow(`${o.path}\0${r.rank}\0${o.object}`, o.bytes);
+    for (const op of r.ops) {
+      if (op.kind !== "write" || op.path === undefined) continue;
+      grow(`${op.path}\0${r.rank}\0${op.object}`, (op.offset ?? 0) + op.bytes);
+    }
+  }
+  const perPath = new Map<string, number>();
+  for (const [key, bytes] of extents) {
+    const path = key.slice(0, key.indexOf("\0"));
+    perPath.set(path, (perPath.get(path) ?? 0) + bytes);
+  }
+  return perPath;
+}
+
+/**
+ * Refuses, before any I/O, a program whose objects do not fit in the free
+ * space of a file-backed tier.
+ *
+ * @throws {ConfigError} naming --scale, the bytes needed and free, and the tier.
+ */
+function checkWorkloadSpace(program: WorkloadProgram, byName: Map<string, TierSpec>): void {
+  for (const [name, need] of footprint(program)) {
+    const spec = byName.get(name);
+    if (spec === undefined || spec.kind === "s3" || spec.kind === "null") continue;
+    const free = freeBytes(spec.path);
+    if (free === undefined || need <= free) continue;
+    throw new ConfigError(
+      "scale",
+      `the ${name} path's objects need ${formatBytes(need)} on ${formatTierSpec(spec)} and its ` +
+        `file system has ${formatBytes(free)} free`,
+      "a smaller --scale, fewer --iterations or ranks, or free space there",
+    );
+  }
+}
+
+/**
  * Runs `def` with `setup` on the tiers named by `specs`.
  *
  * @example
@@ -244,6 +300,7 @@ export async function runWorkload(
   }
   const backgroundRate = opts.backgroundRate;
   if (backgroundRate !== undefined) checkBackgroundRate(program, byName);
+  checkWorkloadSpace(program, byName);
   const timelineIteration = program.warmupIterations + program.iterations - 1;
   const result: WorkloadResult = {
     name: def.name,
@@ -274,6 +331,9 @@ export async function runWorkload(
     const workers: Worker[] = [];
     const usesLocks = program.ranks.some((r) => r.ops.some((op) => op.kind === "lock"));
     const lockDir = opts.lockDir ?? runLockDir(doc.run_id);
+    const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    /** The tiers under the paths, with where their requests go, to give up a hung one. */
+    const opened: { tier: Tier; under: string }[] = [];
     let status: RunStatus = "ok";
     try {
       const runtimes: PathRuntime[] = [];
@@ -293,14 +353,17 @@ export async function runWorkload(
             index,
             direct,
             s3: { loc: s3.location, bucket: s3.bucket, prefix: s3.scratchPrefix },
+            timeoutMs,
           };
+          opened.push({ tier, under: "s3" });
         } else {
           const dir = (tier as FileBackedTier).scratchDir;
           direct = spec.kind !== "memory" && directWorks(dir);
           if (spec.kind === "pfs" && !direct) {
             result.notes.push(`${policy.name}: O_DIRECT refused on ${spec.path}; buffered I/O`);
           }
-          runtime = { policy, index, direct, dir, engine };
+          runtime = { policy, index, direct, dir, engine, timeoutMs };
+          opened.push({ tier, under: dir });
         }
         runtimes.push(runtime);
         result.paths.push(
@@ -375,6 +438,7 @@ export async function runWorkload(
               ...(beforeStart ? { gated: true } : {}),
               ...(backgroundRate === undefined ? {} : { backgroundRate }),
               ...(usesLocks ? { lockDir } : {}),
+              ...(opts.verify ? { verify: { runId: doc.run_id } } : {}),
             };
             w.postMessage(start);
           }
@@ -389,6 +453,14 @@ export async function runWorkload(
         [path.peak_readers, path.peak_writers] = sync.peak(i);
       }
       const failure = messages.find((m) => m.type === "failed");
+      for (const m of messages) {
+        if (m.type !== "failed" || m.timedOut === undefined) continue;
+        // touching a tier that stopped answering would hang too: leave it to `clean`
+        const hung = opened.find((o) =>
+          m.timedOut === o.under || m.timedOut!.startsWith(`${o.under}/`)
+        );
+        hung?.tier.abandon?.(`a request timed out after ${timeoutMs / 1000} s`);
+      }
       if (failure && failure.type === "failed") {
         status = "failed";
         doc.error = `rank ${failure.rank}: ${failure.message}`;
@@ -399,6 +471,11 @@ export async function runWorkload(
         const reports = messages.flatMap((m) => (m.type === "done" ? [m.report] : []));
         reports.sort((a, b) => a.rank - b.rank);
         Object.assign(result, aggregate(program, reports, timelineIteration));
+        if (opts.verify) {
+          result.verify = {
+            checked_bytes: reports.reduce((n, r) => n + (r.verified_bytes ?? 0), 0),
+          };
+        }
         if (backgroundRate !== undefined) {
           const schedules = reports.flatMap((r) => r.background ?? []);
           result.background_rate = {

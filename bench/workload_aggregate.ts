@@ -95,8 +95,13 @@ export function aggregateWorkloads(parts: readonly NodeWorkload[]): WorkloadResu
     `${parts.length} nodes (${parts.map((p) => p.node).join(", ")}): iteration and phase ` +
       `times are the slowest node's, bytes summed over nodes`,
   );
-  // The background schedules are the aggregate's own (above), never one node's.
-  const { background_rate: _oneNode, ...rest } = base;
+  // --verify: what every node checked, summed (absent unless every node checked)
+  const checks = results.map((w) => w.verify);
+  const verify = checks.length > 0 && checks.every((c) => c !== undefined)
+    ? { checked_bytes: checks.reduce((n, c) => n + c!.checked_bytes, 0) }
+    : undefined;
+  // The background schedules and checks are the aggregate's own (above), never one node's.
+  const { background_rate: _oneNode, verify: _oneNodeChecked, ...rest } = base;
   return {
     ...rest,
     notes,
@@ -114,6 +119,7 @@ export function aggregateWorkloads(parts: readonly NodeWorkload[]): WorkloadResu
     iterations,
     ranks,
     ...(backgroundRate === undefined ? {} : { background_rate: backgroundRate }),
+    ...(verify === undefined ? {} : { verify }),
     timeline: { ...base.timeline, spans },
   };
 }

@@ -4,7 +4,7 @@ import { parseTierSpec } from "../core/config.ts";
 import { ConfigError } from "../core/errors.ts";
 import { scratchLeft, tempMount, withTempDir } from "../tests/_helpers.ts";
 import type { WorkloadDefinition } from "../workloads/common.ts";
-import { bytesByPath, type Op, ProgramBuilder } from "../workloads/ops.ts";
+import { bytesByPath, type Op, ProgramBuilder, type WorkloadProgram } from "../workloads/ops.ts";
 import { MAX_PROGRAM_OPS, pathsOf, runWorkload } from "./workload.ts";
 import { resolveSetup } from "../workloads/setup.ts";
 import { mlpOffload } from "../workloads/mlp_offload.ts";
@@ -12,6 +12,17 @@ import { zeroInfinity } from "../workloads/zero_infinity.ts";
 import { needing } from "../tests/_requirements.ts";
 
 const setup = resolveSetup({ model: "7b", scale: 2e-4, iterations: 1, warmup: 1, ranksPerNode: 2 });
+
+/** Bytes per path and direction of one iteration of a program, summed over its ranks. */
+function iterationBytes(program: WorkloadProgram, iteration: number): Record<string, number> {
+  const sum: Record<string, number> = {};
+  for (const r of program.ranks) {
+    for (const [k, v] of Object.entries(bytesByPath(r.ops, (op) => op.iteration === iteration))) {
+      sum[k] = (sum[k] ?? 0) + v;
+    }
+  }
+  return sum;
+}
 
 Deno.test("pathsOf() names memory host, files local, local2, and pfs remote", () => {
   const { paths, byName } = pathsOf(
@@ -31,14 +42,7 @@ Deno.test("runWorkload() runs zero-infinity on a file tier: bytes as the program
     const w = doc.workload!;
     assert.equal(w.paths[0]!.direct, true);
     const program = zeroInfinity.build(setup, { local: ["local"] });
-    // bytes per measured iteration: the program's, summed over ranks
-    const want: Record<string, number> = {};
-    for (const r of program.ranks) {
-      for (const [k, v] of Object.entries(bytesByPath(r.ops, (op) => op.iteration === 1))) {
-        want[k] = (want[k] ?? 0) + v;
-      }
-    }
-    assert.deepEqual(w.summary!.bytes, want);
+    assert.deepEqual(w.summary!.bytes, iterationBytes(program, 1));
     assert.ok(w.summary!.update_s! > 0 && w.summary!.iteration_s >= w.summary!.update_s!);
     assert.equal(w.iterations.length, 2);
     assert.equal(w.iterations[0]!.warmup, true);
@@ -86,13 +90,7 @@ Deno.test("runWorkload() runs mlp-offload: no two ranks hold a node-wide lock at
     const w = doc.workload!;
     assert.deepEqual(w.paths.map((p) => p.threads), [4, 4]);
     const program = mlpOffload.build(s, { local: ["local"], remote: "remote" }, { locks: "both" });
-    const want: Record<string, number> = {};
-    for (const r of program.ranks) {
-      for (const [k, v] of Object.entries(bytesByPath(r.ops, (op) => op.iteration === 1))) {
-        want[k] = (want[k] ?? 0) + v;
-      }
-    }
-    assert.deepEqual(w.summary!.bytes, want);
+    assert.deepEqual(w.summary!.bytes, iterationBytes(program, 1));
     // each hold: from the lock op's end (acquired) to the unlock op's start (before release)
     const holds: { rank: number; lock: string; from: number; to: number }[] = [];
     const open = new Map<string, number>();
@@ -178,7 +176,8 @@ Deno.test(needing(["root"], {
   name:
     "runWorkload() fails with ENOSPC in one line, names the rank, and leaves nothing on a full tier",
   async fn() {
-    await using mnt = await tempMount("tmpfs", "size=4m");
+    // Room for the bytes (the run checks them first), not for the files: the inodes run out.
+    await using mnt = await tempMount("tmpfs", "size=256m,nr_inodes=12");
     const { doc, error } = await runWorkload(
       zeroInfinity,
       resolveSetup({ model: "7b", scale: 1e-3, iterations: 1, warmup: 0, ranksPerNode: 2 }),

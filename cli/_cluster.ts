@@ -33,11 +33,11 @@ import {
 import type { TierSpec } from "../core/config.ts";
 import type { ResultDocument } from "../schema/result.ts";
 import type { ScalingResult } from "../schema/scaling.ts";
-import type { AfterRuns, ReportTo } from "./_session.ts";
+import { type AfterRuns, outputOf, type ReportTo } from "./_session.ts";
+import type { SteadyCriterion } from "../bench/steady.ts";
 import { newRunId } from "../tiers/scratch.ts";
 import { EXIT_FAILED, fail } from "./_exit.ts";
-import { finish, STDOUT } from "./_finish.ts";
-import { outputPath } from "./_paths.ts";
+import { finish } from "./_finish.ts";
 import { withSignals } from "./_signals.ts";
 import { ProgressLine } from "./progress.ts";
 
@@ -70,6 +70,7 @@ export async function acrossProcesses(
   timeoutMs: number,
   body: (ctx: GroupContext) => Promise<SessionOutcome & { readonly root: boolean }>,
 ): Promise<void> {
+  outputOf(o, "check"); // before any I/O: a result that cannot be written is refused now
   await withSignals(async (signal) => {
     let group: Group;
     try {
@@ -104,11 +105,12 @@ export async function acrossProcesses(
       // Left before the end is written: MPI is finalized before any exit.
       await dispose();
       if (outcome.root) {
-        const output =
-          o.output === STDOUT || (o.output === undefined && o.outputFormat === "normal")
-            ? STDOUT
-            : outputPath(o.output, outcome.doc.run_id);
-        await finish(outcome, output, signal, { format: o.outputFormat, source: o.fioSource });
+        const output = outputOf(o, outcome.doc.run_id);
+        await finish(outcome, output, signal, {
+          format: o.outputFormat,
+          source: o.fioSource,
+          verbose: o.verbose,
+        });
       } else if (outcome.doc.status !== "ok") {
         const cause = outcome.error instanceof Error
           ? outcome.error.message
@@ -188,11 +190,15 @@ export interface BenchAcross {
   readonly jobs: JobOptions[];
   readonly config: Record<string, unknown>;
   readonly remote: ResultDocument["remote"];
+  /** Stop each of the root's points once it is steady (bench/steady.ts). */
+  readonly steady?: SteadyCriterion;
   /** The root's steps after its points (the contention matrix, the workloads). */
   readonly after: AfterRuns;
   /** The shared tiers of the curve. */
   readonly tiers: readonly TierSpec[];
   readonly scaling: Omit<ScalingOptions, "signal" | "onProgress" | "open" | "timeoutMs">;
+  /** Ends a phase of the root's document (`bench`'s clock): here the scaling curve. */
+  readonly lap?: (doc: ResultDocument, name: string) => void;
 }
 
 /**
@@ -219,6 +225,7 @@ export async function benchAcross(
         signal,
         onProgress,
         ...(b.remote ? { remote: b.remote } : {}),
+        ...(b.steady ? { steady: b.steady } : {}),
       });
       if (outcome.doc.status === "ok" && !signal.aborted) {
         outcome = await b.after(outcome.doc, signal, onProgress);
@@ -251,7 +258,10 @@ export async function benchAcross(
         : { doc: newResultDocument("profile", shared, {}), root: false };
     }
     const doc = outcome.doc;
-    if (scaling) doc.scaling = scaling;
+    if (scaling) {
+      doc.scaling = scaling;
+      b.lap?.(doc, "scaling");
+    }
     if (curve && curve.doc.status !== "ok" && doc.status === "ok") {
       doc.status = curve.doc.status;
       doc.error = `scaling curve: ${curve.doc.error ?? scaling?.error ?? curve.doc.status}`;

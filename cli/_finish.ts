@@ -7,7 +7,9 @@
 
 import { ConfigError } from "../core/errors.ts";
 import type { SessionOutcome } from "../bench/session.ts";
-import { type ResultDocument, stringifyResult, writeResult } from "../schema/result.ts";
+import { type ResultDocument, stringifyResult } from "../schema/result.ts";
+import { partialPathOf, writeFileAtomic, writeFileNew } from "../core/output_file.ts";
+import { redactSecrets } from "../core/secrets.ts";
 import {
   type FioJobSource,
   type FioJsonOptions,
@@ -17,13 +19,20 @@ import {
 import { contentionRunGroups } from "../bench/contention_groups.ts";
 import { formatClusterTable } from "./cluster_table.ts";
 import { formatContentionTable } from "./contention_table.ts";
+import { formatBenchSummary } from "./bench_summary.ts";
 import { formatScheduleNotes, formatTable } from "./run_table.ts";
 import { formatSweep } from "./sweep_table.ts";
+import { formatTraceReplay } from "./trace_table.ts";
 import { formatWorkloadSummaries, formatWorkloadTable } from "./workload_table.ts";
 import { EXIT_FAILED, EXIT_USAGE, fail } from "./_exit.ts";
+import { resultLine } from "./_next.ts";
 
-/** The tables printed after a run: the runs, and the contention matrix when there is one. */
-export function formatTables(doc: ResultDocument): string {
+/**
+ * The tables printed after a run: the runs, and the contention matrix when
+ * there is one; for a profile (`bench`), its summary unless `verbose`.
+ */
+export function formatTables(doc: ResultDocument, verbose = true): string {
+  if (doc.kind === "profile" && !verbose) return formatBenchSummary(doc);
   const runs = doc.runs.length > 0 && doc.kind !== "contention" && doc.kind !== "sweep"
     ? [formatTable(doc.runs)]
     : [];
@@ -40,13 +49,18 @@ export function formatTables(doc: ResultDocument): string {
     ? [formatWorkloadSummaries(doc.workloads)]
     : [];
   const cluster = doc.cluster ? [formatClusterTable(doc.cluster, doc.kind !== "contention")] : [];
-  return [...runs, ...cluster, ...sweep, ...workload, ...matrix, ...workloads].join("\n");
+  const replay = doc.trace_replay ? [formatTraceReplay(doc.trace_replay)] : [];
+  return [...runs, ...cluster, ...sweep, ...workload, ...matrix, ...workloads, ...replay].join(
+    "\n",
+  );
 }
 
 /** How the result is written: its format and, for fio's formats, the job file's options. */
 export interface FinishFormat {
   readonly format?: OutputFormat | undefined;
   readonly source?: FioJobSource | undefined;
+  /** A profile's every run, rather than its summary. */
+  readonly verbose?: boolean | undefined;
 }
 
 /** `output` when it means standard output. */
@@ -75,45 +89,58 @@ function documentText(doc: ResultDocument, f: FinishFormat): string | undefined 
   }
 }
 
-async function writeText(path: string, text: string): Promise<void> {
-  const dir = path.includes("/") ? path.slice(0, path.lastIndexOf("/")) : "";
-  if (dir) await Deno.mkdir(dir, { recursive: true });
-  await Deno.writeTextFile(path, text);
+/**
+ * Writes the document's text: a complete result atomically to `output`; a
+ * failed or interrupted run's beside it (`NAME.partial.json`), never over an
+ * existing file. Returns the path written.
+ */
+async function writeOutput(output: string, text: string, complete: boolean): Promise<string> {
+  try {
+    if (!complete) return await writeFileNew(partialPathOf(output), text);
+    await writeFileAtomic(output, text);
+    return output;
+  } catch (e) {
+    const why = e instanceof Error ? e.message : String(e);
+    return fail(`could not write the results to ${output}: ${why}`, EXIT_FAILED);
+  }
 }
 
 /**
- * Writes the results, prints the table, and exits with the right status.
+ * Writes the results, prints the table, and exits with the right status
+ * (never returns).
  * With `output` "-" the document goes to stdout and every other line to
  * stderr; with format `normal` the tables are the output (to `output`, or
- * stdout when it is absent or "-") and no document is written.
+ * stdout when it is absent or "-") and no document is written. A run that
+ * failed or was interrupted writes its partial results beside `output`
+ * (`NAME.partial.json`), so `output` only ever holds a complete result, and
+ * an existing file is never replaced by a partial one. Secrets are removed
+ * from everything written or printed.
  */
 export async function finish(
   outcome: SessionOutcome,
   output: string,
   signal: AbortSignal,
   f: FinishFormat = {},
-): Promise<void> {
+): Promise<never> {
   const { doc, error } = outcome;
   if (error instanceof ConfigError) fail(error.message, EXIT_USAGE);
   const toStdout = output === STDOUT;
-  const say = toStdout ? console.error : console.log;
+  const say = (line: string) => (toStdout ? console.error : console.log)(redactSecrets(line));
+  const complete = doc.status === "ok" && !signal.aborted;
   // a workload that got as far as setting its tiers up has something to show
   const wrote = doc.runs.length > 0 || (doc.workload?.paths.length ?? 0) > 0 ||
-    doc.cluster !== undefined;
+    doc.cluster !== undefined || doc.trace_replay !== undefined;
   const text = documentText(doc, f);
+  let written = output;
   if (wrote) {
-    if (text === undefined) {
-      if (toStdout) console.log(formatTables(doc));
-      else await writeText(output, formatTables(doc) + "\n");
-    } else {
-      if (toStdout) console.log(text);
-      else if ((f.format ?? "json") === "json") await writeResult(output, doc);
-      else await writeText(output, text + "\n");
-      say(formatTables(doc));
-    }
+    const tables = formatTables(doc, f.verbose ?? true);
+    const body = redactSecrets(text ?? tables);
+    if (toStdout) console.log(body);
+    else written = await writeOutput(output, body + "\n", complete);
+    if (text !== undefined) say(tables);
   }
-  const place = toStdout ? "on stdout" : `in ${output}`;
-  const where = wrote ? `; ${doc.status === "ok" ? "" : "partial "}results ${place}` : "";
+  const place = toStdout ? "on stdout" : `in ${written}`;
+  const where = wrote ? `; ${complete ? "" : "partial "}results ${place}` : "";
   if (doc.status === "interrupted" || signal.aborted) {
     fail(
       `interrupted by ${String(signal.reason ?? "a signal")}${where}; scratch files removed`,
@@ -125,5 +152,8 @@ export async function finish(
     fail(`${cause}${where}`, EXIT_FAILED);
   }
   for (const line of formatScheduleNotes(doc.runs)) say(line);
-  if (!toStdout) say(`results: ${output}`);
+  if (!toStdout) say(resultLine("results", output, ["report", output]));
+  // now, not when every pending call has returned: a clean-up given up on a storage that
+  // stopped answering leaves a thread blocked in the kernel, which must not hold the exit
+  Deno.exit(0);
 }

@@ -17,10 +17,12 @@ import {
 } from "@commander-js/extra-typings";
 import type { RawTrainingSetup } from "../workloads/setup.ts";
 import { ConfigError } from "../core/errors.ts";
+import { withoutUserInfo } from "../core/secrets.ts";
 import { OUTPUT_FORMATS, type OutputFormat } from "../schema/fio_json.ts";
 import { SETUP_DEFAULTS } from "../workloads/setup.ts";
 import { MODEL_NAMES } from "../workloads/model.ts";
 import { CONCURRENCY_DEFAULTS } from "../bench/concurrency.ts";
+import { DEFAULT_TIMEOUT_MS } from "../core/config.ts";
 
 /** A default such as 1e8 as `--help` shows it ("1e8", not "100000000" or "1e+8"). */
 export function exponent(n: number): string {
@@ -41,9 +43,13 @@ export const S3_HELP: S3Help = {
   region: "s3: region (default: $AWS_REGION, else us-east-1)",
 };
 
-/** `--endpoint <url>`: the S3 endpoint. */
+/**
+ * `--endpoint <url>`: the S3 endpoint, without user information from the
+ * start (S3 signs with the AWS credentials; a `user:pass@` in the URL is
+ * never used), so no result, log or message can hold it.
+ */
 export function endpointOption(help: string = S3_HELP.endpoint) {
-  return new Option("--endpoint <url>", help);
+  return new Option("--endpoint <url>", help).argParser(withoutUserInfo);
 }
 
 /** `--region <name>`: the region S3 requests are signed for. */
@@ -83,6 +89,35 @@ export function addOutputOptions<
   return cmd.addOption(outputOption(help)).addOption(quietOption());
 }
 
+// --- timeout and verify ----------------------------------------------------------------------
+
+/** How commands word `--timeout`. */
+export const TIMEOUT_HELP =
+  "fail the run when one request (an I/O, an S3 request with its retries) takes longer than " +
+  "this; clean-up gives up after it too, naming what is left";
+
+/** `--timeout <seconds>`: how long one request may take (default 30 s). */
+export function timeoutOption(help: string = TIMEOUT_HELP) {
+  return new Option("--timeout <seconds>", help).default(String(DEFAULT_TIMEOUT_MS / 1000));
+}
+
+/** `--verify`: what is written carries a pattern, what is read is checked against it. */
+export function verifyOption(help: string) {
+  return new Option("--verify", help).default(false);
+}
+
+/**
+ * Adds `--timeout` and `--verify` (with `verifyHelp`): every command that
+ * moves data has both.
+ */
+export function addCheckOptions<
+  A extends unknown[],
+  O extends OptionValues,
+  G extends OptionValues,
+>(cmd: Command<A, O, G>, verifyHelp: string) {
+  return cmd.addOption(timeoutOption()).addOption(verifyOption(verifyHelp));
+}
+
 // --- concurrency curves ---------------------------------------------------------------------
 
 /**
@@ -109,8 +144,7 @@ export function addConcurrencyOptions<
     )
     .option(
       "--no-concurrency",
-      "skip the curves (each tier read, written and both by 1 … R processes at once, " +
-        "each point at most 0.5 s ramp + 2 s)",
+      "skip the curves (each tier read, written and both by 1 … R processes at once)",
     );
 }
 

@@ -7,12 +7,14 @@
 
 import type { JobOptions } from "../core/config.ts";
 import type { RunProgress } from "../bench/runner.ts";
+import type { SteadyCriterion } from "../bench/steady.ts";
 import { runSession, type SessionOutcome } from "../bench/session.ts";
 import type { ResultDocument } from "../schema/result.ts";
 import { newRunId } from "../tiers/scratch.ts";
 import { ProgressLine } from "./progress.ts";
 import { finish, type FinishFormat, STDOUT } from "./_finish.ts";
 import { outputPath } from "./_paths.ts";
+import { checkOutputPath } from "../core/output_file.ts";
 import { withSignals } from "./_signals.ts";
 
 /** What a session's body works with. */
@@ -31,27 +33,50 @@ export interface ReportTo {
   /** `--output-format` (default json); fio's formats with the job file's options, if any. */
   readonly outputFormat?: FinishFormat["format"];
   readonly fioSource?: FinishFormat["source"];
+  /** `bench --verbose`: every run's row instead of the summary. */
+  readonly verbose?: boolean | undefined;
+}
+
+/**
+ * Where the result of run `runId` goes: {@linkcode STDOUT}, or the file,
+ * checked before any I/O (its parent is a directory that may be written to).
+ *
+ * @throws {ConfigError} naming `--output` when the file cannot be written.
+ */
+export function outputOf(o: ReportTo, runId: string): string {
+  if (o.output === STDOUT || (o.output === undefined && o.outputFormat === "normal")) {
+    return STDOUT;
+  }
+  const output = outputPath(o.output, runId);
+  checkOutputPath(output);
+  return output;
 }
 
 /**
  * Runs `body` under signal handling with a progress line (none when
  * `o.quiet`), then writes its outcome to `o.output` (default
  * results/<host>-<run id>.json; "-" or, for format normal, absent: stdout),
- * prints its tables and exits as it calls for.
+ * prints its tables and exits as it calls for. `announce` (what the run is
+ * about to do) is called once the output is checked, so that bad input is
+ * refused in one line.
  */
 export async function reportSession(
   o: ReportTo,
   body: (session: SessionContext) => Promise<SessionOutcome>,
+  announce?: () => void,
 ): Promise<void> {
   const runId = newRunId();
-  const output = o.output === STDOUT || (o.output === undefined && o.outputFormat === "normal")
-    ? STDOUT
-    : outputPath(o.output, runId);
+  const output = outputOf(o, runId);
+  announce?.();
   const progress = new ProgressLine(o.quiet);
   await withSignals(async (signal) => {
     const outcome = await body({ runId, signal, progress });
     progress.stop();
-    await finish(outcome, output, signal, { format: o.outputFormat, source: o.fioSource });
+    await finish(outcome, output, signal, {
+      format: o.outputFormat,
+      source: o.fioSource,
+      verbose: o.verbose,
+    });
   });
 }
 
@@ -62,13 +87,17 @@ export type AfterRuns = (
   onProgress: (p: RunProgress) => void,
 ) => Promise<SessionOutcome>;
 
-/** Runs fio-style jobs as a session (`run`, `bench`), then `after` when they ended ok. */
+/**
+ * Runs fio-style jobs as a session (`run`, `bench`), each stopped once
+ * `steady` holds when given, then `after` when they ended ok.
+ */
 export async function runAndReport(
   jobs: JobOptions[],
   kind: ResultDocument["kind"],
   o: ReportTo,
   remote?: ResultDocument["remote"],
   after?: AfterRuns,
+  steady?: SteadyCriterion,
 ): Promise<void> {
   await reportSession(o, async ({ runId, signal, progress }) => {
     const onProgress = (p: RunProgress) => progress.update(p);
@@ -79,6 +108,7 @@ export async function runAndReport(
       signal,
       onProgress,
       ...(remote ? { remote } : {}),
+      ...(steady ? { steady } : {}),
     });
     if (after && outcome.doc.status === "ok" && !signal.aborted) {
       return await after(outcome.doc, signal, onProgress);

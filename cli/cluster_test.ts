@@ -4,6 +4,7 @@ import { ROOT, runCli, scratchLeft } from "../tests/_helpers.ts";
 import { launchRanks as launch } from "../tests/_launch.ts";
 import { needing } from "../tests/_requirements.ts";
 import type { ResultDocument } from "../schema/result.ts";
+import { partialPathOf } from "../core/output_file.ts";
 
 async function withShmDir(fn: (dir: string) => Promise<void>): Promise<void> {
   const dir = await Deno.makeTempDir({ dir: "/dev/shm", prefix: "tierbench-cluster-test-" });
@@ -102,7 +103,7 @@ function killMidRun(victim: number, writer: number, what: string): void {
       );
       const other = [0, 1, 2].find((r) => r !== victim && r !== writer)!;
       assert.notEqual(results[other]!.code, 0);
-      const doc = JSON.parse(await Deno.readTextFile(out)) as ResultDocument;
+      const doc = JSON.parse(await Deno.readTextFile(partialPathOf(out))) as ResultDocument;
       assert.equal(doc.status, "failed");
       assert.deepEqual(doc.cluster!.lost!.map((l) => l.rank), [victim]);
       // the writer's own run was cut short, long before its 120 s

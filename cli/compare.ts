@@ -8,6 +8,7 @@
 import { Command } from "@commander-js/extra-typings";
 import { MATCH_MODES, runCompare } from "../report/compare.ts";
 import { resolvePath } from "./_paths.ts";
+import { shownPath } from "./_next.ts";
 
 /** The `compare` command. */
 export function compareCommand() {
@@ -22,6 +23,6 @@ export function compareCommand() {
       const html = o.html === undefined ? undefined : resolvePath(o.html);
       const { text } = await runCompare(files.map(resolvePath), { match: o.match, html });
       console.log(text);
-      if (html !== undefined) console.log(`html: ${html}`);
+      if (html !== undefined) console.log(`html: ${shownPath(html)}`);
     });
 }

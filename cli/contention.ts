@@ -19,6 +19,7 @@ import {
 } from "../bench/contention.ts";
 import { CONCURRENCY_DEFAULTS, shorterTime } from "../bench/concurrency.ts";
 import {
+  addCheckOptions,
   addConcurrencyOptions,
   addMeasureOptions,
   addOutputOptions,
@@ -62,9 +63,13 @@ export function contentionCommand() {
         .choices(CONTENTION_ENGINES).default("libaio" as const),
     )
     .addOption(ioengineOption(CONTENTION_ENGINES));
+  const checked = addCheckOptions(
+    measured,
+    "stamp every block written with a header and checksum, check every block read",
+  );
   return addOutputOptions(
     addConcurrencyOptions(
-      addS3Options(measured)
+      addS3Options(checked)
         .option("--no-mixed", "skip the mixed pairs (one tier reading while another writes)"),
     ),
   ).addOption(outputFormatOption()).action(async (o) => {
@@ -80,6 +85,8 @@ export function contentionCommand() {
       endpoint: o.endpoint,
       region: o.region,
       mixed: o.mixed,
+      timeout: o.timeout,
+      verify: o.verify,
       concurrency: o.concurrency
         ? {
           ranksPerNode: o.ranksPerNode,

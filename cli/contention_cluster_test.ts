@@ -11,6 +11,7 @@ import { scratchLeft, withTempDir } from "../tests/_helpers.ts";
 import { launchRanks } from "../tests/_launch.ts";
 import type { ResultDocument } from "../schema/result.ts";
 import { slowdown } from "../schema/contention.ts";
+import { partialPathOf } from "../core/output_file.ts";
 
 const host = Deno.hostname();
 
@@ -135,7 +136,7 @@ Deno.test("contention across processes: a rank killed mid-matrix stops the other
     const line = results[0]!.stderr.trim().split("\n").at(-1)!;
     assert.match(line, new RegExp(`rank 1 on ${host}#1 was lost`));
     assert.notEqual(results[2]!.code, 0);
-    const doc = JSON.parse(await Deno.readTextFile(out)) as ResultDocument;
+    const doc = JSON.parse(await Deno.readTextFile(partialPathOf(out))) as ResultDocument;
     assert.equal(doc.status, "failed");
     assert.deepEqual(doc.cluster!.lost!.map((l) => l.rank), [1]);
     // the root's own matrix, cut short long before its 120 s

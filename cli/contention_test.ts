@@ -85,7 +85,12 @@ Deno.test("tierbench contention: memory and a disk directory, a table of slowdow
     assert.match(r.stdout, /│ file\s+│ memory\s+│\s+[\d.]+× [\d.]+ [KMG]iB\/s │\s+[\d.]+× /);
     // …and a row per tier reading and writing at once
     assert.match(r.stdout, /│ file\s+│ file\s+│\s+[\d.]+× [\d.]+ [KMG]iB\/s │\s+[\d.]+× /);
-    assert.match(r.stdout, new RegExp(`results: ${out}`));
+    // the last line: the file, and the command that draws it
+    const last = r.stdout.trim().split("\n").at(-1)!;
+    assert.match(last, /^results: (\S+); next: .*tierbench report (\S+)$/);
+    const [, shown, again] = last.match(/^results: (\S+); next: .* report (\S+)$/)!;
+    assert.equal(shown, again);
+    assert.ok(out.endsWith(shown!), `${shown} names ${out}`);
     const doc = JSON.parse(await Deno.readTextFile(out));
     assert.equal(doc.schema, "tierbench/result@1");
     assert.equal(doc.kind, "contention");
@@ -224,8 +229,11 @@ Deno.test("tierbench bench: the profile ends with the contention matrix over the
     assertMatrix(doc.contention, ["file", "pfs"], ["file+pfs"]);
     assert.equal(doc.contention.pattern.runtime_ms, 200);
     assert.equal(doc.contention.pattern.tiers.pfs.direct, true);
-    // With no ramp asked for, the groups still ramp past their members' layout.
-    assert.ok(doc.contention.groups.every((g: Json) => g.ramp_ms > 0));
+    // With no warm-up asked for, a group's members still start together once every one has laid
+    // out: no layout falls in another's window, and no group runs twice.
+    assert.ok(
+      doc.contention.groups.every((g: Json) => g.layout_clear === true && g.attempts === 1),
+    );
     assert.deepEqual(await scratchLeft(dir), []);
   });
 });

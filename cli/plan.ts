@@ -6,10 +6,11 @@
  */
 
 import { Command } from "@commander-js/extra-typings";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { ConfigError } from "../core/errors.ts";
 import { parseSize } from "../core/units.ts";
 import { stringifyResult } from "../schema/result.ts";
+import { checkOutputPath, writeFileAtomic } from "../core/output_file.ts";
 import { DEFAULT_DEEPSPEED_VERSION, parseDeepSpeedVersion } from "../solver/export.ts";
 import { makePlan } from "../solver/planner.ts";
 import { DEFAULT_HOST_RESERVE, parseHostReserve } from "../solver/host_memory.ts";
@@ -17,6 +18,7 @@ import { readProfile } from "../solver/profile.ts";
 import { newRunId } from "../tiers/scratch.ts";
 import { resolveSetup } from "../workloads/setup.ts";
 import { formatPlan } from "./plan_table.ts";
+import { resultLine } from "./_next.ts";
 import { addSetupOptions, outputOption, setupOf } from "./_options.ts";
 import { resolvePath, userCwd } from "./_paths.ts";
 
@@ -54,6 +56,10 @@ export function planCommand() {
     )
     .addOption(outputOption("plan JSON (default results/plan-<run id>.json)"))
     .action(async (o) => {
+      const output = o.output
+        ? resolvePath(o.output)
+        : join(userCwd(), "results", `plan-${newRunId()}.json`);
+      checkOutputPath(output);
       const setup = resolveSetup(setupOf(o));
       const hostCache = parseSize(o.hostCache);
       if (hostCache === undefined) {
@@ -76,13 +82,9 @@ export function planCommand() {
         nodes: nodes[0]!,
         ...(nodes.length > 1 ? { nodesSweep: nodes } : {}),
       });
-      const output = o.output
-        ? resolvePath(o.output)
-        : join(userCwd(), "results", `plan-${newRunId()}.json`);
-      await Deno.mkdir(dirname(output), { recursive: true });
-      await Deno.writeTextFile(output, stringifyResult(plan) + "\n");
+      await writeFileAtomic(output, stringifyResult(plan) + "\n");
       console.log(formatPlan(plan));
-      console.log(`plan: ${output}`);
+      console.log(resultLine("plan", output, ["report", output]));
     });
 }
 

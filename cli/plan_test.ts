@@ -8,6 +8,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { ROOT, runCli, withTempDir } from "../tests/_helpers.ts";
+import { assertUsageErrors } from "../tests/_cli.ts";
 
 const POLARIS = join(ROOT, "results", "reference", "polaris-4gpu-nvme-lustre.json");
 
@@ -74,12 +75,7 @@ Deno.test("tierbench plan refuses bad input with exit 2 and a line naming the fi
         /--nodes: .* \(allowed: a whole number of nodes from 1 to 100000, or an ascending/,
       ]),
     ];
-    for (const [args, want] of cases) {
-      const r = await runCli(["plan", ...args]);
-      assert.equal(r.code, 2, `${args.join(" ")}: ${r.stderr}`);
-      assert.match(r.stderr, want);
-      assert.equal(r.stderr.trim().split("\n").length, 1, r.stderr);
-    }
+    await assertUsageErrors(cases.map(([args, want]) => [["plan", ...args], want]));
   });
 });
 

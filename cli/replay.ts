@@ -6,32 +6,22 @@
  */
 
 import { Command } from "@commander-js/extra-typings";
-import { formatTierSpec } from "../core/config.ts";
-import { ConfigError } from "../core/errors.ts";
-import { replayPlan } from "../bench/replay.ts";
+import { formatTierSpec, parseTimeout } from "../core/config.ts";
+import { ConfigError, InputError } from "../core/errors.ts";
+import { readJsonFile } from "../core/json_file.ts";
+import { replayPlan, setupOfPlan } from "../bench/replay.ts";
 import type { PlanDocument } from "../schema/plan.ts";
 import { checkPlanDocument } from "../solver/plan_check.ts";
 import { SETUP_DEFAULTS } from "../workloads/setup.ts";
 import { formatReplay } from "./plan_table.ts";
-import { addOutputOptions, addS3Options } from "./_options.ts";
+import { addCheckOptions, addOutputOptions, addS3Options } from "./_options.ts";
 import { parseTierList, resolvePath } from "./_paths.ts";
 import { reportSession } from "./_session.ts";
 
-/** Reads a plan document, or says in one line why it is not one. */
-async function readPlan(path: string): Promise<PlanDocument> {
-  let json: unknown;
-  try {
-    json = JSON.parse(await Deno.readTextFile(path));
-  } catch (e) {
-    throw new ConfigError(
-      "plan",
-      `${path}: cannot be read as JSON (${(e as Error).name})`,
-      undefined,
-      { cause: e },
-    );
-  }
+/** Reads a plan document, or says in one line why it is not one, naming the file as given. */
+async function readPlan(path: string, shown: string): Promise<PlanDocument> {
   // every field replay reads, so a damaged plan is refused naming the field (exit 2)
-  return checkPlanDocument(json, path);
+  return checkPlanDocument(await readJsonFile(path, shown), shown);
 }
 
 /** The `replay` command. */
@@ -51,28 +41,47 @@ export function replayCommand() {
     )
     .option("--iterations <n>", "measured iterations", String(SETUP_DEFAULTS.iterations))
     .option("--warmup <n>", "iterations run first, left out", String(SETUP_DEFAULTS.warmup));
-  return addOutputOptions(addS3Options(cmd)).action(async (planFile, o) => {
-    const plan = await readPlan(resolvePath(planFile));
+  const checked = addCheckOptions(
+    cmd,
+    "every byte written is a pattern of its object, write and offset; every object read back " +
+      "is checked against it",
+  );
+  return addOutputOptions(addS3Options(checked)).action(async (planFile, o) => {
+    const plan = await readPlan(resolvePath(planFile), planFile);
     const scale = Number(o.scale);
     if (!(scale > 0 && scale <= 1)) {
       throw new ConfigError("scale", `"${o.scale}" is not in (0, 1]`, "e.g. 0.01");
     }
     const specs = parseTierList(o.tiers);
+    const timeoutMs = parseTimeout(o.timeout);
+    if (o.activations && !plan.activations?.phases) {
+      throw new InputError(
+        planFile,
+        "has no activation phases for --activations: write it again with `tierbench plan`",
+      );
+    }
+    // the setup is checked now, before any I/O, naming the plan's fields
+    setupOfPlan(plan, scale, Number(o.iterations), Number(o.warmup), planFile);
     await reportSession(o, async ({ runId, signal, progress }) => {
       const outcome = await replayPlan(plan, specs, {
         scale,
         activations: o.activations,
+        source: planFile,
         iterations: Number(o.iterations),
         warmup: Number(o.warmup),
         signal,
         runId,
         onProgress: (p) => progress.updateWorkload("replay", p),
         s3: { endpoint: o.endpoint, region: o.region },
+        timeoutMs,
+        verify: o.verify,
         config: {
           command: "replay",
           plan: resolvePath(planFile),
           tiers: specs.map(formatTierSpec),
           scale,
+          timeout_ms: timeoutMs,
+          ...(o.verify ? { verify: true } : {}),
         },
       });
       // the comparison under the line, before the tables

@@ -10,14 +10,7 @@
  */
 
 import { Command, Option } from "@commander-js/extra-typings";
-import {
-  DEFAULT_TIMEOUT_MS,
-  DEFAULTS,
-  ENGINES,
-  FILE_LAYOUTS,
-  parseJobOptions,
-  RW_MODES,
-} from "../core/config.ts";
+import { DEFAULTS, ENGINES, FILE_LAYOUTS, parseJobOptions, RW_MODES } from "../core/config.ts";
 import { RATE_PROCESSES } from "../core/rate.ts";
 import {
   addOutputOptions,
@@ -34,6 +27,8 @@ import {
   rampTimeOption,
   runtimeOption,
   sizeOption,
+  timeoutOption,
+  verifyOption,
 } from "./_options.ts";
 import { ConfigError } from "../core/errors.ts";
 import { chooseAsyncEngine } from "../engines/engine_choice.ts";
@@ -253,15 +248,15 @@ export function runCommand() {
         "s3: objects larger than this are written by multipart upload",
         DEFAULTS.multipartThreshold,
       )
-      .option(
-        "--timeout <seconds>",
-        "fail the run when one request (an I/O, an S3 request) takes longer than this",
-        String(DEFAULT_TIMEOUT_MS / 1000),
+      .addOption(
+        timeoutOption(
+          "fail the run when one request (an I/O, an S3 request) takes longer than this",
+        ),
       )
-      .option(
-        "--verify",
-        "stamp every block written with a header and checksum, check every block read",
-        false,
+      .addOption(
+        verifyOption(
+          "stamp every block written with a header and checksum, check every block read",
+        ),
       )
       .option("--name <name>", "label for the table and results")
       .addOption(outputFormatOption())

@@ -18,10 +18,12 @@ function row(r: RunResult, dir: "read" | "write", d: DirectionResult): string[] 
   const o = r.options;
   const p = d.lat_ns.percentile;
   return [
+    r.name,
     r.tier.kind === "null" ? "null" : `${r.tier.kind}:${r.tier.path}`,
-    `${o.rw}${o.rw === "randrw" ? ` ${dir}` : ""}`,
+    o.rw,
+    dir === "read" ? "reading" : "writing",
     formatSize(o.bs),
-    `${o.iodepth}×${o.numjobs}`,
+    `${o.numjobs} proc${o.numjobs === 1 ? "" : "s"} × ${o.iodepth} deep`,
     `${o.engine}${o.direct ? "+direct" : ""}`,
     formatRate(d.bw_bytes),
     Math.round(d.iops).toLocaleString("en-US"),
@@ -76,10 +78,12 @@ export function formatScheduleNotes(runs: readonly RunResult[]): string[] {
 export function formatTable(runs: readonly RunResult[]): string {
   const table = new Table({
     head: [
+      "run",
       "tier",
       "rw",
+      "I/O",
       "bs",
-      "depth×jobs",
+      "concurrency",
       "engine",
       "bandwidth",
       "IOPS",
@@ -91,6 +95,8 @@ export function formatTable(runs: readonly RunResult[]): string {
     ].map((h) => pc.bold(h)),
     style: { head: [], border: [] },
     colAligns: [
+      "left",
+      "left",
       "left",
       "left",
       "right",

@@ -12,7 +12,9 @@ import {
   withTempDir,
 } from "../tests/_helpers.ts";
 import { needing } from "../tests/_requirements.ts";
+import { formatTables } from "./_finish.ts";
 import { ioUringRefusal } from "../engines/io_uring.ts";
+import { partialPathOf } from "../core/output_file.ts";
 
 /** A failure is one line on stderr, never a stack trace. */
 function assertOneLine(r: CliResult, code: number, pattern: RegExp): void {
@@ -251,6 +253,8 @@ Deno.test(needing(["root"], {
 Deno.test(needing(["root"], {
   name: "tierbench run: ENOSPC exits 1 with the cause and leaves no scratch file",
   fn: async () => {
+    // The file fits the free space the run checks first (8 MiB of 8), and no longer does once
+    // the scratch directory's marker takes its page: posix_fallocate meets ENOSPC.
     await using mnt = await tempMount("tmpfs", "size=8m");
     const out = join(mnt.path, "..", `enospc-${crypto.randomUUID()}.json`);
     try {
@@ -263,17 +267,17 @@ Deno.test(needing(["root"], {
         "--bs",
         "1m",
         "--size",
-        "64m",
+        "8m",
         "--output",
         out,
       ]);
       assertOneLine(r, 1, /ENOSPC.*free space/);
       assert.deepEqual(await scratchLeft(mnt.path), []);
-      const doc = JSON.parse(await Deno.readTextFile(out));
+      const doc = JSON.parse(await Deno.readTextFile(partialPathOf(out)));
       assert.equal(doc.status, "failed");
       assert.match(doc.error, /ENOSPC/);
     } finally {
-      await Deno.remove(out).catch(() => {});
+      await Deno.remove(partialPathOf(out)).catch(() => {});
     }
   },
 }));
@@ -316,12 +320,42 @@ for (const signal of ["SIGINT", "SIGTERM"] as const) {
         1,
         new RegExp(`interrupted by ${signal}.*partial results in .*partial\\.json`),
       );
-      const doc = JSON.parse(await Deno.readTextFile(out));
+      const doc = JSON.parse(await Deno.readTextFile(partialPathOf(out)));
       assert.equal(doc.status, "interrupted");
       assert.equal(doc.runs[0].status, "interrupted");
       assert.deepEqual(await scratchLeft(dir), []);
     });
   });
+}
+
+/**
+ * bench's last screen: at most 50 rows of a 100-column terminal — the tiers, the curves, the
+ * matrix, the workloads, each line at most 100 columns — then the file and the command that draws
+ * it (one line to paste, which a terminal wraps when the paths are long).
+ */
+function assertBenchSummary(stdout: string, out: string): void {
+  const lines = stdout.trimEnd().split("\n");
+  const rows = lines.reduce((n, l) => n + Math.max(1, Math.ceil([...l].length / 100)), 0);
+  assert.ok(rows <= 50, `${rows} rows at 100 columns:\n${stdout}`);
+  for (const l of lines.slice(0, -1)) {
+    assert.ok([...l].length <= 100, `wider than 100 columns: ${l}`);
+  }
+  assert.match(stdout, /bandwidth in MiB\/s/);
+  assert.match(stdout, /^memory\s+[\d,.]+\s+[\d,.]+\s+[\d,.]+ \+ [\d,.]+\s+[\d,]+\s+[\d.,]+$/m);
+  assert.match(stdout, /1 proc × 8 deep/);
+  assert.match(
+    stdout,
+    /^harness ceiling \(null tier: no I\/O\), 4 KiB reads, 1 proc × 1 deep: [\d,]+ IOPS/m,
+  );
+  // the curves and the matrix: a column saying reading, writing or both
+  for (const io of ["reading", "writing", "both"]) {
+    assert.match(stdout, new RegExp(`^file\\s+(1 MiB\\s+)?${io}\\s+[\\d,.]+`, "m"));
+  }
+  assert.match(stdout, /^file\s+reading\s+[\d,.]+\s+[·\d.]+×?\s/m);
+  assert.match(stdout, /^zero-infinity\s+local\s+[\d.]+/m);
+  const last = lines.at(-1)!;
+  assert.match(last, /^results: \S+; next: .*tierbench report \S+$/);
+  assert.ok(out.endsWith(last.split(" ").at(-1)!), last);
 }
 
 Deno.test("tierbench bench: profiles memory, file and a pfs directory into one profile", async () => {
@@ -379,7 +413,22 @@ Deno.test("tierbench bench: profiles memory, file and a pfs directory into one p
     assert.ok(doc.workloads[0].summary.update_s > 0);
     assert.ok(doc.workloads[1].summary.bytes["remote:read"] > 0);
     assert.ok(doc.workloads[2].summary.bytes["local:write"] > 0);
-    assert.match(r.stdout, /│ zero-infinity │ local /);
+    assertBenchSummary(r.stdout, out);
+    // --verbose's table instead: a row per run and direction, every curve run among them
+    const rows = formatTables(doc, true).split("\n").filter((l) =>
+      /│ (reading|writing)\s+│/.test(l)
+    );
+    const directions = (doc.runs as { read: { total_ios: number }; write: { total_ios: number } }[])
+      .reduce(
+        (n, run) => n + (run.read.total_ios > 0 ? 1 : 0) + (run.write.total_ios > 0 ? 1 : 0),
+        0,
+      );
+    assert.equal(rows.length, directions, "a row per run and direction, curve runs among them");
+    assert.ok(
+      rows.some((l) =>
+        /│ memory read 1m 1p mixed\s+│.*│ reading\s+│.*│\s+1 proc × 8 deep │/.test(l)
+      ),
+    );
     // the profile reads back for the solver, with the tier's mixed read+write figures
     const profile = loadProfile(doc, out);
     assert.ok(profile.tiers.file!.mixed_read_bw_bytes! > 0);

@@ -10,6 +10,7 @@ import { formatTierSpec } from "../core/config.ts";
 import { planSweep, runSweep, SWEEP_DEFAULTS, SWEEP_ENGINES } from "../bench/sweep.ts";
 import { DEFAULT_DEEPSPEED_VERSION } from "../solver/export.ts";
 import {
+  addCheckOptions,
   addOutputOptions,
   addS3Options,
   checkOutputTarget,
@@ -81,58 +82,69 @@ export function sweepCommand() {
       "--deepspeed-version <v>",
       `DeepSpeed release x.y.z the aio block is written for (keys follow its version; default ${DEFAULT_DEEPSPEED_VERSION})`,
     );
-  return addOutputOptions(addS3Options(cmd)).addOption(outputFormatOption()).action(async (o) => {
-    checkOutputTarget(o);
-    const ramp = rampOf(o);
-    const engine = o.ioengine ?? o.engine;
-    const tiers = o.tier.flatMap(parseTierList);
-    const plan = planSweep({
-      tiers,
-      rw: o.rw,
-      bs: o.bs,
-      iodepth: o.iodepth,
-      numjobs: o.numjobs,
-      size: o.size,
-      runtime: o.runtime,
-      ramp,
-      steady: o.steady ?? false,
-      ssLimit: o.ssLimit,
-      ssDur: o.ssDur,
-      direct: o.direct,
-      engine,
-      deepspeedVersion: o.deepspeedVersion,
-      endpoint: o.endpoint,
-      region: o.region,
-    });
-    const points = plan.groups.reduce((n, g) => n + g.jobs.length, 0);
-    if (!o.quiet) {
-      console.error(
-        `tierbench: sweeping ${points} points (${plan.groups.length} tier/pattern grids); ${plan.criterion}`,
-      );
-    }
-    await reportSession(o, ({ runId, signal, progress }) =>
-      runSweep(plan, {
-        signal,
-        runId,
-        onProgress: (p, step) => progress.update(p, step),
-        config: {
-          command: "sweep",
-          tiers: tiers.map(formatTierSpec),
-          rw: o.rw,
-          bs: o.bs,
-          iodepth: o.iodepth,
-          numjobs: o.numjobs,
-          size: o.size,
-          ramp,
-          runtime: o.runtime ?? null,
-          steady: o.steady ?? false,
-          ss_limit_pct: plan.ssLimitPct,
-          ss_samples: plan.ssSamples,
-          direct: o.direct,
-          engine,
-          deepspeed_version: plan.deepspeedVersion,
-          criterion: plan.criterion,
-        },
-      }));
-  });
+  const checked = addCheckOptions(
+    cmd,
+    "stamp every block written with a header and checksum, check every block read",
+  );
+  return addOutputOptions(addS3Options(checked)).addOption(outputFormatOption()).action(
+    async (o) => {
+      checkOutputTarget(o);
+      const ramp = rampOf(o);
+      const engine = o.ioengine ?? o.engine;
+      const tiers = o.tier.flatMap((t) => parseTierList(t, "tier"));
+      const plan = planSweep({
+        tiers,
+        rw: o.rw,
+        bs: o.bs,
+        iodepth: o.iodepth,
+        numjobs: o.numjobs,
+        size: o.size,
+        runtime: o.runtime,
+        ramp,
+        steady: o.steady ?? false,
+        ssLimit: o.ssLimit,
+        ssDur: o.ssDur,
+        direct: o.direct,
+        engine,
+        deepspeedVersion: o.deepspeedVersion,
+        endpoint: o.endpoint,
+        region: o.region,
+        timeout: o.timeout,
+        verify: o.verify,
+      });
+      const points = plan.groups.reduce((n, g) => n + g.jobs.length, 0);
+      const announce = () => {
+        if (o.quiet) return;
+        console.error(
+          `tierbench: sweeping ${points} points (${plan.groups.length} tier/pattern grids); ${plan.criterion}`,
+        );
+      };
+      await reportSession(o, ({ runId, signal, progress }) =>
+        runSweep(plan, {
+          signal,
+          runId,
+          onProgress: (p, step) => progress.update(p, step),
+          config: {
+            command: "sweep",
+            tiers: tiers.map(formatTierSpec),
+            rw: o.rw,
+            bs: o.bs,
+            iodepth: o.iodepth,
+            numjobs: o.numjobs,
+            size: o.size,
+            ramp,
+            runtime: o.runtime ?? null,
+            steady: o.steady ?? false,
+            ss_limit_pct: plan.ssLimitPct,
+            ss_samples: plan.ssSamples,
+            direct: o.direct,
+            engine,
+            deepspeed_version: plan.deepspeedVersion,
+            criterion: plan.criterion,
+            timeout: o.timeout,
+            ...(o.verify ? { verify: true } : {}),
+          },
+        }), announce);
+    },
+  );
 }

@@ -11,6 +11,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { ROOT, runCli, withTempDir } from "../tests/_helpers.ts";
 import { TraceReader } from "../trace/reader.ts";
+import { assertUsageErrors } from "../tests/_cli.ts";
 
 const REC = join(ROOT, "trace", "testdata", "deepspeed", "recordings");
 const log = (name: string) => join(REC, `strace-ds0.14.5-tiny-${name}.txt.gz`);
@@ -188,12 +189,7 @@ Deno.test("trace diff refuses bad input with exit 2 and one line", async () => {
         config("opt_nvme"),
       ], /--model-tensors: .*none\.json: no such file/],
     ];
-    for (const [args, want] of cases) {
-      const r = await runCli(args);
-      assert.equal(r.code, 2, `${args.join(" ")}: exit ${r.code}: ${r.stderr}`);
-      assert.match(r.stderr, want);
-      assert.equal(r.stderr.trim().split("\n").length, 1, r.stderr);
-    }
+    await assertUsageErrors(cases);
   });
 });
 

@@ -2,13 +2,13 @@
  * `tierbench trace import strace|iolog FILE`: an strace log (made with
  * `strace -f -tt -T`, gzipped or not) or a fio iolog (version 2 or 3) into
  * a trace; `tierbench trace export iolog TRACE`: a trace into a fio iolog
- * (version 3) that fio's `read_iolog` replays.
+ * (version 3, or 2) that fio's `read_iolog` replays.
  *
  * @module
  */
 
 import { basename } from "node:path";
-import { Command } from "@commander-js/extra-typings";
+import { Command, Option } from "@commander-js/extra-typings";
 import { convertTrace, importStrace, type ImportSummary } from "../trace/import.ts";
 import { exportIolog } from "../trace/export.ts";
 import { resolvePath } from "./_paths.ts";
@@ -55,11 +55,16 @@ export function traceImportCommand() {
 export function traceExportCommand() {
   const cmd = new Command("export").description("write a trace in another tool's format");
   cmd.command("iolog")
-    .description("a fio iolog (version 3) for fio's read_iolog; every thread's I/O in one log")
+    .description("a fio iolog for fio's read_iolog; every thread's I/O in one log")
     .argument("<trace>", "a trace")
     .requiredOption("--output <file>", "the iolog to write")
+    .addOption(
+      new Option("--iolog-version <n>", "3: µs before each line; 2: wait lines in whole ms")
+        .choices(["2", "3"] as const).default("3" as const),
+    )
     .action(async (trace, o) => {
-      const s = await exportIolog(resolvePath(trace), resolvePath(o.output));
+      const version = o.iologVersion === "2" ? 2 : 3;
+      const s = await exportIolog(resolvePath(trace), resolvePath(o.output), version);
       console.log(`${s.output}: ${s.lines} iolog lines from ${s.events} events`);
       for (const n of s.notes) console.log(`note: ${n}`);
     });

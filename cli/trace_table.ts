@@ -7,7 +7,8 @@
  */
 
 import Table from "cli-table3";
-import { formatSize } from "../core/units.ts";
+import { formatRate, formatSize } from "../core/units.ts";
+import type { TraceReplayResult } from "../schema/trace_replay.ts";
 import type { Counts, OrderRun, PhaseStats, TraceStats } from "../trace/stats.ts";
 
 /** Bytes for people: `232.2 MiB`. */
@@ -153,5 +154,73 @@ export function formatTraceStats(stats: TraceStats, name: string): string {
   if (idle.length > 0) out.push(`no I/O in: ${idle.join(", ")}`);
   for (const p of busy) out.push(...phaseDetail(p, dir));
   for (const n of stats.notes) out.push(`note: ${n}`);
+  return out.join("\n");
+}
+
+/** µs with 3 significant figures from ns. */
+function usOf(ns: number): string {
+  const v = ns / 1000;
+  return v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v.toFixed(2);
+}
+
+/**
+ * A trace replay as the console shows it: per tier and direction, then
+ * recorded beside replayed time for the whole trace and each phase.
+ *
+ * @example
+ * ```ts ignore
+ * console.log(formatTraceReplay(doc.trace_replay!));
+ * ```
+ */
+export function formatTraceReplay(r: TraceReplayResult): string {
+  const t = new Table({
+    head: ["prefix", "tier", "dir", "bytes", "bw", "IOPS", "reqs", "lat p50 µs", "p99", "max"],
+    style: { head: [], border: [] },
+  });
+  for (const tier of r.tiers) {
+    for (const dir of ["read", "write"] as const) {
+      const d = tier[dir];
+      if (d.total_ios === 0) continue;
+      const p = d.lat_ns.percentile;
+      t.push([
+        tier.prefix,
+        `${tier.tier.kind}:${tier.tier.path}`,
+        dir,
+        formatBytes(d.io_bytes),
+        formatRate(d.bw_bytes),
+        Math.round(d.iops).toLocaleString("en-US"),
+        String(d.total_ios),
+        usOf(p["50.000000"] ?? 0),
+        usOf(p["99.000000"] ?? 0),
+        usOf(d.lat_ns.max),
+      ]);
+    }
+  }
+  const ratio = (a: number, b: number) => (a > 0 ? ` (${(b / a).toFixed(2)}×)` : "");
+  const out = [
+    t.toString(),
+    `speed ${r.speed}: recorded ${r.total.recorded_s.toFixed(3)} s, replayed ` +
+    `${r.total.replayed_s.toFixed(3)} s${ratio(r.total.recorded_s, r.total.replayed_s)}; ` +
+    `${r.threads.length} threads; laid out ${r.layout.files} files (${
+      formatBytes(r.layout.bytes)
+    })`,
+  ];
+  if (r.phases.length > 1 && r.phases.length <= 40) {
+    const p = new Table({
+      head: ["phase", "recorded s", "replayed s"],
+      style: { head: [], border: [] },
+    });
+    for (const ph of r.phases) {
+      p.push([ph.name, ph.recorded_s.toFixed(3), ph.replayed_s.toFixed(3)]);
+    }
+    out.push(p.toString());
+  }
+  if (r.verify) {
+    out.push(
+      `verify: ${formatBytes(r.verify.checked_bytes)} read back and checked, ` +
+        `${formatBytes(r.verify.unchecked_bytes)} read where no write of the thread was`,
+    );
+  }
+  for (const n of r.notes) out.push(`note: ${n}`);
   return out.join("\n");
 }

@@ -6,7 +6,7 @@
  */
 
 import { Command, Option } from "@commander-js/extra-typings";
-import { DEFAULT_TIMEOUT_MS, formatTierSpec } from "../core/config.ts";
+import { DEFAULT_TIMEOUT_MS, formatTierSpec, parseTimeout } from "../core/config.ts";
 import { ConfigError } from "../core/errors.ts";
 import { parseSize } from "../core/units.ts";
 import { runClusterWorkload } from "../bench/cluster_workload.ts";
@@ -16,6 +16,7 @@ import { WORKLOAD_NAMES, workloadByName } from "../workloads/registry.ts";
 import { resolveSetup } from "../workloads/setup.ts";
 import { EXIT_USAGE, fail } from "./_exit.ts";
 import {
+  addCheckOptions,
   addOutputOptions,
   addS3Options,
   addSetupOptions,
@@ -252,7 +253,12 @@ export function workloadCommand() {
         "bytes/s (k, m, g), each request at its intended start (open loop); default: as fast " +
         "as the tier allows",
     );
-  return addOutputOptions(addS3Options(tuned)).action(async (name, o, command) => {
+  const checked = addCheckOptions(
+    tuned,
+    "every byte a rank writes is a pattern of its object, write and offset; every object read " +
+      "back is checked against it, a mismatch named at its offset",
+  );
+  return addOutputOptions(addS3Options(checked)).action(async (name, o, command) => {
     let def;
     try {
       def = workloadByName(name);
@@ -267,6 +273,7 @@ export function workloadCommand() {
     const specs = parseTierList(o.tiers);
     const options = optionsWithDeepSpeed(parseWorkloadOptions(o), setup, inputs, given);
     const backgroundRate = parseBackgroundRate(o.backgroundRate);
+    const timeoutMs = parseTimeout(o.timeout);
     const s3 = { endpoint: o.endpoint, region: o.region };
     const config = {
       command: "workload",
@@ -279,8 +286,14 @@ export function workloadCommand() {
       options,
       engine,
       ...(backgroundRate === undefined ? {} : { background_rate: backgroundRate }),
+      timeout_ms: timeoutMs,
+      ...(o.verify ? { verify: true } : {}),
     };
-    const paced = backgroundRate === undefined ? {} : { backgroundRate };
+    const paced = {
+      ...(backgroundRate === undefined ? {} : { backgroundRate }),
+      timeoutMs,
+      verify: o.verify,
+    };
     const launch = launchedBy();
     if (launch) {
       // Each process is one node's share; the root writes the one document.

@@ -14,6 +14,7 @@ import { scratchLeft, withTempDir } from "../tests/_helpers.ts";
 import { launchRanks } from "../tests/_launch.ts";
 import type { ResultDocument } from "../schema/result.ts";
 import { checkpointFile } from "../workloads/datastates.ts";
+import { partialPathOf } from "../core/output_file.ts";
 
 const host = Deno.hostname();
 
@@ -205,7 +206,7 @@ Deno.test("workload across processes: a rank killed mid-run stops the others, th
         const line = results[0]!.stderr.trim().split("\n").at(-1)!;
         assert.match(line, new RegExp(`rank 1 on ${host}#1 was lost`));
         assert.notEqual(results[2]!.code, 0);
-        const doc = JSON.parse(await Deno.readTextFile(out)) as ResultDocument;
+        const doc = JSON.parse(await Deno.readTextFile(partialPathOf(out))) as ResultDocument;
         assert.equal(doc.status, "failed");
         assert.deepEqual(doc.cluster!.lost!.map((l) => l.rank), [1]);
         assert.match(doc.error!, /rank 1 .* was lost/);

@@ -9,6 +9,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { runCli, scratchLeft, withTempDir } from "../tests/_helpers.ts";
+import { assertUsageErrors, cliJson } from "../tests/_cli.ts";
 
 /** The recordings' model (kit/train_tiny.py) as a --model-tensors file. */
 function tinyModel(): unknown {
@@ -65,7 +66,7 @@ Deno.test("tierbench workload zero-infinity --model-tensors --deepspeed-config r
   await withTempDir(async (dir) => {
     const { model, ds } = await files(dir, dsConfig({ sub_group_size: 1e7 }));
     const out = join(dir, "zi.json");
-    const r = await runCli([
+    const { doc } = await cliJson([
       "workload",
       "zero-infinity",
       "--model-tensors",
@@ -81,12 +82,7 @@ Deno.test("tierbench workload zero-infinity --model-tensors --deepspeed-config r
       "--tiers",
       `file:${dir}`,
       "--quiet",
-      "--output",
-      out,
-    ]);
-    assert.equal(r.code, 0, r.stderr);
-    const doc = JSON.parse(await Deno.readTextFile(out));
-    assert.equal(doc.status, "ok", doc.error);
+    ], out);
     assert.equal(doc.workload.setup.model, "tiny");
     assert.equal(doc.workload.setup.model_tensors, 52);
     assert.equal(doc.workload.setup.parameters, 60872704);
@@ -187,11 +183,6 @@ Deno.test("tierbench workload refuses a bad --model-tensors or --deepspeed-confi
       ],
       [[...base, "--deepspeed-config", ds, "--pipeline"], /--pipeline: disagrees with/],
     ];
-    for (const [args, want] of cases) {
-      const r = await runCli(args);
-      assert.equal(r.code, 2, `${args.join(" ")}: exit ${r.code}: ${r.stderr}`);
-      assert.match(r.stderr, want);
-      assert.equal(r.stderr.trim().split("\n").length, 1, r.stderr);
-    }
+    await assertUsageErrors(cases);
   });
 });

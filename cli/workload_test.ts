@@ -11,6 +11,7 @@ import { runCli, scratchLeft, spawnCli, withTempDir } from "../tests/_helpers.ts
 import { ioUringRefusal } from "../engines/io_uring.ts";
 import { needing } from "../tests/_requirements.ts";
 import type { ResultDocument } from "../schema/result.ts";
+import { assertUsageErrors, cliJson } from "../tests/_cli.ts";
 
 Deno.test("tierbench workload zero-infinity writes a workload result with a summary and prints its table", async () => {
   await withTempDir(async (dir) => {
@@ -108,7 +109,7 @@ Deno.test("tierbench workload datastates and deepspeed-checkpoint write every ch
     try {
       const run = async (name: string, extra: string[]) => {
         const out = join(dir, `${name}.json`);
-        const r = await runCli([
+        const { doc } = await cliJson([
           "workload",
           name,
           "--model",
@@ -125,12 +126,7 @@ Deno.test("tierbench workload datastates and deepspeed-checkpoint write every ch
           `memory:${shm},file:${local},pfs:${remote}`,
           ...extra,
           "--quiet",
-          "--output",
-          out,
-        ]);
-        assert.equal(r.code, 0, r.stderr);
-        const doc = JSON.parse(await Deno.readTextFile(out));
-        assert.equal(doc.status, "ok", doc.error);
+        ], out);
         return doc.workload;
       };
       // 7B over 2 ranks: 12 B/param of each shard per checkpoint, a checkpoint per iteration
@@ -299,12 +295,7 @@ Deno.test("tierbench workload refuses bad input with exit 2 and a line naming th
       /--checkpoint-subgroup-size: "0" is not an integer ≥ 1/,
     ],
   ];
-  for (const [args, want] of cases) {
-    const r = await runCli(args);
-    assert.equal(r.code, 2, `${args.join(" ")}: exit ${r.code}: ${r.stderr}`);
-    assert.match(r.stderr, want);
-    assert.equal(r.stderr.trim().split("\n").length, 1, r.stderr);
-  }
+  await assertUsageErrors(cases);
 });
 
 Deno.test("tierbench workload: SIGINT stops every rank, removes scratch files, exits 1", async () => {

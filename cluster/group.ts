@@ -223,19 +223,22 @@ class StarGroup implements Group {
     });
   }
 
+  /** Member: a transport failure talking to the hub, as the group's error naming rank 0. */
+  #hubError(e: unknown, phase: string, timeoutMs: number): unknown {
+    if (e instanceof PeerGoneError) return new RankLostError(0, this.#node(0), phase, { cause: e });
+    if (e instanceof PeerTimeoutError) {
+      return new RankTimeoutError([{ rank: 0, node: this.#node(0) }], phase, timeoutMs);
+    }
+    return e;
+  }
+
   /** Member: the hub's next message, its failures turned into errors. */
   async #fromHub(t: Transport, phase: string, timeoutMs: number) {
     let m;
     try {
       m = decode(await t.receive(0, timeoutMs + grace(timeoutMs)));
     } catch (e) {
-      if (e instanceof PeerGoneError) {
-        throw new RankLostError(0, this.#node(0), phase, { cause: e });
-      }
-      if (e instanceof PeerTimeoutError) {
-        throw new RankTimeoutError([{ rank: 0, node: this.#node(0) }], phase, timeoutMs);
-      }
-      throw e;
+      throw this.#hubError(e, phase, timeoutMs);
     }
     if (m.header.t === "fail") throw errorOf(m.header.failure, m.header.phase, this.rank);
     return m;
@@ -245,13 +248,7 @@ class StarGroup implements Group {
     try {
       await t.send(0, bytes, timeoutMs);
     } catch (e) {
-      if (e instanceof PeerGoneError) {
-        throw new RankLostError(0, this.#node(0), phase, { cause: e });
-      }
-      if (e instanceof PeerTimeoutError) {
-        throw new RankTimeoutError([{ rank: 0, node: this.#node(0) }], phase, timeoutMs);
-      }
-      throw e;
+      throw this.#hubError(e, phase, timeoutMs);
     }
   }
 

@@ -1,8 +1,7 @@
 import assert from "node:assert/strict";
 import { joinGroup } from "./group.ts";
 import { detectLaunch } from "./launch.ts";
-import { freePort, spawnTorchrun } from "./testdata/_run_probe.ts";
-import type { LaunchInfo } from "./types.ts";
+import { spawnTorchrun, tcpPair } from "./testdata/_run_probe.ts";
 
 const host = Deno.hostname();
 
@@ -15,18 +14,7 @@ Deno.test("a group of one resolves every step at once with its own bytes", async
 });
 
 Deno.test("tcp: two ranks in one process form a group, and nothing listens after dispose", async () => {
-  const port = freePort();
-  const info = (rank: number): LaunchInfo => ({
-    launcher: "torchrun",
-    transport: "tcp",
-    rank,
-    size: 2,
-    localRank: rank,
-    node: `${host}#${rank}`,
-    address: { host: "127.0.0.1", port },
-  });
-  const opts = { version: "1", timeoutMs: 10_000 };
-  const [a, b] = await Promise.all([joinGroup(info(1), opts), joinGroup(info(0), opts)]);
+  const { member: a, hub: b, port } = await tcpPair();
   await Promise.all([a.barrier("x", 10_000), b.barrier("x", 10_000)]);
   const [ga, gb] = await Promise.all([
     a.gather(new Uint8Array([1]), 10_000),
@@ -40,18 +28,7 @@ Deno.test("tcp: two ranks in one process form a group, and nothing listens after
 });
 
 Deno.test("tcp: a member waits at a barrier without a deadline (2^31 - 1 ms) until the hub comes", async () => {
-  const port = freePort();
-  const info = (rank: number): LaunchInfo => ({
-    launcher: "torchrun",
-    transport: "tcp",
-    rank,
-    size: 2,
-    localRank: rank,
-    node: `${host}#${rank}`,
-    address: { host: "127.0.0.1", port },
-  });
-  const opts = { version: "1", timeoutMs: 10_000 };
-  const [a, b] = await Promise.all([joinGroup(info(1), opts), joinGroup(info(0), opts)]);
+  const { member: a, hub: b } = await tcpPair();
   const forever = 2 ** 31 - 1;
   const member = a.barrier("the end of a long step", forever);
   let hubArrived = false;
@@ -67,18 +44,7 @@ Deno.test("tcp: a member waits at a barrier without a deadline (2^31 - 1 ms) unt
 });
 
 Deno.test("tcp: a member that closes after its last step has left in order, not been lost", async () => {
-  const port = freePort();
-  const info = (rank: number): LaunchInfo => ({
-    launcher: "torchrun",
-    transport: "tcp",
-    rank,
-    size: 2,
-    localRank: rank,
-    node: `${host}#${rank}`,
-    address: { host: "127.0.0.1", port },
-  });
-  const opts = { version: "1", timeoutMs: 10_000 };
-  const [member, hub] = await Promise.all([joinGroup(info(1), opts), joinGroup(info(0), opts)]);
+  const { member, hub } = await tcpPair();
   // the member sends its last bytes and closes while the hub is still busy elsewhere
   assert.equal(await member.gather(new Uint8Array([1]), 10_000), undefined);
   await member[Symbol.asyncDispose]();

@@ -5,6 +5,7 @@
  * @module
  */
 
+import { InputError } from "../core/errors.ts";
 import { expandNodeList } from "./_nodelist.ts";
 import type { LaunchInfo } from "./types.ts";
 
@@ -14,14 +15,30 @@ type Env = Readonly<Record<string, string | undefined>>;
 function int(env: Env, name: string, min: number, max: number, what: string): number {
   const raw = env[name];
   if (raw === undefined || raw === "") {
-    throw new TypeError(`${name} is not set: it must be ${what}`);
+    throw new InputError(name, `is not set: it must be ${what}`);
   }
   if (!/^\s*\d+\s*$/.test(raw)) {
-    throw new TypeError(`${name} must be ${what}, got "${raw}"`);
+    throw new InputError(name, `must be ${what}, got "${raw}"`);
   }
   const n = Number(raw);
-  if (n < min || n > max) throw new RangeError(`${name} must be ${what}, got ${n}`);
+  if (n < min || n > max) throw new InputError(name, `must be ${what}, got ${n}`);
   return n;
+}
+
+/** The hosts of the Slurm node list in `env[name]`, refused naming the variable. */
+function nodeList(env: Env, name: string): string[] {
+  try {
+    return expandNodeList(env[name] ?? "");
+  } catch (e) {
+    const why = (e as Error).message.replace(`bad node list "${env[name]}": `, "")
+      .replace("bad node list: ", "");
+    throw new InputError(
+      name,
+      `"${env[name]}" is not a Slurm node list: ${why}`,
+      "host names and ranges such as node[01-04,07],login1",
+      { cause: e },
+    );
+  }
 }
 
 /** rank, size and local rank from three variables, each checked against the size. */
@@ -58,8 +75,9 @@ function slurmPort(env: Env): number {
  * (every process counts as a node of its own, how tests run N nodes on one
  * machine).
  *
- * @throws {TypeError} a variable is not an integer, or one the launcher needs is missing.
- * @throws {RangeError} a rank is not below the size, or a port is out of range.
+ * @throws {InputError} naming the variable: one is not an integer, a rank
+ * is not below the size, a port is out of range, a node list does not parse,
+ * or one the launcher needs is missing (a usage error: exit status 2).
  *
  * @example
  * ```ts
@@ -100,13 +118,17 @@ export function detectLaunch(env: Env = Deno.env.toObject()): LaunchInfo {
     if (has("PMIX_RANK")) {
       return { launcher: "slurm", transport: "mpi", ...r, node: nodeOf(r.rank) };
     }
-    const list = env["SLURM_STEP_NODELIST"] ?? env["SLURM_JOB_NODELIST"];
-    if (list === undefined || list === "") {
-      throw new TypeError(
-        "SLURM_STEP_NODELIST and SLURM_JOB_NODELIST are not set: one must list the step's nodes",
+    const listVar = has("SLURM_STEP_NODELIST") ? "SLURM_STEP_NODELIST" : "SLURM_JOB_NODELIST";
+    if (!has(listVar)) {
+      throw new InputError(
+        "SLURM_STEP_NODELIST",
+        "and SLURM_JOB_NODELIST are not set: one must list the step's nodes",
       );
     }
-    const first = expandNodeList(list)[0]!;
+    const first = nodeList(env, listVar)[0];
+    if (first === undefined) {
+      throw new InputError(listVar, `"${env[listVar]}" lists no host`);
+    }
     const port = has("TIERBENCH_PORT")
       ? int(env, "TIERBENCH_PORT", 1, 65535, "a TCP port from 1 to 65535")
       : slurmPort(env);
@@ -121,7 +143,10 @@ export function detectLaunch(env: Env = Deno.env.toObject()): LaunchInfo {
   if (has("WORLD_SIZE") || has("MASTER_PORT")) {
     const r = ranks(env, "RANK", "WORLD_SIZE", "LOCAL_RANK");
     if (!has("MASTER_ADDR")) {
-      throw new TypeError("MASTER_ADDR is not set: it must name rank 0's host (torchrun-style)");
+      throw new InputError(
+        "MASTER_ADDR",
+        "is not set: it must name rank 0's host (torchrun-style)",
+      );
     }
     const port = int(env, "MASTER_PORT", 1, 65535, "a TCP port from 1 to 65535");
     return {

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { expandNodeList } from "./_nodelist.ts";
 import { detectLaunch } from "./launch.ts";
+import { ConfigError, InputError } from "../core/errors.ts";
 
 const host = Deno.hostname();
 
@@ -92,42 +93,47 @@ Deno.test("detectLaunch: TIERBENCH_NODE_PER_RANK=1 makes each rank a node of its
   assert.equal(detectLaunch(env).node, host);
 });
 
-Deno.test("detectLaunch: bad values name the variable and what is allowed", () => {
+Deno.test("detectLaunch: bad values name the variable and what is allowed, as usage errors", () => {
   const tr = { RANK: "0", WORLD_SIZE: "3", MASTER_ADDR: "h", MASTER_PORT: "29500" };
+  const says = (re: RegExp) => (e: unknown) =>
+    e instanceof InputError && e instanceof ConfigError && re.test(e.message);
   assert.throws(
     () => detectLaunch({ ...tr, RANK: "3" }),
-    (e) =>
-      e instanceof RangeError &&
-      /RANK must be an integer from 0 to 2 \(WORLD_SIZE is 3\), got 3/.test(e.message),
+    says(/^RANK: must be an integer from 0 to 2 \(WORLD_SIZE is 3\), got 3$/),
   );
   assert.throws(
     () => detectLaunch({ ...tr, WORLD_SIZE: "two" }),
-    (e) =>
-      e instanceof TypeError &&
-      /WORLD_SIZE must be an integer of at least 1, got "two"/.test(e.message),
+    says(/^WORLD_SIZE: must be an integer of at least 1, got "two"$/),
   );
-  assert.throws(
-    () => detectLaunch({ ...tr, RANK: "1.5" }),
-    (e) => e instanceof TypeError && /RANK must be/.test(e.message),
-  );
+  assert.throws(() => detectLaunch({ ...tr, RANK: "1.5" }), says(/^RANK: must be/));
   const { MASTER_PORT: _, ...noPort } = tr;
   assert.throws(
     () => detectLaunch(noPort),
-    (e) =>
-      e instanceof TypeError && /MASTER_PORT is not set: it must be a TCP port/.test(e.message),
+    says(/^MASTER_PORT: is not set: it must be a TCP port/),
   );
   assert.throws(
     () => detectLaunch({ ...tr, MASTER_PORT: "70000" }),
-    (e) =>
-      e instanceof RangeError && /MASTER_PORT must be a TCP port from 1 to 65535/.test(e.message),
+    says(/^MASTER_PORT: must be a TCP port from 1 to 65535/),
   );
   assert.throws(
     () => detectLaunch({ OMPI_COMM_WORLD_RANK: "4", OMPI_COMM_WORLD_SIZE: "4" }),
-    (e) => e instanceof RangeError && /OMPI_COMM_WORLD_RANK/.test(e.message),
+    says(/^OMPI_COMM_WORLD_RANK: /),
   );
   assert.throws(
     () => detectLaunch({ SLURM_PROCID: "0", SLURM_NTASKS: "2" }),
-    (e) => e instanceof TypeError && /SLURM_STEP_NODELIST/.test(e.message),
+    says(/^SLURM_STEP_NODELIST: and SLURM_JOB_NODELIST are not set/),
+  );
+  const slurm = { SLURM_PROCID: "0", SLURM_NTASKS: "2", SLURM_JOB_ID: "7" };
+  for (const list of ["node[1-", "n[3-1]", "n[a-b]", ",", "x[]"]) {
+    assert.throws(
+      () => detectLaunch({ ...slurm, SLURM_JOB_NODELIST: list }),
+      says(/^SLURM_JOB_NODELIST: ".*" (is not a Slurm node list|lists no host)/),
+      list,
+    );
+  }
+  assert.throws(
+    () => detectLaunch({ ...slurm, SLURM_STEP_NODELIST: "n[2-1]", SLURM_JOB_NODELIST: "n1" }),
+    says(/^SLURM_STEP_NODELIST: "n\[2-1\]" is not a Slurm node list: range "2-1" runs backwards/),
   );
 });
 

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { needing } from "../tests/_requirements.ts";
-import { PROBE, spawn } from "./testdata/_run_probe.ts";
+import { probeArgs, spawn } from "./testdata/_run_probe.ts";
 
 const host = Deno.hostname();
 
@@ -33,10 +33,7 @@ Deno.test(needing(["openmpi"], {
       "3",
       "-x",
       "TIERBENCH_NODE_PER_RANK=1",
-      Deno.execPath(),
-      "run",
-      "-A",
-      PROBE,
+      ...probeArgs(),
     ], { PROBE: "ok" });
     const end = await p.done;
     assert.equal(end.code, 0, end.stderr);
@@ -53,10 +50,7 @@ Deno.test(needing(["openmpi"], {
       "--oversubscribe",
       "-np",
       "3",
-      Deno.execPath(),
-      "run",
-      "-A",
-      PROBE,
+      ...probeArgs(),
     ], { PROBE: "die", PROBE_VICTIM: "2" });
     const end = await p.done;
     assert.notEqual(end.code, 0);
@@ -74,10 +68,7 @@ Deno.test(needing(["mpich"], {
       "-env",
       "TIERBENCH_NODE_PER_RANK",
       "1",
-      Deno.execPath(),
-      "run",
-      "-A",
-      PROBE,
+      ...probeArgs(),
     ], { PROBE: "ok" });
     const end = await p.done;
     assert.equal(end.code, 0, end.stderr);

@@ -11,6 +11,7 @@
 
 import { z } from "zod";
 import { ConfigError } from "./errors.ts";
+import { withoutUserInfo } from "./secrets.ts";
 import { MIN_VERIFY_BS } from "./verify.ts";
 import { formatSize, parseDuration, parseSize } from "./units.ts";
 import { describeZodIssue, type ZodIssue } from "./zod_issue.ts";
@@ -186,6 +187,36 @@ export interface JobOptions {
 
 /** The per-request timeout when `--timeout` is not given: 30 s. */
 export const DEFAULT_TIMEOUT_MS = 30_000;
+
+/** The shortest `--timeout` taken: below it, ordinary requests would time out. */
+const MIN_TIMEOUT_MS = 100;
+
+/**
+ * `--timeout` text (seconds, or a number with ms, s, m or h) as ms; the
+ * default when absent.
+ *
+ * @throws {ConfigError} naming --timeout: not a duration, or below 100 ms.
+ *
+ * @example
+ * ```ts
+ * import { parseTimeout } from "./config.ts";
+ * console.assert(parseTimeout("2.5") === 2500 && parseTimeout(undefined) === 30_000);
+ * ```
+ */
+export function parseTimeout(text: string | undefined): number {
+  if (text === undefined) return DEFAULT_TIMEOUT_MS;
+  const ms = parseDuration(text);
+  if (ms === undefined) {
+    throw new ConfigError(
+      "timeout",
+      `"${text}" is not a duration (seconds, or a number with ms, s, m or h)`,
+    );
+  }
+  if (ms < MIN_TIMEOUT_MS) {
+    throw new ConfigError("timeout", `${text} is below 100ms`, "e.g. 5, 30s, 2m");
+  }
+  return ms;
+}
 
 /** How jobs share files: their own (`files`), or one file with a region each (`shared`). */
 export const FILE_LAYOUTS = ["files", "shared"] as const;
@@ -413,9 +444,7 @@ export function parseJobOptions(
   if (o.runtime !== undefined && o.runtime <= 0) {
     throw new ConfigError("runtime", "must be greater than 0");
   }
-  if (o.timeout !== undefined && o.timeout < 100) {
-    throw new ConfigError("timeout", `${raw.timeout} is below 100ms`, "e.g. 5, 30s, 2m");
-  }
+  if (raw.timeout !== undefined) parseTimeout(raw.timeout);
   const fileTier = tier.kind === "memory" || tier.kind === "file" || tier.kind === "pfs";
   const engineChoice = raw.engine === undefined && o.iodepth > 1 && fileTier
     ? chooseEngine?.(o.iodepth)
@@ -537,7 +566,8 @@ export function parseJobOptions(
     endFsync: raw.endFsync ?? tier.kind === "pfs",
     s3: tier.kind === "s3"
       ? {
-        endpoint: raw.endpoint,
+        // user information is never used (S3 signs with the credentials): never kept either
+        endpoint: raw.endpoint === undefined ? undefined : withoutUserInfo(raw.endpoint),
         region: raw.region,
         objectSize: objectSize - (objectSize % o.bs),
         partSize: o.partSize,

@@ -29,6 +29,29 @@ export class ConfigError extends Error {
   }
 }
 
+/**
+ * Input that is not an option is not acceptable: a file given as an argument
+ * (`plan.json`), an environment variable (`SLURM_JOB_NODELIST`), a field of
+ * a file (`plan.json: setup.model`). Named as the user wrote it, never as a
+ * `--flag` they did not type; a usage error like {@linkcode ConfigError}
+ * (exit status 2).
+ *
+ * @example
+ * ```ts
+ * import { InputError } from "./errors.ts";
+ * const e = new InputError("SLURM_JOB_NODELIST", '"node[1-" has unbalanced brackets');
+ * console.assert(e.message === 'SLURM_JOB_NODELIST: "node[1-" has unbalanced brackets');
+ * ```
+ */
+export class InputError extends ConfigError {
+  override name = "InputError";
+
+  constructor(what: string, problem: string, allowed?: string, options?: ErrorOptions) {
+    super(what, problem, allowed, options);
+    this.message = `${what}: ${problem}${allowed ? ` (allowed: ${allowed})` : ""}`;
+  }
+}
+
 /** Hints that tell the user what to do about a failed system call. */
 const HINTS: Record<string, string> = {
   ENOSPC: "free space on that file system or use a smaller --size",
@@ -112,6 +135,40 @@ export class DirectIoUnsupportedError extends Error {
   }
 }
 
+/**
+ * One request to storage took longer than `--timeout`: the storage stopped
+ * answering. Names the request, the file (or object) and the offset. The
+ * thread that made the request may still be blocked in the kernel, so
+ * whatever it was touching is left alone.
+ *
+ * @example
+ * ```ts
+ * import { RequestTimeoutError } from "./errors.ts";
+ * const e = new RequestTimeoutError({ request: "pwrite (aio)", path: "/x", offset: 0, timeoutMs: 3000 });
+ * console.assert(e.message === "pwrite (aio) /x at offset 0 timed out after 3 s (--timeout): " +
+ *   "the storage stopped answering");
+ * ```
+ */
+export class RequestTimeoutError extends Error {
+  override name = "RequestTimeoutError";
+  readonly path: string;
+  readonly timeoutMs: number;
+
+  constructor(
+    info: { request: string; path: string; offset?: number | undefined; timeoutMs: number },
+    options?: ErrorOptions,
+  ) {
+    const where = info.offset === undefined ? "" : ` at offset ${info.offset}`;
+    super(
+      `${info.request} ${info.path}${where} timed out after ${info.timeoutMs / 1000} s ` +
+        "(--timeout): the storage stopped answering",
+      options,
+    );
+    this.path = info.path;
+    this.timeoutMs = info.timeoutMs;
+  }
+}
+
 /** The run was stopped by a signal (Ctrl-C / SIGTERM) before it finished. */
 export class InterruptedError extends Error {
   override name = "InterruptedError";
@@ -145,6 +202,9 @@ const UNREACHABLE = new Set([
   "EPIPE",
   "TimeoutError",
 ]);
+
+/** Of those, the ones of a connection that was made and then dropped. */
+const DROPPED = new Set(["ECONNRESET", "EPIPE", "ERR_STREAM_PREMATURE_CLOSE"]);
 
 /**
  * An S3 request failed for good (after any retries). Names the operation, the
@@ -197,11 +257,15 @@ export class S3Error extends Error {
     const status = info.status === undefined ? "" : ` (HTTP ${info.status})`;
     const attempts = (info.attempts ?? 1) > 1 ? ` after ${info.attempts} attempts` : "";
     const detail = info.detail ? ` ${info.detail}` : "";
-    const hint = unreachable
+    const hint = DROPPED.has(info.code) && info.status === undefined
+      ? `the connection to ${info.endpoint} was dropped mid-request: cannot reach the server ` +
+        "reliably (is it running, or a proxy before it failing?)"
+      : unreachable
       ? `cannot reach ${info.endpoint}: is the S3 server running (--endpoint)?`
-      : info.status !== undefined && info.status >= 500
-      ? "the server failed: see its logs"
-      : S3_HINTS[info.code];
+      : S3_HINTS[info.code] ??
+        (info.status !== undefined && info.status >= 500
+          ? "the server failed: see its logs"
+          : undefined);
     super(
       `s3 ${info.operation} s3://${info.bucket}/${info.key ?? ""}: ${info.code}${status}` +
         `${detail}${attempts}${hint ? `; ${hint}` : ""}`,
@@ -215,4 +279,21 @@ export class S3Error extends Error {
     this.attempts = info.attempts ?? 1;
     this.unreachable = unreachable;
   }
+}
+
+/**
+ * A Deno file-system error (one with a `code`, such as `EACCES`) as an
+ * {@linkcode IoError} naming the call and path; anything else as it is.
+ *
+ * @example
+ * ```ts
+ * import { ioErrorFrom, IoError } from "./errors.ts";
+ * const e = Object.assign(new Error("denied"), { code: "EACCES" });
+ * console.assert(ioErrorFrom(e, "mkdir", "/x") instanceof IoError);
+ * ```
+ */
+export function ioErrorFrom(e: unknown, syscall: string, path: string): unknown {
+  const code = (e as { code?: unknown })?.code;
+  if (typeof code !== "string") return e;
+  return new IoError({ syscall, errno: 0, code, path }, { cause: e });
 }

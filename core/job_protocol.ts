@@ -16,6 +16,7 @@ import type { JobSchedule, RatePlan } from "./rate.ts";
 import type { VerifyPlan } from "./verify.ts";
 import type { IoPattern } from "./io_pattern.ts";
 import type { FioData, FioErrors, FioLayout, FioThinktime } from "./fio_job.ts";
+import type { CpuTimes } from "./libc.ts";
 
 /** Where the s3 engine of one job puts and gets its objects. */
 export interface S3Target {
@@ -204,8 +205,26 @@ export const JOB = {
   ISSUE_END: 19,
   /** I/O errors counted and gone on after (continue_on_error). */
   ERRORS: 20,
-  STRIDE: 21,
+  /** RETRIES by cause: the count of RETRY_CAUSES[i] at RETRY_CAUSES_AT + i. */
+  RETRY_CAUSES_AT: 21,
+  STRIDE: 21 + 5,
 } as const;
+
+/**
+ * Why a request was retried, as a job counts them (network tiers):
+ * `throttled` (503 SlowDown, 429), `server_error` (another 5xx),
+ * `connection` (the connection was refused, reset or dropped mid-body),
+ * `timeout` (no progress for the idle timeout: a stalled server), `other`.
+ */
+export const RETRY_CAUSES = [
+  "throttled",
+  "server_error",
+  "connection",
+  "timeout",
+  "other",
+] as const;
+/** One of {@linkcode RETRY_CAUSES}. */
+export type RetryCause = typeof RETRY_CAUSES[number];
 
 /** Index of a job's first slot in the Float64 array. */
 export function jobBase(job: number): number {
@@ -281,6 +300,8 @@ export type JobMessage =
       readonly first: string;
       readonly firstErrno: number;
     };
+    /** The job thread's CPU time over its measured window; absent when no I/O began in it. */
+    readonly cpu?: CpuTimes;
   };
 
 /** Main → Worker: the one message that starts a job. */

@@ -22,12 +22,16 @@ import { dirname, join } from "node:path";
 import { ConfigError } from "./errors.ts";
 import { type FioKeywords, replaceKeywords, substituteEnv } from "./fio_values.ts";
 
-/** A job file could not be used: says the file, line and key. Exit status 2 like any ConfigError. */
+/**
+ * A job file could not be used: says the file, line and key (none for a
+ * line that is not one: its text is not echoed). Exit status 2 like any
+ * ConfigError.
+ */
 export class JobFileError extends ConfigError {
   override name = "JobFileError";
   constructor(where: string, key: string, problem: string, options?: ErrorOptions) {
     super(key, problem, undefined, options);
-    this.message = `${where}: ${key}: ${problem}`;
+    this.message = key === "" ? `${where}: ${problem}` : `${where}: ${key}: ${problem}`;
   }
 }
 
@@ -86,6 +90,14 @@ function stripLine(line: string): string {
   return s.slice(0, end);
 }
 
+/** What an option's name can be: a line whose key is not one is not quoted back. */
+const OPTION_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** A line that is neither an option nor a section (not quoted: a file given by mistake may hold secrets). */
+function notAnOption(where: string): JobFileError {
+  return new JobFileError(where, "", "is neither key=value nor a [section] line");
+}
+
 /** `key=value` split as fio's get_option does: blanks after the key go, the value is as written. */
 function entryOf(line: string, text: string, where: string, ctx: JobFileContext): JobFileEntry {
   const env = ctx.env ?? ((n: string) => Deno.env.get(n));
@@ -96,6 +108,7 @@ function entryOf(line: string, text: string, where: string, ctx: JobFileContext)
   }
   const eq = subst.indexOf("=");
   const key = (eq < 0 ? subst : subst.slice(0, eq)).replace(/\s+$/, "");
+  if (!OPTION_NAME.test(key)) throw notAnOption(where);
   return { key, value: eq < 0 ? undefined : subst.slice(eq + 1), text: text.trim(), where };
 }
 
@@ -200,6 +213,7 @@ export function parseJobFileText(
     if (current === undefined) {
       if (skipping) continue;
       const key = line.split("=")[0]!.trim();
+      if (!OPTION_NAME.test(key)) throw notAnOption(where);
       throw new JobFileError(where, key, "comes before any [section] (fio: option outside of [])");
     }
     if (line.startsWith("include")) {

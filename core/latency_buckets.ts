@@ -98,17 +98,20 @@ export class LatencyBuckets {
     const c = this.#counts;
     if (this.#n === 0 || c === undefined) return;
     const h = this.#into;
-    c[indexOf(this.#min)]! -= 1;
+    // Every count lies from the minimum's bucket to the maximum's: only those are read.
+    const lo = indexOf(this.#min);
+    const hi = indexOf(this.#max);
+    c[lo]! -= 1;
     h.recordValue(this.#min);
     if (this.#n > 1) {
-      c[indexOf(this.#max)]! -= 1;
+      c[hi]! -= 1;
       h.recordValue(this.#max);
     }
-    for (let i = 0; i < LENGTH; i++) {
+    for (let i = lo; i <= hi; i++) {
       const n = c[i]!;
       if (n > 0) h.recordValueWithCount(valueOf(i), n);
     }
-    c.fill(0);
+    c.fill(0, lo, hi + 1);
     this.#n = 0;
     this.#min = LIMIT;
     this.#max = 0;

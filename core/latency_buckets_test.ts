@@ -33,6 +33,26 @@ Deno.test("LatencyBuckets folds into the very histogram recordValue() would have
   );
 });
 
+Deno.test("LatencyBuckets folded batch by batch makes the histogram of all the values, each batch cleared for the next", () => {
+  fc.assert(
+    fc.property(fc.array(fc.array(latency, { maxLength: 60 }), { maxLength: 6 }), (batches) => {
+      const direct = newHistogram();
+      const folded = newHistogram();
+      const b = new LatencyBuckets(folded);
+      for (const batch of batches) {
+        for (const v of batch) {
+          direct.recordValue(v);
+          b.record(v);
+        }
+        b.foldInto();
+        assert.equal(b.count, 0);
+      }
+      assert.deepEqual(figures(folded), figures(direct));
+    }),
+    { numRuns: 100 },
+  );
+});
+
 Deno.test("LatencyBuckets keeps the exact minimum and maximum, not their buckets' values", () => {
   const h = newHistogram();
   const b = new LatencyBuckets(h);

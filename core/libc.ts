@@ -39,6 +39,8 @@ const SYMBOLS = {
   getrusage: { parameters: ["i32", "buffer"], result: "i32" },
   realpath: { parameters: ["buffer", "pointer"], result: "pointer" },
   clock_gettime: { parameters: ["i32", "buffer"], result: "i32" },
+  access: { parameters: ["buffer", "i32"], result: "i32" },
+  statvfs: { parameters: ["buffer", "buffer"], result: "i32" },
 } as const satisfies Deno.ForeignLibraryInterface;
 
 /** The libc symbols, opened once per thread (each Worker opens its own). */
@@ -83,6 +85,8 @@ export const O = {
   CREAT: 0o100,
   EXCL: 0o200,
   TRUNC: 0o1000,
+  /** The same on x86-64 and aarch64. */
+  NONBLOCK: 0o4000,
   CLOEXEC: 0o2000000,
   /** O_DIRECT differs between architectures: 0o40000 on x86-64, 0o200000 on aarch64. */
   DIRECT: Deno.build.arch === "aarch64" ? 0o200000 : 0o40000,
@@ -224,6 +228,74 @@ export function realPath(path: string): string | undefined {
   } finally {
     c.free(p);
   }
+}
+
+/** CPU time in ns, in user mode and in the kernel. */
+export interface CpuTimes {
+  /** User-mode CPU time, ns. */
+  readonly usr_ns: number;
+  /** Kernel-mode CPU time, ns. */
+  readonly sys_ns: number;
+}
+
+/** getrusage's `who`: this thread, this process, or its children that have been waited for. */
+const RUSAGE = { thread: 1, process: 0, children: -1 } as const;
+
+/**
+ * The CPU time of the calling thread so far (getrusage RUSAGE_THREAD, the
+ * call fio's jobs count their usr_cpu and sys_cpu with), of the whole
+ * process, or of its children that ended and were waited for;
+ * microsecond resolution.
+ *
+ * @example
+ * ```ts
+ * import { cpuTimes } from "./libc.ts";
+ * const t = cpuTimes();
+ * console.assert(t.usr_ns >= 0 && t.sys_ns >= 0);
+ * console.assert(cpuTimes("process").usr_ns >= t.usr_ns);
+ * ```
+ */
+export function cpuTimes(who: keyof typeof RUSAGE = "thread"): CpuTimes {
+  const usage = new BigInt64Array(18);
+  const bytes = new Uint8Array(usage.buffer);
+  if (libc().getrusage(RUSAGE[who], bytes) !== 0) {
+    return { usr_ns: 0, sys_ns: 0 };
+  }
+  // struct rusage: ru_utime then ru_stime, each a struct timeval { tv_sec, tv_usec }.
+  const us = (at: number) => Number(usage[at]!) * 1e6 + Number(usage[at + 1]!);
+  return { usr_ns: us(0) * 1000, sys_ns: us(2) * 1000 };
+}
+
+/** access(2) modes. */
+export const ACCESS = { W_OK: 2, X_OK: 1 } as const;
+
+/**
+ * access(2): 0 when this process may use `path` as `mode` asks, else the
+ * errno that says why not (EACCES, EROFS, ENOENT, …).
+ */
+export function accessErrno(path: string, mode: number): number {
+  return libc().access(cString(path), mode) === 0 ? 0 : lastErrno();
+}
+
+/**
+ * Bytes an unprivileged process may still allocate on the file system of
+ * `path` (statvfs's f_bavail × f_frsize), or undefined when it cannot be
+ * asked (no such path) or keeps no count (ramfs).
+ *
+ * @example
+ * ```ts
+ * import { freeBytes } from "./libc.ts";
+ * console.assert((freeBytes("/") ?? 0) > 0);
+ * ```
+ */
+export function freeBytes(path: string): number | undefined {
+  // struct statvfs on LP64 glibc: unsigned longs and 64-bit counts, f_frsize at 8, f_bavail at 32
+  const buf = new Uint8Array(112);
+  if (libc().statvfs(cString(path), buf) !== 0) return undefined;
+  const v = new DataView(buf.buffer);
+  // f_blocks 0: a file system that keeps no count (ramfs, procfs) cannot say
+  if (v.getBigUint64(16, true) === 0n) return undefined;
+  return Number(v.getBigUint64(8, true)) * Number(v.getBigUint64(32, true));
 }
 
 /** Peak resident set size of this process in bytes (getrusage's ru_maxrss). */

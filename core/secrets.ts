@@ -33,6 +33,36 @@ export function registerSecret(value: string | undefined): void {
 }
 
 /**
+ * `url` without its user information (`http://user:pass@host/` →
+ * `http://host/`): an S3 endpoint is signed for with the AWS credentials, so
+ * a user name or password written into its URL is never used, and dropping it
+ * where the URL is first read keeps it out of every result, log and message.
+ * Text that is not a URL is returned as it is (its check names it later).
+ *
+ * @example
+ * ```ts
+ * import { withoutUserInfo } from "./secrets.ts";
+ * console.assert(withoutUserInfo("http://k:s@127.0.0.1:7480") === "http://127.0.0.1:7480");
+ * console.assert(withoutUserInfo("http://127.0.0.1:7480/") === "http://127.0.0.1:7480/");
+ * ```
+ */
+export function withoutUserInfo(url: string): string {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return url;
+  }
+  if (parsed.username === "" && parsed.password === "") return url;
+  // cut the user information out of the text as written, so nothing else of the URL changes
+  const start = url.indexOf("//") + 2;
+  const rest = url.slice(start);
+  const end = rest.search(/[/?#]|$/);
+  const at = rest.lastIndexOf("@", end);
+  return at < 0 ? parsed.href : url.slice(0, start) + rest.slice(at + 1);
+}
+
+/**
  * `text` with every secret credential from the environment replaced by `***`,
  * and the user information of any URL (`http://user:pass@host`) removed.
  *

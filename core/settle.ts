@@ -1,7 +1,8 @@
 /**
- * Waiting for every one of several tasks before failing: what a caller needs
- * when a task may still be using C memory, a kernel queue or a library that
- * the caller frees as soon as it returns.
+ * Waiting for tasks: for every one of several before failing, which a caller
+ * needs when a task may still be using C memory, a kernel queue or a library
+ * that the caller frees as soon as it returns; and for one no longer than a
+ * timeout, for calls into storage that may never return.
  *
  * `Promise.all` rejects at the first failure while the other tasks go on. A
  * rank that closed its channels there would free the buffers and the AIO
@@ -47,4 +48,37 @@ export async function settleAll<T>(
   const results = await Promise.allSettled(watched);
   if (first !== undefined) throw first.error;
   return results.map((r) => (r as PromiseFulfilledResult<T>).value);
+}
+
+/** What {@linkcode withinTimeout} resolves with when `ms` went by first. */
+export const TIMED_OUT: unique symbol = Symbol("timed out");
+
+/**
+ * `task`'s value, or {@linkcode TIMED_OUT} once `ms` went by without it:
+ * for a call into storage that may never return (a hung mount, a server
+ * that stopped answering). The task is not cancelled — a thread blocked in
+ * a system call cannot be — so the caller leaves alone whatever it was
+ * touching; a rejection that comes later is swallowed.
+ *
+ * @example
+ * ```ts
+ * import { TIMED_OUT, withinTimeout } from "./settle.ts";
+ * console.assert(await withinTimeout(Promise.resolve(1), 100) === 1);
+ * console.assert(await withinTimeout(new Promise(() => {}), 10) === TIMED_OUT);
+ * ```
+ */
+export async function withinTimeout<T>(
+  task: Promise<T>,
+  ms: number,
+): Promise<T | typeof TIMED_OUT> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<typeof TIMED_OUT>((resolve) => {
+    timer = setTimeout(() => resolve(TIMED_OUT), ms);
+  });
+  task.catch(() => {}); // settled after the deadline: nobody is waiting for it any more
+  try {
+    return await Promise.race([task, late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }

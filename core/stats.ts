@@ -1,6 +1,6 @@
 /**
- * Small statistics every folder needs: the median of a list of figures and
- * the length of a union of intervals.
+ * Small statistics every folder needs: the median of a list of figures, the
+ * median of per-round ratios and the length of a union of intervals.
  *
  * @module
  */
@@ -24,6 +24,27 @@ export function median(xs: readonly number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   const m = s.length >> 1;
   return s.length % 2 === 1 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+}
+
+/**
+ * The median over rounds of `xs[i] / bases[i]`, leaving out the rounds whose
+ * base is not a positive figure (a ceiling that moved nothing in its window
+ * says nothing of what the others reached). `NaN` when no round has one.
+ *
+ * @example
+ * ```ts
+ * import { medianRatio } from "./stats.ts";
+ * console.assert(medianRatio([2, 3, 5], [4, 0, 10]) === 0.5);
+ * console.assert(Number.isNaN(medianRatio([1], [0])));
+ * ```
+ */
+export function medianRatio(xs: readonly number[], bases: readonly number[]): number {
+  const ratios: number[] = [];
+  xs.forEach((x, i) => {
+    const b = bases[i];
+    if (b !== undefined && b > 0) ratios.push(x / b);
+  });
+  return median(ratios);
 }
 
 /**

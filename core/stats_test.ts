@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { median, unionLength } from "./stats.ts";
+import { median, medianRatio, unionLength } from "./stats.ts";
 
 Deno.test("median() of an odd list is its middle figure, of an even one the mean of the middle two", () => {
   assert.equal(median([3, 1, 2]), 2);
@@ -40,4 +40,11 @@ Deno.test("unionLength() leaves its argument as it was", () => {
   const xs: [number, number][] = [[5, 6], [0, 2]];
   unionLength(xs);
   assert.deepEqual(xs, [[5, 6], [0, 2]]);
+});
+
+Deno.test("medianRatio() leaves out the rounds whose base moved nothing, and is NaN when none is left", () => {
+  assert.equal(medianRatio([2, 3, 5], [4, 0, 10]), 0.5);
+  assert.equal(medianRatio([1, 2, 9], [1, 1, 1]), 2);
+  assert.ok(Number.isNaN(medianRatio([1, 2], [0, -1])));
+  assert.ok(Number.isNaN(medianRatio([], [])));
 });

@@ -64,8 +64,24 @@ export function formatSize(bytes: number): string {
  * ```
  */
 export function formatRate(bytesPerSecond: number): string {
-  const units = ["B/s", "KiB/s", "MiB/s", "GiB/s"];
-  let v = bytesPerSecond;
+  return `${formatBytes(bytesPerSecond, ["B", "KiB", "MiB", "GiB"])}/s`;
+}
+
+/**
+ * Bytes for people: `1.5 GiB`, `812.0 KiB`, `100.0 TiB`.
+ *
+ * @example
+ * ```ts
+ * import { formatBytes } from "./units.ts";
+ * console.assert(formatBytes(1.5 * 1024 ** 3) === "1.5 GiB");
+ * console.assert(formatBytes(100) === "100 B");
+ * ```
+ */
+export function formatBytes(
+  bytes: number,
+  units: readonly string[] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"],
+): string {
+  let v = bytes;
   let i = 0;
   while (v >= 1024 && i < units.length - 1) {
     v /= 1024;

@@ -115,7 +115,7 @@ export interface Libaio {
     minNr: bigint,
     nr: bigint,
     events: Uint8Array<ArrayBuffer>,
-    timeout: Uint8Array<ArrayBuffer>,
+    timeout: Uint8Array<ArrayBuffer> | null,
   ): number;
   /**
    * `io_getevents` on a thread of Deno's blocking pool, so the calling
@@ -136,7 +136,7 @@ const EIO = 5;
 const EINVAL = 22;
 
 /** Library names to try, newest Debian/Ubuntu first. */
-const NAMES = ["libaio.so.1t64", "libaio.so.1"];
+export const LIBAIO_NAMES: readonly string[] = ["libaio.so.1t64", "libaio.so.1"];
 
 let cached: Libaio | undefined;
 
@@ -166,7 +166,7 @@ function pinLoaded(name: string): void {
 
 /** The calls from libaio.so.1, or undefined when it is not installed. */
 export function fromLibaio(): Libaio | undefined {
-  for (const name of NAMES) {
+  for (const name of LIBAIO_NAMES) {
     try {
       const s = Deno.dlopen(name, SYMBOLS).symbols;
       pinLoaded(name);
@@ -243,6 +243,16 @@ export const IOCB = {
 /** Field offsets in `struct io_event`. */
 export const IO_EVENT = { data: 0, res: 16 } as const;
 
+/** `AIO_RING_MAGIC`: the completion ring's header is the layout read here. */
+const AIO_RING_MAGIC = 0xa10a10a1;
+/**
+ * Word offsets (u32) in `struct aio_ring`, the context's completion ring in
+ * this process's memory (the context's id is its address): id, nr, head,
+ * tail, magic, compat_features, incompat_features, header_length, then `nr`
+ * io_events of 8 words each.
+ */
+const AIO_RING = { nr: 1, head: 2, tail: 3, magic: 4, events: 8 } as const;
+
 /** One, as the BigInt the fast FFI path wants for a 64-bit count. */
 const ONE = 1n;
 
@@ -307,6 +317,16 @@ export class AioRing {
    */
   readonly #batchMem: AlignedBuffer;
   readonly #batch: BigUint64Array<ArrayBuffer>;
+  /**
+   * The completion ring's words, where the kernel posts each completion
+   * before io_getevents copies it out; undefined when its header is not the
+   * one this reads (then every reap is a system call).
+   */
+  readonly #completions: Uint32Array<ArrayBuffer> | undefined;
+  /** Its number of io_events. */
+  readonly #ringNr: number;
+  /** The ring index of the first completion {@linkcode takeReady} took; -1 after a system call. */
+  #ringAt = -1;
   #closed = false;
 
   private constructor(
@@ -321,6 +341,13 @@ export class AioRing {
     this.depth = depth;
     this.slotBytes = slotBytes;
     this.#depthBig = BigInt(depth);
+    const ring = new Deno.UnsafePointerView(ctx);
+    this.#ringNr = ring.getUint32(AIO_RING.nr * 4);
+    this.#completions = ring.getUint32(AIO_RING.magic * 4) === AIO_RING_MAGIC
+      ? new Uint32Array(
+        Deno.UnsafePointerView.getArrayBuffer(ctx, (AIO_RING.events + this.#ringNr * 8) * 4),
+      )
+      : undefined;
     this.buffers = allocAligned(depth * slotBytes, alignment);
     this.#iocbs = allocAligned(depth * IOCB_SIZE, IOCB_SIZE);
     this.#events = allocAligned(depth * IO_EVENT_SIZE, IOCB_SIZE);
@@ -432,11 +459,62 @@ export class AioRing {
 
   /**
    * Waits on this thread for at least one completion, at most `timeout` (a
-   * {@linkcode timespec}), and takes all that are ready: how many, or
-   * `-errno`.
+   * {@linkcode timespec}; null: until one completes), and takes all that are
+   * ready: how many, or `-errno`.
    */
-  reap(timeout: Uint8Array<ArrayBuffer>): number {
+  reap(timeout: Uint8Array<ArrayBuffer> | null): number {
+    this.#ringAt = -1;
     return this.#aio.io_getevents(this.#ctx, ONE, this.#depthBig, this.#events.bytes, timeout);
+  }
+
+  /**
+   * Takes the completions the kernel has already posted, straight from the
+   * context's ring in this process's memory, without a system call (as fio's
+   * `userspace_reap`): how many, 0 when none is ready (or the ring's layout
+   * is unknown). Read them with {@linkcode eventSlot} and
+   * {@linkcode eventResult}, then hand their places back with
+   * {@linkcode release}. io_getevents reads the same ring, so either way of
+   * reaping may follow the other.
+   */
+  takeReady(): number {
+    const w = this.#completions;
+    if (w === undefined) return 0;
+    const head = Atomics.load(w, AIO_RING.head);
+    // The load of the tail orders the reads of the completions before it.
+    const tail = Atomics.load(w, AIO_RING.tail);
+    if (head === tail || head >= this.#ringNr) return 0;
+    this.#ringAt = head;
+    return tail > head ? tail - head : this.#ringNr - head + tail;
+  }
+
+  /** After {@linkcode takeReady}: gives the ring's places of its first `n` completions back. */
+  release(n: number): void {
+    if (this.#ringAt < 0) return;
+    const at = this.#ringAt + n;
+    Atomics.store(this.#completions!, AIO_RING.head, at >= this.#ringNr ? at - this.#ringNr : at);
+    this.#ringAt = -1;
+  }
+
+  /** Word index of completion `e` of the last takeReady in the ring. */
+  #ringWord(e: number): number {
+    const i = this.#ringAt + e;
+    return AIO_RING.events + (i >= this.#ringNr ? i - this.#ringNr : i) * 8;
+  }
+
+  /**
+   * Waits on this thread for at least `min` of at most `max` completions, at
+   * most `timeout` (a {@linkcode timespec}): how many, or `-errno`. A replay
+   * waits for as many as the recorded io_getevents returned.
+   */
+  reapBetween(min: number, max: number, timeout: Uint8Array<ArrayBuffer>): number {
+    this.#ringAt = -1;
+    return this.#aio.io_getevents(
+      this.#ctx,
+      BigInt(min),
+      BigInt(Math.min(max, this.depth)),
+      this.#events.bytes,
+      timeout,
+    );
   }
 
   /**
@@ -445,6 +523,7 @@ export class AioRing {
    * `timeoutNs` passed first), or `-errno`.
    */
   wait(timeoutNs?: number): Promise<number> {
+    this.#ringAt = -1;
     let timeout: Deno.PointerObject | null = null;
     if (timeoutNs !== undefined) {
       setTimespec(this.#waitTimeout.bytes, timeoutNs);
@@ -459,13 +538,18 @@ export class AioRing {
     );
   }
 
-  /** The slot of completion `e` of the last reap or wait. */
+  /** The slot of completion `e` of the last reap, wait or takeReady. */
   eventSlot(e: number): number {
+    if (this.#ringAt >= 0) return this.#completions![this.#ringWord(e)]!;
     return this.#event.getUint32(e * IO_EVENT_SIZE + IO_EVENT.data, true);
   }
 
-  /** The result of completion `e` of the last reap or wait: bytes moved, or `-errno`. */
+  /** The result of completion `e` of the last reap, wait or takeReady: bytes moved, or `-errno`. */
   eventResult(e: number): number {
+    if (this.#ringAt >= 0) {
+      const w = this.#ringWord(e) + IO_EVENT.res / 4;
+      return (this.#completions![w + 1]! | 0) * 4294967296 + this.#completions![w]!;
+    }
     const at = e * IO_EVENT_SIZE + IO_EVENT.res;
     // res is a long: exact as a number for any transfer below 2^53 bytes.
     return this.#event.getInt32(at + 4, true) * 4294967296 + this.#event.getUint32(at, true);

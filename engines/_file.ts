@@ -20,7 +20,8 @@ import {
   monoNow,
   O,
 } from "../core/libc.ts";
-import { SyscallFailure } from "./types.ts";
+import { type JobRuntime, SyscallFailure } from "./types.ts";
+import { writeFiller } from "./_data_fill.ts";
 import { verifierOf } from "../core/verify.ts";
 
 /** Block size used to lay files out. */
@@ -37,6 +38,33 @@ export function fillRandom(buf: Uint8Array, seed: number): void {
   const words = new Uint32Array(buf.buffer, buf.byteOffset, buf.byteLength >>> 2);
   for (let i = 0; i < words.length; i++) words[i] = rng.next();
   for (let i = words.length * 4; i < buf.byteLength; i++) buf[i] = rng.next() & 0xff;
+}
+
+/**
+ * Fills a job's I/O buffers (`bytes`: one or more slots of `bs` bytes): with
+ * the verify pattern under --verify, with what a job file's buffer options
+ * say (each slot whole, as fio fills each io_u), else with random bytes of
+ * the job's own seed.
+ */
+export function fillBlocks(plan: JobPlan, bytes: Uint8Array): void {
+  const v = verifierOf(plan);
+  if (v) return v.fillPattern(bytes);
+  const fill = plan.data && writeFiller(plan);
+  if (!fill) return fillRandom(bytes, plan.seed ^ 0xa5a5 ^ plan.job);
+  for (let at = 0; at + plan.bs <= bytes.length; at += plan.bs) {
+    fill.fillWhole(bytes.subarray(at, at + plan.bs), plan.bs);
+  }
+}
+
+/**
+ * After a job's last I/O: the end-of-job fsync when the plan asks for it
+ * (fio's end_fsync), shown to the watchdog while it runs and timed.
+ */
+export function endJob(rt: JobRuntime, plan: JobPlan, files: JobFiles): void {
+  if (!plan.endFsync) return;
+  rt.busy(monoNow(), false, -1, -1);
+  rt.recordFsync(files.fsyncAll());
+  rt.idle();
 }
 
 /** The open files of one job. */

@@ -32,5 +32,10 @@ export class NoopEngine implements JobEngine {
     }
   }
 
+  /** The loop itself: it does no I/O. */
+  warm(rt: JobRuntime): void {
+    this.run(rt);
+  }
+
   close(): void {}
 }

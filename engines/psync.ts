@@ -14,7 +14,7 @@ import {
   libc,
   monoNow,
 } from "../core/libc.ts";
-import { fillRandom, JobFiles } from "./_file.ts";
+import { endJob, fillBlocks, JobFiles } from "./_file.ts";
 import { writeFiller } from "./_data_fill.ts";
 import { OP } from "../core/io_pattern.ts";
 import { type BlockVerifier, verifierOf } from "../core/verify.ts";
@@ -53,11 +53,8 @@ export class PsyncEngine implements JobEngine {
     try {
       files.layOut();
       const buf = allocAligned(plan.bs, plan.alignment);
-      const verifier = verifierOf(plan);
-      if (verifier) verifier.fillPattern(buf.bytes);
-      else if (plan.data) writeFiller(plan)?.fillWhole(buf.bytes, plan.bs);
-      else fillRandom(buf.bytes, plan.seed ^ 0xa5a5 ^ plan.job);
-      return new PsyncEngine(plan, files, buf, verifier);
+      fillBlocks(plan, buf.bytes);
+      return new PsyncEngine(plan, files, buf, verifierOf(plan));
     } catch (e) {
       files.close();
       throw e;
@@ -115,11 +112,7 @@ export class PsyncEngine implements JobEngine {
       if (v !== undefined && isRead) v.checkRead(block, files.paths[f]!, at, rt.jobOffset);
       rt.complete(isRead, t1, (t1 - t0) * 1e6, -1, -1, len, at);
     }
-    if (this.#plan.endFsync) {
-      rt.busy(monoNow(), false, -1, -1);
-      rt.recordFsync(files.fsyncAll());
-      rt.idle();
-    }
+    endJob(rt, this.#plan, files);
   }
 
   /** Issues the rest of a short transfer until done: the total, short, or -1 (errno set). */

@@ -26,16 +26,15 @@ import {
 } from "@aws-sdk/client-s3";
 import type { JobPlan, S3Target } from "../core/job_protocol.ts";
 import { DEFAULT_TIMEOUT_MS } from "../core/config.ts";
-import { S3Error } from "../core/errors.ts";
 import {
-  attemptsOf,
-  isTransient,
-  MAX_ATTEMPTS,
+  idleTimeoutOf,
   newS3Client,
   resolveCredentials,
   s3ErrorFrom,
   type S3Location,
+  withBodyRetries,
 } from "../tiers/s3_client.ts";
+import type { RetryCause } from "../core/job_protocol.ts";
 import { monoNow } from "../core/libc.ts";
 import type { JobEngine, JobRuntime } from "./types.ts";
 import { drainBody, getObject, objectError, type ObjectRef, putObject } from "./_s3_requests.ts";
@@ -78,8 +77,13 @@ class Slots {
   }
 }
 
-/** Retries counted by a job: on its runtime once running, kept aside during layout. */
-type RetryCounter = (n: number) => void;
+/**
+ * Where the retries of a job's client are counted: on its runtime while the
+ * measured run goes, nowhere during layout, warm-up and the read-back.
+ */
+interface RetryCounter {
+  count: (cause: RetryCause) => void;
+}
 
 /**
  * The s3 engine of one job.
@@ -99,11 +103,19 @@ export class S3Engine implements JobEngine {
   #slots: Slots;
   #written = 0;
   #failure: unknown;
+  readonly #retries: RetryCounter;
   /** --verify: stamps each object's blocks, checks each block read. */
   #verifier: BlockVerifier | undefined;
 
-  private constructor(plan: JobPlan, t: S3Target, client: S3Client, buf: Uint8Array) {
+  private constructor(
+    plan: JobPlan,
+    t: S3Target,
+    client: S3Client,
+    buf: Uint8Array,
+    retries: RetryCounter,
+  ) {
     this.#plan = plan;
+    this.#retries = retries;
     this.#t = t;
     this.#loc = { endpoint: t.endpoint, region: t.region };
     this.#client = client;
@@ -115,9 +127,14 @@ export class S3Engine implements JobEngine {
   static async open(plan: JobPlan): Promise<S3Engine> {
     const t = plan.target.s3;
     if (t === undefined) throw new TypeError("an s3 job needs an s3 target");
+    const retries: RetryCounter = { count: () => {} };
     const client = newS3Client(
       { endpoint: t.endpoint, region: t.region },
-      { maxSockets: Math.max(50, plan.iodepth) },
+      {
+        maxSockets: Math.max(50, plan.iodepth),
+        idleTimeoutMs: idleTimeoutOf(plan.timeoutMs ?? DEFAULT_TIMEOUT_MS),
+        onRetry: (cause) => retries.count(cause),
+      },
     );
     try {
       await resolveCredentials(client);
@@ -126,7 +143,7 @@ export class S3Engine implements JobEngine {
       const layoutSize = plan.target.layout === "prefill" ? bodySize(t.objectSize) : 0;
       const buf = new Uint8Array(Math.max(bodySize(plan.bs), layoutSize, 1));
       fillRandom(buf);
-      const engine = new S3Engine(plan, t, client, buf);
+      const engine = new S3Engine(plan, t, client, buf, retries);
       engine.#verifier = verifierOf(plan);
       if (plan.target.layout === "prefill") await engine.#layOut();
       await engine.#warmUp();
@@ -157,7 +174,7 @@ export class S3Engine implements JobEngine {
         const k = next++;
         const length = this.#objectLength(k);
         const body = this.#verifier?.stamped(k * this.#t.objectSize);
-        await this.#put(`${this.#t.prefix}obj${k}`, length, () => {}, body);
+        await this.#put(`${this.#t.prefix}obj${k}`, length, body);
       }
     };
     await this.#lanes(depth, lane);
@@ -174,16 +191,15 @@ export class S3Engine implements JobEngine {
     const reads = rwmixread > 0;
     const writes = rwmixread < 100 && this.#t.writePrefix !== "";
     const end = monoNow() + WARMUP_MS;
-    const none = () => {};
     let n = 0;
     const lane = async () => {
       while (this.#failure === undefined && monoNow() < end && n < WARMUP_MAX_REQUESTS) {
         const i = n++;
         if (reads && (!writes || i % 2 === 0)) {
-          await this.#get((i * bs) % size, monoNow(), none);
+          await this.#get((i * bs) % size, monoNow());
         } else if (writes) {
           const body = this.#verifier?.stamped(i * bs);
-          await this.#put(`${this.#t.writePrefix}warm${i}`, bs, none, body);
+          await this.#put(`${this.#t.writePrefix}warm${i}`, bs, body);
         } else return;
       }
     };
@@ -204,33 +220,30 @@ export class S3Engine implements JobEngine {
   }
 
   async run(rt: JobRuntime): Promise<void> {
-    const retry: RetryCounter = (n) => {
-      for (let i = 0; i < n; i++) rt.countRetry();
-    };
+    this.#retries.count = (cause) => rt.countRetry(cause);
     const lane = async () => {
       for (;;) {
         if (this.#failure !== undefined) return;
         const t0 = monoNow();
         if (!rt.mayIssue(t0)) return;
         if (rt.nextIsRead()) {
-          const ttfb = await this.#get(rt.nextOffset(), t0, retry);
+          const ttfb = await this.#get(rt.nextOffset(), t0);
           const t1 = monoNow();
           rt.complete(true, t1, (t1 - t0) * 1e6, -1, ttfb);
         } else {
           const n = this.#written++;
           const { bs } = this.#plan;
-          await this.#put(
-            `${this.#t.writePrefix}o${n}`,
-            bs,
-            retry,
-            this.#verifier?.stamped(n * bs),
-          );
+          await this.#put(`${this.#t.writePrefix}o${n}`, bs, this.#verifier?.stamped(n * bs));
           const t1 = monoNow();
           rt.complete(false, t1, (t1 - t0) * 1e6, -1);
         }
       }
     };
-    await this.#lanes(this.#plan.iodepth, lane);
+    try {
+      await this.#lanes(this.#plan.iodepth, lane);
+    } finally {
+      this.#retries.count = () => {};
+    }
   }
 
   /** Takes a request slot for the length of `request`. */
@@ -249,19 +262,14 @@ export class S3Engine implements JobEngine {
     return { loc: this.#loc, bucket: this.#t.bucket, key };
   }
 
-  /** Sends one command, counting the SDK's retries, and names the object if it fails. */
-  async #send<T>(
-    operation: string,
-    key: string,
-    retry: RetryCounter,
-    send: () => Promise<T>,
-  ): Promise<T> {
+  /**
+   * Sends one command (the SDK retries transient failures, counted by the
+   * client's retry strategy) and names the object if it fails.
+   */
+  async #send<T>(operation: string, key: string, send: () => Promise<T>): Promise<T> {
     try {
-      const r = await this.#slot(() => this.#deadline(send(), operation, key));
-      retry(attemptsOf(r) - 1);
-      return r;
+      return await this.#slot(() => this.#deadline(send(), operation, key));
     } catch (e) {
-      retry(attemptsOf(e) - 1);
       throw s3ErrorFrom(e, { operation, bucket: this.#t.bucket, key, loc: this.#loc });
     }
   }
@@ -271,52 +279,34 @@ export class S3Engine implements JobEngine {
    * end, and returns the time to its first byte in ns. A body that breaks off
    * with a transient error is fetched again.
    */
-  async #get(offset: number, t0: number, retry: RetryCounter): Promise<number> {
+  async #get(offset: number, t0: number): Promise<number> {
     const { objectSize, bucket } = this.#t;
     const bs = this.#plan.bs;
     const k = Math.floor(offset / objectSize);
     const at = offset - k * objectSize;
     const key = `${this.#t.prefix}obj${k}`;
     const range = this.#objectLength(k) > bs ? `bytes=${at}-${at + bs - 1}` : undefined;
-    for (let attempt = 1;; attempt++) {
-      const r = await this.#send(
-        "GetObject",
-        key,
-        retry,
-        () => getObject(this.#client, bucket, key, range),
-      );
-      let first = -1;
-      let got = 0;
-      const block = this.#verifier && new Uint8Array(bs);
-      try {
-        ({ got, first } = await this.#deadline(drainBody(r, block), "GetObject (body)", key));
-      } catch (e) {
-        if (e instanceof S3Error) throw e; // timed out
-        if (attempt < MAX_ATTEMPTS && isTransient(e)) {
-          retry(1);
-          await backoff(attempt);
-          continue;
-        }
-        throw s3ErrorFrom(e, {
-          operation: "GetObject (body)",
-          bucket,
-          key,
-          loc: this.#loc,
-          attempts: attempt,
-        });
-      }
-      if (got !== bs) {
-        throw objectError(this.#ref(key), "GetObject", "ShortRead", {
-          status: r.$metadata.httpStatusCode,
-          detail: `(${got} of ${bs} bytes${range ? ` for ${range}` : ""})`,
-        });
-      }
-      const ttfb = ((first < 0 ? monoNow() : first) - t0) * 1e6;
-      if (block !== undefined) {
-        this.#verifier!.checkRead(block, `s3://${bucket}/${key}`, offset, offset, at);
-      }
-      return ttfb;
+    const block = this.#verifier && new Uint8Array(bs);
+    const { got, first, status } = await withBodyRetries(
+      { operation: "GetObject", bucket, key, loc: this.#loc },
+      () => this.#send("GetObject", key, () => getObject(this.#client, bucket, key, range)),
+      async (r) => ({
+        ...await this.#deadline(drainBody(r, block), "GetObject (body)", key),
+        status: r.$metadata.httpStatusCode,
+      }),
+      (cause) => this.#retries.count(cause),
+    );
+    if (got !== bs) {
+      throw objectError(this.#ref(key), "GetObject", "ShortRead", {
+        status,
+        detail: `(${got} of ${bs} bytes${range ? ` for ${range}` : ""})`,
+      });
     }
+    const ttfb = ((first < 0 ? monoNow() : first) - t0) * 1e6;
+    if (block !== undefined) {
+      this.#verifier!.checkRead(block, `s3://${bucket}/${key}`, offset, offset, at);
+    }
+    return ttfb;
   }
 
   /**
@@ -327,7 +317,6 @@ export class S3Engine implements JobEngine {
   async #put(
     key: string,
     length: number,
-    retry: RetryCounter,
     body?: (from: number, to: number) => Uint8Array,
   ): Promise<void> {
     const { bucket, multipartThreshold, partSize } = this.#t;
@@ -335,7 +324,6 @@ export class S3Engine implements JobEngine {
       await this.#send(
         "PutObject",
         key,
-        retry,
         () =>
           putObject(
             this.#client,
@@ -349,7 +337,6 @@ export class S3Engine implements JobEngine {
     const created = await this.#send(
       "CreateMultipartUpload",
       key,
-      retry,
       () => this.#client.send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: key })),
     );
     const uploadId = created.UploadId;
@@ -361,7 +348,6 @@ export class S3Engine implements JobEngine {
         const r = await this.#send(
           "UploadPart",
           key,
-          retry,
           () =>
             this.#client.send(
               new UploadPartCommand({
@@ -383,7 +369,6 @@ export class S3Engine implements JobEngine {
       await this.#send(
         "CompleteMultipartUpload",
         key,
-        retry,
         () =>
           this.#client.send(
             new CompleteMultipartUploadCommand({
@@ -408,7 +393,7 @@ export class S3Engine implements JobEngine {
   }
 
   /**
-   * `request`, or an {@linkcode S3Error} "timed out" once it has taken longer
+   * `request`, or an `S3Error` "timed out" once it has taken longer
    * than the job's --timeout (the SDK's retries included). The abandoned
    * request's socket goes when the client is destroyed.
    */
@@ -442,11 +427,11 @@ export class S3Engine implements JobEngine {
       while (this.#failure === undefined && next < this.#written && !stopped()) {
         const n = next++;
         const key = `${writePrefix}o${n}`;
-        const bytes = await this.#send(
-          "GetObject",
-          key,
-          () => {},
-          () => getObject(this.#client, bucket, key).then((r) => r.Body!.transformToByteArray()),
+        const bytes = await withBodyRetries(
+          { operation: "GetObject", bucket, key, loc: this.#loc },
+          () => this.#send("GetObject", key, () => getObject(this.#client, bucket, key)),
+          (r) => this.#deadline(r.Body!.transformToByteArray(), "GetObject (body)", key),
+          (cause) => this.#retries.count(cause),
         );
         if (bytes.byteLength !== bs) {
           throw objectError(this.#ref(key), "GetObject (verify read-back)", "ShortRead", {
@@ -469,9 +454,4 @@ function fillRandom(buf: Uint8Array): void {
   for (let at = 0; at < buf.byteLength; at += 65536) {
     crypto.getRandomValues(buf.subarray(at, at + 65536));
   }
-}
-
-function backoff(attempt: number): Promise<void> {
-  const ms = Math.min(2000, 50 * 2 ** attempt) * (0.5 + Math.random() / 2);
-  return new Promise((r) => setTimeout(r, ms));
 }

@@ -10,8 +10,15 @@
 
 import type { S3Client } from "@aws-sdk/client-s3";
 import { fillRandom } from "./_file.ts";
-import { newS3Client, s3ErrorFrom, type S3Location } from "../tiers/s3_client.ts";
-import { requestSize } from "./_stream.ts";
+import {
+  idleTimeoutOf,
+  newS3Client,
+  REQUEST_IDLE_TIMEOUT_MS,
+  type S3Location,
+  sendWithin,
+  withBodyRetries,
+} from "../tiers/s3_client.ts";
+import { requestSize, type StreamOptions } from "./_stream.ts";
 import { drainBody, getObject, objectError, putObject } from "./_s3_requests.ts";
 
 /** Where a rank's objects go on an S3 path. */
@@ -44,13 +51,31 @@ export class S3Channel {
   readonly #t: S3PathTarget;
   readonly #client: S3Client;
   readonly #buf: Uint8Array;
+  readonly #options: StreamOptions;
 
-  /** Makes the stream's client (or uses `client`) and a buffer of `bs` random bytes. */
-  constructor(target: S3PathTarget, iodepth: number, bs: number, client?: S3Client) {
+  /**
+   * Makes the stream's client (or uses `client`) and a buffer of `bs` random
+   * bytes. `options` bound each request, its retries included, by --timeout
+   * and, under --verify, make what is PUT a pattern each GET is checked
+   * against.
+   */
+  constructor(
+    target: S3PathTarget,
+    iodepth: number,
+    bs: number,
+    client?: S3Client,
+    options: StreamOptions = {},
+  ) {
     this.#t = target;
     this.iodepth = iodepth;
     this.bs = bs;
-    this.#client = client ?? newS3Client(target.loc, { maxSockets: Math.max(8, iodepth) });
+    this.#options = options;
+    this.#client = client ?? newS3Client(target.loc, {
+      maxSockets: Math.max(8, iodepth),
+      ...(options.timeoutMs === undefined
+        ? {}
+        : { idleTimeoutMs: idleTimeoutOf(options.timeoutMs) }),
+    });
     this.#buf = new Uint8Array(bs);
     fillRandom(this.#buf, 0x5eed);
   }
@@ -93,27 +118,45 @@ export class S3Channel {
 
   async #put(key: string, len: number): Promise<void> {
     const { bucket, loc } = this.#t;
-    try {
-      await putObject(this.#client, bucket, key, this.#buf.subarray(0, len));
-    } catch (e) {
-      throw s3ErrorFrom(e, { operation: "PutObject", bucket, key, loc });
+    const v = this.#options.verifier;
+    let body = this.#buf.subarray(0, len);
+    if (v) {
+      body = new Uint8Array(len);
+      v.fill(body, `s3://${bucket}/${key}`, v.written(`s3://${bucket}/${key}`, 0, len), 0);
     }
+    await sendWithin(
+      this.#options.timeoutMs,
+      { operation: "PutObject", bucket, key, loc },
+      (o) => putObject(this.#client, bucket, key, body, o),
+    );
   }
 
   async #get(key: string, len: number): Promise<void> {
     const { bucket, loc } = this.#t;
-    let got = 0;
-    try {
-      ({ got } = await drainBody(await getObject(this.#client, bucket, key)));
-    } catch (e) {
-      throw s3ErrorFrom(e, { operation: "GetObject", bucket, key, loc });
-    }
+    const v = this.#options.verifier;
+    const into = v ? new Uint8Array(len) : undefined;
+    // the whole request, its body included, within --timeout
+    // a body with no byte for the idle timeout is fetched again
+    const t = this.#options.timeoutMs;
+    const idle = t === undefined ? REQUEST_IDLE_TIMEOUT_MS : idleTimeoutOf(t);
+    const ctx = { operation: "GetObject", bucket, key, loc };
+    const { got } = await sendWithin(
+      this.#options.timeoutMs,
+      ctx,
+      (o) =>
+        withBodyRetries(
+          ctx,
+          () => getObject(this.#client, bucket, key, undefined, o),
+          (r) => drainBody(r, into, idle),
+        ),
+    );
     if (got !== len) {
       throw objectError({ loc, bucket, key }, "GetObject", "ShortRead", {
         attempts: 1,
         detail: `got ${got} of ${len} bytes`,
       });
     }
+    if (v && into) v.check(into, `s3://${bucket}/${key}`, 0);
   }
 
   /** Destroys the client and its sockets. */

@@ -18,7 +18,17 @@
  * @module
  */
 
-import { CTL, JOB, jobBase, type JobPlan, RUN, type SharedCounters } from "../core/job_protocol.ts";
+import {
+  CTL,
+  JOB,
+  jobBase,
+  type JobPlan,
+  newSharedCounters,
+  RETRY_CAUSES,
+  type RetryCause,
+  RUN,
+  type SharedCounters,
+} from "../core/job_protocol.ts";
 import {
   type OffsetStream,
   RandomOffsets,
@@ -28,7 +38,7 @@ import {
 import { type LatencyHistograms, newLatencyHistograms } from "../core/recorder.ts";
 import { IntervalLog, type IntervalSnapshots } from "../core/interval_log.ts";
 import { LatencyBuckets } from "../core/latency_buckets.ts";
-import { monoNow } from "../core/libc.ts";
+import { type CpuTimes, cpuTimes, monoNow } from "../core/libc.ts";
 import { type JobSchedule, Pacer } from "../core/rate.ts";
 import { OP, OpStream } from "../core/io_pattern.ts";
 import { IoLog } from "./_io_log.ts";
@@ -62,6 +72,10 @@ export class JobRuntime {
   #intervals: IntervalLog | undefined;
   /** The end of the open logging interval (Infinity without one): one comparison per I/O. */
   #intervalEnd = Infinity;
+  /** This thread's CPU time when the measured window began; undefined before. */
+  #cpuAtStart: CpuTimes | undefined;
+  /** What it spent from then to the job's end; undefined until finish(). */
+  #cpuSpent: CpuTimes | undefined;
   /** A job file's I/O pattern (fio's choice of file, offset, size); undefined: --rw and --bs. */
   readonly #ops: OpStream | undefined;
   /** Files of the job and the region's start, for the striped space of a job given by options. */
@@ -183,6 +197,9 @@ export class JobRuntime {
     if (Atomics.load(this.#ctl, CTL.STOP) !== 0 || now >= this.#measureEnd) {
       this.#stopPacing(now);
       return false;
+    }
+    if (this.#cpuAtStart === undefined && now >= this.#measureStart) {
+      this.#cpuAtStart = cpuTimes();
     }
     if (this.#ops) {
       if (!this.#ops.next()) {
@@ -404,15 +421,18 @@ export class JobRuntime {
     this.#f64[this.#base + JOB.BUSY_SINCE] = 0;
   }
 
-  /** Counts a request retried after a transient error. */
-  countRetry(): void {
+  /** Counts a request retried after a transient error, and why. */
+  countRetry(cause: RetryCause): void {
     this.#f64[this.#base + JOB.RETRIES]! += 1;
+    this.#f64[this.#base + JOB.RETRY_CAUSES_AT + RETRY_CAUSES.indexOf(cause)]! += 1;
   }
 
   /** At an interval boundary only: snapshots the intervals that ended by `now`. */
   #closeIntervals(now: number): void {
-    // the snapshots read the histograms: what the hot path counted goes in first
-    this.#foldBuckets();
+    // The snapshots read the total-latency histograms: what the hot path counted of it goes
+    // in first (clat and slat wait for finish()).
+    this.#readBuckets.lat.foldInto();
+    this.#writeBuckets.lat.foldInto();
     this.#intervals!.close(now, this.read.lat, this.write.lat);
     this.#intervalEnd = this.#intervals!.end;
   }
@@ -436,6 +456,16 @@ export class JobRuntime {
     this.#log?.finish(Math.min(monoNow(), this.#measureEnd));
   }
 
+  /**
+   * The CPU time this job's thread spent from the first I/O of its measured
+   * window to its end (getrusage RUSAGE_THREAD, as fio counts a job's
+   * usr_cpu and sys_cpu: from the end of the ramp); undefined until
+   * {@linkcode finish}, or when no I/O began in the window.
+   */
+  cpu(): CpuTimes | undefined {
+    return this.#cpuSpent;
+  }
+
   /** Marks this job finished; the first job to finish fixes the first-done moment. */
   finish(): void {
     if (this.#flow && this.#flowOwn >= 0) {
@@ -443,6 +473,11 @@ export class JobRuntime {
       Atomics.sub(this.#flow, 0, BigInt(this.#flowOwn));
       Atomics.sub(this.#flow, 1, BigInt(this.plan.flow!.weight));
       this.#flowOwn = -1;
+    }
+    const start = this.#cpuAtStart;
+    if (start !== undefined && this.#cpuSpent === undefined) {
+      const end = cpuTimes();
+      this.#cpuSpent = { usr_ns: end.usr_ns - start.usr_ns, sys_ns: end.sys_ns - start.sys_ns };
     }
     this.#stopPacing(monoNow());
     this.#foldBuckets();
@@ -484,6 +519,92 @@ export class JobRuntime {
     f[b + JOB.FD_TAKEN] = 1;
     this.#snapshotTaken = true;
   }
+}
+
+/**
+ * How many throwaway I/Os {@linkcode warmUp} makes: enough for V8 to compile
+ * the runtime's per-I/O methods optimised (about 10 ms unoptimised).
+ */
+const WARM_UP_IOS = 30_000;
+/** The throwaway runtimes' ramp, ms: a few thousand of their I/Os. */
+const WARM_UP_RAMP_MS = 1;
+/** Calls of an engine's loop in {@linkcode warmUp}. */
+const WARM_UP_CALLS = 10;
+/**
+ * The clock of {@linkcode warmUp}'s own loop, ms per I/O: its ramp is a
+ * thousand I/Os, and one interval of {@linkcode WARM_UP_LOG_MS} five hundred.
+ */
+const WARM_UP_STEP_MS = 0.001;
+/**
+ * The logging interval of warmUp's loop, ms, when the job logs intervals:
+ * dozens of snapshots, so that the snapshot code is compiled before the
+ * barrier and `complete` knows the branch that takes one (the job's first
+ * snapshot cost 10 ms, and threw `complete`'s optimised code away).
+ */
+const WARM_UP_LOG_MS = 0.5;
+
+/**
+ * Runs the per-I/O methods of a throwaway runtime of `plan` (its own
+ * counters, nothing recorded anywhere) until V8 compiles them optimised,
+ * before the job waits at the start barrier.
+ *
+ * Each job Worker is an isolate of its own that compiles its own code, on
+ * V8's few background threads. With many CPU-bound jobs on few cores those
+ * threads got so little time that most jobs ran their whole measured window
+ * unoptimised (64 null jobs on 2 cores: `complete` reached TurboFan in 5 of
+ * 64 jobs within a 6 s run, 60 of 64 after this warm-up), which tripled the
+ * CPU per I/O. Here the compile requests go out while the other jobs are
+ * still starting or wait at the barrier.
+ */
+export function warmUp(plan: JobPlan, engine: JobEngine, ios = WARM_UP_IOS): void {
+  const log = plan.logAvgMsec === undefined ? undefined : WARM_UP_LOG_MS;
+  const rt = throwawayRuntime(plan, 0, log);
+  // A clock of its own, so that the ramp and the snapshots come after as many I/Os however
+  // fast they go (on the real clock a slow snapshot was followed by another at once).
+  let t0 = monoNow();
+  for (let i = 0; i < ios; i++) {
+    if (!rt.mayIssue(t0)) break;
+    rt.next();
+    const read = rt.isRead;
+    rt.busy(t0, read, rt.file, rt.offset);
+    const t1 = t0 + WARM_UP_STEP_MS;
+    rt.idle();
+    // Both kinds of completion: with a submission step (async engines) and without.
+    rt.complete(read, t1, (t1 - t0) * 1e6, i & 1 ? -1 : 1000, -1, rt.length, rt.offset);
+    t0 = t1;
+  }
+  // An engine whose loop does no I/O runs it too, for as many, over several calls: a
+  // loop entered once is compiled only for that entry (on-stack replacement).
+  if (engine.warm === undefined) return;
+  for (let i = 0; i < WARM_UP_CALLS; i++) {
+    engine.warm(throwawayRuntime(plan, Math.ceil(ios / WARM_UP_CALLS) * plan.bs));
+  }
+}
+
+/**
+ * A runtime of `plan`, closed-loop, started, counting into counters of its
+ * own, its first {@linkcode WARM_UP_RAMP_MS} a ramp: the code compiled
+ * knows both sides of the ramp's branches, so the real ramp does not throw
+ * it away again. It logs intervals of `logMs` when given.
+ */
+function throwawayRuntime(plan: JobPlan, ioSize: number, logMs?: number): JobRuntime {
+  const shared = newSharedCounters(plan.job + 1);
+  shared.ctl[CTL.GO] = 1;
+  shared.f64[RUN.RAMP_MS] = WARM_UP_RAMP_MS;
+  shared.f64[RUN.RUNTIME_MS] = Infinity;
+  // Nothing shared with the real run, and no pause: no flow, think time or fio logs.
+  const {
+    rate: _rate,
+    logAvgMsec: _log,
+    flow: _flow,
+    thinktime: _think,
+    log: _fioLog,
+    ...closedLoop
+  } = plan;
+  const log = logMs === undefined ? {} : { logAvgMsec: logMs };
+  const rt = new JobRuntime({ ...closedLoop, ...log, ioSize }, shared);
+  rt.waitForStart();
+  return rt;
 }
 
 /** The hot path's buckets of one direction's lat, clat and slat. */
@@ -546,6 +667,12 @@ export class SyscallFailure extends Error {
 export interface JobEngine {
   /** Runs I/O until the runtime says stop. */
   run(rt: JobRuntime): void | Promise<void>;
+  /**
+   * Runs the engine's loop on `rt`, a throwaway runtime that stops after
+   * some thousands of I/Os, before the job waits at the start barrier (see
+   * {@linkcode warmUp}); only engines whose loop does no I/O have it.
+   */
+  warm?(rt: JobRuntime): void;
   /** Releases the file, buffers, kernel context or connections. */
   close(): void | Promise<void>;
   /**

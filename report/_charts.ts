@@ -15,6 +15,7 @@ import { formatSize } from "../core/units.ts";
 import type { PlanDocument } from "../schema/plan.ts";
 import { type ReportDocument, sweepOf } from "./document.ts";
 import { directionsOf, patternLabel, round, workloadsOf } from "./tables.ts";
+import { ganttBars, type TimelineSpan, timelineSpans } from "./timeline.ts";
 
 /** One input of a chart: a labelled result document and/or plan. */
 export interface ChartSource {
@@ -65,14 +66,94 @@ function lineLayers(
   ];
 }
 
+/** What changes from one panelled chart to the next. */
+interface Panels {
+  readonly id: string;
+  readonly title: string;
+  readonly caption: string;
+  readonly rows: Record<string, unknown>[];
+  /** The field that makes one small panel per value (a tier), and its title. */
+  readonly panel: { readonly field: string; readonly title: string | null };
+  /** The marks drawn in every panel (default: a line per `series` and a point per row). */
+  readonly layer?: Record<string, unknown>[];
+  /** x, y, colour and the rest, shared by every panel. */
+  readonly encoding: Record<string, unknown>;
+  readonly width?: number | { step: number };
+  readonly height?: number;
+  /**
+   * The scales each panel has of its own (default y: tiers ten times apart
+   * would flatten each other; x too where each panel has its own categories).
+   */
+  readonly own?: readonly ("x" | "y")[];
+  /** Panels per row. */
+  readonly columns?: number;
+}
+
+/**
+ * A chart of small panels, one per value of `o.panel.field` (a tier), each
+ * drawn with the same layers and encoding: the one spec every panelled
+ * chart of the report is made from.
+ */
+function panelChart(o: Panels): ChartSpec {
+  // panels in the order the rows name them, the harness's ceiling last
+  const order = [...new Set(o.rows.map((r) => String(r[o.panel.field])))];
+  order.sort((a, b) => Number(a.startsWith("null")) - Number(b.startsWith("null")));
+  // a dash belongs to the lines alone: on the points too, its legend would draw filled dots
+  const { strokeDash, ...encoding } = o.encoding;
+  const layer = (o.layer ?? lineLayers()).map((l) =>
+    strokeDash !== undefined && (l.mark as { type?: string } | undefined)?.type === "line"
+      ? { ...l, encoding: { ...(l.encoding as object), strokeDash } }
+      : l
+  );
+  return {
+    id: o.id,
+    title: o.title,
+    caption: o.caption,
+    spec: base({
+      data: { values: o.rows },
+      facet: { field: o.panel.field, type: "nominal", title: o.panel.title, sort: order },
+      columns: o.columns ?? 3,
+      config: { legend: { orient: "bottom", columns: 3, labelLimit: 360 } },
+      resolve: {
+        scale: Object.fromEntries((o.own ?? ["y"]).map((axis) => [axis, "independent"])),
+      },
+      spec: {
+        width: o.width ?? 260,
+        height: o.height ?? 180,
+        encoding,
+        layer,
+      },
+    }),
+  };
+}
+
+/** The panel a run goes in: its tier kind, the null tier named as the harness's ceiling. */
+function tierPanel(r: RunResult): string {
+  const kind = r.tier?.kind ?? "?";
+  return kind === "null" ? "null (harness ceiling)" : kind;
+}
+
 /** A number for a tip: at most `digits` decimals, grouped thousands. */
 function num(v: number, digits = 1): string {
   return v.toLocaleString("en-US", { maximumFractionDigits: digits });
 }
 
+/**
+ * A document's runs of its own patterns: every run that moved bytes, less
+ * the concurrency curves' runs (their own chart draws them).
+ */
+function ownRuns(doc: ReportDocument): RunResult[] {
+  const curves = new Set(
+    (doc.concurrency?.tiers ?? []).flatMap((t) =>
+      (t.curves ?? []).flatMap((c) => (c.points ?? []).flatMap((p) => p.runs ?? []))
+    ),
+  );
+  return (doc.runs ?? []).filter((r) => directionsOf(r).length > 0 && !curves.has(r.name));
+}
+
 /** Runs whose lines are drawn: contention documents draw the tiers alone. */
 function drawnRuns(doc: ReportDocument): RunResult[] {
-  const runs = (doc.runs ?? []).filter((r) => directionsOf(r).length > 0);
+  const runs = ownRuns(doc);
   const alone = doc.kind === "contention" ? runs.filter((r) => r.name.endsWith(" alone")) : [];
   return (alone.length > 0 ? alone : runs).slice(0, MAX_SERIES);
 }
@@ -119,21 +200,35 @@ function* drawnSeries(sources: readonly ChartSource[]): Generator<DrawnSeries> {
   }
 }
 
-/** Bandwidth per run and direction (bars). */
+/** A run's pattern without its tier kind, for a panel that names the tier. */
+function inPanel(label: string, r: RunResult): string {
+  const kind = r.tier?.kind ?? "";
+  return label.startsWith(`${kind} `) ? label.slice(kind.length + 1) : label;
+}
+
+/**
+ * Bandwidth per run and direction: bars in one panel per tier, each on its
+ * own scale, so neither the null tier's ceiling nor host memory flattens a
+ * disk; the concurrency curves' runs are left to their own chart.
+ */
 export function bandwidthChart(sources: readonly ChartSource[]): ChartSpec | undefined {
   const multi = sources.length > 1;
   // one bar per source, run and direction: the mean where a file repeats a pattern
-  const bars = new Map<string, { source: string; run: string; direction: string; bw: number[] }>();
+  const bars = new Map<
+    string,
+    { source: string; panel: string; run: string; direction: string; bw: number[] }
+  >();
   for (const s of sources) {
     if (!s.doc) continue;
-    const runs = (s.doc.runs ?? []).filter((r) => directionsOf(r).length > 0);
+    const runs = ownRuns(s.doc);
     const labels = runLabels(runs);
     for (const r of runs) {
       for (const dir of directionsOf(r)) {
-        const run = multi ? `${patternLabel(r)} ${dir}` : labels.get(r)!;
-        const key = JSON.stringify([s.label, run, dir]);
+        const run = inPanel(multi ? patternLabel(r) : labels.get(r)!, r);
+        const panel = tierPanel(r);
+        const key = JSON.stringify([s.label, panel, run, dir]);
         let bar = bars.get(key);
-        if (!bar) bars.set(key, bar = { source: s.label, run, direction: dir, bw: [] });
+        if (!bar) bars.set(key, bar = { source: s.label, panel, run, direction: dir, bw: [] });
         bar.bw.push(r[dir].bw_bytes / MIB);
       }
     }
@@ -141,36 +236,53 @@ export function bandwidthChart(sources: readonly ChartSource[]): ChartSpec | und
   if (bars.size === 0) return undefined;
   const rows = [...bars.values()].map(({ bw, ...b }) => {
     const mean = round(bw.reduce((a, v) => a + v, 0) / bw.length);
-    const what = multi ? `${b.source}: ${b.run}` : `${b.run} ${b.direction}`;
+    const what = `${multi ? `${b.source}: ` : ""}${b.panel}: ${b.run} ${b.direction}`;
     const of = bw.length > 1 ? ` (mean of ${bw.length} runs)` : "";
-    return { ...b, bw: mean, tip: `${what}: ${num(mean)} MiB/s${of}` };
+    return {
+      ...b,
+      direction: word(b.direction),
+      bw: mean,
+      tip: `${what}: ${num(mean)} MiB/s${of}`,
+    };
   });
-  return {
+  return panelChart({
     id: "bandwidth",
     title: "Bandwidth per tier and direction",
-    caption: multi
-      ? "MiB/s per pattern and direction, one bar per file (the mean where a file repeats a pattern)."
-      : "MiB/s of each run, read and write side by side (last-done bandwidth).",
-    spec: base({
-      data: { values: rows },
-      mark: { type: "bar" },
-      width: { step: multi ? 18 * sources.length : 36 },
-      height: 260,
-      encoding: {
-        x: {
-          field: "run",
-          type: "nominal",
-          sort: null,
-          title: null,
-          axis: { labelAngle: -35, labelLimit: 260 },
+    caption: (multi
+      ? "MiB/s per pattern and direction, one bar per file (the mean where a file repeats a pattern)"
+      : "MiB/s of each run, reading and writing side by side (last-done bandwidth)") +
+      "; one panel per tier, each on its own scale; the null tier does no I/O: its panel is the " +
+      "harness's own ceiling, not a tier.",
+    rows,
+    panel: { field: "panel", title: null },
+    own: ["x", "y"],
+    columns: 2,
+    width: { step: multi ? 12 : 26 }, // per bar: a pattern holds one per direction (or file)
+    height: 200,
+    layer: [{ mark: { type: "bar" }, encoding: TIP }],
+    encoding: {
+      x: {
+        field: "run",
+        type: "nominal",
+        sort: null,
+        title: null,
+        // "randread 4k" over "1 proc" over "× 32 deep"
+        axis: {
+          labelAngle: 0,
+          labelExpr: "split(replace(datum.label, ' × ', ', × '), ', ')",
+          labelFontSize: 9,
         },
-        xOffset: { field: multi ? "source" : "direction" },
-        y: { field: "bw", type: "quantitative", title: "MiB/s" },
-        color: colour(multi, { field: "direction", type: "nominal", title: "direction" }),
-        ...TIP,
       },
-    }),
-  };
+      xOffset: { field: multi ? "source" : "direction" },
+      y: { field: "bw", type: "quantitative", title: "MiB/s" },
+      color: colour(multi, { field: "direction", type: "nominal", title: "I/O" }),
+    },
+  });
+}
+
+/** `read` and `write` as the charts' legends say them. */
+function word(direction: string): string {
+  return direction === "read" ? "reading" : direction === "write" ? "writing" : direction;
 }
 
 /** Percentiles drawn on the latency curves (more nines kept only where there are samples). */
@@ -196,7 +308,10 @@ const CURVE_PERCENTILES = [
   99.999,
 ];
 
-/** Total latency per percentile, decoded from each run's HDR histograms (log scales). */
+/**
+ * Total latency per percentile, decoded from each run's HDR histograms (log
+ * scales): one small panel per tier, a line per pattern and direction.
+ */
 export function latencyChart(sources: readonly ChartSource[]): ChartSpec | undefined {
   const multi = sources.length > 1;
   const rows: Record<string, unknown>[] = [];
@@ -210,51 +325,218 @@ export function latencyChart(sources: readonly ChartSource[]): ChartSpec | undef
       continue; // an unreadable histogram draws no curve; the tables still have fio's figures
     }
     if (h.totalCount === 0) continue;
+    const panel = tierPanel(run);
+    const line = multi ? series : inPanel(series, run);
     for (const p of CURVE_PERCENTILES) {
       // a percentile needs at least one sample beyond it to mean anything
       if (h.totalCount * (1 - p / 100) < 1) break;
       const lat = Math.max(round(h.getValueAtPercentile(p) / 1000, 3), 0.001);
       rows.push({
         source,
-        series,
+        panel,
+        series: line,
         percentile: p,
         nines: 100 / (100 - p),
         lat_us: lat,
-        tip: `${series}: p${p} = ${num(lat, 3)} µs`,
+        tip: `${panel}: ${line}: p${p} = ${num(lat, 3)} µs`,
       });
     }
   }
   if (rows.length === 0) return undefined;
-  return {
+  return panelChart({
     id: "latency",
     title: "Latency percentiles",
     caption: "Total latency (fio's lat: prepare to completion) at each percentile, from the " +
-      "merged HDR histograms; both axes logarithmic, percentiles shown only where a sample lies beyond them.",
-    spec: base({
-      data: { values: rows },
-      width: 640,
-      height: 300,
-      encoding: {
-        x: {
-          field: "nines",
-          type: "quantitative",
-          title: "percentile",
-          scale: { type: "log" },
-          axis: {
-            values: [1.0101, 2, 10, 100, 1000, 10000, 100000],
-            labelExpr: "format(100 - 100 / datum.value, '.3~f') + '%'",
-          },
+      "merged HDR histograms; one panel per tier, each on its own scale; both axes " +
+      "logarithmic, percentiles shown only where a sample lies beyond them.",
+    rows,
+    panel: { field: "panel", title: null },
+    encoding: {
+      x: {
+        field: "nines",
+        type: "quantitative",
+        title: "percentile",
+        scale: { type: "log" },
+        axis: {
+          values: [1.0101, 2, 10, 100, 1000, 10000, 100000],
+          labelExpr: "format(100 - 100 / datum.value, '.3~f') + '%'",
+          labelAngle: -40,
         },
-        y: { field: "lat_us", type: "quantitative", title: "latency µs", scale: { type: "log" } },
-        color: runColour(multi, "series"),
-        detail: { field: "series" },
       },
-      layer: lineLayers(),
-    }),
+      y: { field: "lat_us", type: "quantitative", title: "latency µs", scale: { type: "log" } },
+      color: runColour(multi, "series"),
+      detail: { field: "series" },
+    },
+  });
+}
+
+/** The line dashes of a `strokeDash` encoding, in order, and their names for a caption. */
+const DASHES: readonly { readonly dash: readonly number[]; readonly name: string }[] = [
+  { dash: [1, 0], name: "solid" },
+  { dash: [6, 3], name: "dashed" },
+  { dash: [2, 2], name: "dotted" },
+  { dash: [8, 3, 2, 3], name: "dash-dotted" },
+];
+
+/**
+ * `field`'s values drawn as {@linkcode DASHES} in the order of `domain`, the
+ * legend drawing each as a grey line of its dash (a point would not show it).
+ */
+function dashes(field: string, title: string | null, domain: readonly string[]) {
+  return {
+    field,
+    type: "nominal",
+    title,
+    scale: { domain, range: domain.map((_, i) => DASHES[i % DASHES.length]!.dash) },
+    legend: { symbolType: "stroke", symbolStrokeColor: "#555", symbolStrokeWidth: 2 },
   };
 }
 
-/** Bandwidth over time from each run's `timeseries`. */
+/** `solid 1 MiB, dashed 2 MiB`: which dash draws which of `domain`. */
+function dashWords(domain: readonly string[]): string {
+  return domain.map((d, i) => `${DASHES[i % DASHES.length]!.name} ${d}`).join(", ");
+}
+
+/** A request size for a legend: `1 MiB`. */
+function sizeWords(bytes: number): string {
+  return formatSize(bytes).replace(/^(\d+)([kmg])$/, (_, n, u) => `${n} ${u.toUpperCase()}iB`);
+}
+
+/**
+ * Bandwidth against processes at once, per tier: reading, writing and both
+ * (n reading while n others write: their total), a line per request size —
+ * what one figure per tier cannot say about R ranks swapping at once.
+ */
+export function concurrencyChart(sources: readonly ChartSource[]): ChartSpec | undefined {
+  const multi = sources.length > 1;
+  const rows: Record<string, unknown>[] = [];
+  for (const s of sources) {
+    for (const t of s.doc?.concurrency?.tiers ?? []) {
+      for (const c of t.curves ?? []) {
+        for (const p of c.points ?? []) {
+          const kinds: [string, number | undefined][] = [
+            ["reading", p.read_bw_bytes],
+            ["writing", p.write_bw_bytes],
+            [
+              "both",
+              p.mixed_read_bw_bytes === undefined
+                ? undefined
+                : p.mixed_read_bw_bytes + (p.mixed_write_bw_bytes ?? 0),
+            ],
+          ];
+          for (const [io, bw] of kinds) {
+            if (bw === undefined) continue;
+            const size = sizeWords(c.bs);
+            const series = `${multi ? `${s.label}: ` : ""}${io}, ${size}`;
+            const mib = round(bw / MIB);
+            const procs = `${p.processes} proc${p.processes === 1 ? "" : "s"} × ${c.iodepth} deep`;
+            rows.push({
+              source: s.label,
+              panel: t.label,
+              io,
+              size,
+              bs: c.bs,
+              depth: c.iodepth,
+              series,
+              processes: p.processes,
+              bw: mib,
+              tip: `${t.label} ${series}, ${procs}: ${num(mib)} MiB/s in all`,
+            });
+          }
+        }
+      }
+    }
+  }
+  if (rows.length === 0) return undefined;
+  const sizes = [...new Map(rows.map((r) => [r.size as string, r.bs as number]))]
+    .sort((a, b) => a[1] - b[1]).map(([size]) => size);
+  const depths = [...new Set(rows.map((r) => r.depth as number))].sort((a, b) => a - b);
+  return panelChart({
+    id: "concurrency",
+    title: "Bandwidth against processes at once",
+    caption: `MiB/s of n processes together, each its own file and ${depths.join(" or ")} ` +
+      "requests in flight, as n ranks swapping at once would: all reading, all writing, and both " +
+      `(n reading while n others write: the total); requests ${dashWords(sizes)}; one panel ` +
+      "per tier on its own scale; a count left out (alike on either side) reads as the line " +
+      "between its neighbours.",
+    rows,
+    panel: { field: "panel", title: null },
+    encoding: {
+      x: {
+        field: "processes",
+        type: "quantitative",
+        title: "processes at once",
+        axis: { tickMinStep: 1, format: "d" },
+      },
+      y: { field: "bw", type: "quantitative", title: "MiB/s in all" },
+      color: multi
+        ? { field: "source", type: "nominal", title: "file" }
+        : { field: "io", type: "nominal", title: "I/O", sort: ["reading", "writing", "both"] },
+      strokeDash: dashes("size", "request", sizes),
+      detail: { field: "series" },
+    },
+  });
+}
+
+/**
+ * The remote tiers' bandwidth against nodes doing I/O at once (a run across
+ * nodes): all the nodes together and each node's share, reading and writing.
+ */
+export function scalingChart(sources: readonly ChartSource[]): ChartSpec | undefined {
+  const multi = sources.length > 1;
+  const rows: Record<string, unknown>[] = [];
+  for (const s of sources) {
+    for (const t of s.doc?.scaling?.tiers ?? []) {
+      for (const p of t.points ?? []) {
+        for (const dir of ["read", "write"] as const) {
+          const d = p[dir];
+          if (!d) continue;
+          for (const [what, bw] of [["all nodes", d.bw_bytes], ["per node", d.bw_bytes_per_node]]) {
+            const series = `${multi ? `${s.label}: ` : ""}${word(dir)}, ${what}`;
+            const mib = round(Number(bw) / MIB);
+            rows.push({
+              source: s.label,
+              panel: t.label,
+              io: word(dir),
+              what,
+              series,
+              nodes: p.nodes,
+              bw: mib,
+              tip: `${t.label} ${series} at ${p.nodes} node${p.nodes === 1 ? "" : "s"}: ` +
+                `${num(mib)} MiB/s`,
+            });
+          }
+        }
+      }
+    }
+  }
+  if (rows.length === 0) return undefined;
+  return panelChart({
+    id: "scaling",
+    title: "Shared tier against nodes at once",
+    caption: "MiB/s of the shared tier with 1, 2, 4 … nodes doing the same I/O at once (one " +
+      "process per node): all the nodes together (solid) and what each node got (dashed), " +
+      "reading and writing; what a plan for an N-node job reads (plan --nodes).",
+    rows,
+    panel: { field: "panel", title: null },
+    encoding: {
+      x: {
+        field: "nodes",
+        type: "quantitative",
+        title: "nodes at once",
+        axis: { tickMinStep: 1, format: "d" },
+      },
+      y: { field: "bw", type: "quantitative", title: "MiB/s" },
+      color: multi
+        ? { field: "source", type: "nominal", title: "file" }
+        : { field: "io", type: "nominal", title: "I/O" },
+      strokeDash: dashes("what", null, ["all nodes", "per node"]),
+      detail: { field: "series" },
+    },
+  });
+}
+
+/** Bandwidth over time from each run's `timeseries`: one panel per tier. */
 export function timeseriesChart(sources: readonly ChartSource[]): ChartSpec | undefined {
   const multi = sources.length > 1;
   const rows: Record<string, unknown>[] = [];
@@ -263,33 +545,32 @@ export function timeseriesChart(sources: readonly ChartSource[]): ChartSpec | un
     if (!ts || !Array.isArray(ts.t_ms)) continue;
     const bw = dir === "read" ? ts.read_bw_bytes : ts.write_bw_bytes;
     if (!Array.isArray(bw)) continue;
+    const panel = tierPanel(run);
+    const line = multi ? series : inPanel(series, run);
     ts.t_ms.forEach((t, i) => {
       const v = bw[i];
       if (typeof v === "number") {
         const bw = round(v / MIB);
-        const tip = `${series}: ${num(t / 1000, 3)} s, ${num(bw)} MiB/s`;
-        rows.push({ source, series, t_s: t / 1000, bw, tip });
+        const tip = `${panel}: ${line}: ${num(t / 1000, 3)} s, ${num(bw)} MiB/s`;
+        rows.push({ source, panel, series: line, t_s: t / 1000, bw, tip });
       }
     });
   }
   if (rows.length === 0) return undefined;
-  return {
+  return panelChart({
     id: "timeseries",
     title: "Bandwidth over time",
-    caption: "MiB/s in each logging interval (--log-avg-msec), from the end of the ramp.",
-    spec: base({
-      data: { values: rows },
-      width: 640,
-      height: 260,
-      encoding: {
-        x: { field: "t_s", type: "quantitative", title: "s since measurement began" },
-        y: { field: "bw", type: "quantitative", title: "MiB/s" },
-        color: runColour(multi, "series"),
-        detail: { field: "series" },
-      },
-      layer: lineLayers(),
-    }),
-  };
+    caption: "MiB/s in each logging interval (--log-avg-msec), from the end of the ramp; one " +
+      "panel per tier, each on its own scale.",
+    rows,
+    panel: { field: "panel", title: null },
+    encoding: {
+      x: { field: "t_s", type: "quantitative", title: "s since measurement began" },
+      y: { field: "bw", type: "quantitative", title: "MiB/s" },
+      color: runColour(multi, "series"),
+      detail: { field: "series" },
+    },
+  });
 }
 
 /**
@@ -307,6 +588,8 @@ export function latencyTimeChart(sources: readonly ChartSource[]): ChartSpec | u
     const p99 = ts[`${dir}_lat_p99_ns`];
     const max = ts[`${dir}_lat_max_ns`];
     if (!Array.isArray(p50) || !Array.isArray(p99)) continue;
+    const panel = tierPanel(r);
+    const line = multi ? run : inPanel(run, r);
     ts.t_ms.forEach((t, i) => {
       const top = max?.[i];
       for (const [pct, values] of [["p50", p50], ["p99", p99]] as const) {
@@ -318,43 +601,35 @@ export function latencyTimeChart(sources: readonly ChartSource[]): ChartSpec | u
           : "";
         rows.push({
           source,
-          run,
+          panel,
+          run: line,
           percentile: pct,
-          series: `${run} ${pct}`,
+          series: `${line} ${pct}`,
           t_s: t / 1000,
           lat_us: us,
-          tip: `${run} ${pct}: ${num(t / 1000, 3)} s, ${num(us, 3)} µs${also}`,
+          tip: `${panel}: ${line} ${pct}: ${num(t / 1000, 3)} s, ${num(us, 3)} µs${also}`,
         });
       }
     });
   }
   if (rows.length === 0) return undefined;
-  return {
+  return panelChart({
     id: "latency-time",
     title: "Latency over time",
     caption: "Total latency (fio's lat) of the requests that completed in each logging interval " +
       "(--log-avg-msec): p50 solid, p99 dashed, from each interval's HDR histogram merged over " +
-      "jobs; latency axis logarithmic; an interval where none completed has no point.",
-    spec: base({
-      data: { values: rows },
-      width: 640,
-      height: 260,
-      encoding: {
-        x: { field: "t_s", type: "quantitative", title: "s since measurement began" },
-        y: { field: "lat_us", type: "quantitative", title: "latency µs", scale: { type: "log" } },
-        color: runColour(multi, "run"),
-        strokeDash: {
-          field: "percentile",
-          type: "nominal",
-          title: "percentile",
-          scale: { domain: ["p50", "p99"], range: [[1, 0], [5, 3]] },
-          legend: { symbolType: "stroke" },
-        },
-        detail: { field: "series" },
-      },
-      layer: lineLayers(),
-    }),
-  };
+      "jobs; one panel per tier; latency axis logarithmic; an interval where none completed has " +
+      "no point.",
+    rows,
+    panel: { field: "panel", title: null },
+    encoding: {
+      x: { field: "t_s", type: "quantitative", title: "s since measurement began" },
+      y: { field: "lat_us", type: "quantitative", title: "latency µs", scale: { type: "log" } },
+      color: runColour(multi, "run"),
+      strokeDash: dashes("percentile", "percentile", ["p50", "p99"]),
+      detail: { field: "series" },
+    },
+  });
 }
 
 /** The contention matrix as a heatmap: a tier's slowdown per group of other tiers. */
@@ -753,6 +1028,83 @@ export function replayChart(sources: readonly ChartSource[]): ChartSpec | undefi
   };
 }
 
+/** What each timeline source is called on the Gantt chart. */
+const GANTT_SOURCE: Record<string, string> = {
+  simulated: "simulated (the plan × scale)",
+  measured: "measured",
+  replayed: "replayed",
+};
+
+/**
+ * Every op of a document's timeline as a bar on its track (rank × stream,
+ * or process × thread): a workload's measured iteration, a plan's simulated
+ * ones, a replay's simulated iteration beside its measured one on the same
+ * time axis, a trace replay's threads. Near neighbours of one track and kind
+ * are drawn as one bar (its tip says how many).
+ */
+export function ganttChart(sources: readonly ChartSource[]): ChartSpec | undefined {
+  const multi = sources.length > 1;
+  const rows: Record<string, unknown>[] = [];
+  const panels: string[] = [];
+  const notes: string[] = [];
+  for (const src of sources) {
+    const spans: TimelineSpan[] = [];
+    for (const d of [src.doc, src.plan]) if (d) spans.push(...timelineSpans(d));
+    if (spans.length === 0) continue;
+    const g = ganttBars(spans);
+    for (const [source, n] of g.cut) notes.push(`${source}: ${n} more tracks not drawn`);
+    for (const source of g.tracks.keys()) {
+      const name = GANTT_SOURCE[source] ?? source;
+      panels.push(multi ? `${src.label}: ${name}` : name);
+    }
+    for (const b of g.bars) {
+      const name = GANTT_SOURCE[b.source] ?? b.source;
+      const what = b.ops > 1 ? `${b.ops} ${b.kind} ops from ${b.first}` : `${b.kind} ${b.first}`;
+      rows.push({
+        panel: multi ? `${src.label}: ${name}` : name,
+        track: b.track,
+        kind: b.kind,
+        start_s: round(b.start_ms / 1000, 6),
+        end_s: round(b.end_ms / 1000, 6),
+        tip: `${b.track}: ${what}, ${num(b.start_ms / 1000, 4)}–${num(b.end_ms / 1000, 4)} s` +
+          (b.bytes > 0 ? `, ${formatSize(b.bytes)}` : ""),
+      });
+    }
+  }
+  if (rows.length === 0) return undefined;
+  return {
+    id: "gantt",
+    title: "Timeline",
+    caption: "Each op as a bar on its track (rank × stream, or process × thread), from the start " +
+      "of the iteration or replay; a replay's simulated iteration (the plan's, × scale) above " +
+      "the one it measured, on one time axis. Ops of a track and kind closer than 1/800 of the " +
+      `panel's length are drawn as one bar.${notes.length > 0 ? ` ${notes.join("; ")}.` : ""}`,
+    spec: base({
+      data: { values: rows },
+      facet: { row: { field: "panel", type: "nominal", title: null, sort: panels } },
+      resolve: { scale: { y: "independent" } },
+      spec: {
+        width: 760,
+        height: { step: 12 },
+        mark: { type: "bar" },
+        encoding: {
+          y: {
+            field: "track",
+            type: "nominal",
+            title: null,
+            sort: null,
+            axis: { labelLimit: 260 },
+          },
+          x: { field: "start_s", type: "quantitative", title: "s from the start" },
+          x2: { field: "end_s" },
+          color: { field: "kind", type: "nominal", title: "op", scale: { scheme: "tableau10" } },
+          ...TIP,
+        },
+      },
+    }),
+  };
+}
+
 /** A sweep's grid: bandwidth per bs × iodepth, one heatmap per tier and numjobs. */
 export function sweepChart(sources: readonly ChartSource[]): ChartSpec | undefined {
   const multi = sources.length > 1;
@@ -927,6 +1279,8 @@ export function sweepLatencyChart(sources: readonly ChartSource[]): ChartSpec | 
 export function reportCharts(sources: readonly ChartSource[]): ChartSpec[] {
   return [
     bandwidthChart(sources),
+    concurrencyChart(sources),
+    scalingChart(sources),
     latencyChart(sources),
     timeseriesChart(sources),
     latencyTimeChart(sources),
@@ -934,6 +1288,7 @@ export function reportCharts(sources: readonly ChartSource[]): ChartSpec[] {
     sweepLatencyChart(sources),
     contentionChart(sources),
     workloadChart(sources),
+    ganttChart(sources),
     placementChart(sources),
     predictionsChart(sources),
     nodesChart(sources),

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { ROOT, withTempDir } from "../tests/_helpers.ts";
 import {
+  benchAcrossRun,
   cliOk,
   contentionRun,
   planRun,
@@ -15,6 +16,7 @@ import type { PlanDocument } from "../schema/plan.ts";
 import type { ReportDocument } from "./document.ts";
 import { type ChartSource, latencyTimeChart, reportCharts, sweepLatencyChart } from "./_charts.ts";
 import { renderSvg } from "./_svg.ts";
+import { reportTables } from "./tables.ts";
 
 const MIB = 1024 * 1024;
 const SCALING = join(ROOT, "tests", "testdata", "profiles", "scaling-pfs.json");
@@ -52,20 +54,30 @@ Deno.test("every data mark of every chart kind carries a <title> with its series
   await withTempDir(async (dir) => {
     const disk = join(dir, "disk");
     await Deno.mkdir(disk);
-    const [run, contention, workload, plan, replay, nodes] = [
+    const [run, contention, workload, plan, replay, nodes, bench] = [
       "run",
       "contention",
       "workload",
       "plan",
       "replay",
       "nodes",
-    ].map((n) => join(dir, `${n}.json`)) as [string, string, string, string, string, string];
+      "bench",
+    ].map((n) => join(dir, `${n}.json`)) as [
+      string,
+      string,
+      string,
+      string,
+      string,
+      string,
+      string,
+    ];
     await randrwRun("memory:/dev/shm", run);
     await contentionRun(disk, contention);
     await workloadRun(disk, workload);
     await planRun(plan);
     await replayRun(dir, plan, replay);
     await cliOk(["plan", "--profile", SCALING, "--nodes", "1,2,4", "--output", nodes]);
+    await benchAcrossRun(disk, bench);
     const runDoc = await readDoc(run);
     const sweep = await sweepDoc(runDoc);
     const planDoc = JSON.parse(await Deno.readTextFile(plan)) as PlanDocument;
@@ -77,6 +89,7 @@ Deno.test("every data mark of every chart kind carries a <title> with its series
       [{ label: "replay.json", doc: await readDoc(replay) }],
       [{ label: "sweep", doc: sweep }],
       [{ label: "nodes.json", plan: nodesDoc }],
+      [{ label: "bench.json", doc: await readDoc(bench) }],
       // a comparison: two files on the same axes
       [{ label: "A", doc: runDoc }, { label: "B", doc: sweep }],
     ];
@@ -99,13 +112,16 @@ Deno.test("every data mark of every chart kind carries a <title> with its series
     }
     assert.deepEqual([...kinds].sort(), [
       "bandwidth",
+      "concurrency",
       "contention",
+      "gantt",
       "latency",
       "latency-time",
       "nodes",
       "placement",
       "predictions",
       "replay",
+      "scaling",
       "sweep",
       "sweep-latency",
       "timeseries",
@@ -180,5 +196,72 @@ Deno.test("latency over time is drawn from the intervals' p50 and p99, and not f
     assert.equal(latencyTimeChart([{ label: "old.json", doc: old }]), undefined);
     const ids = reportCharts([{ label: "old.json", doc: old }]).map((c) => c.id);
     assert.deepEqual(ids, ["bandwidth", "latency", "timeseries"]);
+  });
+});
+
+Deno.test("a profile's charts: a panel per tier with the null tier's ceiling apart, the curves and the scaling curve as measured", async () => {
+  await withTempDir(async (dir) => {
+    const path = join(dir, "bench.json");
+    await benchAcrossRun(dir, path);
+    const doc = await readDoc(path);
+    const source = [{ label: "bench.json", doc }];
+    const charts = new Map(reportCharts(source).map((c) => [c.id, c]));
+    // bandwidth: the pattern runs only (no curve run), a panel per tier, the ceiling last
+    const bw = rowsOf(charts.get("bandwidth")!.spec);
+    const panels = (charts.get("bandwidth")!.spec.facet as { sort: string[] }).sort;
+    assert.deepEqual(panels, ["memory", "pfs", "null (harness ceiling)"], "the ceiling comes last");
+    assert.deepEqual([...new Set(bw.map((r) => r.panel))].sort(), [...panels].sort());
+    assert.equal(bw.filter((r) => r.panel === "null (harness ceiling)").length, 1);
+    assert.equal(bw.length, 1 + 2 * 8, "null once; 7 patterns a tier, randrw both ways");
+    assert.ok(
+      (charts.get("bandwidth")!.spec.resolve as { scale: { y: string } }).scale.y ===
+        "independent",
+    );
+    // latency: a panel per tier too
+    const lat = rowsOf(charts.get("latency")!.spec);
+    assert.deepEqual([...new Set(lat.map((r) => r.panel))].sort(), [
+      "memory",
+      "null (harness ceiling)",
+      "pfs",
+    ]);
+    // the curves: every measured point, reading, writing and both (the mixed total)
+    const curves = rowsOf(charts.get("concurrency")!.spec);
+    let n = 0;
+    for (const t of doc.concurrency!.tiers) {
+      for (const c of t.curves) {
+        for (const p of c.points) {
+          const at = (io: string) =>
+            curves.find((r) =>
+              r.panel === t.label && r.io === io && r.processes === p.processes &&
+              r.size === (c.bs === MIB ? "1 MiB" : "2 MiB")
+            )?.bw;
+          assert.equal(at("reading"), Math.round(p.read_bw_bytes / MIB * 10) / 10);
+          assert.equal(at("writing"), Math.round(p.write_bw_bytes / MIB * 10) / 10);
+          const both = p.mixed_read_bw_bytes! + p.mixed_write_bw_bytes!;
+          assert.equal(at("both"), Math.round(both / MIB * 10) / 10);
+          n += 3;
+        }
+      }
+    }
+    assert.equal(curves.length, n);
+    // …and the same figures as a table (a CSV beside the page)
+    const table = reportTables(doc).find((t) => t.name === "concurrency")!;
+    assert.equal(table.rows.filter((r) => r[5] === "measured").length, n);
+    assert.deepEqual([...new Set(curves.map((r) => r.processes))].sort(), [1, 2]);
+    // the shared tier against nodes: all of them and each one's share
+    const scaling = rowsOf(charts.get("scaling")!.spec);
+    const [pfs] = doc.scaling!.tiers;
+    for (const p of pfs!.points) {
+      for (const d of ["read", "write"] as const) {
+        const row = (what: string) =>
+          scaling.find((r) =>
+            r.nodes === p.nodes && r.what === what &&
+            r.io === (d === "read" ? "reading" : "writing")
+          )!.bw;
+        assert.equal(row("all nodes"), Math.round(p[d].bw_bytes / MIB * 10) / 10);
+        assert.equal(row("per node"), Math.round(p[d].bw_bytes_per_node / MIB * 10) / 10);
+      }
+    }
+    assert.deepEqual([...new Set(scaling.map((r) => r.nodes))], [1, 2]);
   });
 });

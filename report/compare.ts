@@ -27,7 +27,9 @@
 import Table from "cli-table3";
 import pc from "picocolors";
 import { basename } from "node:path";
-import { ConfigError } from "../core/errors.ts";
+import { ConfigError, InputError } from "../core/errors.ts";
+import { checkOutputPath, writeFileAtomic } from "../core/output_file.ts";
+import { redactSecrets } from "../core/secrets.ts";
 import type { RunResult } from "../schema/result.ts";
 import { formatRate } from "../core/units.ts";
 import { median } from "../core/stats.ts";
@@ -72,7 +74,7 @@ export type Verdict = "better" | "worse" | "noise" | "same";
 
 /** One line of the comparison: a key (pattern and direction) and a metric, every file's figure. */
 export interface CompareRow {
-  /** The pattern (`file randrw 1m 8×1`) or run name. */
+  /** The pattern (`file randrw 1m, 1 proc × 8 deep`) or run name. */
   key: string;
   direction: "read" | "write";
   metric: "bandwidth" | "lat p50" | "lat p99";
@@ -360,14 +362,15 @@ export async function runCompare(
     throw new ConfigError("match", `"${match}" is not a way to match runs`, MATCH_MODES.join(", "));
   }
   if (paths.length < 2) {
-    throw new ConfigError("files", `${paths.length} file given: compare needs two or more`);
+    throw new InputError("compare", `${paths.length} file given: it needs two or more`);
   }
-  if (paths.length > 26) throw new ConfigError("files", `${paths.length} files: at most 26`);
+  if (paths.length > 26) throw new InputError("compare", `${paths.length} files: at most 26`);
+  if (options.html !== undefined) checkOutputPath(options.html, "html");
   const inputs: CompareInput[] = [];
   for (const [i, path] of paths.entries()) {
-    const loaded = await loadDocument(path, "files");
+    const loaded = await loadDocument(path);
     if (loaded.kind !== "result") {
-      throw new ConfigError("files", `${path}: a plan; compare takes result documents`);
+      throw new InputError(path, "a plan; compare takes result documents");
     }
     inputs.push({ label: String.fromCharCode(65 + i), path, doc: loaded.doc });
   }
@@ -384,11 +387,7 @@ export async function runCompare(
       charts: reportCharts(inputs.map((inp) => ({ label: inp.label, doc: inp.doc }))),
       tables: [],
     });
-    const dir = options.html.includes("/")
-      ? options.html.slice(0, options.html.lastIndexOf("/"))
-      : "";
-    if (dir) await Deno.mkdir(dir, { recursive: true });
-    await Deno.writeTextFile(options.html, page);
+    await writeFileAtomic(options.html, redactSecrets(page));
   }
   return { comparison, text: formatComparison(comparison) };
 }

@@ -6,7 +6,8 @@
  * @module
  */
 
-import { ConfigError } from "../core/errors.ts";
+import { InputError } from "../core/errors.ts";
+import { readJsonFile } from "../core/json_file.ts";
 import { RESULT_SCHEMA, type ResultDocument } from "../schema/result.ts";
 import { PLAN_SCHEMA, type PlanDocument } from "../schema/plan.ts";
 import { fromFioJson, isFioJson } from "../schema/fio_json_read.ts";
@@ -24,33 +25,18 @@ export type LoadedDocument =
 /**
  * Reads a result or plan document, telling them apart by `schema`; fio's
  * JSON (json, json+, fio's own or tierbench's fio-json) is read as a result
- * document (schema/fio_json_read.ts). A file
- * that cannot be read, is not JSON, or is neither throws a
- * {@linkcode ConfigError} naming `field` (the argument it came from).
+ * document (schema/fio_json_read.ts). A file that cannot be read, is not
+ * JSON, or is none of these throws an {@linkcode InputError} naming the
+ * file, in one line.
  *
  * @example
  * ```ts ignore
- * const d = await loadDocument("results/readme-contention.json", "result");
+ * const d = await loadDocument("results/readme-contention.json");
  * console.assert(d.kind === "result");
  * ```
  */
-export async function loadDocument(path: string, field: string): Promise<LoadedDocument> {
-  let text: string;
-  try {
-    text = await Deno.readTextFile(path);
-  } catch (e) {
-    throw new ConfigError(field, `${path}: cannot be read (${(e as Error).name})`, undefined, {
-      cause: e,
-    });
-  }
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch (e) {
-    throw new ConfigError(field, `${path}: not JSON (${(e as Error).message})`, undefined, {
-      cause: e,
-    });
-  }
+export async function loadDocument(path: string): Promise<LoadedDocument> {
+  const json = await readJsonFile(path);
   const doc = json as { schema?: unknown; runs?: unknown; placement?: unknown } | null;
   if (isFioJson(json)) return { kind: "result", path, doc: fromFioJson(json, path) };
   if (doc?.schema === RESULT_SCHEMA && Array.isArray(doc.runs)) {
@@ -59,9 +45,9 @@ export async function loadDocument(path: string, field: string): Promise<LoadedD
   if (doc?.schema === PLAN_SCHEMA && doc.placement && typeof doc.placement === "object") {
     return { kind: "plan", path, doc: json as PlanDocument };
   }
-  throw new ConfigError(
-    field,
-    `${path}: neither a ${RESULT_SCHEMA} nor a ${PLAN_SCHEMA} document, nor fio's JSON`,
+  throw new InputError(
+    path,
+    `neither a ${RESULT_SCHEMA} nor a ${PLAN_SCHEMA} document, nor fio's JSON`,
     "a result JSON of run, bench, contention, workload or sweep, a plan JSON, or fio's " +
       "--output-format=json or json+",
   );

@@ -11,7 +11,9 @@
  */
 
 import { basename, join } from "node:path";
-import { ConfigError } from "../core/errors.ts";
+import { InputError } from "../core/errors.ts";
+import { checkOutputPath, writeFileAtomic } from "../core/output_file.ts";
+import { redactSecrets } from "../core/secrets.ts";
 import type { PlanDocument } from "../schema/plan.ts";
 import { type ChartSource, reportCharts } from "./_charts.ts";
 import { loadDocument, type ReportDocument } from "./document.ts";
@@ -52,23 +54,28 @@ export async function buildReport(
   };
   const charts = reportCharts([source]);
   const tables = reportTables(input.doc, input.plan);
-  await Deno.mkdir(dir, { recursive: true });
   const html = join(dir, "report.html");
   const markdown = join(dir, "report.md");
-  await Deno.writeTextFile(
+  // a result written before endpoints lost their user information may still hold one
+  await writeFileAtomic(
     html,
-    await pageHtml({
-      title: `tierbench report: ${input.label}`,
-      facts: documentFacts(input.doc, input.plan),
-      charts,
-      tables,
-    }),
+    redactSecrets(
+      await pageHtml({
+        title: `tierbench report: ${input.label}`,
+        facts: documentFacts(input.doc, input.plan),
+        charts,
+        tables,
+      }),
+    ),
   );
-  await Deno.writeTextFile(markdown, reportMarkdown(input.doc, input.plan, tables, charts));
+  await writeFileAtomic(
+    markdown,
+    redactSecrets(reportMarkdown(input.doc, input.plan, tables, charts)),
+  );
   const csv: string[] = [];
   for (const t of tables) {
     const path = join(dir, `${t.name}.csv`);
-    await Deno.writeTextFile(path, tableCsv(t));
+    await writeFileAtomic(path, redactSecrets(tableCsv(t)));
     csv.push(path);
   }
   return { dir, html, markdown, csv, charts: charts.map((c) => c.id) };
@@ -78,7 +85,7 @@ export async function buildReport(
  * `tierbench report FILE [FILE]`: reads a result document and/or a plan (in
  * either order, told apart by their schema) and writes the report into
  * `outDir` (default `results/report-<first file's name>/` under `cwd`). Bad
- * input throws a {@linkcode ConfigError} naming the argument.
+ * input throws a {@linkcode InputError} naming the file.
  *
  * @example
  * ```ts ignore
@@ -90,29 +97,28 @@ export async function writeReport(
   options: { outDir?: string | undefined; cwd?: string } = {},
 ): Promise<ReportFiles> {
   if (paths.length === 0 || paths.length > 2) {
-    throw new ConfigError(
-      "result",
+    throw new InputError(
+      "report",
       `${paths.length} files given`,
       "RESULT.json, PLAN.json, or RESULT.json PLAN.json",
     );
   }
+  const stem = basename(paths[0]!).replace(/\.json$/, "");
+  const outDir = options.outDir ?? join(options.cwd ?? Deno.cwd(), "results", `report-${stem}`);
+  checkOutputPath(join(outDir, "report.html")); // before reading: a directory it cannot write
   let doc: ReportDocument | undefined;
   let plan: PlanDocument | undefined;
-  for (const [i, p] of paths.entries()) {
-    const loaded = await loadDocument(p, i === 0 ? "result" : "plan");
+  for (const p of paths) {
+    const loaded = await loadDocument(p);
     if (loaded.kind === "result") {
-      if (doc) throw new ConfigError("plan", `${p}: a second result document; give one and a plan`);
+      if (doc) throw new InputError(p, "a second result document; give one and a plan");
       doc = loaded.doc;
     } else {
-      if (plan) {
-        throw new ConfigError("result", `${p}: a second plan; give one result and one plan`);
-      }
+      if (plan) throw new InputError(p, "a second plan; give one result and one plan");
       plan = loaded.doc;
     }
   }
   const label = paths.map((p) => basename(p)).join(" + ");
-  const stem = basename(paths[0]!).replace(/\.json$/, "");
-  const outDir = options.outDir ?? join(options.cwd ?? Deno.cwd(), "results", `report-${stem}`);
   return await buildReport(outDir, {
     label,
     ...(doc ? { doc } : {}),

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { withTempDir } from "../tests/_helpers.ts";
-import { cliOk, planRun, randrwRun, readDoc } from "../tests/_report_fixtures.ts";
+import { cliOk, planRun, randrwRun, readDoc, traceReplayRun } from "../tests/_report_fixtures.ts";
 
 Deno.test("report writes a page with no external reference, a summary and CSVs of a real run and plan", async () => {
   await withTempDir(async (dir) => {
@@ -11,7 +11,13 @@ Deno.test("report writes a page with no external reference, a summary and CSVs o
     await planRun(plan);
     const out = join(dir, "rep");
     const stdout = await cliOk(["report", run, plan, "--output", out]);
-    assert.ok(stdout.includes(join(out, "report.html")));
+    // the last line: the page, and (a run is no profile) a comparison with another result
+    const last = stdout.trim().split("\n").at(-1)!;
+    assert.match(
+      last,
+      /^report: (\S+report\.html); next: .*tierbench compare \S+run\.json OTHER\.json$/,
+    );
+    assert.ok(join(out, "report.html").endsWith(last.split(";")[0]!.slice("report: ".length)));
     const html = await Deno.readTextFile(join(out, "report.html"));
     for (const id of ["bandwidth", "latency", "timeseries", "placement", "predictions"]) {
       assert.ok(html.includes(`data-chart="${id}"`), id);
@@ -43,5 +49,25 @@ Deno.test("report writes a page with no external reference, a summary and CSVs o
     assert.ok(md.includes(`host: ${doc.host.hostname}`));
     assert.ok(md.includes("## Runs") && md.includes("## Plan: placement (per rank)"));
     assert.ok(md.includes(`| ${r.name} | memory |`));
+  });
+});
+
+Deno.test("report of a trace replay: its timeline, per tier and direction, and recorded beside replayed", async () => {
+  await withTempDir(async (dir) => {
+    const doc = join(dir, "replay.json");
+    await traceReplayRun(dir, doc);
+    const out = join(dir, "rep");
+    await cliOk(["report", doc, "--output", out]);
+    const html = await Deno.readTextFile(join(out, "report.html"));
+    assert.ok(html.includes('data-chart="gantt"'));
+    const t = (await readDoc(doc)).trace_replay!;
+    const csv = (await Deno.readTextFile(join(out, "trace-replay.csv"))).trim().split("\n");
+    const col = csv[0]!.split(",");
+    const rows = csv.slice(1).map((l) => l.split(","));
+    assert.deepEqual(rows.map((r) => r[col.indexOf("direction")]), ["read", "write"]);
+    const total = rows.reduce((n, r) => n + Number(r[col.indexOf("requests")]), 0);
+    assert.equal(total, 1024); // fio's 4 KiB random reads and writes, each block once
+    const times = (await Deno.readTextFile(join(out, "trace-replay-times.csv"))).split("\n");
+    assert.equal(times[1], `whole trace,,${t.total.recorded_s},${t.total.replayed_s}`);
   });
 });

@@ -42,17 +42,18 @@ export function directionsOf(r: RunResult): ("read" | "write")[] {
 }
 
 /**
- * A run's pattern as people read it: `file randrw 1m 8×1` (tier kind, rw,
- * bs, iodepth × numjobs).
+ * A run's pattern as people read it: `file randrw 1m, 1 proc × 8 deep`
+ * (tier kind, rw, bs, numjobs and iodepth spelled out).
  *
  * @example
  * ```ts ignore
- * console.assert(patternLabel(run) === "file randrw 1m 8×1");
+ * console.assert(patternLabel(run) === "file randrw 1m, 1 proc × 8 deep");
  * ```
  */
 export function patternLabel(r: RunResult): string {
   const o = r.options;
-  return `${r.tier?.kind ?? "?"} ${o.rw} ${formatSize(o.bs)} ${o.iodepth}×${o.numjobs}`;
+  const procs = `${o.numjobs} proc${o.numjobs === 1 ? "" : "s"} × ${o.iodepth} deep`;
+  return `${r.tier?.kind ?? "?"} ${o.rw} ${formatSize(o.bs)}, ${procs}`;
 }
 
 function p(d: DirectionResult, key: string): number | null {
@@ -107,6 +108,56 @@ export function runsTable(doc: ReportDocument): ReportTable | undefined {
       "lat_p99_us",
       "lat_p99.99_us",
       "status",
+    ],
+    rows,
+  };
+}
+
+/**
+ * The concurrency curves: a row per tier, request size, process count and
+ * I/O (reading, writing, both: n reading while n others write, each side's
+ * total), measured or left out as alike on either side (`interpolated`, no
+ * figure).
+ */
+export function concurrencyTable(doc: ReportDocument): ReportTable | undefined {
+  const rows: Cell[][] = [];
+  for (const t of doc.concurrency?.tiers ?? []) {
+    for (const c of t.curves ?? []) {
+      const counts = [...(c.points ?? []).map((p) => p.processes), ...(c.interpolated ?? [])]
+        .sort((a, b) => a - b);
+      for (const n of counts) {
+        const p = c.points.find((x) => x.processes === n);
+        const at = (io: string, read: number | null, write: number | null) =>
+          rows.push([
+            t.label,
+            c.bs,
+            c.iodepth,
+            n,
+            io,
+            p ? "measured" : "interpolated",
+            read,
+            write,
+          ]);
+        const mib = (x: number | undefined) => x === undefined ? null : round(x / MIB);
+        at("reading", mib(p?.read_bw_bytes), null);
+        at("writing", null, mib(p?.write_bw_bytes));
+        at("both", mib(p?.mixed_read_bw_bytes), mib(p?.mixed_write_bw_bytes));
+      }
+    }
+  }
+  if (rows.length === 0) return undefined;
+  return {
+    name: "concurrency",
+    title: "Bandwidth against processes at once",
+    columns: [
+      "tier",
+      "bs",
+      "iodepth",
+      "processes",
+      "io",
+      "point",
+      "read_MiB_s_total",
+      "write_MiB_s_total",
     ],
     rows,
   };
@@ -172,6 +223,66 @@ export function workloadTable(doc: ReportDocument): ReportTable | undefined {
     columns: ["workload", "iterations", "iteration_s", "update_s", "stall_s", "flush_s", "bytes"],
     rows,
   };
+}
+
+/**
+ * A trace replay: per mapped tier and direction, what moved and how fast;
+ * then the whole trace, each thread and each phase, recorded beside
+ * replayed.
+ */
+export function traceReplayTables(doc: ReportDocument): ReportTable[] {
+  const t = doc.trace_replay;
+  if (!t) return [];
+  const lat = (d: { lat_ns: { N: number; percentile?: Record<string, number> } }, k: string) => {
+    const v = d.lat_ns.percentile?.[k];
+    return typeof v === "number" && d.lat_ns.N > 0 ? round(v / 1000, 2) : null;
+  };
+  const io: Cell[][] = t.tiers.flatMap((x) =>
+    (["read", "write"] as const).filter((dir) => x[dir].total_ios > 0).map((dir) => [
+      x.prefix,
+      `${x.tier.kind}:${x.tier.path ?? ""}`,
+      dir,
+      round(x[dir].io_bytes / MIB),
+      round(x[dir].bw_bytes / MIB),
+      Math.round(x[dir].iops),
+      x[dir].total_ios,
+      lat(x[dir], "50.000000"),
+      lat(x[dir], "99.000000"),
+    ])
+  );
+  const times: Cell[][] = [
+    ["whole trace", "", round(t.total.recorded_s, 6), round(t.total.replayed_s, 6)],
+    ...t.threads.map((
+      x,
+    ): Cell[] => ["thread", x.thread, round(x.recorded_s, 6), round(x.replayed_s, 6)]),
+    ...t.phases.map((
+      x,
+    ): Cell[] => ["phase", x.name, round(x.recorded_s, 6), round(x.replayed_s, 6)]),
+  ];
+  return [
+    {
+      name: "trace-replay",
+      title: `Trace replay (--speed ${t.speed}): per tier and direction`,
+      columns: [
+        "prefix",
+        "tier",
+        "direction",
+        "MiB",
+        "bw_MiB_s",
+        "iops",
+        "requests",
+        "lat_p50_us",
+        "lat_p99_us",
+      ],
+      rows: io,
+    },
+    {
+      name: "trace-replay-times",
+      title: "Trace replay: recorded beside replayed, s",
+      columns: ["what", "name", "recorded_s", "replayed_s"],
+      rows: times,
+    },
+  ];
 }
 
 /** The plan's placement: subgroups per rank on each path. */
@@ -305,7 +416,14 @@ export function sweepTable(doc: ReportDocument): ReportTable | undefined {
 export function reportTables(doc: ReportDocument | undefined, plan?: PlanDocument): ReportTable[] {
   const out: (ReportTable | undefined)[] = [];
   if (doc) {
-    out.push(runsTable(doc), sweepTable(doc), contentionTable(doc), workloadTable(doc));
+    out.push(
+      runsTable(doc),
+      sweepTable(doc),
+      concurrencyTable(doc),
+      contentionTable(doc),
+      workloadTable(doc),
+    );
+    out.push(...traceReplayTables(doc));
   }
   if (plan) out.push(placementTable(plan), predictionsTable(plan));
   return out.filter((t): t is ReportTable => t !== undefined);

@@ -36,6 +36,12 @@ export interface ConcurrencyResultCurve {
   iodepth: number;
   /** Ascending by `processes`. */
   points: ConcurrencyResultPoint[];
+  /**
+   * Process counts asked for but not measured: the curve was flat around
+   * them (see {@linkcode ConcurrencyResult.flat_share}), so they read as the
+   * line between the measured counts on either side.
+   */
+  interpolated?: number[];
 }
 
 /** One tier's curves. */
@@ -60,6 +66,14 @@ export interface ConcurrencyResult {
   error?: string;
   /** The process counts asked for, ascending. */
   processes: number[];
+  /**
+   * Where set, an interior count was measured only where the measured counts
+   * around it differed, in a read, write or mixed total, by more than this
+   * share of the larger and by more than twice the standard error of the
+   * difference (from the points' quarter-second samples); the others are
+   * each curve's `interpolated`.
+   */
+  flat_share?: number;
   /** Measured time of every run, ms, and its warm-up. */
   runtime_ms: number;
   ramp_ms: number;

@@ -56,7 +56,12 @@ export interface ContentionPattern {
 export interface ContentionWindow {
   /** Its Workers started opening (and laying out or reserving) files. */
   layout_start: number;
-  /** Layout done: the ramp began (I/O from here on, not yet counted). */
+  /**
+   * Layout done: its Workers had laid out their files and it met the others
+   * (absent in documents written before: read `ramp_start`).
+   */
+  layout_end?: number;
+  /** The ramp began (I/O from here on, not yet counted). */
   ramp_start: number;
   /** The measured window: every counted byte moved between these two. */
   measure_start: number;

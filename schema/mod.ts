@@ -12,4 +12,5 @@ export * from "./result.ts";
 export * from "./run_status.ts";
 export * from "./scaling.ts";
 export * from "./sweep.ts";
+export * from "./trace_replay.ts";
 export * from "./workload.ts";

@@ -56,7 +56,28 @@ export interface Prediction {
   /** False when the placement does not fit the capacities; `note` says which. */
   feasible: boolean;
   note?: string;
+  /**
+   * The plan's program as simulated (`predictions.plan` only): every op of
+   * its steady iterations; absent in plans written before it was added.
+   */
+  timeline?: SimulatedTimeline;
 }
+
+/**
+ * Ops of a simulated program, one span each, ms from the start of their
+ * iteration (as a workload's measured timeline, with the iteration first):
+ * a replay draws the iteration of its own pass direction beside what it
+ * measured.
+ */
+export interface SimulatedTimeline {
+  columns: ["iteration", "rank", "stream", "kind", "label", "bytes", "start_ms", "end_ms"];
+  spans: [number, number, string, string, string, number, number, number][];
+  /** Whether spans were left out (at most {@linkcode SIMULATED_TIMELINE_CAP}). */
+  cut: boolean;
+}
+
+/** Most spans a simulated timeline keeps. */
+export const SIMULATED_TIMELINE_CAP = 20_000;
 
 /**
  * Host memory a prediction assumes, node-wide, bytes (solver/host_memory.ts):

@@ -35,6 +35,18 @@ export interface ReplayResult {
    * path was busy against its predicted busy time × scale.
    */
   paths: ReplayPath[];
+  /**
+   * The plan's simulated timeline × scale, of the steady iteration whose
+   * pass runs the way the measured timeline's does (the workload section's
+   * `timeline.iteration`); absent when the plan has none (written before).
+   */
+  simulated_timeline?: {
+    /** The simulated program's iteration drawn. */
+    iteration: number;
+    columns: ["rank", "stream", "kind", "label", "bytes", "start_ms", "end_ms"];
+    spans: [number, string, string, string, number, number, number][];
+    cut: boolean;
+  };
 }
 
 /** One run of the activation part: forward and backward, predicted (× scale) beside measured. */

@@ -9,6 +9,7 @@
 import type { TierFacts } from "../tiers/types.ts";
 import type { WorkloadResult } from "./workload.ts";
 import type { ReplayResult } from "./replay.ts";
+import type { TraceReplayResult } from "./trace_replay.ts";
 import type { RunStatus } from "./run_status.ts";
 import type { ConcurrencyResult } from "./concurrency.ts";
 import type { ContentionResult } from "./contention.ts";
@@ -17,6 +18,8 @@ import type { ClusterSection } from "./cluster.ts";
 import type { ScalingResult } from "./scaling.ts";
 import type { HostFacts } from "../core/host.ts";
 import type { EncodedLatency, LatencyStats } from "../core/recorder.ts";
+import type { RetryCause } from "../core/job_protocol.ts";
+import { writeFileAtomic } from "../core/output_file.ts";
 
 /** The schema id written into every result. */
 export const RESULT_SCHEMA = "tierbench/result@1";
@@ -196,13 +199,26 @@ export interface RunResult {
   options: RunOptions;
   /** Warm-up before measurement; its I/O is excluded from every figure. */
   ramp: { ms: number; excluded: true };
+  /**
+   * `bench`: the steady-state criterion the run was stopped by once it held
+   * (else it measured its whole runtime), and whether it held; absent where
+   * every run measures its whole runtime.
+   */
+  steady?: { criterion: string; reached: boolean };
   read: DirectionResult;
   write: DirectionResult;
   timeseries: TimeSeries;
   /** Under a rate: how far the run kept to its schedule; absent when closed-loop. */
   schedule?: ScheduleResult;
-  /** CPU time of the whole tierbench process during measurement, as % of one core. */
-  cpu: { usr_pct: number; sys_pct: number };
+  /**
+   * CPU time of the whole tierbench process during measurement, as % of one
+   * core; and `jobs`, the CPU time the jobs' own threads spent from the end of
+   * their ramp to their end, summed over jobs, in ns (getrusage RUSAGE_THREAD,
+   * what fio's usr_cpu and sys_cpu count for a job): divided by the I/Os, the
+   * harness's CPU per I/O. `jobs` is absent in documents written before it
+   * was added.
+   */
+  cpu: { usr_pct: number; sys_pct: number; jobs?: { usr_ns: number; sys_ns: number } };
   /**
    * I/O errors the run counted and went on after (a job file's
    * continue_on_error), per direction, and the first; absent when none.
@@ -222,7 +238,24 @@ export interface RunResult {
     fsync_ms: number;
     /** Requests retried after transient errors (network tiers). */
     retries: number;
+    /**
+     * `retries` by cause (core/job_protocol.ts RETRY_CAUSES): throttled
+     * (503 SlowDown, 429), server_error (another 5xx), connection (refused,
+     * reset or dropped mid-body), timeout (no progress for the idle
+     * timeout), other. Absent in results written before it was added.
+     */
+    retry_causes?: Record<RetryCause, number>;
   }[];
+}
+
+/** One phase of a command that runs several, and what it cost. */
+export interface PhaseTime {
+  /** `patterns`, `contention`, `concurrency`, `workloads`. */
+  name: string;
+  /** Wall-clock time, ms. */
+  wall_ms: number;
+  /** CPU time of the whole tierbench process (every thread, user + system), ms. */
+  cpu_ms: number;
 }
 
 /** The whole document. */
@@ -232,7 +265,7 @@ export interface ResultDocument {
   schema: typeof RESULT_SCHEMA;
   tool: { name: "tierbench"; version: string; deno: string; peak_rss_bytes: number };
   run_id: string;
-  kind: "run" | "profile" | "workload" | "contention" | "sweep";
+  kind: "run" | "profile" | "workload" | "contention" | "sweep" | "trace-replay";
   started: string;
   finished: string;
   status: RunStatus;
@@ -252,6 +285,8 @@ export interface ResultDocument {
   workload?: WorkloadResult;
   /** `tierbench replay`: the plan's predicted update phase beside the measured one. */
   replay?: ReplayResult;
+  /** `tierbench trace replay`: a trace run again on the tiers, recorded beside replayed. */
+  trace_replay?: TraceReplayResult;
   /** `tierbench bench`: the short training workloads of the node profile. */
   workloads?: WorkloadResult[];
   /**
@@ -265,6 +300,8 @@ export interface ResultDocument {
    * (schema/concurrency.ts, bench/concurrency.ts); its runs are in `runs`.
    */
   concurrency?: ConcurrencyResult;
+  /** `bench`: how long each of its phases took, in order (the patterns, the matrix, …). */
+  phases?: PhaseTime[];
   /**
    * A run across processes (mpirun, srun, torchrun-style): who took part,
    * each one's runs and the aggregate. `runs` then holds the aggregates.
@@ -281,7 +318,8 @@ export interface ResultDocument {
 }
 
 /**
- * Writes a result document as pretty JSON, creating the parent directory.
+ * Writes a result document as pretty JSON, creating the parent directory;
+ * atomically (a temporary file beside it, renamed over it).
  *
  * @example
  * ```ts ignore
@@ -289,9 +327,7 @@ export interface ResultDocument {
  * ```
  */
 export async function writeResult(path: string, doc: ResultDocument): Promise<void> {
-  const dir = path.includes("/") ? path.slice(0, path.lastIndexOf("/")) : "";
-  if (dir) await Deno.mkdir(dir, { recursive: true });
-  await Deno.writeTextFile(path, stringifyResult(doc) + "\n");
+  await writeFileAtomic(path, stringifyResult(doc) + "\n");
 }
 
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json };

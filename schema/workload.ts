@@ -79,6 +79,8 @@ export interface RankReport {
   started: number;
   /** Under --background-rate: each path's background stream. */
   background?: BackgroundSchedule[];
+  /** Under --verify: bytes read back and checked against what the rank wrote. */
+  verified_bytes?: number;
 }
 
 /** `--background-rate`: the rate of each rank's background stream, and how each kept to it. */
@@ -163,6 +165,12 @@ export interface WorkloadResult {
   ranks: { rank: number; phases: RankPhaseResult[] }[];
   /** Under --background-rate: the rate and, per rank and path, whether it was kept. */
   background_rate?: BackgroundRateResult;
+  /**
+   * Under --verify: every object read back was checked, byte for byte,
+   * against the write that last covered it (engines/stream_verify.ts);
+   * `checked_bytes` over all ranks, the same as the bytes read.
+   */
+  verify?: { checked_bytes: number };
   /** Every op of one measured iteration (the last), ms from that iteration's start. */
   timeline: {
     iteration: number;

@@ -20,7 +20,7 @@ import { mlpOffload } from "../workloads/mlp_offload.ts";
 import type { Op, RankProgram, WorkloadProgram } from "../workloads/ops.ts";
 import type { TrainingSetup } from "../workloads/setup.ts";
 import { zeroInfinity } from "../workloads/zero_infinity.ts";
-import { placementOptions, type PlannedPath } from "../schema/plan.ts";
+import { placementOptions, type PlannedPath, type SimulatedTimeline } from "../schema/plan.ts";
 
 import { type RateOf, simulate, type SimulatedPhase } from "./simulate.ts";
 import type { SlowdownLookup, SolverTier, TogetherLookup } from "./solver_tier.ts";
@@ -42,6 +42,8 @@ export interface SimulatedUpdate {
   readonly path_s: Record<string, number>;
   /** Bytes moved per iteration, all ranks, by `path:read` / `path:write`. */
   readonly bytes: Record<string, number>;
+  /** The steady iterations' ops as spans. */
+  readonly timeline?: SimulatedTimeline;
 }
 
 /**
@@ -99,7 +101,9 @@ function steady(setup: TrainingSetup, cached: boolean): TrainingSetup {
 }
 
 function summarise(program: WorkloadProgram, rates: RateOf): SimulatedUpdate {
-  const sim = simulate(program, rates);
+  const first = program.warmupIterations;
+  const steady = Array.from({ length: program.iterations }, (_, i) => first + i);
+  const sim = simulate(program, rates, { timelineIterations: steady });
   const updates = sim.phases.filter((p) =>
     p.phase === "update" && p.iteration >= program.warmupIterations
   );
@@ -114,6 +118,7 @@ function summarise(program: WorkloadProgram, rates: RateOf): SimulatedUpdate {
     update_s: updates.reduce((t, u) => t + u.time_s, 0) / updates.length,
     path_s: mean((u) => u.busy_s),
     bytes: mean((u) => u.bytes),
+    ...(sim.timeline ? { timeline: sim.timeline } : {}),
   };
 }
 

@@ -1,14 +1,14 @@
 /**
  * The parts of a plan document that `tierbench replay` reads, checked before
  * it runs anything: a hand-edited or damaged plan is refused in one line
- * naming the field (a {@linkcode ConfigError} on `plan`, exit 2) instead of
+ * naming the file and field (an {@linkcode InputError}, exit 2) instead of
  * failing inside the replay with a TypeError.
  *
  * @module
  */
 
 import { z } from "zod";
-import { ConfigError } from "../core/errors.ts";
+import { InputError } from "../core/errors.ts";
 import { PLAN_SCHEMA, type PlanDocument } from "../schema/plan.ts";
 import { describeZodIssue } from "../core/zod_issue.ts";
 
@@ -43,8 +43,8 @@ const planSchema = z.object({
 });
 
 /**
- * `json` as a plan document, or a ConfigError naming the first field at
- * fault (`--plan: FILE: placement.paths[0].bs: …`).
+ * `json` as a plan document, or an {@linkcode InputError} naming the file
+ * and the first field at fault (`FILE: placement.paths[0].bs: …`).
  *
  * @example
  * ```ts
@@ -52,7 +52,7 @@ const planSchema = z.object({
  * try {
  *   checkPlanDocument({ schema: "tierbench/plan@1", placement: "x" }, "p.json");
  * } catch (e) {
- *   console.assert((e as Error).message.startsWith("--plan: p.json: "));
+ *   console.assert((e as Error).message.startsWith("p.json: placement: "));
  * }
  * ```
  */
@@ -61,13 +61,13 @@ export function checkPlanDocument(json: unknown, source: string): PlanDocument {
   if (parsed.success) return json as PlanDocument;
   const { where: path, problem } = describeZodIssue(parsed.error.issues, { input: json });
   if (path === "" || path === "schema") {
-    throw new ConfigError(
-      "plan",
-      `${source}: not a ${PLAN_SCHEMA} document: write one with \`tierbench plan\``,
+    throw new InputError(
+      source,
+      `not a ${PLAN_SCHEMA} document: write one with \`tierbench plan\``,
     );
   }
-  throw new ConfigError(
-    "plan",
-    `${source}: ${path}: ${problem}; write the plan again with \`tierbench plan\``,
+  throw new InputError(
+    source,
+    `${path}: ${problem}; write the plan again with \`tierbench plan\``,
   );
 }

@@ -28,7 +28,7 @@ import type { SolverTier, TogetherLookup } from "./solver_tier.ts";
 import type { Profile, ProfileTier } from "../schema/profile.ts";
 import { slowdownLookup, togetherAtOf, togetherOf } from "./slowdown.ts";
 import { profileAtNodes } from "./remote_share.ts";
-import type { NodesSweepPoint, RemoteShareUsed } from "../schema/plan.ts";
+import type { NodesSweepPoint, Prediction, RemoteShareUsed } from "../schema/plan.ts";
 
 /** Options of {@linkcode makePlan}. */
 export interface PlanOptions {
@@ -130,7 +130,7 @@ export async function makePlan(
       order: cached > 0 ? "alternating" : "ascending",
       ...(solved.dosStride !== undefined ? { dos_stride: solved.dosStride } : {}),
     },
-    predictions: solved.predictions,
+    predictions: planTimelineOnly(solved.predictions),
     activations: planActivations(setup, local.read_bw_bytes, local.write_bw_bytes),
     why: solved.why,
     exports: { deepspeed: {}, mlp_offload: {} },
@@ -213,6 +213,20 @@ function hostReserveOf(profile: Profile, opts: PlanOptions): number {
 }
 
 /** One count of a sweep, from its solution. */
+/** The predictions with the simulated timeline kept for the plan alone (the baselines' would only add weight). */
+function planTimelineOnly(p: PlanDocument["predictions"]): PlanDocument["predictions"] {
+  const drop = (x: Prediction): Prediction => {
+    const { timeline: _, ...rest } = x;
+    return rest;
+  };
+  return {
+    ...p,
+    zero_offload: drop(p.zero_offload),
+    zero_infinity: drop(p.zero_infinity),
+    ...(p.mlp_offload ? { mlp_offload: drop(p.mlp_offload) } : {}),
+  };
+}
+
 function sweepPoint(
   nodes: number,
   solved: Awaited<ReturnType<typeof solve>>,

@@ -28,6 +28,7 @@
 
 import { z } from "zod";
 import { describeValue, describeZodIssue, formatPath, valueAt } from "../core/zod_issue.ts";
+import { jsonProblem } from "../core/json_file.ts";
 import { RESULT_SCHEMA } from "../schema/result.ts";
 import { fromFioJson, isFioJson } from "../schema/fio_json_read.ts";
 import {
@@ -833,8 +834,9 @@ export async function readProfile(path: string): Promise<Profile> {
   try {
     json = JSON.parse(text);
   } catch (e) {
-    const why = e instanceof Error ? e.message : String(e);
-    throw new ProfileError(path, "", `is not JSON (${why})`, "a JSON document", { cause: e });
+    throw new ProfileError(path, "", `is ${jsonProblem(e, text)}`, "a JSON document", {
+      cause: e,
+    });
   }
   return loadProfile(json, path);
 }

@@ -1,9 +1,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { ConfigError } from "../core/errors.ts";
 import { ROOT } from "../tests/_helpers.ts";
+import { profileErrorOf } from "../tests/_profile.ts";
 import { loadProfile, readProfile } from "./profile.ts";
-import { ProfileError } from "../schema/profile.ts";
 
 const MiB = 1048576;
 // deno-lint-ignore no-explicit-any
@@ -38,17 +37,6 @@ function withCurves(edit: (doc: Json) => void = () => {}): Json {
   };
   edit(doc);
   return doc;
-}
-
-function errorOf(doc: unknown): ProfileError {
-  try {
-    loadProfile(doc, "p.json");
-  } catch (e) {
-    assert.ok(e instanceof ProfileError && e instanceof ConfigError, `${e}`);
-    assert.ok(!e.message.includes("\n"), e.message);
-    return e;
-  }
-  assert.fail("no error");
 }
 
 const CURVE = "tiers.file.concurrency";
@@ -131,7 +119,7 @@ Deno.test("bad hand-written concurrency curves are refused naming the field", ()
     ],
   ];
   for (const [edit, path, text] of cases) {
-    const e = errorOf(withCurves(edit));
+    const e = profileErrorOf(withCurves(edit));
     assert.equal(e.path, path, e.message);
     assert.match(e.message, text);
   }

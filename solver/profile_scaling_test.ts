@@ -1,9 +1,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { ConfigError } from "../core/errors.ts";
 import { ROOT } from "../tests/_helpers.ts";
+import { profileErrorOf } from "../tests/_profile.ts";
 import { loadProfile, readProfile } from "./profile.ts";
-import { ProfileError } from "../schema/profile.ts";
 import type { ScalingResult } from "../schema/scaling.ts";
 
 const MiB = 1048576;
@@ -34,17 +33,6 @@ function withCurve(edit: (doc: Json) => void = () => {}): Json {
   };
   edit(doc);
   return doc;
-}
-
-function errorOf(doc: unknown): ProfileError {
-  try {
-    loadProfile(doc, "p.json");
-  } catch (e) {
-    assert.ok(e instanceof ProfileError && e instanceof ConfigError, `${e}`);
-    assert.ok(!e.message.includes("\n"), e.message);
-    return e;
-  }
-  assert.fail("no error");
 }
 
 Deno.test("a hand-written curve loads as stated, the aggregates per node × nodes where not given", () => {
@@ -86,7 +74,7 @@ Deno.test("a bad curve is refused naming its JSON path and what is allowed", () 
     [(d) => d.scaling.file = d.scaling.pfs, "scaling.file", /a file tier, not a shared one/],
   ];
   for (const [edit, path, allowed] of cases) {
-    const e = errorOf(withCurve(edit));
+    const e = profileErrorOf(withCurve(edit));
     assert.equal(e.path, path, e.message);
     assert.match(e.message, allowed);
     assert.ok(e.message.startsWith(`--profile: p.json: ${path}: `), e.message);
@@ -140,7 +128,7 @@ Deno.test("a result's scaling section becomes a measured curve, ascending, empty
 
 Deno.test("a result's scaling section of the wrong shape is refused naming the path", async () => {
   const doc = await resultWith({ tiers: [{ label: "pfs" }] } as unknown as ScalingResult);
-  const e = errorOf(doc);
+  const e = profileErrorOf(doc);
   assert.match(e.path, /^scaling\.tiers\[0\]\./);
 });
 

@@ -31,6 +31,7 @@
 import { unionLength } from "../core/stats.ts";
 import type { Op, WorkloadProgram } from "../workloads/ops.ts";
 import type { Direction } from "../schema/profile.ts";
+import { SIMULATED_TIMELINE_CAP, type SimulatedTimeline } from "../schema/plan.ts";
 
 /**
  * Node-wide bandwidth, bytes/s, of `path` in `direction` while the path
@@ -62,6 +63,14 @@ export interface Simulation {
   readonly phases: readonly SimulatedPhase[];
   /** Simulated seconds of the whole program. */
   readonly end_s: number;
+  /** With `timelineIterations`: the ops of those iterations as spans. */
+  readonly timeline?: SimulatedTimeline;
+}
+
+/** What {@linkcode simulate} keeps beside the phases. */
+export interface SimulateOptions {
+  /** Iterations whose ops become timeline spans. */
+  readonly timelineIterations?: readonly number[];
 }
 
 interface Transfer {
@@ -91,7 +100,11 @@ interface Transfer {
  * console.assert(Math.abs(sim.phases[0]!.time_s - 2.5) < 1e-9);
  * ```
  */
-export function simulate(program: WorkloadProgram, rateOf: RateOf): Simulation {
+export function simulate(
+  program: WorkloadProgram,
+  rateOf: RateOf,
+  options: SimulateOptions = {},
+): Simulation {
   const ranks = program.ranks;
   const offset: number[] = [];
   let n = 0;
@@ -325,7 +338,54 @@ export function simulate(program: WorkloadProgram, rateOf: RateOf): Simulation {
       `the program cannot finish: op ${ops[stuck]!.label} of rank ${rankOf[stuck]} never ran`,
     );
   }
-  return { phases: phasesOf(ops, rankOf, start, end), end_s: now };
+  const phases = phasesOf(ops, rankOf, start, end);
+  const its = options.timelineIterations;
+  if (!its || its.length === 0) return { phases, end_s: now };
+  return {
+    phases,
+    end_s: now,
+    timeline: timelineOf(ops, ranks.map((r) => r.rank), rankOf, start, end, its),
+  };
+}
+
+/** The spans of the ops of iterations `its` (barriers left out), ms from each one's first start. */
+function timelineOf(
+  ops: readonly Op[],
+  rankNo: readonly number[],
+  rankOf: Int32Array,
+  start: Float64Array,
+  end: Float64Array,
+  its: readonly number[],
+): SimulatedTimeline {
+  const wanted = new Set(its);
+  const t0 = new Map<number, number>();
+  ops.forEach((op, g) => {
+    if (!wanted.has(op.iteration) || op.kind === "barrier") return;
+    t0.set(op.iteration, Math.min(t0.get(op.iteration) ?? Infinity, start[g]!));
+  });
+  const ms = (s: number) => Math.round(s * 1e6) / 1000;
+  const spans: SimulatedTimeline["spans"] = [];
+  let cut = false;
+  ops.forEach((op, g) => {
+    if (!wanted.has(op.iteration) || op.kind === "barrier") return;
+    if (spans.length >= SIMULATED_TIMELINE_CAP) return void (cut = true);
+    const base = t0.get(op.iteration)!;
+    spans.push([
+      op.iteration,
+      rankNo[rankOf[g]!]!,
+      op.stream,
+      op.kind,
+      op.label,
+      op.bytes,
+      ms(start[g]! - base),
+      ms(end[g]! - base),
+    ]);
+  });
+  return {
+    columns: ["iteration", "rank", "stream", "kind", "label", "bytes", "start_ms", "end_ms"],
+    spans,
+    cut,
+  };
 }
 
 /** Node-wide phase times and per-path busy times, as workloads/result.ts and solver/replay.ts measure them. */

@@ -183,3 +183,39 @@ Deno.test("simulate() lets one rank at a time hold a node-wide lock, the transfe
   const three = update(program([rank(0), rank(1), rank(2)]));
   assert.ok(Math.abs(three.time_s - 4) < 1e-9, `${three.time_s}`);
 });
+
+Deno.test("simulate() keeps the ops of the iterations asked for as timeline spans, ms from each one's start", () => {
+  const b = new ProgramBuilder(0);
+  for (const iteration of [0, 1]) {
+    const r = b.add({
+      iteration,
+      phase: "update",
+      kind: "read",
+      stream: "local:read",
+      path: "local",
+      object: "A",
+      bytes: 1e9,
+      label: `A${iteration}`,
+      after: [],
+    });
+    b.add({
+      iteration,
+      phase: "update",
+      kind: "compute",
+      stream: "compute",
+      ms: 500,
+      label: "adam",
+      after: [r],
+    });
+  }
+  const sim = simulate({ ...program([b.build()]), iterations: 2 }, () => 1e9, {
+    timelineIterations: [1],
+  });
+  // iteration 0: A0 [0, 1], adam [1, 1.5]; iteration 1's read waits for A0 on its stream
+  assert.deepEqual(sim.timeline!.spans, [
+    [1, 0, "local:read", "read", "A1", 1e9, 0, 1000],
+    [1, 0, "compute", "compute", "adam", 0, 1000, 1500],
+  ]);
+  assert.equal(sim.timeline!.cut, false);
+  assert.equal(simulate(program([b.build()]), () => 1e9).timeline, undefined);
+});

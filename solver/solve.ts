@@ -762,6 +762,7 @@ function withSimulation(closed: Prediction, sim: SimulatedUpdate): Prediction {
     path_s: sim.path_s,
     bytes: sim.bytes,
     method: "simulated",
+    ...(sim.timeline ? { timeline: sim.timeline } : {}),
   };
 }
 

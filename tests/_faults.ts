@@ -180,3 +180,41 @@ export function hangingS3(): HangingS3 {
     },
   };
 }
+
+/** The stub S3 server of tools/s3_stub.ts on a free loopback port. */
+export interface StubS3 extends AsyncDisposable {
+  /** `http://127.0.0.1:PORT`. */
+  readonly endpoint: string;
+  /** Keys under `prefix` in `bucket` now, as its listing gives them. */
+  keys(bucket: string, prefix: string): Promise<string[]>;
+}
+
+/**
+ * The stub S3 server (objects up to 64 KiB kept whole, so --verify holds
+ * for them; larger ones served as fixed bytes of their size), in this
+ * process, on a free loopback port.
+ */
+export function stubS3(): StubS3 {
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen() {} },
+    s3StubHandler(new Uint8Array(64 * 1024)),
+  );
+  const endpoint = `http://127.0.0.1:${server.addr.port}`;
+  return {
+    endpoint,
+    async keys(bucket, prefix) {
+      const r = await fetch(`${endpoint}/${bucket}?prefix=${encodeURIComponent(prefix)}`);
+      return [...(await r.text()).matchAll(/<Key>([^<]*)<\/Key>/g)].map((m) => m[1]!);
+    },
+    async [Symbol.asyncDispose]() {
+      await server.shutdown();
+    },
+  };
+}
+
+/** Credentials for servers that do not check them (the stub), distinctive enough to grep for. */
+export const STUB_CREDENTIALS = {
+  AWS_ACCESS_KEY_ID: "AKIASTUBKEYID7Q2W9E4",
+  AWS_SECRET_ACCESS_KEY: "stubSecretKey/8fJ2kL9pQ4rT6vX1zB3nM5",
+  AWS_REGION: "us-east-1",
+} as const;

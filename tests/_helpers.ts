@@ -30,6 +30,23 @@ export async function withTempDir(fn: (dir: string) => Promise<void>): Promise<v
   }
 }
 
+/**
+ * Runs `fn` with a new directory that every user can enter and read, in the
+ * system's temporary directory rather than the checkout (a clone may lie
+ * where only its owner can enter, as one under /root does), removed
+ * afterwards whatever happens: where a test runs something as another user,
+ * it puts a copy of what that user runs there.
+ */
+export async function withDirForAnyone(fn: (dir: string) => Promise<void>): Promise<void> {
+  const dir = await Deno.makeTempDir({ prefix: "tierbench-anyone-" });
+  try {
+    await Deno.chmod(dir, 0o755);
+    await fn(dir);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
 /** Runs a command, returns its status and output. */
 export async function sh(cmd: string, args: string[]): Promise<{ code: number; out: string }> {
   const r = await new Deno.Command(cmd, { args, stdout: "piped", stderr: "piped" }).output();

@@ -12,8 +12,10 @@
  * Why not an `unload` listener: `deno test` runs each test module in its own
  * runtime and fires `unload` at the end of every module, so stopping there
  * would stop (and the next module restart) the cluster once per module. A
- * small watchdog process waits for the test process instead, then runs
- * `tools/ceph/main.ts down` under a lock that CI's exit trap takes too.
+ * small watchdog process waits for the test process instead, then stops the
+ * cluster from its state directory with `sh` alone (tools/ceph/watchdog.ts),
+ * under a lock that CI's exit trap takes too: a checkout deleted right after
+ * the test command still has its cluster stopped.
  *
  * Without either, remote tests are ignored, their names saying what installs
  * Ceph; under `CI=true` they fail instead (tests/_requirements.ts).
@@ -22,8 +24,8 @@
  */
 
 import { ListObjectsV2Command, type S3Client } from "@aws-sdk/client-s3";
-import { fileURLToPath } from "node:url";
 import { cephUp } from "../tools/ceph/mod.ts";
+import { startWatchdog } from "../tools/ceph/watchdog.ts";
 import { newS3Client } from "../tiers/s3_client.ts";
 import { pidAlive } from "../tiers/scratch.ts";
 import { missing, type Need, needing } from "./_requirements.ts";
@@ -34,7 +36,6 @@ export const CEPH_TEST_DIR = "/tmp/tierbench-ceph-tests";
 /** The lock that serialises stopping the tests' cluster (watchdog and CI trap). */
 export const CEPH_TEST_LOCK = `${CEPH_TEST_DIR}.lock`;
 
-const CEPH_SCRIPT = fileURLToPath(new URL("../tools/ceph/main.ts", import.meta.url));
 /** Names the test process that owns the tests' cluster; removed when it is stopped. */
 const OWNER_FILE = `${CEPH_TEST_DIR}.owner`;
 
@@ -103,7 +104,7 @@ async function ownTestCluster(): Promise<void> {
   for (;;) {
     try {
       Deno.writeTextFileSync(OWNER_FILE, `${Deno.pid}\n`, { createNew: true });
-      startWatchdog();
+      startOwnerWatchdog();
       return;
     } catch (e) {
       if (!(e instanceof Deno.errors.AlreadyExists)) throw e;
@@ -128,21 +129,18 @@ async function ownTestCluster(): Promise<void> {
   }
 }
 
-/** A process that waits for this one to exit, then stops the cluster and lets go of it. */
-function startWatchdog(): void {
-  const script = 'while kill -0 "$1" 2>/dev/null; do sleep 0.5; done; ' +
-    'if command -v flock >/dev/null; then flock "$2" "$3" run -A "$4" down --dir "$5"; ' +
-    'else "$3" run -A "$4" down --dir "$5"; fi; rm -f "$6"';
-  const child = new Deno.Command("setsid", {
-    args: [
-      ...["sh", "-c", script, "sh", String(Deno.pid), CEPH_TEST_LOCK],
-      ...[Deno.execPath(), CEPH_SCRIPT, CEPH_TEST_DIR, OWNER_FILE],
-    ],
-    stdin: "null",
-    stdout: "null",
-    stderr: "null",
-  }).spawn();
-  child.unref();
+/**
+ * A process that waits for this one to exit, then stops the cluster from its
+ * state directory (tools/ceph/watchdog.ts: nothing of this checkout runs) and
+ * lets go of it.
+ */
+function startOwnerWatchdog(): void {
+  startWatchdog({
+    ownerPid: Deno.pid,
+    dir: CEPH_TEST_DIR,
+    lock: CEPH_TEST_LOCK,
+    ownerFile: OWNER_FILE,
+  });
 }
 
 /**

@@ -13,6 +13,7 @@ import type { ResultDocument, RunResult } from "../schema/result.ts";
 import { runJob } from "../bench/runner.ts";
 import { openTier } from "../tiers/mod.ts";
 import { ROOT, runCli } from "./_helpers.ts";
+import { launchRanks } from "./_launch.ts";
 import type { ReportDocument } from "../report/document.ts";
 import type { SweepPoint, SweepTier } from "../schema/sweep.ts";
 
@@ -99,6 +100,19 @@ export async function workloadRun(dir: string, output: string): Promise<void> {
   ]);
 }
 
+/**
+ * fio's recording of 4 KiB random reads and writes (trace/testdata/fio/)
+ * imported and replayed onto `dir`.
+ */
+export async function traceReplayRun(dir: string, output: string): Promise<void> {
+  const trace = join(dir, "fio-psync.trace.gz");
+  const log = join(ROOT, "trace", "testdata", "fio", "fio-psync-4k-randrw.strace.gz");
+  const data = "/var/tmp/tierbench-fio/data";
+  await cliOk(["trace", "import", "strace", log, "--only", data, "--output", trace]);
+  const map = `${data}=file:${dir}`;
+  await cliOk(["trace", "replay", trace, "--map", map, "--quiet", "--output", output]);
+}
+
 /** A plan of 70B from the reference profile. */
 export async function planRun(output: string): Promise<void> {
   await cliOk([
@@ -173,4 +187,35 @@ export async function sweepDoc(base: ResultDocument): Promise<ReportDocument> {
     runs,
     sweep: { criterion: "fixed: 8 MiB per point (test grid)", tiers: [t] },
   };
+}
+
+/**
+ * `bench --quick` across two processes started torchrun-style, each a node
+ * of its own, with `dir` (on the disk) as the shared tier: a profile with
+ * the concurrency curves and the shared tier's scaling curve at 1 and 2
+ * nodes, written by rank 0 to `output`.
+ */
+export async function benchAcrossRun(dir: string, output: string): Promise<void> {
+  const ranks = launchRanks(2, [
+    "bench",
+    "--quick",
+    "--no-file",
+    "--pfs",
+    dir,
+    "--size",
+    "8m",
+    "--ranks-per-node",
+    "2",
+    "--concurrency-bs",
+    "1m,2m",
+    "--quiet",
+    "--output",
+    output,
+  ]);
+  const outcomes = await ranks.done();
+  for (const [rank, o] of outcomes.entries()) {
+    if (o.code !== 0) {
+      throw new Error(`bench rank ${rank} exited ${o.code}: ${o.stderr}${o.stdout}`);
+    }
+  }
 }

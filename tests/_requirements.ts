@@ -2,7 +2,9 @@
 // the launcher's own list of packages.
 import { CEPH_PACKAGES } from "../tools/ceph/config.ts";
 // A real single-node Slurm (munged, slurmctld, slurmd; srun with PMIx), run by tools/slurm/.
-import { SLURM_PACKAGES } from "../tools/slurm/config.ts";
+import { SLURM_DAEMON_PACKAGES, SLURM_PACKAGES } from "../tools/slurm/config.ts";
+// The names engines/ loads libaio by, newest Debian first.
+import { LIBAIO_NAMES } from "../engines/libaio.ts";
 /**
  * What the test suite needs from the machine, in one list: per need, how it
  * is detected and which Debian packages provide it.
@@ -25,6 +27,7 @@ export type Need =
   | "libaio"
   | "chattr"
   | "btrfs"
+  | "fuse3"
   | "chromium"
   | "script"
   | "strace"
@@ -38,8 +41,15 @@ export type Need =
 export type Detection =
   /** The command is on `PATH` (or, given as an absolute path, is an executable file there). */
   | { readonly command: string }
-  /** `ldconfig -p` lists a library whose name starts with this one. */
+  /** `ldconfig -p` lists a library of exactly this name (`libaio.so.1` is not `libaio.so.1t64`). */
   | { readonly library: string }
+  /**
+   * A plugin (a path under a library directory such as /usr/lib/x86_64-linux-gnu, or an
+   * absolute path) can load
+   * `library` as it does: from the directory the plugin names where that library lives, or,
+   * where it names none, through the dynamic linker's search.
+   */
+  | { readonly loads: { readonly plugin: string; readonly library: string } }
   /** `dpkg -s` finds every one of these packages. */
   | { readonly dpkg: readonly string[] }
   /** This process runs as uid 0. */
@@ -47,7 +57,16 @@ export type Detection =
   /** The environment variable is unset or empty. */
   | { readonly unset: string }
   /** Every one of these detections. */
-  | { readonly every: readonly Detection[] };
+  | { readonly every: readonly Detection[] }
+  /** One of these detections at least. */
+  | { readonly some: readonly Detection[] };
+
+/**
+ * A Debian package, or alternatives for one: the first that apt knows is
+ * installed (a package renamed in a later release, such as libaio1, which
+ * Debian 13 calls libaio1t64).
+ */
+export type PackageChoice = string | readonly string[];
 
 /** One need: how it is detected and how it is provided. */
 export interface Requirement {
@@ -56,7 +75,7 @@ export interface Requirement {
   /** How the need is detected. */
   readonly detection: Detection;
   /** The Debian packages that provide it; empty when none can. */
-  readonly packages: readonly string[];
+  readonly packages: readonly PackageChoice[];
   /** What to do where no package provides it. */
   readonly remedy?: string;
 }
@@ -80,12 +99,30 @@ export const REQUIREMENTS: { readonly [N in Need]: Requirement } = {
   },
   // fio2gnuplot and fio_generate_plots draw fio's logs with it
   gnuplot: { name: "gnuplot", detection: { command: "gnuplot" }, packages: ["gnuplot-nox"] },
-  // engines/_libaio.ts loads it through FFI (else it makes the system calls itself)
-  libaio: { name: "libaio", detection: { library: "libaio.so.1" }, packages: ["libaio1"] },
+  // engines/_aio_ring.ts loads it through FFI by these names (else it makes the system calls
+  // itself); Debian 13 renamed the package and the library (the 64-bit time_t transition)
+  libaio: {
+    name: "libaio",
+    detection: { some: LIBAIO_NAMES.map((library) => ({ library })) },
+    packages: [["libaio1t64", "libaio1"]],
+  },
   // root ignores mode bits: an immutable directory is what refuses it a write
   chattr: { name: "chattr", detection: { command: "chattr" }, packages: ["e2fsprogs"] },
   // the EIO fault test reads a file on btrfs whose data checksum no longer matches
   btrfs: { name: "btrfs", detection: { command: "mkfs.btrfs" }, packages: ["btrfs-progs"] },
+  // the EIO-on-write and hung-removal fault tests mount a FUSE file system built from C
+  // (tests/_faultfs.ts); /dev/fuse is the kernel's, the rest these packages
+  fuse3: {
+    name: "fuse3",
+    detection: {
+      every: [
+        { command: "gcc" },
+        { command: "pkg-config" },
+        { dpkg: ["libfuse3-dev"] },
+      ],
+    },
+    packages: ["gcc", "pkg-config", "libfuse3-dev"],
+  },
   // headless Chromium for the report's browser test (report/_chromium.ts runs this path)
   chromium: {
     name: "chromium",
@@ -118,8 +155,23 @@ export const REQUIREMENTS: { readonly [N in Need]: Requirement } = {
     detection: { every: [{ command: "mpirun.mpich" }, { library: "libmpich.so.12" }] },
     packages: ["mpich"],
   },
-  // tools/slurm/'s cluster: munged, slurmctld, slurmd, srun (the packages hold them all)
-  slurm: { name: "slurm", detection: { dpkg: SLURM_PACKAGES }, packages: SLURM_PACKAGES },
+  // tools/slurm/'s cluster: munged, slurmctld, slurmd, srun (the packages hold them all), and
+  // what `srun --mpi=pmix` needs: Slurm's mpi/pmix plugin dlopens the unversioned libpmix.so,
+  // which only libpmix-dev provides (libpmix2, or libpmix2t64, holds libpmix.so.2 alone)
+  slurm: {
+    name: "slurm",
+    detection: {
+      every: [
+        { dpkg: SLURM_DAEMON_PACKAGES },
+        {
+          some: ["slurm-wlm", "slurm"].map((dir) => ({
+            loads: { plugin: `${dir}/mpi_pmix.so`, library: "libpmix.so" },
+          })),
+        },
+      ],
+    },
+    packages: SLURM_PACKAGES,
+  },
 };
 
 /** The directories of `PATH`, then the sbin directories a user's `PATH` may lack. */
@@ -155,17 +207,88 @@ function run(command: string, args: string[]): { ok: boolean; out: string } | un
   }
 }
 
+/** Whether the dynamic linker's cache (`ldconfig -p`) holds a library of exactly this name. */
+function linkerHas(library: string): boolean {
+  const ldconfig = which("ldconfig");
+  const r = ldconfig === undefined ? undefined : run(ldconfig, ["-p"]);
+  return r !== undefined && r.ok &&
+    r.out.split("\n").some((line) => line.trim().split(" ")[0] === library);
+}
+
+function isFile(path: string): boolean {
+  try {
+    return Deno.statSync(path).isFile;
+  } catch {
+    return false;
+  }
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return Deno.statSync(path).isDirectory;
+  } catch {
+    return false;
+  }
+}
+
+/** The library directories: /usr/lib's multiarch directories, /usr/lib64, /usr/lib. */
+function libraryDirs(): string[] {
+  const multiarch: string[] = [];
+  try {
+    for (const e of Deno.readDirSync("/usr/lib")) {
+      if (e.isDirectory && /-linux-gnu/.test(e.name)) multiarch.push(`/usr/lib/${e.name}`);
+    }
+  } catch { /* no /usr/lib */ }
+  return [...multiarch.sort(), "/usr/lib64", "/usr/lib"];
+}
+
+/**
+ * The existing directories a binary names (NUL-terminated absolute paths in
+ * its bytes): where a plugin built with a library's directory looks for it.
+ */
+export function directoriesNamedIn(bytes: Uint8Array): string[] {
+  const text = new TextDecoder("latin1").decode(bytes);
+  const found = new Set(text.match(/\/[\x21-\x7e]+(?=\0)/g) ?? []);
+  return [...found].filter(isDirectory);
+}
+
+/**
+ * Whether `plugin` (under a library directory) can load `library` as a
+ * plugin that dlopens a full path built from its build-time directory does:
+ * among the directories it names, the one holding a version of the library
+ * (`libpmix.so.2`) must hold the unversioned name too; where it names none,
+ * the dynamic linker must find the name.
+ */
+function pluginLoads(plugin: string, library: string): boolean {
+  const paths = plugin.startsWith("/") ? [plugin] : libraryDirs().map((d) => `${d}/${plugin}`);
+  const holdsVersion = (dir: string) => {
+    try {
+      return [...Deno.readDirSync(dir)].some((e) => e.name.startsWith(`${library}.`));
+    } catch {
+      return false;
+    }
+  };
+  for (const path of paths) {
+    let bytes: Uint8Array;
+    try {
+      bytes = Deno.readFileSync(path);
+    } catch {
+      continue;
+    }
+    const homes = directoriesNamedIn(bytes).filter(holdsVersion);
+    return homes.length > 0 ? homes.some((d) => isFile(`${d}/${library}`)) : linkerHas(library);
+  }
+  return false;
+}
+
 function detect(d: Detection): boolean {
   if ("every" in d) return d.every.every(detect);
+  if ("some" in d) return d.some.some(detect);
   if ("root" in d) return Deno.uid() === 0;
   if ("unset" in d) return !Deno.env.get(d.unset);
   if ("command" in d) return which(d.command) !== undefined;
-  if ("library" in d) {
-    const ldconfig = which("ldconfig");
-    const r = ldconfig === undefined ? undefined : run(ldconfig, ["-p"]);
-    return r !== undefined && r.ok &&
-      r.out.split("\n").some((line) => line.trim().startsWith(d.library));
-  }
+  if ("library" in d) return linkerHas(d.library);
+  if ("loads" in d) return pluginLoads(d.loads.plugin, d.loads.library);
   return run("dpkg", ["-s", ...d.dpkg])?.ok === true;
 }
 
@@ -202,9 +325,43 @@ export function missing(needs: readonly NeedLike[], options: MissingOptions = {}
   });
 }
 
-/** The Debian packages that provide `requirements`, each once, in order. */
-export function packagesFor(requirements: readonly Requirement[]): string[] {
-  return [...new Set(requirements.flatMap((r) => r.packages))];
+/** Whether apt has a candidate version of `pkg` (`apt-cache policy` names one). */
+function aptKnows(pkg: string): boolean {
+  const r = run("apt-cache", ["policy", pkg]);
+  const candidate = r?.out.match(/^\s*Candidate:\s*(\S+)/m)?.[1];
+  return candidate !== undefined && candidate !== "(none)";
+}
+
+/**
+ * The package a choice stands for here: itself, or the first alternative
+ * that apt knows (else the first, for apt to name in its error).
+ */
+export function choose(choice: PackageChoice, known: (pkg: string) => boolean = aptKnows): string {
+  if (typeof choice === "string") return choice;
+  return choice.find(known) ?? choice[0]!;
+}
+
+/**
+ * The Debian packages that provide `requirements`, each once, in order, each
+ * choice among alternatives made by `known` (default: what apt knows, so
+ * after `apt-get update` on a fresh machine).
+ */
+export function packagesFor(
+  requirements: readonly Requirement[],
+  known?: (pkg: string) => boolean,
+): string[] {
+  return [...new Set(requirements.flatMap((r) => r.packages.map((c) => choose(c, known))))];
+}
+
+/**
+ * The packages of `requirements` as text, each once, in order, alternatives
+ * joined by `|` (apt's notation): `fio libaio1t64|libaio1`.
+ */
+export function packageText(requirements: readonly Requirement[]): string {
+  const texts = requirements.flatMap((r) =>
+    r.packages.map((c) => typeof c === "string" ? c : c.join("|"))
+  );
+  return [...new Set(texts)].join(" ");
 }
 
 /**
@@ -214,7 +371,7 @@ export function packagesFor(requirements: readonly Requirement[]): string[] {
 export function describe(requirements: readonly Requirement[]): string {
   return requirements.map((r) => {
     const how = r.remedy ??
-      `apt-get install ${r.packages.join(" ")}, which the test task runs as root`;
+      `apt-get install ${packageText([r])}, which the test task runs as root`;
     return `${r.name} (${how})`;
   }).join(", ");
 }

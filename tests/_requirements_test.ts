@@ -1,9 +1,12 @@
 import assert from "node:assert/strict";
+import { join } from "node:path";
 import {
+  choose,
   describe,
   missing,
   needing,
   packagesFor,
+  packageText,
   type Requirement,
   REQUIREMENTS,
 } from "./_requirements.ts";
@@ -129,4 +132,80 @@ Deno.test("every requirement names its packages or else what to do", () => {
     "fio",
     "btrfs-progs",
   ]);
+});
+
+Deno.test("a library is detected by its exact name, not a longer one that starts with it", () => {
+  const need = (library: string): Requirement => ({
+    name: library,
+    detection: { library },
+    packages: [],
+  });
+  assert.deepEqual(missing([need("libc.so.6")], { fresh: true }), []);
+  // libc.so.6 starts with "libc.so": the unversioned name is another file (libc6-dev's)
+  assert.deepEqual(missing([need("libc.so.")], { fresh: true }).map((r) => r.name), ["libc.so."]);
+  const either: Requirement = {
+    name: "either",
+    detection: {
+      some: [{ library: `libtierbench-absent-${crypto.randomUUID()}.so.1` }, {
+        library: "libc.so.6",
+      }],
+    },
+    packages: [],
+  };
+  assert.deepEqual(missing([either], { fresh: true }), [], "one of the alternatives is enough");
+});
+
+Deno.test("a plugin's library is detected where the plugin dlopens it: the unversioned name in its directory", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "tierbench-plugin-" });
+  try {
+    const lib = join(dir, "pmix", "lib");
+    await Deno.mkdir(lib, { recursive: true });
+    await Deno.writeTextFile(join(lib, "libfake.so.2.6.2"), "");
+    await Deno.symlink("libfake.so.2.6.2", join(lib, "libfake.so.2"));
+    // a plugin built with its library's directory names it among its strings, as Slurm's does
+    const plugin = join(dir, "mpi_fake.so");
+    const bytes = new TextEncoder().encode(`\x7fELF\0/nonexistent/dir\0${lib}\0libfake.so\0`);
+    await Deno.writeFile(plugin, bytes);
+    const need: Requirement = {
+      name: "fake",
+      detection: { loads: { plugin, library: "libfake.so" } },
+      packages: ["libfake-dev"],
+    };
+    assert.deepEqual(missing([need], { fresh: true }).map((r) => r.name), ["fake"], "only .so.2");
+    await Deno.symlink("libfake.so.2", join(lib, "libfake.so"));
+    assert.deepEqual(
+      missing([need], { fresh: true }),
+      [],
+      "the unversioned name, as -dev gives it",
+    );
+    const absent: Requirement = {
+      name: "no-plugin",
+      detection: { loads: { plugin: join(dir, "absent.so"), library: "libfake.so" } },
+      packages: [],
+    };
+    assert.deepEqual(missing([absent], { fresh: true }).map((r) => r.name), ["no-plugin"]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("a renamed package is chosen among its alternatives: the first apt knows", () => {
+  const known = (pkg: string) => pkg === "libaio1";
+  assert.equal(choose(["libaio1t64", "libaio1"], known), "libaio1");
+  assert.equal(choose("fio", known), "fio");
+  assert.equal(choose(["a", "b"], () => false), "a", "none known: the first, for apt to name");
+  assert.deepEqual(packagesFor([REQUIREMENTS.libaio, REQUIREMENTS.fio], known), ["libaio1", "fio"]);
+  assert.equal(packageText([REQUIREMENTS.libaio, REQUIREMENTS.fio]), "libaio1t64|libaio1 fio");
+  // apt itself, where it runs: dash is in every Debian, the other name in none
+  const apt = new Deno.Command("sh", { args: ["-c", "command -v apt-cache"], stdout: "null" });
+  if (apt.outputSync().success) {
+    assert.equal(choose([`tierbench-absent-${crypto.randomUUID()}`, "dash"]), "dash");
+  }
+});
+
+Deno.test("srun --mpi=pmix's need: the slurm requirement installs libpmix-dev and checks the plugin's load", () => {
+  assert.ok(REQUIREMENTS.slurm.packages.includes("libpmix-dev"));
+  const text = JSON.stringify(REQUIREMENTS.slurm.detection);
+  assert.match(text, /mpi_pmix\.so/);
+  assert.match(text, /"library":"libpmix\.so"/);
 });

@@ -17,6 +17,7 @@ import {
   remoteTest,
   uniquePrefix,
 } from "../tests/_remote.ts";
+import { partialPathOf } from "../core/output_file.ts";
 
 const MiB = 1024 * 1024;
 const FIO_FIELDS = [
@@ -210,7 +211,7 @@ remoteTest(
         /^tierbench: s3 (PutObject|GetObject) s3:\/\/\S+: (ECONNREFUSED|ECONNRESET|EPIPE)\b.*cannot reach .*; partial results in .*partial\.json$/,
       );
       assert.doesNotMatch(r.stderr, /^\s+at /m);
-      const text = await Deno.readTextFile(output);
+      const text = await Deno.readTextFile(partialPathOf(output));
       const doc = JSON.parse(text);
       assert.equal(doc.status, "failed");
       assert.equal(doc.runs[0].status, "failed");
@@ -263,7 +264,7 @@ remoteTest(
         r.stderr.trim(),
         /^tierbench: interrupted by SIGINT; partial results in .*partial\.json; scratch files removed$/,
       );
-      const doc = JSON.parse(await Deno.readTextFile(output));
+      const doc = JSON.parse(await Deno.readTextFile(partialPathOf(output)));
       assert.equal(doc.status, "interrupted");
       assert.ok(doc.runs[0].read.io_bytes > 0 && doc.runs[0].write.io_bytes > 0);
     });
@@ -299,7 +300,7 @@ remoteTest(
           lines[0]!,
           /^tierbench: (pwrite|fsync|posix_fallocate|open)\b.*(E(NOTCONN|CONNABORTED)\b.*remount|short transfer \(short write: \d+ of \d+\)).*; partial results in /,
         );
-        assert.equal(JSON.parse(await Deno.readTextFile(output)).status, "failed");
+        assert.equal(JSON.parse(await Deno.readTextFile(partialPathOf(output))).status, "failed");
         // With the dead mount detached, the directory beneath it on the local disk is empty:
         // nothing fell through to local storage.
         const u = await sh("umount", ["-l", mnt]);

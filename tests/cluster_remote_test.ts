@@ -152,9 +152,18 @@ remoteTest(
         out,
       ]);
       assert.equal(r.code, 0, r.stderr);
+      // the last screen has the curve: all nodes and, in brackets, each node's share
+      assert.match(r.stdout, /^shared tier: MiB\/s of n nodes at once, 1 MiB, 1 proc × \d+ deep/m);
+      for (const tier of ["pfs", "s3"]) {
+        for (const io of ["reading", "writing"]) {
+          const cell = String.raw`[\d,.]+ \([\d,.]+\)`;
+          assert.match(r.stdout, new RegExp(`^${tier}\\s+${io}(\\s+${cell}){3}$`, "m"));
+        }
+      }
       const doc = JSON.parse(await Deno.readTextFile(out)) as ResultDocument;
       const s = doc.scaling!;
       assert.equal(s.status ?? "ok", "ok");
+      assert.equal(doc.phases?.at(-1)?.name, "scaling", "the curve's time is the last phase's");
       assert.deepEqual(s.tiers.map((t) => t.label), ["pfs", "s3"]);
       for (const t of s.tiers) {
         assert.deepEqual(t.points.map((p) => p.nodes), [1, 2, 3]);

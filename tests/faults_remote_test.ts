@@ -15,6 +15,7 @@ import { join } from "node:path";
 import { runCli, scratchLeft, spawnCli } from "./_helpers.ts";
 import { CEPH_TEST_DIR, remoteTest, uniquePrefix } from "./_remote.ts";
 import { assertFailedLine, exists, finished, waitUntil } from "./_faults.ts";
+import { partialPathOf } from "../core/output_file.ts";
 
 /** The pid of the tests' ceph-fuse, checked against /proc so no other process is signalled. */
 function cephFusePid(): number {
@@ -52,7 +53,7 @@ remoteTest(
         Deno.kill(fuse, "SIGSTOP");
         stopped = true;
         // Nothing may touch the mount now: the results go to the local disk.
-        await waitUntil("the partial results", () => exists(output));
+        await waitUntil("the partial results", () => exists(partialPathOf(output)));
       } finally {
         if (stopped) Deno.kill(fuse, "SIGCONT");
       }
@@ -72,7 +73,7 @@ remoteTest(
             `remove it later with: deno task tierbench clean --tier pfs:${dir}$`,
         ),
       );
-      const doc = JSON.parse(await Deno.readTextFile(output));
+      const doc = JSON.parse(await Deno.readTextFile(partialPathOf(output)));
       assert.equal(doc.status, "failed");
       assert.equal(doc.runs[0].options.timeout_ms, 3000);
       assert.match(doc.runs[0].error, /timed out after 3 s/);

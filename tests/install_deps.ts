@@ -15,7 +15,14 @@
  * @module
  */
 
-import { describe, missing, packagesFor, REQUIREMENTS } from "./_requirements.ts";
+import {
+  describe,
+  missing,
+  packagesFor,
+  packageText,
+  type Requirement,
+  REQUIREMENTS,
+} from "./_requirements.ts";
 
 /** Where apt-get's output goes. */
 export const LOG = "/tmp/tierbench-test-deps.log";
@@ -45,16 +52,23 @@ async function aptGet(args: string[], log: Deno.FsFile): Promise<boolean> {
   return status.success;
 }
 
-/** Installs `packages`; whether apt-get succeeded (its output in {@linkcode LOG}). */
-async function install(packages: readonly string[]): Promise<boolean> {
+/**
+ * Updates apt's lists, then installs the packages of `lacking` (a renamed
+ * package chosen among its alternatives from the fresh lists); the packages,
+ * or undefined when apt-get failed (its output in {@linkcode LOG}).
+ */
+async function install(lacking: readonly Requirement[]): Promise<string[] | undefined> {
   using log = await Deno.open(LOG, { write: true, create: true, truncate: true });
   try {
-    return await aptGet(["update", "-qq"], log) &&
-      await aptGet(["install", "-y", "-qq", "--no-install-recommends", ...packages], log);
+    if (!await aptGet(["update", "-qq"], log)) return undefined;
+    const packages = packagesFor(lacking);
+    await log.write(new TextEncoder().encode(`install_deps: ${packages.join(" ")}\n`));
+    const ok = await aptGet(["install", "-y", "-qq", "--no-install-recommends", ...packages], log);
+    return ok ? packages : undefined;
   } catch (e) {
     if (!(e instanceof Deno.errors.NotFound)) throw e;
     await log.write(new TextEncoder().encode("apt-get is not installed\n"));
-    return false;
+    return undefined;
   }
 }
 
@@ -62,13 +76,13 @@ async function install(packages: readonly string[]): Promise<boolean> {
 async function main(): Promise<number> {
   const lacking = missing(Object.values(REQUIREMENTS));
   if (lacking.length === 0) return 0;
-  const packages = packagesFor(lacking);
+  const packages = packageText(lacking);
   const fate = (some: readonly unknown[]) =>
     `the tests that need ${some.length === 1 ? "it" : "them"} will ` +
     (Deno.env.get("CI") === "true" ? "fail (CI=true)" : "be ignored");
   if (Deno.uid() !== 0) {
     const names = lacking.map((r) => r.name).join(", ");
-    const pkgs = packages.length === 0 ? "" : ` (packages: ${packages.join(" ")})`;
+    const pkgs = packages === "" ? "" : ` (packages: ${packages})`;
     console.log(
       `install_deps: not root, so nothing is installed; missing ${names}${pkgs}: ${fate(lacking)}`,
     );
@@ -78,13 +92,14 @@ async function main(): Promise<number> {
   const rest = unprovided.length === 0
     ? ""
     : `; missing ${describe(unprovided)}: ${fate(unprovided)}`;
-  if (packages.length === 0) {
+  if (packages === "") {
     console.log(`install_deps: nothing to install${rest}`);
     return 0;
   }
-  console.log(`install_deps: installing ${packages.join(" ")} (log: ${LOG})${rest}`);
-  if (!(await install(packages))) {
-    console.log(`install_deps: apt-get failed to install ${packages.join(" ")}; see ${LOG}`);
+  console.log(`install_deps: installing ${packages} (log: ${LOG})${rest}`);
+  const provided = lacking.filter((r) => r.packages.length > 0);
+  if (!(await install(provided))) {
+    console.log(`install_deps: apt-get failed to install ${packages}; see ${LOG}`);
     return 1;
   }
   const still = missing(lacking.filter((r) => r.packages.length > 0), { fresh: true });

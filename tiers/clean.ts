@@ -8,18 +8,19 @@
  */
 
 import { join } from "node:path";
-import type { TierSpec } from "../core/config.ts";
+import { DEFAULT_TIMEOUT_MS, type TierSpec } from "../core/config.ts";
+import { TIMED_OUT, withinTimeout } from "../core/settle.ts";
 import { ConfigError, S3Error } from "../core/errors.ts";
 import {
   MARKER,
   pidAlive,
-  readScratchMarkerSync,
-  removeScratchDir,
+  removeScratchDirWithin,
   SCRATCH_PREFIX,
   type ScratchMarker,
 } from "./scratch.ts";
 import {
   endpointLabel,
+  idleTimeoutOf,
   newS3Client,
   resolveCredentials,
   resolveEndpoint,
@@ -47,6 +48,12 @@ export interface CleanOptions {
   readonly region?: string | undefined;
   /** Only the scratch area whose marker names this run (as results' `run_id` says it). */
   readonly runId?: string | undefined;
+  /**
+   * How long one request may take (a file-system call, an S3 request with
+   * its retries; default 30 s): a storage that stops answering ends the
+   * clean-up there, the rest listed as failed, instead of hanging it.
+   */
+  readonly timeoutMs?: number | undefined;
 }
 
 /** Run ids as newRunId() makes them (time, a dash, hex). */
@@ -103,15 +110,39 @@ export async function cleanScratch(
     case "s3":
       return await cleanBucket(spec.path, options);
     default:
-      return await cleanDirectory(spec.path, options.runId);
+      return await cleanDirectory(spec.path, options.runId, options.timeoutMs);
   }
 }
 
-async function cleanDirectory(dir: string, runId?: string): Promise<CleanReport> {
+/** The marker of a scratch directory, or undefined; TIMED_OUT when the file system took too long. */
+async function markerWithin(
+  dir: string,
+  timeoutMs: number,
+): Promise<ScratchMarker | undefined | typeof TIMED_OUT> {
+  const read = Deno.readTextFile(join(dir, MARKER)).then((text) => {
+    const m = JSON.parse(text);
+    return typeof m?.run_id === "string" ? m as ScratchMarker : undefined;
+  }).catch(() => undefined);
+  return await withinTimeout(read, timeoutMs);
+}
+
+async function cleanDirectory(
+  dir: string,
+  runId?: string,
+  timeoutMs = DEFAULT_TIMEOUT_MS,
+): Promise<CleanReport> {
   const report: CleanReport = { place: dir, removed: [], skipped: [], failed: [] };
+  const hung = (what: string) =>
+    `${what} took longer than ${timeoutMs / 1000} s (--timeout): the file system stopped ` +
+    "answering; left as it is";
   let entries: Deno.DirEntry[];
   try {
-    entries = await Array.fromAsync(Deno.readDir(dir));
+    const listed = await withinTimeout(Array.fromAsync(Deno.readDir(dir)), timeoutMs);
+    if (listed === TIMED_OUT) {
+      report.failed.push({ path: dir, error: hung("listing it") });
+      return report;
+    }
+    entries = listed;
   } catch (e) {
     if (e instanceof Deno.errors.NotFound) {
       throw new ConfigError(
@@ -131,7 +162,11 @@ async function cleanDirectory(dir: string, runId?: string): Promise<CleanReport>
   for (const entry of entries) {
     if (!entry.isDirectory || !entry.name.startsWith(SCRATCH_PREFIX)) continue;
     const path = join(dir, entry.name);
-    const marker = readScratchMarkerSync(path);
+    const marker = await markerWithin(path, timeoutMs);
+    if (marker === TIMED_OUT) {
+      report.failed.push({ path, error: hung("reading its marker") });
+      return report; // every other call would hang the same way
+    }
     if (runId !== undefined && marker?.run_id !== runId) continue;
     if (marker === undefined) {
       report.skipped.push({ path, reason: `no ${MARKER} marker: not removed` });
@@ -143,7 +178,12 @@ async function cleanDirectory(dir: string, runId?: string): Promise<CleanReport>
       continue;
     }
     try {
-      if (removeScratchDir(path, marker.run_id)) report.removed.push({ path });
+      const removal = await removeScratchDirWithin(path, marker.run_id, timeoutMs);
+      if (removal === "removed") report.removed.push({ path });
+      if (removal === "timed out") {
+        report.failed.push({ path, error: hung("removing it") });
+        return report;
+      }
     } catch (e) {
       report.failed.push({ path, error: e instanceof Error ? e.message : String(e) });
     }
@@ -163,12 +203,13 @@ async function cleanBucket(path: string, options: CleanOptions): Promise<CleanRe
     skipped: [],
     failed: [],
   };
-  const client = newS3Client(loc);
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const client = newS3Client(loc, { idleTimeoutMs: idleTimeoutOf(timeoutMs) });
   try {
     await resolveCredentials(client);
     let prefixes: string[];
     try {
-      prefixes = await listScratchPrefixes(client, loc, bucket, prefix);
+      prefixes = await listScratchPrefixes(client, loc, bucket, prefix, timeoutMs);
     } catch (e) {
       if (e instanceof S3Error && (e.code === "NoSuchBucket" || e.status === 404)) {
         throw new ConfigError(
@@ -183,7 +224,7 @@ async function cleanBucket(path: string, options: CleanOptions): Promise<CleanRe
     for (const scratch of prefixes) {
       const where = `s3://${bucket}/${scratch}`;
       try {
-        const marker = await readScratchMarker(client, loc, bucket, scratch);
+        const marker = await readScratchMarker(client, loc, bucket, scratch, timeoutMs);
         if (options.runId !== undefined && marker?.run_id !== options.runId) continue;
         if (marker === undefined) {
           report.skipped.push({ path: where, reason: `no ${MARKER} marker: not removed` });
@@ -194,11 +235,13 @@ async function cleanBucket(path: string, options: CleanOptions): Promise<CleanRe
           report.skipped.push({ path: where, reason: busy });
           continue;
         }
-        const objects = await deletePrefix(client, loc, bucket, scratch, scratch + MARKER);
+        const marked = scratch + MARKER;
+        const objects = await deletePrefix(client, loc, bucket, scratch, marked, timeoutMs);
         report.removed.push({ path: where, objects });
       } catch (e) {
         if (e instanceof S3Error && e.unreachable) throw e;
         report.failed.push({ path: where, error: e instanceof Error ? e.message : String(e) });
+        if (e instanceof S3Error && e.code === "timed out") break; // the rest would wait too
       }
     }
   } finally {

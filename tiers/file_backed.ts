@@ -7,12 +7,21 @@
 
 import { join } from "node:path";
 import { type JobOptions, jobReads, type TierSpec } from "../core/config.ts";
-import { ConfigError, DirectIoUnsupportedError, IoError } from "../core/errors.ts";
+import { ConfigError, DirectIoUnsupportedError, IoError, ioErrorFrom } from "../core/errors.ts";
 import { type PathFacts, pathFacts } from "../core/host.ts";
 import { blockDeviceSize, deviceKindOf, devicePathLabel } from "./_device.ts";
 import { cString, errnoName, lastErrno, libc, O, strerror } from "../core/libc.ts";
-import { makeScratchDirSync, newRunId, removeScratchDir } from "./scratch.ts";
-import type { DirectSupport, JobTarget, Tier, TierCapabilities, TierFacts } from "./types.ts";
+import { makeScratchDirSync, newRunId, removeScratchDirWithin } from "./scratch.ts";
+import type {
+  DirectSupport,
+  JobTarget,
+  Tier,
+  TierCapabilities,
+  TierFacts,
+  TierOptions,
+} from "./types.ts";
+import { DEFAULT_TIMEOUT_MS } from "../core/config.ts";
+import { TIMED_OUT, withinTimeout } from "../core/settle.ts";
 
 /** Buffer alignment for every file engine: the page size. */
 export const BUFFER_ALIGNMENT = 4096;
@@ -20,13 +29,6 @@ export const BUFFER_ALIGNMENT = 4096;
 /** Identifies a laid-out region of a set of files. */
 function key(paths: readonly string[], regionOffset: number): string {
   return `${paths.join("|")}@${regionOffset}`;
-}
-
-/** Turns a Deno file-system error into an {@linkcode IoError} naming the call. */
-export function ioErrorFrom(e: unknown, syscall: string, path: string): unknown {
-  const code = (e as { code?: unknown })?.code;
-  if (typeof code !== "string") return e;
-  return new IoError({ syscall, errno: 0, code, path }, { cause: e });
 }
 
 /** A tier whose I/O goes to files in a directory. */
@@ -40,10 +42,12 @@ export abstract class FileBackedTier implements Tier {
   #writeRuns = 0;
   #directProbed = false;
   #abandoned: string | undefined;
+  readonly #timeoutMs: number;
 
-  constructor(spec: TierSpec, runId: string = newRunId()) {
+  constructor(spec: TierSpec, runId: string = newRunId(), options: TierOptions = {}) {
     this.spec = spec;
     this.runId = runId;
+    this.#timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   }
 
   /**
@@ -242,7 +246,14 @@ export abstract class FileBackedTier implements Tier {
         continue;
       }
       if (t.layout === "none" || this.#prefilled.has(key(t.paths, t.regionOffset))) continue;
-      for (const path of t.paths) await Deno.remove(path).catch(() => {});
+      for (const path of t.paths) {
+        const gone = await withinTimeout(Deno.remove(path).catch(() => {}), this.#timeoutMs);
+        if (gone === TIMED_OUT) {
+          // the storage stopped answering: touch it no more, name what is left
+          this.abandon(`removing ${path} took longer than ${this.#timeoutMs / 1000} s (--timeout)`);
+          return;
+        }
+      }
     }
   }
 
@@ -289,23 +300,41 @@ export abstract class FileBackedTier implements Tier {
     this.#abandoned = reason;
   }
 
-  /** Removes the scratch directory (only if its marker names this run). */
-  removeScratchSync(): void {
-    if (this.#scratch !== undefined && this.#abandoned !== undefined) {
-      console.error(
-        `tierbench: could not remove ${this.#scratch} (${this.#abandoned}); remove it later ` +
-          `with: deno task tierbench clean --tier ${this.spec.kind}:${this.spec.path}`,
-      );
-      this.#scratch = undefined;
+  vanished(): string | undefined {
+    const scratch = this.#scratch;
+    if (scratch === undefined || this.#abandoned !== undefined) return undefined;
+    try {
+      if (Deno.statSync(scratch).isDirectory) return undefined;
+    } catch (e) {
+      if (!(e instanceof Deno.errors.NotFound || e instanceof Deno.errors.NotADirectory)) {
+        return undefined; // cannot tell: the run's own I/O said how the storage is
+      }
     }
-    if (this.#scratch !== undefined) {
-      removeScratchDir(this.#scratch, this.runId);
-      this.#scratch = undefined;
-    }
+    this.#scratch = undefined; // nothing left to remove
+    return `the scratch directory ${scratch} on ${this.spec.kind}:${this.spec.path} vanished ` +
+      "during the run (something else deleted it): the figures are of files no longer on " +
+      "that path, so the run failed";
   }
 
-  [Symbol.asyncDispose](): Promise<void> {
-    this.removeScratchSync();
-    return Promise.resolve();
+  /**
+   * Removes the scratch directory (only if its marker names this run),
+   * giving the file system --timeout to do it; what it cannot remove, or a
+   * tier given up after a request timed out, is named on stderr with the
+   * `tierbench clean` command that removes it.
+   */
+  async [Symbol.asyncDispose](): Promise<void> {
+    const scratch = this.#scratch;
+    this.#scratch = undefined;
+    if (scratch === undefined) return;
+    let why = this.#abandoned;
+    if (why === undefined) {
+      const removal = await removeScratchDirWithin(scratch, this.runId, this.#timeoutMs);
+      if (removal !== "timed out") return;
+      why = `its removal took longer than ${this.#timeoutMs / 1000} s (--timeout)`;
+    }
+    console.error(
+      `tierbench: could not remove ${scratch} (${why}); remove it later with: ` +
+        `deno task tierbench clean --tier ${this.spec.kind}:${this.spec.path}`,
+    );
   }
 }

@@ -14,7 +14,7 @@
  */
 
 import { HeadBucketCommand, type S3Client } from "@aws-sdk/client-s3";
-import { type JobOptions, jobReads, type TierSpec } from "../core/config.ts";
+import { DEFAULT_TIMEOUT_MS, type JobOptions, jobReads, type TierSpec } from "../core/config.ts";
 import { ConfigError, S3Error } from "../core/errors.ts";
 import { redactSecrets } from "../core/secrets.ts";
 import { newRunId } from "./scratch.ts";
@@ -22,6 +22,7 @@ import { MARKER } from "./scratch.ts";
 import {
   codeOf,
   endpointLabel,
+  idleTimeoutOf,
   newS3Client,
   resolveCredentials,
   resolveEndpoint,
@@ -37,7 +38,7 @@ import {
   readScratchMarker,
   scratchPrefixOf,
 } from "./s3_scratch.ts";
-import type { JobTarget, Tier, TierCapabilities, TierFacts } from "./types.ts";
+import type { JobTarget, Tier, TierCapabilities, TierFacts, TierOptions } from "./types.ts";
 
 /** Where the server is, when not from the environment. */
 export interface S3TierOptions {
@@ -78,12 +79,21 @@ export class S3Tier implements Tier {
   #scratch: string | undefined;
   #laidOut = new Set<string>();
   #writeRuns = 0;
+  /** Why the tier was given up (a request timed out), when it was. */
+  #abandoned: string | undefined;
+  readonly #timeoutMs: number;
 
-  constructor(spec: TierSpec, runId: string = newRunId(), options: S3TierOptions = {}) {
+  constructor(
+    spec: TierSpec,
+    runId: string = newRunId(),
+    options: S3TierOptions = {},
+    tierOptions: TierOptions = {},
+  ) {
     if (spec.kind !== "s3") throw new TypeError(`S3Tier needs an s3 spec, not ${spec.kind}`);
     this.spec = spec;
     this.runId = runId;
     this.#options = options;
+    this.#timeoutMs = tierOptions.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     const { bucket, prefix } = splitBucketPath(spec.path);
     this.bucket = bucket;
     this.basePrefix = prefix;
@@ -114,12 +124,15 @@ export class S3Tier implements Tier {
       region: resolveRegion(this.#options.region),
     };
     this.#loc = loc;
-    const client = newS3Client(loc);
+    const client = newS3Client(loc, { idleTimeoutMs: idleTimeoutOf(this.#timeoutMs) });
     this.#client = client;
     await resolveCredentials(client);
     const where = `at ${endpointLabel(loc)}`;
     try {
-      await client.send(new HeadBucketCommand({ Bucket: this.bucket }));
+      await client.send(
+        new HeadBucketCommand({ Bucket: this.bucket }),
+        { abortSignal: AbortSignal.timeout(this.#timeoutMs) },
+      );
     } catch (e) {
       const code = codeOf(e);
       const status = statusOf(e);
@@ -143,7 +156,7 @@ export class S3Tier implements Tier {
       throw s3ErrorFrom(e, { operation: "HeadBucket", bucket: this.bucket, loc });
     }
     const scratch = scratchPrefixOf(this.basePrefix, this.runId);
-    await putScratchMarker(client, loc, this.bucket, scratch, this.runId);
+    await putScratchMarker(client, loc, this.bucket, scratch, this.runId, this.#timeoutMs);
     this.#scratch = scratch;
   }
 
@@ -191,19 +204,26 @@ export class S3Tier implements Tier {
    */
   async release(targets: readonly JobTarget[]): Promise<void> {
     const client = this.#client;
-    if (client === undefined) return;
+    if (client === undefined || this.#abandoned !== undefined) return;
     for (const t of targets) {
       if (!t.s3) continue;
       const prefixes = t.s3.writePrefix === "" ? [] : [t.s3.writePrefix];
       if (t.layout === "prefill" && !this.#laidOut.has(t.s3.prefix)) prefixes.push(t.s3.prefix);
       for (const p of prefixes) {
         try {
-          await deletePrefix(client, this.location, this.bucket, p);
-        } catch {
-          return; // the server is gone or refuses: dispose says so once
+          await deletePrefix(client, this.location, this.bucket, p, undefined, this.#timeoutMs);
+        } catch (e) {
+          // the server is gone, refuses or stopped answering: dispose says so once
+          if (e instanceof S3Error && e.code === "timed out") this.abandon(failure(e));
+          return;
         }
       }
     }
+  }
+
+  /** Gives the tier up after a request timed out: disposing only names what is left. */
+  abandon(reason: string): void {
+    this.#abandoned ??= reason;
   }
 
   describe(): TierFacts {
@@ -254,24 +274,42 @@ export class S3Tier implements Tier {
     try {
       if (scratch === undefined) return;
       const loc = this.location;
-      try {
-        const marker = await readScratchMarker(client, loc, this.bucket, scratch);
-        if (marker?.run_id !== this.runId) return;
-        await deletePrefix(client, loc, this.bucket, scratch, scratch + MARKER);
-      } catch (e) {
-        const why = e instanceof S3Error
-          ? `${e.code}${e.status === undefined ? "" : ` (HTTP ${e.status})`}`
-          : String(e);
-        console.error(
-          redactSecrets(
-            `tierbench: could not remove s3://${this.bucket}/${scratch} ` +
-              `(${why}${e instanceof S3Error && e.unreachable ? ": server unreachable" : ""}); ` +
-              `remove it later with: ${this.cleanCommand()}`,
-          ),
-        );
+      let why = this.#abandoned;
+      if (why === undefined) {
+        try {
+          const marker = await readScratchMarker(
+            client,
+            loc,
+            this.bucket,
+            scratch,
+            this.#timeoutMs,
+          );
+          if (marker?.run_id !== this.runId) return;
+          const marked = scratch + MARKER;
+          await deletePrefix(client, loc, this.bucket, scratch, marked, this.#timeoutMs);
+          return;
+        } catch (e) {
+          why = failure(e);
+        }
       }
+      console.error(
+        redactSecrets(
+          `tierbench: could not remove s3://${this.bucket}/${scratch} (${why}); ` +
+            `remove it later with: ${this.cleanCommand()}`,
+        ),
+      );
     } finally {
       client.destroy();
     }
   }
+}
+
+/** Why a clean-up request failed, in a few words for the line that names what is left. */
+function failure(e: unknown): string {
+  if (!(e instanceof S3Error)) return String(e);
+  if (e.code === "timed out") {
+    return `${e.operation} ${e.message.slice(e.message.indexOf(": ") + 2)}`;
+  }
+  const status = e.status === undefined ? "" : ` (HTTP ${e.status})`;
+  return `${e.code}${status}${e.unreachable ? ": server unreachable" : ""}`;
 }

@@ -1,15 +1,20 @@
 /**
  * What the s3 tier, its engine and `tierbench clean` share: where the server
  * is, a client configured for S3-compatible servers (path-style addressing,
- * checksums only where required, Uint8Array bodies), and one-line errors
+ * checksums only where required, Uint8Array bodies, Deno's native fetch
+ * under the SDK's signing and retries), and one-line errors
  * that name the operation and object but never a credential.
  *
  * @module
  */
 
 import { S3Client } from "@aws-sdk/client-s3";
+import { FetchHttpHandler } from "@smithy/fetch-http-handler";
+import { StandardRetryStrategy } from "@smithy/core/retry";
+import type { RetryErrorInfo, RetryStrategyV2, StandardRetryToken } from "@smithy/types";
+import type { RetryCause } from "../core/job_protocol.ts";
 import { ConfigError, S3Error } from "../core/errors.ts";
-import { redactSecrets, registerSecret } from "../core/secrets.ts";
+import { redactSecrets, registerSecret, withoutUserInfo } from "../core/secrets.ts";
 
 /** Environment variables that name the endpoint, in order of precedence. */
 export const ENDPOINT_ENV_VARS = [
@@ -31,6 +36,21 @@ export const MAX_ATTEMPTS = 4;
  */
 export const REQUEST_IDLE_TIMEOUT_MS = 30_000;
 
+/**
+ * How long one attempt may see no progress before the SDK abandons and
+ * retries it: a share of --timeout (which bounds a request with its
+ * retries), so a stalled server is retried in time; at least 1 s.
+ *
+ * @example
+ * ```ts
+ * import { idleTimeoutOf } from "./s3_client.ts";
+ * console.assert(idleTimeoutOf(30_000) === 7_500 && idleTimeoutOf(2_000) === 1_000);
+ * ```
+ */
+export function idleTimeoutOf(timeoutMs: number): number {
+  return Math.max(1000, Math.min(REQUEST_IDLE_TIMEOUT_MS, Math.floor(timeoutMs / MAX_ATTEMPTS)));
+}
+
 /** Where an S3 server is and how to sign for it. */
 export interface S3Location {
   /** Endpoint URL; undefined means AWS itself. */
@@ -48,7 +68,8 @@ function env(name: string): string | undefined {
 
 /**
  * The endpoint: the option, else the first of {@linkcode ENDPOINT_ENV_VARS}
- * that is set, else undefined (AWS).
+ * that is set, else undefined (AWS); without user information, which S3
+ * does not use (requests are signed with the AWS credentials).
  *
  * @throws {ConfigError} when the URL is not http(s).
  *
@@ -70,7 +91,7 @@ export function resolveEndpoint(option?: string): string | undefined {
   if (url.protocol !== "http:" && url.protocol !== "https:") {
     throw new ConfigError("endpoint", `${url.protocol} is not supported`, "http:, https:");
   }
-  return value.replace(/\/+$/, "");
+  return withoutUserInfo(value).replace(/\/+$/, "");
 }
 
 /** The region: the option, else `AWS_REGION`, else `AWS_DEFAULT_REGION`, else us-east-1. */
@@ -101,12 +122,152 @@ export function splitBucketPath(path: string): { bucket: string; prefix: string 
   return { bucket: path.slice(0, slash), prefix: path.slice(slash + 1).replace(/^\/+|\/+$/g, "") };
 }
 
+/**
+ * How the SDK's requests travel: `fetch`, Deno's native HTTP client through
+ * the SDK's own FetchHttpHandler (the default: bodies go to and from Rust
+ * without node:http's streams, and no `Expect: 100-continue` round trip per
+ * PUT); `node`, the SDK's default NodeHttpHandler on Deno's node:http.
+ */
+export type S3HttpHandler = "fetch" | "node";
+
+/** The variable that picks the handler for every client (`fetch` when unset). */
+export const HANDLER_ENV_VAR = "TIERBENCH_S3_HTTP";
+
+/**
+ * The handler named by {@linkcode HANDLER_ENV_VAR}, `fetch` when unset.
+ *
+ * @throws {ConfigError} naming the variable when it holds anything else.
+ */
+export function handlerFromEnv(): S3HttpHandler {
+  const v = env(HANDLER_ENV_VAR);
+  if (v === undefined || v === "fetch" || v === "node") return v ?? "fetch";
+  throw new ConfigError("tier", `${HANDLER_ENV_VAR}="${v}" is neither fetch nor node`);
+}
+
 /** Options of {@linkcode newS3Client}. */
 export interface S3ClientOptions {
-  /** Connections the client may open at once (default 50, the SDK's). */
+  /** Connections the client may open at once (default 50, the SDK's; node handler only). */
   readonly maxSockets?: number;
   /** Requests per operation, retries included (default {@linkcode MAX_ATTEMPTS}). */
   readonly maxAttempts?: number;
+  /** The HTTP handler (default: {@linkcode handlerFromEnv}). */
+  readonly handler?: S3HttpHandler;
+  /**
+   * How long a request may see no progress before it is abandoned and
+   * retried, ms (default {@linkcode REQUEST_IDLE_TIMEOUT_MS}); one whose
+   * answer has not begun within twice this is abandoned and retried too.
+   */
+  readonly idleTimeoutMs?: number;
+  /** Told of each retry the SDK makes, with its cause, before it backs off and retries. */
+  readonly onRetry?: (cause: RetryCause) => void;
+}
+
+/**
+ * What Deno's HTTP client says of a failed connection, and the errno name
+ * node:http would have given it: the SDK retries these by that name.
+ */
+const NETWORK_FAILURES: readonly [RegExp, string][] = [
+  [/connection refused/i, "ECONNREFUSED"],
+  [
+    /connection reset|connection closed before|incomplete ?message|unexpected eof|error reading a body/i,
+    "ECONNRESET",
+  ],
+  [/broken pipe/i, "EPIPE"],
+  [/timed out/i, "ETIMEDOUT"],
+  [/no route to host/i, "EHOSTUNREACH"],
+  [/network is unreachable/i, "ENETUNREACH"],
+  [/dns error|failed to lookup address|name or service not known/i, "ENOTFOUND"],
+];
+
+/**
+ * A network failure of Deno's fetch (a TypeError "fetch failed" whose cause
+ * says what happened, or an error reading a body) as node:http reports it:
+ * an Error with the errno name as its `code`, the original as its cause, so
+ * that the SDK's retry strategy and {@linkcode isTransient} know it. Any
+ * other error is returned as it is.
+ *
+ * @example
+ * ```ts
+ * import { networkError } from "./s3_client.ts";
+ * const e = new TypeError("fetch failed", {
+ *   cause: new Error("tcp connect error: Connection refused (os error 111)"),
+ * });
+ * console.assert((networkError(e) as { code?: string }).code === "ECONNREFUSED");
+ * ```
+ */
+export function networkError(e: unknown): unknown {
+  if (!(e instanceof Error) || "code" in e) return e;
+  const text = `${e.message} ${e.cause instanceof Error ? e.cause.message : String(e.cause ?? "")}`;
+  const code = NETWORK_FAILURES.find(([re]) => re.test(text))?.[1];
+  if (code === undefined) return e;
+  const mapped = new Error(`${code}: ${text.replace(/^fetch failed /, "").trim()}`, { cause: e });
+  return Object.assign(mapped, { code });
+}
+
+/** The SDK's fetch handler, its network failures named as node:http names them. */
+class DenoFetchHandler extends FetchHttpHandler {
+  override async handle(...args: Parameters<FetchHttpHandler["handle"]>) {
+    try {
+      return await super.handle(...args);
+    } catch (e) {
+      throw networkError(e);
+    }
+  }
+}
+
+/** The SDK's request handler for `handler`. */
+function requestHandler(handler: S3HttpHandler, maxSockets: number, idleMs: number) {
+  if (handler === "fetch") {
+    // Its timeout runs until the response's headers; bodies have their own (drainBody).
+    return new DenoFetchHandler({ requestTimeout: idleMs });
+  }
+  return {
+    // no progress (no bytes either way, before or during the answer) for this long: a
+    // TimeoutError, which the SDK retries
+    socketTimeout: idleMs,
+    // and no answer begun within twice that: when a kept-alive connection is reset before
+    // the answer, Deno's node:http sends the request again on a new one by itself, and the
+    // socket timeout stays behind on the old connection; a stall there would otherwise
+    // hold the request until --timeout instead of being retried
+    requestTimeout: 2 * idleMs,
+    throwOnRequestTimeout: true,
+    httpAgent: { keepAlive: true, maxSockets },
+    httpsAgent: { keepAlive: true, maxSockets },
+  };
+}
+
+/**
+ * The SDK's standard retry strategy (exponential backoff with jitter, a
+ * longer base for throttling, a retry quota), telling `onRetry` of each
+ * retry it grants and why. Counting here, where the SDK decides to retry,
+ * holds whatever sends the requests (the HTTP handler).
+ */
+class CountingRetryStrategy implements RetryStrategyV2 {
+  readonly mode = "standard";
+  readonly #inner: StandardRetryStrategy;
+  readonly #onRetry: (cause: RetryCause) => void;
+
+  constructor(maxAttempts: number, onRetry: (cause: RetryCause) => void) {
+    this.#inner = new StandardRetryStrategy(maxAttempts);
+    this.#onRetry = onRetry;
+  }
+
+  acquireInitialRetryToken(scope: string): Promise<StandardRetryToken> {
+    return this.#inner.acquireInitialRetryToken(scope);
+  }
+
+  async refreshRetryTokenForRetry(
+    token: StandardRetryToken,
+    info: RetryErrorInfo,
+  ): Promise<StandardRetryToken> {
+    const next = await this.#inner.refreshRetryTokenForRetry(token, info);
+    this.#onRetry(retryCauseOf(info.error));
+    return next;
+  }
+
+  recordSuccess(token: StandardRetryToken): void {
+    this.#inner.recordSuccess(token);
+  }
 }
 
 /**
@@ -121,7 +282,9 @@ export interface S3ClientOptions {
  * ```
  */
 export function newS3Client(loc: S3Location, options: S3ClientOptions = {}): S3Client {
-  return new S3Client({
+  const maxAttempts = options.maxAttempts ?? MAX_ATTEMPTS;
+  const idleMs = options.idleTimeoutMs ?? REQUEST_IDLE_TIMEOUT_MS;
+  const client = new S3Client({
     region: loc.region,
     ...(loc.endpoint === undefined ? {} : { endpoint: loc.endpoint }),
     forcePathStyle: true,
@@ -129,13 +292,69 @@ export function newS3Client(loc: S3Location, options: S3ClientOptions = {}): S3C
     // which S3-compatible servers such as Ceph RGW reject; integrity is not what is measured.
     requestChecksumCalculation: "WHEN_REQUIRED",
     responseChecksumValidation: "WHEN_REQUIRED",
-    maxAttempts: options.maxAttempts ?? MAX_ATTEMPTS,
-    requestHandler: {
-      requestTimeout: REQUEST_IDLE_TIMEOUT_MS,
-      httpAgent: { keepAlive: true, maxSockets: options.maxSockets ?? 50 },
-      httpsAgent: { keepAlive: true, maxSockets: options.maxSockets ?? 50 },
-    },
+    maxAttempts,
+    ...(options.onRetry
+      ? { retryStrategy: new CountingRetryStrategy(maxAttempts, options.onRetry) }
+      : {}),
+    requestHandler: requestHandler(
+      options.handler ?? handlerFromEnv(),
+      options.maxSockets ?? 50,
+      idleMs,
+    ),
+    // The SDK resolves each command's middleware stack once instead of on every send.
+    cacheMiddleware: true,
+    ...(loc.endpoint === undefined ? {} : { endpointProvider: pathStyle(loc.endpoint) }),
   });
+  memoizeUserAgent(client);
+  // Every PUT's body (PutObject, UploadPart) goes UNSIGNED-PAYLOAD: the SDK still signs
+  // the request but no longer hashes the body. SHA-256 of every byte uploaded runs at
+  // about 1 GB/s a core, a ceiling of the client, not of the storage; S3 and RGW accept
+  // it, and the body's integrity is not what is measured.
+  client.middlewareStack.add(
+    (next) => (args) => {
+      const r = args.request as { method?: string; headers?: Record<string, string> };
+      if (r.method === "PUT" && r.headers !== undefined) {
+        r.headers["x-amz-content-sha256"] = "UNSIGNED-PAYLOAD";
+      }
+      return next(args);
+    },
+    { step: "build", name: "tierbenchUnsignedPayload" },
+  );
+  return client;
+}
+
+/**
+ * The endpoint of every request to a server at `endpoint`, path-style:
+ * `endpoint/bucket`, as the SDK's own rules resolve it for a custom endpoint
+ * with forcePathStyle, without running those rules (an S3 rule set of some
+ * thousand lines) on every request.
+ */
+function pathStyle(endpoint: string): (params: { Bucket?: string | undefined }) => { url: URL } {
+  const base = endpoint.replace(/\/+$/, "");
+  const urls = new Map<string, URL>();
+  return ({ Bucket }) => {
+    const bucket = Bucket ?? "";
+    let url = urls.get(bucket);
+    if (url === undefined) {
+      url = new URL(bucket === "" ? base : `${base}/${encodeURIComponent(bucket)}`);
+      urls.set(bucket, url);
+    }
+    // A fresh URL each time: the SDK's middleware may change what it is given.
+    return { url: new URL(url) };
+  };
+}
+
+/**
+ * Computes the client's User-Agent sections once: the SDK's default
+ * provider runs on every request, and reads the kernel's release from
+ * /proc each time (four system calls a request under Deno).
+ */
+function memoizeUserAgent(client: S3Client): void {
+  const config = client.config as { defaultUserAgentProvider?: (c?: unknown) => Promise<unknown> };
+  const provide = config.defaultUserAgentProvider;
+  if (provide === undefined) return;
+  let sections: Promise<unknown> | undefined;
+  config.defaultUserAgentProvider = (c) => (sections ??= provide(c));
 }
 
 /**
@@ -209,6 +428,13 @@ const TRANSIENT_CODES = new Set([
   "ServiceUnavailable",
 ]);
 
+/** How node:http, and Deno's fetch, word a connection dropped or a body cut off. */
+const TRANSIENT_WORDS = new RegExp(
+  "premature close|aborted|socket hang up|connection (reset|closed)|" +
+    "error reading a body|unexpected eof|incomplete ?message",
+  "i",
+);
+
 /**
  * Whether a failure is transient: a 5xx, throttling, or a dropped or refused
  * connection. The SDK retries these itself for whole requests; the engine
@@ -220,7 +446,44 @@ export function isTransient(e: unknown): boolean {
   const code = codeOf(e);
   if (TRANSIENT_CODES.has(code)) return true;
   const message = String((e as ErrorShape | undefined)?.message ?? "");
-  return /premature close|aborted|socket hang up|connection (reset|closed)/i.test(message);
+  return TRANSIENT_WORDS.test(message);
+}
+
+/** S3 codes of throttling, whatever the status. */
+const THROTTLING_CODES = new Set([
+  "SlowDown",
+  "Throttling",
+  "ThrottlingException",
+  "ThrottledException",
+  "RequestLimitExceeded",
+  "TooManyRequestsException",
+  "RequestThrottled",
+  "RequestThrottledException",
+]);
+
+/** Codes of a request that saw no progress for its idle timeout. */
+const TIMEOUT_CODES = new Set(["TimeoutError", "RequestTimeout", "ETIMEDOUT"]);
+
+/**
+ * Why a failed request is retried, as a job counts it: throttled (503
+ * SlowDown, 429), server_error (another 5xx), timeout (no progress for the
+ * idle timeout), connection (refused, reset, dropped mid-body), other.
+ *
+ * @example
+ * ```ts
+ * import { retryCauseOf } from "./s3_client.ts";
+ * const slowDown = { name: "SlowDown", $metadata: { httpStatusCode: 503 } };
+ * console.assert(retryCauseOf(slowDown) === "throttled");
+ * console.assert(retryCauseOf(Object.assign(new Error("x"), { code: "ECONNRESET" })) === "connection");
+ * ```
+ */
+export function retryCauseOf(e: unknown): RetryCause {
+  const status = statusOf(e);
+  const code = codeOf(e);
+  if (status === 429 || THROTTLING_CODES.has(code)) return "throttled";
+  if (status !== undefined && status >= 500) return status === 503 ? "throttled" : "server_error";
+  if (TIMEOUT_CODES.has(code)) return "timeout";
+  return isTransient(e) ? "connection" : "other";
 }
 
 /** Where a failed request was going. */
@@ -231,6 +494,89 @@ export interface RequestContext {
   readonly loc: S3Location;
   /** Requests made in all, when the caller retried beyond the SDK. */
   readonly attempts?: number;
+}
+
+/**
+ * Sends one request (with the SDK's retries) and abandons it after
+ * `timeoutMs` when given: a server that stopped answering fails it as an
+ * {@linkcode S3Error} "timed out after N s (--timeout)" instead of holding
+ * the caller through every retry's idle timeout. Other failures become an
+ * S3Error naming `ctx`.
+ *
+ * @example
+ * ```ts ignore
+ * const r = await sendWithin(client, 5000, { operation: "ListObjectsV2", bucket, loc },
+ *   (o) => client.send(new ListObjectsV2Command({ Bucket: bucket }), o));
+ * ```
+ */
+export async function sendWithin<T>(
+  timeoutMs: number | undefined,
+  ctx: RequestContext,
+  send: (options: { abortSignal?: AbortSignal }) => Promise<T>,
+): Promise<T> {
+  const signal = timeoutMs === undefined ? undefined : AbortSignal.timeout(timeoutMs);
+  try {
+    return await send(signal ? { abortSignal: signal } : {});
+  } catch (e) {
+    if (signal?.aborted) {
+      throw new S3Error({
+        operation: ctx.operation,
+        bucket: ctx.bucket,
+        key: ctx.key,
+        code: "timed out",
+        endpoint: endpointLabel(ctx.loc),
+        detail: `after ${timeoutMs! / 1000} s (--timeout)`,
+      }, { cause: e });
+    }
+    throw s3ErrorFrom(e, ctx);
+  }
+}
+
+/**
+ * A GET and the read of its answer's body, the GET sent again (up to
+ * {@linkcode MAX_ATTEMPTS} in all, with backoff) when the body breaks off
+ * with a transient error: the SDK retries a request only until its answer's
+ * headers have come. `onRetry` is told of each such retry. What `send`
+ * throws is thrown as it is; a body that keeps breaking off, as an
+ * {@linkcode S3Error} naming `ctx`'s operation with "(body)" and the
+ * attempts; an S3Error from `read` (its own deadline) is never retried.
+ *
+ * @example
+ * ```ts ignore
+ * const text = await withBodyRetries(
+ *   { operation: "GetObject", bucket, key, loc },
+ *   () => client.send(new GetObjectCommand({ Bucket: bucket, Key: key })),
+ *   async (r) => await r.Body!.transformToString(),
+ * );
+ * ```
+ */
+export async function withBodyRetries<R, T>(
+  ctx: RequestContext,
+  send: () => Promise<R>,
+  read: (answer: R) => Promise<T>,
+  onRetry?: (cause: RetryCause) => void,
+): Promise<T> {
+  for (let attempt = 1;; attempt++) {
+    const answer = await send();
+    try {
+      return await read(answer);
+    } catch (e) {
+      const again = !(e instanceof S3Error) && (e as ErrorShape).name !== "AbortError" &&
+        isTransient(e);
+      if (attempt < MAX_ATTEMPTS && again) {
+        onRetry?.(retryCauseOf(e));
+        await backoff(attempt);
+        continue;
+      }
+      throw s3ErrorFrom(e, { ...ctx, operation: `${ctx.operation} (body)`, attempts: attempt });
+    }
+  }
+}
+
+/** Waits before GET `attempt` + 1: exponential with jitter, at most 2 s. */
+function backoff(attempt: number): Promise<void> {
+  const ms = Math.min(2000, 50 * 2 ** attempt) * (0.5 + Math.random() / 2);
+  return new Promise((r) => setTimeout(r, ms));
 }
 
 /** Turns an SDK or network error into an {@linkcode S3Error} (one line, no credentials). */

@@ -17,20 +17,22 @@ import {
   type S3Client,
 } from "@aws-sdk/client-s3";
 import { MARKER, SCRATCH_PREFIX, type ScratchMarker } from "./scratch.ts";
-import { s3ErrorFrom, type S3Location } from "./s3_client.ts";
+import { s3ErrorFrom, type S3Location, sendWithin, withBodyRetries } from "./s3_client.ts";
+import { S3Error } from "../core/errors.ts";
 
 /** The key prefix of a run's scratch area under `basePrefix` (`""` for the bucket root). */
 export function scratchPrefixOf(basePrefix: string, runId: string): string {
   return `${basePrefix === "" ? "" : `${basePrefix}/`}${SCRATCH_PREFIX}${runId}/`;
 }
 
-/** Writes the marker object of a new scratch prefix. */
+/** Writes the marker object of a new scratch prefix, each request bounded by `timeoutMs`. */
 export async function putScratchMarker(
   client: S3Client,
   loc: S3Location,
   bucket: string,
   prefix: string,
   runId: string,
+  timeoutMs?: number,
 ): Promise<void> {
   const marker: ScratchMarker = {
     run_id: runId,
@@ -39,36 +41,44 @@ export async function putScratchMarker(
     created: new Date().toISOString(),
   };
   const key = prefix + MARKER;
-  try {
-    await client.send(
+  await sendWithin(timeoutMs, { operation: "PutObject", bucket, key, loc }, (o) =>
+    client.send(
       new PutObjectCommand({
         Bucket: bucket,
         Key: key,
         Body: new TextEncoder().encode(JSON.stringify(marker) + "\n"),
         ContentType: "application/json",
       }),
-    );
-  } catch (e) {
-    throw s3ErrorFrom(e, { operation: "PutObject", bucket, key, loc });
-  }
+      o,
+    ));
 }
 
-/** The marker of a scratch prefix; undefined when it has none (or not a readable one). */
+/**
+ * The marker of a scratch prefix; undefined when it has none (or not a
+ * readable one). The request is bounded by `timeoutMs`.
+ */
 export async function readScratchMarker(
   client: S3Client,
   loc: S3Location,
   bucket: string,
   prefix: string,
+  timeoutMs?: number,
 ): Promise<ScratchMarker | undefined> {
   const key = prefix + MARKER;
   let text: string;
   try {
-    const r = await client.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
-    text = await r.Body?.transformToString() ?? "";
+    const ctx = { operation: "GetObject", bucket, key, loc };
+    text = await sendWithin(timeoutMs, ctx, (o) =>
+      withBodyRetries(
+        ctx,
+        () => client.send(new GetObjectCommand({ Bucket: bucket, Key: key }), o),
+        async (r) => await r.Body?.transformToString() ?? "",
+      ));
   } catch (e) {
-    const code = (e as { name?: string }).name;
-    if (code === "NoSuchKey" || code === "NotFound") return undefined;
-    throw s3ErrorFrom(e, { operation: "GetObject", bucket, key, loc });
+    if (e instanceof S3Error && (e.code === "NoSuchKey" || e.code === "NotFound")) {
+      return undefined;
+    }
+    throw e;
   }
   try {
     const m = JSON.parse(text);
@@ -80,31 +90,33 @@ export async function readScratchMarker(
 
 /**
  * The scratch prefixes directly under `basePrefix` (each ends with "/"),
- * whether or not they hold a marker.
+ * whether or not they hold a marker; each request bounded by `timeoutMs`.
  */
 export async function listScratchPrefixes(
   client: S3Client,
   loc: S3Location,
   bucket: string,
   basePrefix: string,
+  timeoutMs?: number,
 ): Promise<string[]> {
   const under = `${basePrefix === "" ? "" : `${basePrefix}/`}${SCRATCH_PREFIX}`;
   const found: string[] = [];
   let token: string | undefined;
   do {
-    let r;
-    try {
-      r = await client.send(
-        new ListObjectsV2Command({
-          Bucket: bucket,
-          Prefix: under,
-          Delimiter: "/",
-          ...(token === undefined ? {} : { ContinuationToken: token }),
-        }),
-      );
-    } catch (e) {
-      throw s3ErrorFrom(e, { operation: "ListObjectsV2", bucket, key: under, loc });
-    }
+    const r = await sendWithin(
+      timeoutMs,
+      { operation: "ListObjectsV2", bucket, key: under, loc },
+      (o) =>
+        client.send(
+          new ListObjectsV2Command({
+            Bucket: bucket,
+            Prefix: under,
+            Delimiter: "/",
+            ...(token === undefined ? {} : { ContinuationToken: token }),
+          }),
+          o,
+        ),
+    );
     for (const p of r.CommonPrefixes ?? []) if (p.Prefix) found.push(p.Prefix);
     token = r.IsTruncated ? r.NextContinuationToken : undefined;
   } while (token !== undefined);
@@ -116,9 +128,10 @@ const DELETE_BATCH = 1000;
 
 /**
  * Deletes every object under `prefix` and aborts every multipart upload under
- * it. The marker, if `keepLast` names it, goes last, so an interrupted
- * deletion can be finished later by `tierbench clean`. Returns the number of
- * objects deleted.
+ * it, each request bounded by `timeoutMs` (a server that stops answering
+ * fails the deletion at its first request that outlives it). The marker, if
+ * `keepLast` names it, goes last, so an interrupted deletion can be finished
+ * later by `tierbench clean`. Returns the number of objects deleted.
  */
 export async function deletePrefix(
   client: S3Client,
@@ -126,31 +139,39 @@ export async function deletePrefix(
   bucket: string,
   prefix: string,
   keepLast?: string,
+  timeoutMs?: number,
 ): Promise<number> {
   let uploadMarker: { key?: string; id?: string } = {};
   for (;;) {
-    let r;
-    try {
-      r = await client.send(
-        new ListMultipartUploadsCommand({
-          Bucket: bucket,
-          Prefix: prefix,
-          ...(uploadMarker.key === undefined ? {} : { KeyMarker: uploadMarker.key }),
-          ...(uploadMarker.id === undefined ? {} : { UploadIdMarker: uploadMarker.id }),
-        }),
-      );
-    } catch (e) {
-      throw s3ErrorFrom(e, { operation: "ListMultipartUploads", bucket, key: prefix, loc });
-    }
+    const r = await sendWithin(
+      timeoutMs,
+      { operation: "ListMultipartUploads", bucket, key: prefix, loc },
+      (o) =>
+        client.send(
+          new ListMultipartUploadsCommand({
+            Bucket: bucket,
+            Prefix: prefix,
+            ...(uploadMarker.key === undefined ? {} : { KeyMarker: uploadMarker.key }),
+            ...(uploadMarker.id === undefined ? {} : { UploadIdMarker: uploadMarker.id }),
+          }),
+          o,
+        ),
+    );
     for (const u of r.Uploads ?? []) {
       if (!u.Key || !u.UploadId) continue;
       try {
-        await client.send(
-          new AbortMultipartUploadCommand({ Bucket: bucket, Key: u.Key, UploadId: u.UploadId }),
+        await sendWithin(
+          timeoutMs,
+          { operation: "AbortMultipartUpload", bucket, key: u.Key, loc },
+          (o) =>
+            client.send(
+              new AbortMultipartUploadCommand({ Bucket: bucket, Key: u.Key, UploadId: u.UploadId }),
+              o,
+            ),
         );
       } catch (e) {
-        if ((e as { name?: string }).name === "NoSuchUpload") continue;
-        throw s3ErrorFrom(e, { operation: "AbortMultipartUpload", bucket, key: u.Key, loc });
+        if (e instanceof S3Error && e.code === "NoSuchUpload") continue;
+        throw e;
       }
     }
     if (!r.IsTruncated) break;
@@ -165,14 +186,15 @@ export async function deletePrefix(
   let previous: string | undefined;
   for (;;) {
     // List from the start each time: the previous page is gone.
-    let r;
-    try {
-      r = await client.send(
-        new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, MaxKeys: DELETE_BATCH }),
-      );
-    } catch (e) {
-      throw s3ErrorFrom(e, { operation: "ListObjectsV2", bucket, key: prefix, loc });
-    }
+    const r = await sendWithin(
+      timeoutMs,
+      { operation: "ListObjectsV2", bucket, key: prefix, loc },
+      (o) =>
+        client.send(
+          new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, MaxKeys: DELETE_BATCH }),
+          o,
+        ),
+    );
     const keys = (r.Contents ?? []).map((o) => o.Key).filter((k): k is string => !!k);
     const batch = keys.filter((k) => k !== keepLast);
     if (batch.length === 0) {
@@ -189,18 +211,20 @@ export async function deletePrefix(
       });
     }
     previous = objects[0]?.Key;
-    try {
-      const d = await client.send(
+    const ctx = { operation: "DeleteObjects", bucket, key: prefix, loc };
+    const d = await sendWithin(timeoutMs, ctx, (o) =>
+      client.send(
         new DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: objects, Quiet: true } }),
-      );
-      const failed = d.Errors?.[0];
-      if (failed) {
-        throw Object.assign(new Error(failed.Message ?? "delete failed"), {
+        o,
+      ));
+    const failed = d.Errors?.[0];
+    if (failed) {
+      throw s3ErrorFrom(
+        Object.assign(new Error(failed.Message ?? "delete failed"), {
           name: failed.Code ?? "DeleteFailed",
-        });
-      }
-    } catch (e) {
-      throw s3ErrorFrom(e, { operation: "DeleteObjects", bucket, key: prefix, loc });
+        }),
+        ctx,
+      );
     }
     deleted += objects.length;
     if (last) break;

@@ -7,6 +7,7 @@
  */
 
 import { join } from "node:path";
+import { TIMED_OUT, withinTimeout } from "../core/settle.ts";
 
 /** The marker file inside every scratch directory. */
 export const MARKER = ".tierbench-scratch";
@@ -92,6 +93,45 @@ export function removeScratchDir(dir: string, runId: string): boolean {
   if (!isOurScratchDir(dir, runId)) return false;
   Deno.removeSync(dir, { recursive: true });
   return true;
+}
+
+/** How {@linkcode removeScratchDirWithin} ended. */
+export type Removal = "removed" | "not ours" | "timed out";
+
+/**
+ * Removes a scratch directory if, and only if, its marker names `runId`,
+ * giving the file system `timeoutMs` for the whole (a hung mount does not
+ * hang the caller): "timed out" means it is left as it was, or partly
+ * removed, for `tierbench clean`. A directory that is gone is "not ours".
+ *
+ * @example
+ * ```ts
+ * import { makeScratchDir, removeScratchDirWithin } from "./scratch.ts";
+ * const parent = await Deno.makeTempDir();
+ * const dir = await makeScratchDir(parent, "r1", "file");
+ * console.assert(await removeScratchDirWithin(dir, "r2", 1000) === "not ours");
+ * console.assert(await removeScratchDirWithin(dir, "r1", 1000) === "removed");
+ * await Deno.remove(parent);
+ * ```
+ */
+export async function removeScratchDirWithin(
+  dir: string,
+  runId: string,
+  timeoutMs: number,
+): Promise<Removal> {
+  const removal = (async (): Promise<Removal> => {
+    let marker: unknown;
+    try {
+      marker = JSON.parse(await Deno.readTextFile(join(dir, MARKER)));
+    } catch {
+      return "not ours";
+    }
+    if ((marker as ScratchMarker | null)?.run_id !== runId) return "not ours";
+    await Deno.remove(dir, { recursive: true });
+    return "removed";
+  })();
+  const r = await withinTimeout(removal, timeoutMs);
+  return r === TIMED_OUT ? "timed out" : r;
 }
 
 /**

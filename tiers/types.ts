@@ -49,6 +49,16 @@ export interface TierFacts {
   s3?: { endpoint: string; region: string; bucket: string; scratch_prefix: string };
 }
 
+/** How a tier is opened besides where it is. */
+export interface TierOptions {
+  /**
+   * How long one request to the tier may take (`--timeout`, default 30 s),
+   * its own clean-up included: what it cannot remove in that time is named
+   * with the `tierbench clean` command that removes it, and left.
+   */
+  readonly timeoutMs?: number;
+}
+
 /** A storage tier under test. Dispose it to remove its scratch directory. */
 export interface Tier extends AsyncDisposable {
   readonly spec: TierSpec;
@@ -69,4 +79,10 @@ export interface Tier extends AsyncDisposable {
    * the `tierbench clean` command that removes it.
    */
   abandon?(reason: string): void;
+  /**
+   * Why the run's scratch area is gone (deleted by something else while the
+   * run held its files open), or undefined while it is there: a run on
+   * unlinked files measured no longer the storage it was pointed at.
+   */
+  vanished?(): string | undefined;
 }

@@ -20,6 +20,8 @@ export interface Pattern {
   readonly engine: "psync" | "libaio" | "io_uring" | "null";
   readonly iodepth: number;
   readonly direct: boolean;
+  /** io_uring only: fio's fixedbufs and registerfiles, both on. */
+  readonly registered?: boolean;
   /** Measured seconds (time-based). */
   readonly runtimeS: number;
   /** Warm-up seconds, excluded by both tools. */
@@ -43,6 +45,19 @@ export interface Figures {
   /** CPU of the tool's process, % of one core. */
   usr_cpu: number;
   sys_cpu: number;
+  /**
+   * CPU time per I/O of the tool's I/O threads, ns, user and system apart:
+   * for fio its job's usr_cpu and sys_cpu × job_runtime ÷ the job's I/Os
+   * (fio counts them with getrusage RUSAGE_THREAD from the end of the ramp);
+   * for tierbench its job threads' CPU over the same window ÷ its I/Os.
+   */
+  cpu_per_io_ns: CpuPerIo;
+}
+
+/** CPU time per I/O, ns. */
+export interface CpuPerIo {
+  usr: number;
+  sys: number;
 }
 
 /** A tool ran but its output says it failed, or cannot be read. */
@@ -77,6 +92,7 @@ export function fioArgs(p: Pattern, filename: string): string[] {
     `--ioengine=${p.engine}`,
     `--iodepth=${p.iodepth}`,
     `--direct=${p.direct ? 1 : 0}`,
+    ...(p.registered ? ["--fixedbufs", "--registerfiles"] : []),
     "--numjobs=1",
     "--output-format=json",
   ];
@@ -118,6 +134,7 @@ export function tierbenchArgs(p: Pattern, tier: string, filename?: string): stri
     "--numjobs",
     "1",
     ...(p.direct ? ["--direct"] : []),
+    ...(p.registered ? ["--fixedbufs", "--registerfiles"] : []),
   ];
 }
 
@@ -145,9 +162,10 @@ function num(o: Json, key: string, what: string): number {
  * @example
  * ```ts
  * import { parseFioJson } from "./_fio.ts";
- * const out = JSON.stringify({ jobs: [{ error: 0, usr_cpu: 1, sys_cpu: 2,
- *   read: { bw_bytes: 10, iops: 2, io_bytes: 50, runtime: 5000, lat_ns: { mean: 7 } } }] });
- * console.assert(parseFioJson("note: x\n" + out, "read").bw_bytes === 10);
+ * const out = JSON.stringify({ jobs: [{ error: 0, usr_cpu: 1, sys_cpu: 2, job_runtime: 5000,
+ *   read: { bw_bytes: 10, iops: 2, io_bytes: 50, runtime: 5000, total_ios: 10, lat_ns: { mean: 7 } } }] });
+ * const f = parseFioJson("note: x\n" + out, "read");
+ * console.assert(f.bw_bytes === 10 && f.cpu_per_io_ns.usr === 5e6); // 1 % of 5 s over 10 I/Os
  * ```
  */
 export function parseFioJson(stdout: string, dir: "read" | "write"): Figures {
@@ -168,15 +186,29 @@ export function parseFioJson(stdout: string, dir: "read" | "write"): Figures {
   const d = job[dir];
   if (!isObject(d)) throw new ToolOutputError(`fio's JSON has no jobs[0].${dir}`);
   const lat = isObject(d.lat_ns) ? d.lat_ns : {};
+  const usr = num(job, "usr_cpu", "fio");
+  const sys = num(job, "sys_cpu", "fio");
+  // usr_cpu and sys_cpu are % of job_runtime (ms) over the job's I/Os in both directions.
+  const cpuMs = num(job, "job_runtime", "fio") / 100;
+  const ios = ["read", "write"].reduce((n, k) => {
+    const x = job[k];
+    return n + (isObject(x) && typeof x.total_ios === "number" ? x.total_ios : 0);
+  }, 0);
   return {
     bw_bytes: num(d, "bw_bytes", "fio"),
     iops: num(d, "iops", "fio"),
     io_bytes: num(d, "io_bytes", "fio"),
     runtime_ms: num(d, "runtime", "fio"),
     lat_mean_ns: typeof lat.mean === "number" ? lat.mean : 0,
-    usr_cpu: typeof job.usr_cpu === "number" ? job.usr_cpu : 0,
-    sys_cpu: typeof job.sys_cpu === "number" ? job.sys_cpu : 0,
+    usr_cpu: usr,
+    sys_cpu: sys,
+    cpu_per_io_ns: perIo(usr * cpuMs * 1e6, sys * cpuMs * 1e6, ios),
   };
+}
+
+/** CPU time per I/O from `usrNs` and `sysNs` over `ios` I/Os (0 when none). */
+function perIo(usrNs: number, sysNs: number, ios: number): CpuPerIo {
+  return ios > 0 ? { usr: usrNs / ios, sys: sysNs / ios } : { usr: 0, sys: 0 };
 }
 
 /** What a tierbench result document says about its one run. */
@@ -203,7 +235,11 @@ export function parseTierbenchJson(text: string, dir: "read" | "write"): Tierben
     throw new ToolOutputError(`tierbench's run ${run.status}: ${run.error ?? "no cause given"}`);
   }
   const d = run[dir];
+  const jobs = run.cpu.jobs;
+  if (jobs === undefined) throw new ToolOutputError("tierbench's result has no cpu.jobs");
+  const ios = run.read.total_ios + run.write.total_ios;
   return {
+    cpu_per_io_ns: perIo(jobs.usr_ns, jobs.sys_ns, ios),
     bw_bytes: d.bw_bytes,
     iops: d.iops,
     io_bytes: d.io_bytes,

@@ -29,6 +29,30 @@ export class UsageError extends Error {
   override name = "UsageError";
 }
 
+/**
+ * The integer option `--flag` written as `text`, from `min` to `max`.
+ *
+ * @throws {UsageError} naming the option and what was written.
+ *
+ * @example
+ * ```ts
+ * import { intOption } from "./_fio_process.ts";
+ * console.assert(intOption("rounds", "3", 1, 99) === 3);
+ * try {
+ *   intOption("rounds", "3x", 1, 99);
+ * } catch (e) {
+ *   console.assert((e as Error).message === '--rounds: "3x" is not an integer from 1 to 99');
+ * }
+ * ```
+ */
+export function intOption(flag: string, text: string, min: number, max: number): number {
+  const n = Number(text);
+  if (!/^\d+$/.test(text.trim()) || n < min || n > max) {
+    throw new UsageError(`--${flag}: "${text}" is not an integer from ${min} to ${max}`);
+  }
+  return n;
+}
+
 /** A signal stopped the comparison. */
 export class Interrupted extends Error {
   override name = "Interrupted";

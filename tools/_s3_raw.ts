@@ -1,17 +1,31 @@
 /**
- * The raw SDK loop of `deno task bench:s3`: the least a program can do to
- * GET or PUT objects with @aws-sdk/client-s3 — `depth` async loops of one
- * command each, GET bodies read to their end and dropped — counting the bytes
- * of requests that complete inside the measured window. Runs on the main
- * thread or in a Worker (tools/_s3_raw_worker.ts).
+ * The raw loops of `deno task bench:s3`: the least a program can do to GET
+ * or PUT objects of one size at one concurrency — `depth` async loops of one
+ * request each, GET bodies read to their end and dropped — counting the bytes
+ * of requests that complete inside the measured window, with one of three
+ * clients:
+ *
+ * - `http`: unsigned HTTP through Deno's fetch, GET bodies read with a BYOB
+ *   reader into a buffer per loop: the loopback ceiling (a server that
+ *   checks signatures refuses it);
+ * - `sdk`: @aws-sdk/client-s3 as it comes (its NodeHttpHandler on Deno's
+ *   node:http, the body of each PUT hashed for its signature);
+ * - `sdk-fetch`: the same SDK with its FetchHttpHandler (Deno's fetch).
+ *
+ * Runs in a Worker (tools/_s3_raw_worker.ts), as tierbench's jobs do.
  *
  * @module
  */
 
 import { GetObjectCommand, PutObjectCommand, S3Client } from "@aws-sdk/client-s3";
+import { FetchHttpHandler } from "@smithy/fetch-http-handler";
+
+/** Which client a raw loop uses. */
+export type RawClient = "http" | "sdk" | "sdk-fetch";
 
 /** What one raw measurement does. */
 export interface RawLoopOptions {
+  readonly client: RawClient;
   readonly endpoint: string;
   readonly region: string;
   readonly bucket: string;
@@ -32,24 +46,76 @@ function randomBytes(n: number): Uint8Array<ArrayBuffer> {
   return b;
 }
 
-/**
- * Measures one pattern with raw SDK calls; returns bytes per second over the
- * measured window.
- *
- * @example
- * ```ts ignore
- * const bw = await rawLoop({ endpoint, region: "us-east-1", bucket: "b", prefix: "p/", op: "GET",
- *   size: 1 << 20, depth: 8, objects: 8, rampMs: 1000, runtimeMs: 3000 });
- * ```
- */
-export async function rawLoop(o: RawLoopOptions): Promise<number> {
-  const client = new S3Client({
+/** One request of a loop: GET `key` (checking its size) or PUT `body` as it. */
+type Request = (key: string, body: Uint8Array<ArrayBuffer>) => Promise<void>;
+
+/** Reads a body to its end with a BYOB reader into `buffer`: its bytes, and the buffer back. */
+async function readByob(
+  body: ReadableStream<Uint8Array>,
+  buffer: ArrayBuffer,
+): Promise<{ got: number; buffer: ArrayBuffer }> {
+  const reader = body.getReader({ mode: "byob" });
+  let got = 0;
+  for (;;) {
+    const { value, done } = await reader.read(new Uint8Array(buffer));
+    if (value !== undefined) buffer = value.buffer as ArrayBuffer;
+    if (done) return { got, buffer };
+    got += value.byteLength;
+  }
+}
+
+/** Unsigned HTTP through fetch; `lane` keeps each loop's read buffer. */
+function httpRequests(o: RawLoopOptions): (lane: { buffer: ArrayBuffer }) => Request {
+  const url = (key: string) => `${o.endpoint}/${o.bucket}/${key}`;
+  return (lane) => async (key, body) => {
+    const res = await fetch(url(key), o.op === "GET" ? {} : { method: "PUT", body });
+    if (!res.ok) throw new Error(`${o.op} ${key}: HTTP ${res.status}`);
+    if (o.op === "PUT" || res.body === null) {
+      await res.body?.cancel();
+      return;
+    }
+    const r = await readByob(res.body, lane.buffer);
+    lane.buffer = r.buffer;
+    if (r.got !== o.size) throw new Error(`GET returned ${r.got} of ${o.size} bytes`);
+  };
+}
+
+function sdkClient(o: RawLoopOptions): S3Client {
+  return new S3Client({
     endpoint: o.endpoint,
     region: o.region,
     forcePathStyle: true,
     requestChecksumCalculation: "WHEN_REQUIRED",
     responseChecksumValidation: "WHEN_REQUIRED",
+    ...(o.client === "sdk-fetch" ? { requestHandler: new FetchHttpHandler() } : {}),
   });
+}
+
+function sdkRequests(o: RawLoopOptions, client: S3Client): Request {
+  return async (Key, Body) => {
+    if (o.op === "PUT") {
+      await client.send(new PutObjectCommand({ Bucket: o.bucket, Key, Body }));
+      return;
+    }
+    const r = await client.send(new GetObjectCommand({ Bucket: o.bucket, Key }));
+    let got = 0;
+    for await (const chunk of r.Body as AsyncIterable<Uint8Array>) got += chunk.byteLength;
+    if (got !== o.size) throw new Error(`GET returned ${got} of ${o.size} bytes`);
+  };
+}
+
+/**
+ * Measures one pattern with one raw client; returns bytes per second over
+ * the measured window.
+ *
+ * @example
+ * ```ts ignore
+ * const bw = await rawLoop({ client: "http", endpoint, region: "us-east-1", bucket: "b",
+ *   prefix: "p/", op: "GET", size: 1 << 20, depth: 8, objects: 8, rampMs: 1000, runtimeMs: 3000 });
+ * ```
+ */
+export async function rawLoop(o: RawLoopOptions): Promise<number> {
+  const client = sdkClient(o);
   const body = randomBytes(o.size);
   try {
     const keys = Array.from({ length: o.objects }, (_, k) => `${o.prefix}get-${o.size}/obj${k}`);
@@ -58,25 +124,16 @@ export async function rawLoop(o: RawLoopOptions): Promise<number> {
         await client.send(new PutObjectCommand({ Bucket: o.bucket, Key, Body: body }));
       }
     }
+    const http = o.client === "http" ? httpRequests(o) : undefined;
     const start = performance.now() + o.rampMs;
     const end = start + o.runtimeMs;
     let bytes = 0;
     let next = 0;
     const lane = async () => {
+      const request = http?.({ buffer: new ArrayBuffer(256 * 1024) }) ?? sdkRequests(o, client);
       while (performance.now() < end) {
         const n = next++;
-        if (o.op === "GET") {
-          const r = await client.send(
-            new GetObjectCommand({ Bucket: o.bucket, Key: keys[n % keys.length] }),
-          );
-          let got = 0;
-          for await (const chunk of r.Body as AsyncIterable<Uint8Array>) got += chunk.byteLength;
-          if (got !== o.size) throw new Error(`GET returned ${got} of ${o.size} bytes`);
-        } else {
-          await client.send(
-            new PutObjectCommand({ Bucket: o.bucket, Key: `${o.prefix}put/o${n}`, Body: body }),
-          );
-        }
+        await request(o.op === "GET" ? keys[n % keys.length]! : `${o.prefix}put/o${n}`, body);
         const t = performance.now();
         if (t >= start && t <= end) bytes += o.size;
       }

@@ -3,8 +3,13 @@
  * turns: tierbench goes first in odd rounds and fio in even ones, so drift of
  * the device (caches, thermal or cloud burst limits) falls on both alike. Each
  * case reports the median over rounds of the per-round ratio tierbench/fio,
- * each tool's median figure, and whether the target is met; a last case checks
- * that tierbench's peak RSS stays flat however many bytes it moves. In a read
+ * each tool's median figure, and whether the target is met; and beside it each
+ * tool's CPU time per I/O, user and system apart — fio's job as it reports it
+ * (usr_cpu and sys_cpu × job_runtime ÷ its I/Os: getrusage of the job's
+ * thread from the end of the ramp), tierbench's job threads over the same
+ * window — with their ratio, which must stay ≤ 1. CPU per I/O holds still
+ * where throughput moves with the machine's noise. A last case checks that
+ * tierbench's peak RSS stays flat however many bytes it moves. In a read
  * case both tools read the one file laid out (by fio) for that round —
  * tierbench through `--filename` — so they meet the same blocks in the same
  * cache state; in a write case each writes a fresh file. The null case runs
@@ -14,9 +19,10 @@
  * on a loop device with direct I/O over a file on tmpfs, which the comparison
  * makes and removes: its speed is set by CPU and memory, so it holds still
  * from round to round and each harness's per-request cost shows. The loop
- * mode has its own cases (4 KiB random reads with every engine, 1 MiB
- * sequential reads and writes at depth 8 with every engine that has a depth)
- * and 5 rounds by default.
+ * mode has its own cases, each on the loop device and again on tmpfs: 4 KiB
+ * random reads at depth 1 and 32 with every engine (io_uring also with
+ * fixedbufs + registerfiles), 1 MiB sequential reads and writes at depth 8
+ * with libaio and io_uring; and 5 rounds by default.
  *
  * With `--control`, fio also runs in tierbench's turns (an A/A comparison of
  * fio against itself, the RSS check left out): its ratios show how far this
@@ -46,7 +52,6 @@
  */
 
 import { Command, CommanderError } from "@commander-js/extra-typings";
-import Table from "cli-table3";
 import { isAbsolute, join } from "node:path";
 import { fileURLToPath as fromFileUrl } from "node:url";
 import { hostFacts, pathFacts } from "../core/host.ts";
@@ -70,14 +75,30 @@ import {
   FioMissing,
   fioVersion,
   Interrupted,
+  intOption,
   lastLine,
   type Place,
   Scratch,
   UsageError,
 } from "./_fio_process.ts";
 import { LoopDevice, type LoopFacts, requireRoot } from "./_loop_device.ts";
-import { median } from "../core/stats.ts";
-import { round3 } from "../core/stats.ts";
+import { type CaseDef, casesOf, type DeviceMode, metricOf } from "./_fio_cases.ts";
+import {
+  type CaseRound,
+  caseRound,
+  fmtCpu,
+  fmtFigure,
+  fmtMiB,
+  head,
+  markdownTable,
+  rows,
+  type RssRound,
+  summarizeCase,
+  summarizeRss,
+  terminalTable,
+  type Tool,
+  turnTaker,
+} from "./_fio_summary.ts";
 
 const MiB = 1024 ** 2;
 const GiB = 1024 ** 3;
@@ -94,96 +115,6 @@ const TIERBENCH_PERMISSIONS = ["--allow-all"];
 // ---------------------------------------------------------------------------
 // Cases
 
-/** Where a case runs: a scratch directory, or no I/O at all (the null case). */
-type CasePlace = Place | "null";
-
-/** One comparison: a pattern both tools run, and what tierbench must reach. */
-interface CaseDef {
-  readonly id: string;
-  readonly label: string;
-  readonly place: CasePlace;
-  readonly metric: "bw" | "iops";
-  /** Least acceptable ratio tierbench/fio. */
-  readonly target: number;
-  readonly pattern: Pick<Pattern, "rw" | "bs" | "engine" | "iodepth" | "direct">;
-}
-
-function seqCase(rw: "read" | "write", engine: Pattern["engine"], iodepth: number): CaseDef {
-  return {
-    id: `seq${rw}-1m-${engine}-d${iodepth}`,
-    label: `1m seq ${rw}, direct, ${engine} d${iodepth}`,
-    place: "disk",
-    metric: "bw",
-    target: 0.98,
-    pattern: { rw, bs: MiB, engine, iodepth, direct: true },
-  };
-}
-
-/** 4 KiB O_DIRECT random reads on the disk (or the loop device). */
-function randreadCase(engine: Pattern["engine"], iodepth: number, target: number): CaseDef {
-  return {
-    id: `randread-4k-${engine}-d${iodepth}`,
-    label: `4k rand read, direct, ${engine} d${iodepth}`,
-    place: "disk",
-    metric: "iops",
-    target,
-    pattern: { rw: "randread", bs: 4096, engine, iodepth, direct: true },
-  };
-}
-
-/** tierbench's null tier against fio's null engine: the harnesses alone, no I/O. */
-const NULL_CASE: CaseDef = {
-  id: "null-4k-randread-d1",
-  label: "null tier vs fio null engine, 4k d1",
-  place: "null",
-  metric: "iops",
-  target: 1.3,
-  pattern: { rw: "randread", bs: 4096, engine: "null", iodepth: 1, direct: false },
-};
-
-/** The compared cases on a real disk, in the order they run in each round. */
-const DISK_CASES: readonly CaseDef[] = [
-  seqCase("read", "psync", 1),
-  seqCase("read", "libaio", 1),
-  seqCase("read", "libaio", 8),
-  seqCase("write", "psync", 1),
-  seqCase("write", "libaio", 1),
-  seqCase("write", "libaio", 8),
-  {
-    id: "randread-4k-tmpfs-psync-d1",
-    label: "4k rand read, tmpfs, psync d1",
-    place: "tmpfs",
-    metric: "iops",
-    target: 0.95,
-    pattern: { rw: "randread", bs: 4096, engine: "psync", iodepth: 1, direct: false },
-  },
-  randreadCase("libaio", 32, 0.9),
-  randreadCase("io_uring", 32, 0.9),
-  NULL_CASE,
-];
-
-/**
- * The compared cases on the loop device (issue 17's list): psync has no
- * depth, so it runs at depth 1 where the others run at 8 or 32.
- */
-const LOOP_CASES: readonly CaseDef[] = [
-  seqCase("read", "psync", 1),
-  seqCase("read", "libaio", 8),
-  seqCase("read", "io_uring", 8),
-  seqCase("write", "psync", 1),
-  seqCase("write", "libaio", 8),
-  seqCase("write", "io_uring", 8),
-  randreadCase("psync", 1, 0.97),
-  randreadCase("libaio", 32, 0.95),
-  randreadCase("io_uring", 32, 0.95),
-  NULL_CASE,
-];
-
-/** The cases of a device mode. */
-function casesOf(device: DeviceMode): readonly CaseDef[] {
-  return device === "loop" ? LOOP_CASES : DISK_CASES;
-}
-
 /**
  * Bytes of the loop device's backing file: the file systems holds one test
  * file at a time (two while a write case's file is being removed), plus
@@ -198,9 +129,6 @@ const RSS = { size: 256 * MiB, small: GiB, large: 8 * GiB, target: 1.1 } as cons
 
 // ---------------------------------------------------------------------------
 // Settings
-
-/** Where the disk cases run: the directory of `--dir`, or a loop device made for the run. */
-type DeviceMode = "disk" | "loop";
 
 /** The resolved options. */
 interface Settings {
@@ -251,14 +179,6 @@ function userCwd(): string {
 
 function resolvePath(p: string): string {
   return isAbsolute(p) ? p : join(userCwd(), p);
-}
-
-function intOption(flag: string, text: string, min: number, max: number): number {
-  const n = Number(text);
-  if (!/^\d+$/.test(text.trim()) || n < min || n > max) {
-    throw new UsageError(`--${flag}: "${text}" is not an integer from ${min} to ${max}`);
-  }
-  return n;
 }
 
 function sizeOption(flag: string, text: string): number {
@@ -317,29 +237,6 @@ function resolveSettings(o: RawOptions, now: Date): Settings {
       ? resolvePath(o.output)
       : join(userCwd(), "results", `fio-compare-${fileTime(now)}.json`),
   };
-}
-
-/** Both tools, in the order they ran in a round. */
-type Tool = "tierbench" | "fio";
-
-/** One round of one case. */
-interface CaseRound {
-  round: number;
-  first: Tool;
-  /** tierbench's figures; with `--control`, those of fio run in tierbench's turn. */
-  tierbench: Figures | TierbenchFigures;
-  fio: Figures;
-  /** tierbench/fio of the case's metric. */
-  ratio: number;
-}
-
-/** One round of the RSS check. */
-interface RssRound {
-  round: number;
-  first: "1g" | "8g";
-  rss_1g_bytes: number;
-  rss_8g_bytes: number;
-  ratio: number;
 }
 
 /** What the loop needs besides the settings. */
@@ -462,10 +359,6 @@ function parseOrFail<T>(what: string, parse: () => T): T {
   }
 }
 
-function metricOf(c: CaseDef, f: Figures): number {
-  return c.metric === "bw" ? f.bw_bytes : f.iops;
-}
-
 async function measureCase(ctx: Context, c: CaseDef, round: number): Promise<CaseRound> {
   const first: Tool = round % 2 === 1 ? "tierbench" : "fio";
   const name = `${c.id}-r${round}`;
@@ -483,8 +376,7 @@ async function measureCase(ctx: Context, c: CaseDef, round: number): Promise<Cas
   } finally {
     if (shared !== undefined) await ctx.scratch.removeFile(placeOf(c), `${name}.shared.dat`);
   }
-  const ratio = metricOf(c, tb!) / metricOf(c, fio!);
-  return { round, first, tierbench: tb!, fio: fio!, ratio };
+  return caseRound(c, round, first, tb!, fio!);
 }
 
 async function peakRss(ctx: Context, ioSize: number, name: string): Promise<number> {
@@ -526,147 +418,7 @@ async function measureRss(ctx: Context, round: number): Promise<RssRound> {
 }
 
 // ---------------------------------------------------------------------------
-// Summaries and output
-
-/** A case over all its rounds. */
-interface CaseSummary {
-  id: string;
-  label: string;
-  metric: "bw_bytes" | "iops";
-  target: number;
-  tierbench_median: number;
-  fio_median: number;
-  /** Median over rounds of the per-round ratio. */
-  ratio_median: number;
-  met: boolean;
-  /** The spread of each tool's figure over the rounds. */
-  tierbench_min: number;
-  tierbench_max: number;
-  fio_min: number;
-  fio_max: number;
-  rounds: CaseRound[];
-}
-
-/** The RSS check over all its rounds. */
-interface RssSummary {
-  label: string;
-  target: number;
-  rss_1g_median_bytes: number;
-  rss_8g_median_bytes: number;
-  ratio_median: number;
-  met: boolean;
-  rounds: RssRound[];
-}
-
-function summarizeCase(c: CaseDef, rounds: CaseRound[]): CaseSummary {
-  const ratio = median(rounds.map((r) => r.ratio));
-  const tb = rounds.map((r) => metricOf(c, r.tierbench));
-  const fio = rounds.map((r) => metricOf(c, r.fio));
-  return {
-    id: c.id,
-    label: c.label,
-    metric: c.metric === "bw" ? "bw_bytes" : "iops",
-    target: c.target,
-    tierbench_median: median(tb),
-    fio_median: median(fio),
-    ratio_median: ratio,
-    met: round3(ratio) >= c.target,
-    tierbench_min: Math.min(...tb),
-    tierbench_max: Math.max(...tb),
-    fio_min: Math.min(...fio),
-    fio_max: Math.max(...fio),
-    rounds,
-  };
-}
-
-function summarizeRss(rounds: RssRound[]): RssSummary {
-  const ratio = median(rounds.map((r) => r.ratio));
-  return {
-    label: "peak RSS, memory tier 1m seq read, 8g vs 1g moved",
-    target: RSS.target,
-    rss_1g_median_bytes: median(rounds.map((r) => r.rss_1g_bytes)),
-    rss_8g_median_bytes: median(rounds.map((r) => r.rss_8g_bytes)),
-    ratio_median: ratio,
-    met: round3(ratio) <= RSS.target,
-    rounds,
-  };
-}
-
-function fmtInt(n: number): string {
-  return Math.round(n).toLocaleString("en-US");
-}
-
-function fmtFigure(metric: CaseSummary["metric"], v: number): string {
-  return metric === "bw_bytes" ? `${fmtInt(v / MiB)} MiB/s` : `${fmtInt(v)} IOPS`;
-}
-
-/** A spread over rounds: `1,020–1,100 MiB/s`. */
-function fmtSpread(metric: CaseSummary["metric"], min: number, max: number): string {
-  const scale = metric === "bw_bytes" ? MiB : 1;
-  return `${fmtInt(min / scale)}–${fmtFigure(metric, max)}`;
-}
-
-function fmtMiB(bytes: number): string {
-  return `${(bytes / MiB).toFixed(1)} MiB`;
-}
-
-/** Who runs in tierbench's turns: tierbench, or with `--control` fio again. */
-function turnTaker(control: boolean): string {
-  return control ? "fio (control)" : "tierbench";
-}
-
-/** The table's head; its second column is whoever ran in tierbench's turns. */
-function head(control: boolean): string[] {
-  const a = turnTaker(control);
-  return ["case", a, "fio", "ratio", "per round", "target", "met", `${a} min–max`, "fio min–max"];
-}
-
-/** The table's rows, as text (no RSS row when the check did not run). */
-function rows(cases: CaseSummary[], rss: RssSummary | undefined): string[][] {
-  const out = cases.map((c) => [
-    c.label,
-    fmtFigure(c.metric, c.tierbench_median),
-    fmtFigure(c.metric, c.fio_median),
-    c.ratio_median.toFixed(3),
-    c.rounds.map((r) => r.ratio.toFixed(2)).join(" "),
-    `≥ ${c.target.toFixed(2)}`,
-    c.met ? "yes" : "NO",
-    fmtSpread(c.metric, c.tierbench_min, c.tierbench_max),
-    fmtSpread(c.metric, c.fio_min, c.fio_max),
-  ]);
-  if (rss === undefined) return out;
-  out.push([
-    rss.label,
-    `${fmtMiB(rss.rss_8g_median_bytes)} (8g) / ${fmtMiB(rss.rss_1g_median_bytes)} (1g)`,
-    "–",
-    `${rss.ratio_median.toFixed(3)} (8g/1g)`,
-    rss.rounds.map((r) => r.ratio.toFixed(2)).join(" "),
-    `≤ ${rss.target.toFixed(2)}`,
-    rss.met ? "yes" : "NO",
-    `${fmtMiB(Math.min(...rss.rounds.map((r) => r.rss_8g_bytes)))}–${
-      fmtMiB(Math.max(...rss.rounds.map((r) => r.rss_8g_bytes)))
-    } (8g)`,
-    "–",
-  ]);
-  return out;
-}
-
-function terminalTable(head: string[], body: string[][]): string {
-  const t = new Table({
-    head,
-    colAligns: ["left", "right", "right", "right", "left", "left", "left", "right", "right"],
-    style: { head: [], border: [] },
-  });
-  t.push(...body);
-  return t.toString();
-}
-
-function markdownTable(head: string[], body: string[][]): string {
-  const cell = (s: string) => s.replaceAll("|", "\\|");
-  const line = (cells: string[]) => `| ${cells.map(cell).join(" | ")} |`;
-  const align = ["---", "---:", "---:", "---:", "---", "---", "---", "---:", "---:"];
-  return [line(head), `|${align.join("|")}|`, ...body.map(line)].join("\n");
-}
+// Output
 
 /** What the header line says about the machine and the directories. */
 interface Environment {
@@ -743,7 +495,7 @@ function fmtDuration(ms: number): string {
 }
 
 function progressLine(round: number, rounds: number, label: string, text: string): void {
-  console.error(`[round ${round}/${rounds}] ${label.padEnd(34)} ${text}`);
+  console.error(`[round ${round}/${rounds}] ${label.padEnd(40)} ${text}`);
 }
 
 // ---------------------------------------------------------------------------
@@ -786,7 +538,9 @@ async function compare(s: Settings): Promise<void> {
           c.label,
           `${turnTaker(s.control)} ${fmtFigure(m, metricOf(c, r.tierbench))}, fio ${
             fmtFigure(m, metricOf(c, r.fio))
-          }, ratio ${r.ratio.toFixed(3)}`,
+          }, ratio ${r.ratio.toFixed(3)}; CPU/I/O ${fmtCpu(r.tierbench.cpu_per_io_ns)} vs ${
+            fmtCpu(r.fio.cpu_per_io_ns)
+          }, ratio ${r.cpu_per_io_ratio.toFixed(3)}`,
         );
       }
       if (s.control) continue; // the RSS check is tierbench's alone
@@ -812,7 +566,7 @@ async function compare(s: Settings): Promise<void> {
   }
 
   const cases = defs.map((c) => summarizeCase(c, caseRounds.get(c.id)!));
-  const rss = s.control ? undefined : summarizeRss(rssRounds);
+  const rss = s.control ? undefined : summarizeRss(rssRounds, RSS.target);
   const body = rows(cases, rss);
   const header = headerLine(env, s);
   await writeJson(s.output, {

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { IS_ROOT, sh, tempDirOnDisk } from "../tests/_helpers.ts";
+import { IS_ROOT, sh, tempDirOnDisk, withDirForAnyone } from "../tests/_helpers.ts";
 import { needing } from "../tests/_requirements.ts";
 
 const FIO_COMPARE = new URL("./fio_compare.ts", import.meta.url).pathname;
@@ -25,6 +25,22 @@ function assertScratchRemoved(dir: string): void {
   assert.deepEqual(left, [], "scratch directories removed");
 }
 
+/** Case `c` carries each tool's CPU time per I/O, user and system apart, and their ratio. */
+function assertCpuPerIo(c: {
+  id: string;
+  cpu_per_io_ns: Record<"tierbench" | "fio", { usr: number; sys: number }>;
+  cpu_per_io_ratio: number;
+}): void {
+  for (const tool of ["tierbench", "fio"] as const) {
+    const { usr, sys } = c.cpu_per_io_ns[tool];
+    assert.ok(usr >= 0 && sys >= 0 && usr + sys > 0, `${c.id}: ${tool} ${usr}+${sys} ns`);
+  }
+  const { tierbench: t, fio: f } = c.cpu_per_io_ns;
+  assert.ok(c.cpu_per_io_ratio > 0 && Number.isFinite(c.cpu_per_io_ratio), c.id);
+  // One round: the ratio is that round's, of the totals.
+  assert.ok(Math.abs(c.cpu_per_io_ratio - (t.usr + t.sys) / (f.usr + f.sys)) < 1e-9, c.id);
+}
+
 Deno.test(needing(["fio"], {
   name: "bench:fio runs every case with both tools and writes its figures (no speed asserted)",
   fn: fioCompareRuns,
@@ -47,6 +63,7 @@ async function fioCompareRuns() {
     for (const c of doc.cases) {
       assert.ok(c.tierbench_median > 0 && c.fio_median > 0, c.id);
       assert.ok(Number.isFinite(c.ratio_median), c.id);
+      assertCpuPerIo(c);
     }
     assert.ok(doc.rss.ratio_median > 0);
     assert.match(text, /\| case \| tierbench \| fio \| ratio \|/);
@@ -170,8 +187,14 @@ Deno.test(needing(["root", "fio"], {
         `backing file not allocated up front: ${loop.backing_allocated_bytes} of ${loop.backing_bytes} bytes`,
       );
       assert.equal(doc.environment.fs_type, "ext4");
-      assert.equal(doc.cases.length, 10);
-      for (const c of doc.cases) assert.ok(c.tierbench_min > 0 && c.fio_min > 0, c.id);
+      // On the loop device and on tmpfs: 4k random reads with every engine at depth 1 and 32
+      // (io_uring plain and registered), 1m sequential at depth 8; psync 1m; the null case.
+      assert.equal(doc.cases.length, 25);
+      assert.equal(doc.cases.filter((c: { id: string }) => c.id.includes("-tmpfs-")).length, 11);
+      for (const c of doc.cases) {
+        assert.ok(c.tierbench_min > 0 && c.fio_min > 0, c.id);
+        assertCpuPerIo(c);
+      }
       const backers = await sh("losetup", ["-j", loop.backing_file]);
       assert.equal(backers.out.trim(), "", `still attached: ${backers.out}`);
       await assertNothingLeft(shm, tmp);
@@ -230,7 +253,6 @@ Deno.test(needing(["root", "fio"], {
 
 /** `deno` and the comparison bundled into one file, both readable by anyone, under `dir`. */
 async function runnableByAnyone(dir: string): Promise<{ deno: string; script: string }> {
-  await Deno.chmod(dir, 0o755);
   const deno = join(dir, "deno");
   await Deno.link(Deno.execPath(), deno).catch(() => Deno.copyFile(Deno.execPath(), deno));
   const script = join(dir, "fio_compare.js");
@@ -251,22 +273,25 @@ Deno.test({
       if (!IS_ROOT) {
         assertRefused(await loopCompare(shm, tmp, []).output(), String(Deno.uid()));
       } else {
-        // As nobody, with deno and a bundle of the script where nobody can read them (not /root).
-        const { deno, script } = await runnableByAnyone(tmp);
-        const cache = join(tmp, "deno-dir");
-        await Deno.mkdir(cache);
-        await Deno.chown(cache, 65534, 65534);
-        const out = await new Deno.Command("setpriv", {
-          args: [
-            ...["--reuid=65534", "--regid=65534", "--clear-groups"],
-            ...[deno, "run", "--allow-all", "--no-config", "--no-lock", script],
-            ...["--device", "loop", "--tmpfs-dir", shm],
-          ],
-          env: { DENO_DIR: cache, HOME: cache },
-          stdout: "piped",
-          stderr: "piped",
-        }).output();
-        assertRefused(out, "65534");
+        // As nobody, with deno and a bundle of the script in a directory the user nobody can read, outside
+        // the checkout (which may lie where only root can enter, as a clone under /root does).
+        await withDirForAnyone(async (dir) => {
+          const { deno, script } = await runnableByAnyone(dir);
+          const cache = join(dir, "deno-dir");
+          await Deno.mkdir(cache);
+          await Deno.chown(cache, 65534, 65534);
+          const out = await new Deno.Command("setpriv", {
+            args: [
+              ...["--reuid=65534", "--regid=65534", "--clear-groups"],
+              ...[deno, "run", "--allow-all", "--no-config", "--no-lock", script],
+              ...["--device", "loop", "--tmpfs-dir", shm],
+            ],
+            env: { DENO_DIR: cache, HOME: cache },
+            stdout: "piped",
+            stderr: "piped",
+          }).output();
+          assertRefused(out, "65534");
+        });
       }
       assert.deepEqual([...Deno.readDirSync(shm)], [], "nothing made on tmpfs");
     });

@@ -25,11 +25,7 @@ const LABEL = { supported: "supported", accepted: "accepted, no effect", refused
 /** The table's markdown: one row per option, fio's order, then tierbench's own keys. */
 export function optionTable(): string {
   const rows = ["| option | | what tierbench does, or why |", "| --- | --- | --- |"];
-  const seen = new Set<string>();
-  for (const o of FIO_OPTION_FACTS) {
-    const key = `${o.name}|${o.engine ?? ""}`;
-    if (seen.has(key)) continue;
-    seen.add(key);
+  for (const o of distinctOptions()) {
     const use = fioOptionUse(o);
     const names = [o.name, o.alias].filter(Boolean).map((n) => `\`${n}\``).join(", ");
     const scope = o.engine ? ` (ioengine=${o.engine})` : o.profile ? ` (profile ${o.profile})` : "";
@@ -44,14 +40,19 @@ export function optionTable(): string {
 /** How many options each treatment has, for the docs' summary line. */
 export function counts(): Record<string, number> {
   const out: Record<string, number> = { supported: 0, accepted: 0, refused: 0 };
-  const seen = new Set<string>();
-  for (const o of FIO_OPTION_FACTS) {
-    const key = `${o.name}|${o.engine ?? ""}`;
-    if (seen.has(key)) continue;
-    seen.add(key);
-    out[fioOptionUse(o).how]!++;
-  }
+  for (const o of distinctOptions()) out[fioOptionUse(o).how]!++;
   return out;
+}
+
+/** fio's options in fio's order, each (name, engine) once. */
+function distinctOptions(): typeof FIO_OPTION_FACTS {
+  const seen = new Set<string>();
+  return FIO_OPTION_FACTS.filter((o) => {
+    const key = `${o.name}|${o.engine ?? ""}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
 }
 
 /** The document with its table replaced. */

@@ -1,19 +1,28 @@
 /**
- * `deno task bench:s3`: does the s3 tier add anything of its own on top of
- * @aws-sdk/client-s3? GET and PUT of 1 MiB and 64 MiB objects at depth 1 and
- * 8, each measured twice against a trivial local server that discards uploads
- * and serves fixed bytes (tools/s3_stub.ts, its own process): once by a
- * minimal loop of raw SDK calls (the SDK's ceiling on this machine) and once
- * by tierbench's s3 tier (`runJob`, as `tierbench run` does). The ratio
- * tier / raw is the figure; the target is ≥ 0.9. The raw loop also runs in a
- * Worker, as tierbench's jobs do, to tell what the thread costs by itself
- * from what the tier adds. The same requests against an S3 server (the local
- * Ceph's RGW) show what real storage adds. Measurers take turns, the order
- * rotating each round; figures are medians over rounds.
+ * `deno task bench:s3`: how close does the s3 tier come to the loopback
+ * ceiling? GET and PUT of 1 MiB and 8 MiB objects at depth 8 and of 64 KiB
+ * objects at depth 32, each measured against a trivial local server that
+ * discards uploads and serves fixed bytes (tools/s3_stub.ts, its own
+ * process) by:
+ *
+ * - raw unsigned HTTP through Deno's fetch (tools/_s3_raw.ts): the ceiling
+ *   of HTTP on this machine, the figure every other is divided by
+ *   (`ratio_to_raw`);
+ * - @aws-sdk/client-s3 as it comes (its node:http handler, PUT bodies
+ *   hashed for the signature), and the same SDK with its fetch handler: the
+ *   candidates for the tier's HTTP path;
+ * - tierbench's s3 tier (`runJob`, as `tierbench run` does).
+ *
+ * Each raw loop runs in a Worker, as tierbench's jobs do. Measurers take
+ * turns, the order rotating each round; figures are medians over rounds.
+ * Targets: the tier at ≥ 0.8× raw in every row and ≥ 1.5 GB/s at 1 MiB × 8.
+ * The SDK and the tier on an S3 server (the local Ceph's RGW) follow, for
+ * the record, with the CPU the server's processes (radosgw, ceph-osd) used
+ * meanwhile: near the machine's cores, the server is the limit.
  *
  * ```sh
- * eval "$(deno task -q ceph:up)"      # optional: RGW for the last columns
- * deno task bench:s3 [--runtime 3] [--ramp 1] [--rounds 1] [--quick]
+ * eval "$(deno task -q ceph:up)"      # optional: RGW for the last rows
+ * deno task bench:s3 [--runtime 3] [--ramp 1] [--rounds 3] [--quick]
  * deno task bench:s3 --endpoint http://127.0.0.1:7480 --bucket tierbench
  * ```
  *
@@ -24,30 +33,36 @@
  */
 
 import { Command, CommanderError } from "@commander-js/extra-typings";
+import { startStubProcess } from "./s3_stub.ts";
 import Table from "cli-table3";
-import { fileURLToPath } from "node:url";
 import { parseJobOptions } from "../core/config.ts";
 import { ConfigError } from "../core/errors.ts";
 import { hostFacts } from "../core/host.ts";
 import { runJob } from "../bench/runner.ts";
 import { redactSecrets } from "../core/secrets.ts";
 import { parseDuration } from "../core/units.ts";
-import { median } from "../core/stats.ts";
+import { median, medianRatio } from "../core/stats.ts";
 import { S3Tier } from "../tiers/s3.ts";
 import { newRunId } from "../tiers/scratch.ts";
 import { deletePrefix } from "../tiers/s3_scratch.ts";
 import { newS3Client } from "../tiers/s3_client.ts";
-import { rawLoop, type RawLoopOptions } from "./_s3_raw.ts";
+import type { RawClient, RawLoopOptions } from "./_s3_raw.ts";
+import { resultsPath, writeResults } from "./_results.ts";
 
 const MiB = 1024 ** 2;
-const STUB_TS = fileURLToPath(new URL("./s3_stub.ts", import.meta.url));
+const KiB = 1024;
 const RAW_WORKER = new URL("./_s3_raw_worker.ts", import.meta.url);
 const REGION = "us-east-1";
 /** Objects each GET point reads over (and lays out first). */
 const GET_OBJECTS = 8;
-const TARGET = 0.9;
+/** Least acceptable tier / raw in every row. */
+const TARGET_RATIO = 0.8;
+/** Least acceptable tier bandwidth at 1 MiB × 8, bytes/s. */
+const TARGET_BW = 1.5e9;
 const CEPH_HINT = 'start the local Ceph with `eval "$(deno task -q ceph:up)"` ' +
   "(it exports TIERBENCH_S3_ENDPOINT, TIERBENCH_S3_BUCKET and the keys), or pass --endpoint and --bucket";
+/** The server's processes whose CPU the RGW rows report. */
+const SERVER_PROCESSES = ["radosgw", "ceph-osd"];
 
 /** One measured pattern. */
 interface Point {
@@ -56,15 +71,30 @@ interface Point {
   readonly depth: number;
 }
 
-const POINTS: Point[] = (["GET", "PUT"] as const).flatMap((op) =>
-  [MiB, 64 * MiB].flatMap((size) => [1, 8].map((depth) => ({ op, size, depth })))
-);
+const POINTS: Point[] = (["GET", "PUT"] as const).flatMap((op) => [
+  { op, size: MiB, depth: 8 },
+  { op, size: 8 * MiB, depth: 8 },
+  { op, size: 64 * KiB, depth: 32 },
+]);
+
+/** Who makes the requests: a raw loop's client, or the s3 tier. */
+type Measurer = RawClient | "tier";
+
+/** What each measurer is called in the table. */
+const NAMES: Record<Measurer, string> = {
+  http: "raw HTTP",
+  sdk: "SDK (node:http)",
+  "sdk-fetch": "SDK (fetch)",
+  tier: "s3 tier",
+};
 
 /** Where requests go. */
 interface Server {
   readonly label: string;
   readonly endpoint: string;
   readonly bucket: string;
+  /** The measurers it can serve (a real server refuses unsigned requests). */
+  readonly measurers: readonly Measurer[];
 }
 
 /** Measurement window. */
@@ -73,50 +103,29 @@ interface Timing {
   readonly rampMs: number;
 }
 
-/** Bytes per second of one point, per measurer, one value per round. */
+/** One point on one server: bytes per second of each measurer, one value per round. */
 interface PointResult {
-  point: Point;
+  op: Point["op"];
+  size_bytes: number;
+  depth: number;
   server: string;
-  /** The raw SDK loop on the main thread: the ceiling. */
-  raw_bw_bytes: number[];
-  /** The same loop in a Worker (stub only): what the thread alone costs. */
-  raw_worker_bw_bytes: number[];
-  /** The s3 tier (runJob). */
-  tier_bw_bytes: number[];
+  bw_bytes: Partial<Record<Measurer, number[]>>;
+  /** Median over rounds of each measurer's bandwidth. */
+  bw_median: Partial<Record<Measurer, number>>;
+  /**
+   * Median over rounds of each measurer's bandwidth over raw HTTP's (stub only); rounds where
+   * raw moved nothing are left out, and the ratio is absent when none is left.
+   */
+  ratio_to_raw: Partial<Record<Measurer, number>>;
+  /** Requests the tier retried. */
   tier_retries: number[];
+  /** CPU the server's processes used while the tier ran, in cores (RGW only). */
+  server_cores?: number[];
 }
 
-/** Starts the stub server in its own process; resolves with its endpoint. */
-async function startStub(): Promise<{ endpoint: string; stop: () => Promise<void> }> {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", STUB_TS],
-    stdin: "null",
-    stdout: "piped",
-    stderr: "inherit",
-  }).spawn();
-  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
-  let text = "";
-  while (!text.includes("\n")) {
-    const { value, done } = await reader.read();
-    if (done) throw new Error("the stub S3 server exited before listening");
-    text += value;
-  }
-  reader.releaseLock();
-  const endpoint = /listening on (\S+)/.exec(text)?.[1];
-  if (!endpoint) throw new Error(`the stub S3 server said: ${text.trim()}`);
-  return {
-    endpoint,
-    stop: async () => {
-      child.kill("SIGTERM");
-      await child.status;
-      await child.stdout.cancel().catch(() => {});
-    },
-  };
-}
-
-/** The raw loop in a Worker of its own, as a tierbench job runs. */
+/** A raw loop in a Worker of its own, as a tierbench job runs. */
 function rawLoopInWorker(o: RawLoopOptions): Promise<number> {
-  const w = new Worker(RAW_WORKER, { type: "module", name: "bench:s3 raw" });
+  const w = new Worker(RAW_WORKER, { type: "module", name: `bench:s3 ${o.client}` });
   return new Promise<number>((resolve, reject) => {
     w.onmessage = (e: MessageEvent<{ bw?: number; error?: string }>) => {
       w.terminate();
@@ -156,6 +165,58 @@ async function tierLoop(
   return { bw: d.bw_bytes, retries: r.jobs.reduce((n, j) => n + j.retries, 0) };
 }
 
+/** CPU seconds the processes named `names` have used so far (utime + stime of each). */
+async function processCpuSeconds(names: readonly string[]): Promise<number> {
+  let ticks = 0;
+  for await (const e of Deno.readDir("/proc")) {
+    if (!/^\d+$/.test(e.name)) continue;
+    try {
+      const stat = await Deno.readTextFile(`/proc/${e.name}/stat`);
+      const close = stat.lastIndexOf(")");
+      if (!names.includes(stat.slice(stat.indexOf("(") + 1, close))) continue;
+      const f = stat.slice(close + 2).split(" ");
+      ticks += Number(f[11]) + Number(f[12]); // utime, stime (fields 14 and 15)
+    } catch {
+      // the process ended meanwhile
+    }
+  }
+  return ticks / 100; // USER_HZ
+}
+
+/** Runs `point` once with `m`; adds its figure to `res`. */
+async function measureOnce(
+  m: Measurer,
+  res: PointResult,
+  raw: Omit<RawLoopOptions, "client">,
+  run: { server: Server; tier: S3Tier; point: Point; timing: Timing },
+): Promise<void> {
+  const figures = (res.bw_bytes[m] ??= []);
+  if (m !== "tier") {
+    figures.push(await rawLoopInWorker({ ...raw, client: m }));
+    return;
+  }
+  const cpu0 = res.server_cores ? await processCpuSeconds(SERVER_PROCESSES) : 0;
+  const t0 = performance.now();
+  const t = await tierLoop(run.server, run.tier, run.point, run.timing);
+  if (res.server_cores) {
+    const cpu = (await processCpuSeconds(SERVER_PROCESSES)) - cpu0;
+    res.server_cores.push(cpu / ((performance.now() - t0) / 1000));
+  }
+  figures.push(t.bw);
+  res.tier_retries.push(t.retries);
+}
+
+/** The medians and ratios of a point's rounds. */
+function summarize(res: PointResult): void {
+  for (const [m, v] of Object.entries(res.bw_bytes) as [Measurer, number[]][]) {
+    res.bw_median[m] = median(v);
+    const raw = res.bw_bytes.http;
+    // A round whose raw loop moved nothing in its window gives no ratio (none at all: absent).
+    const ratio = raw === undefined ? NaN : medianRatio(v, raw);
+    if (!Number.isNaN(ratio)) res.ratio_to_raw[m] = ratio;
+  }
+}
+
 /**
  * Measures every point on one server, the measurers taking turns (the order
  * rotates each round, so drift falls on all alike); deletes what it wrote.
@@ -164,7 +225,6 @@ async function measure(
   server: Server,
   timing: Timing,
   rounds: number,
-  withWorker: boolean,
   say: (line: string) => void,
 ): Promise<PointResult[]> {
   const id = newRunId();
@@ -177,14 +237,17 @@ async function measure(
     await tier.setup();
     for (const point of POINTS) {
       const res: PointResult = {
-        point,
+        op: point.op,
+        size_bytes: point.size,
+        depth: point.depth,
         server: server.label,
-        raw_bw_bytes: [],
-        raw_worker_bw_bytes: [],
-        tier_bw_bytes: [],
+        bw_bytes: {},
+        bw_median: {},
+        ratio_to_raw: {},
         tier_retries: [],
+        ...(server.label === "stub" ? {} : { server_cores: [] }),
       };
-      const raw: RawLoopOptions = {
+      const raw = {
         endpoint: server.endpoint,
         region: REGION,
         bucket: server.bucket,
@@ -196,27 +259,23 @@ async function measure(
         rampMs: timing.rampMs,
         runtimeMs: timing.runtimeMs,
       };
-      const measurers: (() => Promise<void>)[] = [
-        async () => void res.raw_bw_bytes.push(await rawLoop(raw)),
-        async () => {
-          const t = await tierLoop(server, tier, point, timing);
-          res.tier_bw_bytes.push(t.bw);
-          res.tier_retries.push(t.retries);
-        },
-        ...(withWorker
-          ? [async () => void res.raw_worker_bw_bytes.push(await rawLoopInWorker(raw))]
-          : []),
-      ];
+      const ms = server.measurers;
       for (let round = 0; round < rounds; round++) {
-        for (let i = 0; i < measurers.length; i++) {
-          await measurers[(round + i) % measurers.length]!();
+        for (let i = 0; i < ms.length; i++) {
+          await measureOnce(ms[(round + i) % ms.length]!, res, raw, {
+            server,
+            tier,
+            point,
+            timing,
+          });
           await deletePrefix(cleanup, loc, server.bucket, `${base}/raw/put/`);
         }
       }
+      summarize(res);
       say(
-        `${server.label}: ${label(point)}: raw ${mbs(median(res.raw_bw_bytes))} MB/s, ` +
-          (withWorker ? `raw in a Worker ${mbs(median(res.raw_worker_bw_bytes))} MB/s, ` : "") +
-          `tier ${mbs(median(res.tier_bw_bytes))} MB/s`,
+        `${server.label}: ${label(point)}: ` + ms.map((m) =>
+          `${NAMES[m]} ${mbs(res.bw_median[m]!)}`
+        ).join(", ") + " MB/s",
       );
       results.push(res);
     }
@@ -232,48 +291,41 @@ function mbs(bytesPerSecond: number): string {
   return (bytesPerSecond / 1e6).toFixed(0);
 }
 
-function label(p: Point): string {
-  return `${p.op} ${p.size / MiB} MiB ×${p.depth}`;
+function label(p: { op: string; size: number; depth: number }): string {
+  const size = p.size >= MiB ? `${p.size / MiB} MiB` : `${p.size / KiB} KiB`;
+  return `${p.op} ${size} ×${p.depth}`;
 }
 
-/** The median of per-round ratios of `a` over `b`. */
-function ratio(a: readonly number[], b: readonly number[]): number {
-  return median(a.map((x, i) => x / (b[i] || 1)));
+/** Whether a stub row meets its targets. */
+function met(r: PointResult): boolean {
+  const ratio = r.ratio_to_raw.tier ?? 0;
+  const bw = r.bw_median.tier ?? 0;
+  return ratio >= TARGET_RATIO && (r.size_bytes !== MiB || r.depth !== 8 || bw >= TARGET_BW);
 }
 
-function table(stub: PointResult[], rgw: PointResult[] | undefined): string {
+function table(rows: PointResult[], measurers: readonly Measurer[]): string {
+  const stub = rows[0]?.server === "stub";
   const head = [
+    "server",
     "op",
-    "object",
-    "depth",
-    "raw SDK MB/s",
-    "raw SDK in a Worker",
-    "s3 tier MB/s",
-    "tier / raw",
-    "tier / raw in a Worker",
+    ...measurers.map((m) => `${NAMES[m]} MB/s`),
+    ...(stub ? measurers.filter((m) => m !== "http").map((m) => `${NAMES[m]} / raw`) : []),
+    ...(stub ? ["met"] : ["server CPU (cores)", "retries"]),
   ];
-  if (rgw) head.push("RGW: raw SDK MB/s", "RGW: s3 tier MB/s", "RGW: tier / raw");
   const t = new Table({ head, style: { head: [], border: [] } });
-  for (const [i, s] of stub.entries()) {
-    const row = [
-      s.point.op,
-      `${s.point.size / MiB} MiB`,
-      String(s.point.depth),
-      mbs(median(s.raw_bw_bytes)),
-      mbs(median(s.raw_worker_bw_bytes)),
-      mbs(median(s.tier_bw_bytes)),
-      ratio(s.tier_bw_bytes, s.raw_bw_bytes).toFixed(2),
-      ratio(s.tier_bw_bytes, s.raw_worker_bw_bytes).toFixed(2),
-    ];
-    const g = rgw?.[i];
-    if (g) {
-      row.push(
-        mbs(median(g.raw_bw_bytes)),
-        mbs(median(g.tier_bw_bytes)),
-        ratio(g.tier_bw_bytes, g.raw_bw_bytes).toFixed(2),
-      );
-    }
-    t.push(row);
+  for (const r of rows) {
+    const ratios = measurers.filter((m) => m !== "http").map((m) =>
+      r.ratio_to_raw[m]?.toFixed(2) ?? "–"
+    );
+    t.push([
+      r.server,
+      label({ op: r.op, size: r.size_bytes, depth: r.depth }),
+      ...measurers.map((m) => mbs(r.bw_median[m] ?? 0)),
+      ...(stub ? [...ratios, met(r) ? "yes" : "NO"] : [
+        median(r.server_cores ?? [0]).toFixed(2),
+        String(r.tier_retries.reduce((a, b) => a + b, 0)),
+      ]),
+    ]);
   }
   return t.toString();
 }
@@ -292,20 +344,38 @@ function durationMs(text: string, flag: string): number {
   return ms;
 }
 
+const STUB_MEASURERS: readonly Measurer[] = ["http", "sdk", "sdk-fetch", "tier"];
+const SERVER_MEASURERS: readonly Measurer[] = ["sdk", "tier"];
+
+/** The stub's rows, the stub started for them and stopped after. */
+async function onStub(timing: Timing, rounds: number, say: (l: string) => void) {
+  const stub = await startStubProcess();
+  try {
+    say(`stub server at ${stub.endpoint}; ${POINTS.length} points × ${rounds} round(s)`);
+    const server = { label: "stub", endpoint: stub.endpoint, bucket: "bench" };
+    return await measure({ ...server, measurers: STUB_MEASURERS }, timing, rounds, say);
+  } finally {
+    await stub.stop();
+  }
+}
+
+const program = new Command()
+  .name("bench:s3")
+  .description(
+    "the s3 tier against raw HTTP and raw @aws-sdk/client-s3, on a stub server and on RGW",
+  )
+  .option("--endpoint <url>", "S3 server to measure too (default: $TIERBENCH_S3_ENDPOINT)")
+  .option("--bucket <name>", "its bucket (default: $TIERBENCH_S3_BUCKET, else tierbench)")
+  .option("--runtime <seconds>", "measured time per run", "3")
+  .option("--ramp <seconds>", "warm-up per run, excluded", "1")
+  .option("--rounds <n>", "rounds on the stub; each measures every point with each measurer", "3")
+  .option("--rgw-rounds <n>", "rounds on the S3 server", "1")
+  .option("--quick", "1 s runs after a 0.5 s ramp", false)
+  .option("--output <file>", "raw figures as JSON (default results/s3-ceiling-<time>.json)")
+  .exitOverride()
+  .configureOutput({ outputError: () => {} });
+
 async function main(args: string[]): Promise<void> {
-  const program = new Command()
-    .name("bench:s3")
-    .description("the s3 tier against raw @aws-sdk/client-s3 calls, on a stub server and on RGW")
-    .option("--endpoint <url>", "S3 server to measure too (default: $TIERBENCH_S3_ENDPOINT)")
-    .option("--bucket <name>", "its bucket (default: $TIERBENCH_S3_BUCKET, else tierbench)")
-    .option("--runtime <seconds>", "measured time per run", "3")
-    .option("--ramp <seconds>", "warm-up per run, excluded", "1")
-    .option("--rounds <n>", "rounds on the stub; each measures every point with each measurer", "3")
-    .option("--rgw-rounds <n>", "rounds on the S3 server", "1")
-    .option("--quick", "1 s runs after a 0.5 s ramp", false)
-    .option("--output <file>", "raw figures as JSON (default results/s3-ceiling-<time>.json)")
-    .exitOverride()
-    .configureOutput({ outputError: () => {} });
   await program.parseAsync(args, { from: "user" });
   const o = program.opts();
   const timing: Timing = o.quick
@@ -322,57 +392,41 @@ async function main(args: string[]): Promise<void> {
     Deno.env.set("AWS_ACCESS_KEY_ID", "TIERBENCHSTUBKEY");
     Deno.env.set("AWS_SECRET_ACCESS_KEY", "tierbench-stub-secret");
   }
-
-  const stub = await startStub();
-  let stubResults: PointResult[];
-  let rgwResults: PointResult[] | undefined;
-  try {
-    say(`stub server at ${stub.endpoint}; ${POINTS.length} points × ${rounds} round(s)`);
-    stubResults = await measure(
-      { label: "stub", endpoint: stub.endpoint, bucket: "bench" },
+  const stub = await onStub(timing, rounds, say);
+  const rgw = endpoint
+    ? await measure(
+      { label: "RGW", endpoint, bucket, measurers: SERVER_MEASURERS },
       timing,
-      rounds,
-      true,
+      rgwRounds,
       say,
-    );
-  } finally {
-    await stub.stop();
-  }
-  if (endpoint) {
-    rgwResults = await measure({ label: "RGW", endpoint, bucket }, timing, rgwRounds, false, say);
-  }
-
-  console.log(table(stubResults, rgwResults));
-  const summary = (what: string, ratios: number[]) => {
-    const worst = Math.min(...ratios);
-    console.log(
-      `s3 tier / ${what} on the stub server: lowest ${worst.toFixed(2)}, median ` +
-        `${median(ratios).toFixed(2)} (target ≥ ${TARGET}: ${worst >= TARGET ? "met" : "NOT met"})`,
-    );
-  };
-  summary("raw SDK", stubResults.map((r) => ratio(r.tier_bw_bytes, r.raw_bw_bytes)));
-  summary(
-    "raw SDK in a Worker",
-    stubResults.map((r) => ratio(r.tier_bw_bytes, r.raw_worker_bw_bytes)),
+    )
+    : undefined;
+  console.log(table(stub, STUB_MEASURERS));
+  if (rgw) console.log(table(rgw, SERVER_MEASURERS));
+  const missed = stub.filter((r) => !met(r));
+  console.log(
+    `s3 tier on the stub: ≥ ${TARGET_RATIO}× raw HTTP in every row, ≥ ${TARGET_BW / 1e9} GB/s ` +
+      `at 1 MiB ×8: ${
+        missed.length === 0
+          ? "met"
+          : `NOT met (${
+            missed.map((r) => label({ op: r.op, size: r.size_bytes, depth: r.depth })).join(", ")
+          })`
+      }`,
   );
-  const time = new Date().toISOString().replace(/[-:]/g, "").replace(/\..*$/, "Z");
-  const output = o.output ??
-    fileURLToPath(new URL(`../results/s3-ceiling-${time}.json`, import.meta.url));
+  const output = resultsPath("s3-ceiling", o.output);
   const doc = {
-    schema: "tierbench/s3-ceiling@1",
+    schema: "tierbench/s3-ceiling@2",
     host: hostFacts(),
+    load_average: Deno.loadavg(),
     timing,
     rounds,
     rgw_rounds: rgwRounds,
-    target: TARGET,
-    stub: stubResults,
-    ...(rgwResults
-      ? { rgw: { endpoint: redactSecrets(endpoint ?? ""), bucket, points: rgwResults } }
-      : {}),
+    targets: { ratio_to_raw: TARGET_RATIO, bw_bytes_1m_x8: TARGET_BW },
+    stub,
+    ...(rgw ? { rgw: { endpoint: redactSecrets(endpoint ?? ""), bucket, points: rgw } } : {}),
   };
-  await Deno.mkdir(new URL("../results", import.meta.url), { recursive: true });
-  await Deno.writeTextFile(output, JSON.stringify(doc, null, 2) + "\n");
-  console.log(`results: ${output}`);
+  await writeResults(output, doc);
 }
 
 if (import.meta.main) {

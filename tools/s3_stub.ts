@@ -95,15 +95,27 @@ export function s3StubHandler(fill: Uint8Array<ArrayBuffer>): (req: Request) => 
       if (req.method === "GET") {
         const prefix = `${bucket}/${q.get("prefix") ?? ""}`;
         const max = Math.min(Number(q.get("max-keys") ?? 1000), 1000);
-        const keys = [...objects.keys()].filter((k) => k.startsWith(prefix)).sort().slice(0, max);
+        const delimiter = q.get("delimiter") ?? "";
+        const all = [...objects.keys()].filter((k) => k.startsWith(prefix)).sort();
+        // with a delimiter, keys below it fold into their common prefix, as S3 lists them
+        const common = new Set<string>();
+        const keys = all.filter((k) => {
+          const cut = delimiter === "" ? -1 : k.indexOf(delimiter, prefix.length);
+          if (cut < 0) return true;
+          common.add(k.slice(bucket.length + 1, cut + delimiter.length));
+          return false;
+        }).slice(0, max);
         const contents = keys.map((k) =>
           `<Contents><Key>${escape(k.slice(bucket.length + 1))}</Key>` +
           `<Size>${objects.get(k)?.size ?? 0}</Size></Contents>`
         ).join("");
+        const prefixes = [...common].map((p) =>
+          `<CommonPrefixes><Prefix>${escape(p)}</Prefix></CommonPrefixes>`
+        ).join("");
         return xml(
           `<ListBucketResult><Name>${escape(bucket)}</Name>` +
             `<KeyCount>${keys.length}</KeyCount><IsTruncated>false</IsTruncated>${contents}` +
-            "</ListBucketResult>",
+            `${prefixes}</ListBucketResult>`,
         );
       }
       return new Response(null, { status: 405 });
@@ -183,6 +195,43 @@ export function s3StubHandler(fill: Uint8Array<ArrayBuffer>): (req: Request) => 
 function unescapeXml(s: string): string {
   return s.replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&quot;/g, '"')
     .replace(/&apos;/g, "'").replace(/&amp;/g, "&");
+}
+
+/**
+ * Starts the stub server in a process of its own (so that it shares no event
+ * loop with the client under test); resolves with its endpoint.
+ *
+ * @example
+ * ```ts ignore
+ * const stub = await startStubProcess();
+ * try { console.log(stub.endpoint); } finally { await stub.stop(); }
+ * ```
+ */
+export async function startStubProcess(): Promise<{ endpoint: string; stop: () => Promise<void> }> {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", new URL(import.meta.url).pathname],
+    stdin: "null",
+    stdout: "piped",
+    stderr: "inherit",
+  }).spawn();
+  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let text = "";
+  while (!text.includes("\n")) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error("the stub S3 server exited before listening");
+    text += value;
+  }
+  reader.releaseLock();
+  const endpoint = /listening on (\S+)/.exec(text)?.[1];
+  if (!endpoint) throw new Error(`the stub S3 server said: ${text.trim()}`);
+  return {
+    endpoint,
+    stop: async () => {
+      child.kill("SIGTERM");
+      await child.status;
+      await child.stdout.cancel().catch(() => {});
+    },
+  };
 }
 
 if (import.meta.main) {

@@ -20,7 +20,14 @@ import { isAbsolute, join } from "node:path";
 import { fileURLToPath as fromFileUrl } from "node:url";
 import { median } from "../core/stats.ts";
 import { parseSize } from "../core/units.ts";
-import { ChildRunner, CompareError, Interrupted, lastLine, UsageError } from "./_fio_process.ts";
+import {
+  ChildRunner,
+  CompareError,
+  Interrupted,
+  intOption,
+  lastLine,
+  UsageError,
+} from "./_fio_process.ts";
 import { LoopDevice } from "./_loop_device.ts";
 
 const MAIN_TS = fromFileUrl(new URL("../main.ts", import.meta.url));
@@ -245,14 +252,6 @@ async function compare(s: Settings): Promise<void> {
   console.log(`${header}\n\n${table}\n`);
   console.log(`results: ${s.output}`);
   console.log(`took ${((performance.now() - began) / 1000).toFixed(0)} s`);
-}
-
-function intOption(flag: string, text: string, min: number, max: number): number {
-  const n = Number(text);
-  if (!/^\d+$/.test(text.trim()) || n < min || n > max) {
-    throw new UsageError(`--${flag}: "${text}" is not an integer from ${min} to ${max}`);
-  }
-  return n;
 }
 
 const program = new Command()

@@ -14,30 +14,35 @@ export function isGzip(head: Uint8Array): boolean {
   return head.length >= 2 && head[0] === 0x1f && head[1] === 0x8b;
 }
 
-/** The first `n` bytes of a file (fewer when it is shorter). */
-async function headOf(path: string, n: number): Promise<Uint8Array> {
-  using f = await Deno.open(path);
-  const buf = new Uint8Array(n);
-  let got = 0;
-  while (got < n) {
-    const r = await f.read(buf.subarray(got));
-    if (r === null) break;
-    got += r;
-  }
-  return buf.subarray(0, got);
-}
-
-/** Opens `path` for reading, or says in one line why it cannot be read. */
+/**
+ * Opens `path` for reading, or says in one line why it cannot be read. The
+ * file is opened once and its first bytes looked at in the stream, so a
+ * named pipe (`trace record` reads strace's output through one) works too.
+ */
 async function openText(path: string): Promise<ReadableStream<string>> {
-  let head: Uint8Array;
   let file: Deno.FsFile;
   try {
-    head = await headOf(path, 2);
     file = await Deno.open(path);
   } catch (e) {
     throw new TraceError(path, 0, `cannot be read (${(e as Error).name})`, { cause: e });
   }
-  let bytes: ReadableStream<Uint8Array> = file.readable;
+  const reader = file.readable.getReader();
+  const first = await reader.read();
+  const head = first.done ? new Uint8Array() : first.value;
+  let bytes: ReadableStream<Uint8Array> = new ReadableStream<Uint8Array>({
+    start(c) {
+      if (head.length > 0) c.enqueue(head);
+      if (first.done) c.close();
+    },
+    async pull(c) {
+      const r = await reader.read();
+      if (r.done) c.close();
+      else c.enqueue(r.value);
+    },
+    cancel(reason) {
+      return reader.cancel(reason);
+    },
+  });
   if (isGzip(head)) {
     bytes = bytes.pipeThrough(
       new DecompressionStream("gzip") as ReadableWritablePair<

@@ -1,5 +1,5 @@
 /**
- * Exports: a trace as another tool's input (fio's iolog version 3).
+ * Exports: a trace as another tool's input (fio's iolog, version 3 or 2).
  *
  * @module
  */
@@ -17,9 +17,9 @@ export interface ExportSummary {
 }
 
 /**
- * Writes the trace `input` as a fio iolog (version 3) at `output`, every
- * thread's I/O in one log in trace order: synchronous calls and each
- * submitted iocb become read/write lines, fsyncs sync lines.
+ * Writes the trace `input` as a fio iolog at `output` (version 3, or 2 with
+ * `version`), every thread's I/O in one log in trace order: synchronous
+ * calls and each submitted iocb become read/write lines, fsyncs sync lines.
  *
  * @example
  * ```ts
@@ -35,10 +35,14 @@ export interface ExportSummary {
  * await Deno.remove(dir, { recursive: true });
  * ```
  */
-export async function exportIolog(input: string, output: string): Promise<ExportSummary> {
+export async function exportIolog(
+  input: string,
+  output: string,
+  version: 2 | 3 = 3,
+): Promise<ExportSummary> {
   const r = await TraceReader.open(input);
   const sink = await TextSink.create(output);
-  const enc = new IologEncoder();
+  const enc = new IologEncoder(version);
   let lines = 0, events = 0, last = 0;
   const threads = new Set<string>();
   try {

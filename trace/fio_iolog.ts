@@ -140,14 +140,39 @@ function number(text: string | undefined, fail: (m: string) => never): number {
   return n;
 }
 
-/** The iolog lines of events, written as fio's `write_iolog` does (version 3). */
+/**
+ * The iolog lines of events: version 3 as fio's `write_iolog` writes it
+ * (each line led by µs since the log began), or version 2, where the time
+ * goes on `wait` lines (ms since the job began, whole ms: a wait line each
+ * time the next event is a ms or more later).
+ */
 export class IologEncoder {
   readonly #added = new Set<string>();
   readonly #open = new Set<string>();
+  readonly #version: 2 | 3;
+  #first: number | undefined;
+  #waitedMs = 0;
+
+  /** An encoder of iolog `version` (3 by default). */
+  constructor(version: 2 | 3 = 3) {
+    this.#version = version;
+  }
 
   /** The version line. */
   header(): string {
-    return "fio version 3 iolog";
+    return `fio version ${this.#version} iolog`;
+  }
+
+  /** A line of action `rest` on `file` at `t` µs. */
+  #line(t: number, file: string, rest: string, out: string[]): void {
+    if (this.#version === 3) return void out.push(`${t} ${file} ${rest}`);
+    this.#first ??= t;
+    const ms = Math.floor((t - this.#first) / 1000);
+    if (ms > this.#waitedMs && this.#added.has(file)) {
+      this.#waitedMs = ms;
+      out.push(`${file} wait ${ms} 0`);
+    }
+    out.push(`${file} ${rest}`);
   }
 
   /** The lines of one event (none for what an iolog cannot say). */
@@ -157,12 +182,12 @@ export class IologEncoder {
     const out: string[] = [];
     const use = (file: string, opening: boolean) => {
       if (!this.#added.has(file)) {
+        this.#line(t, file, "add", out);
         this.#added.add(file);
-        out.push(`${t} ${file} add`);
       }
       if (!opening && !this.#open.has(file)) {
         this.#open.add(file);
-        out.push(`${t} ${file} open`);
+        this.#line(t, file, "open", out);
       }
     };
     switch (e.kind) {
@@ -171,30 +196,33 @@ export class IologEncoder {
         use(e.file, true);
         if (!this.#open.has(e.file)) {
           this.#open.add(e.file);
-          out.push(`${t} ${e.file} open`);
+          this.#line(t, e.file, "open", out);
         }
         return out;
       case "close":
-        if (this.#open.delete(e.file)) out.push(`${t} ${e.file} close`);
+        if (this.#open.delete(e.file)) this.#line(t, e.file, "close", out);
         return out;
       case "read":
       case "write":
         if (e.res < 0 || e.length === 0) return out;
         use(e.file, false);
-        out.push(`${t} ${e.file} ${e.kind} ${e.offset} ${e.length}`);
+        this.#line(t, e.file, `${e.kind} ${e.offset} ${e.length}`, out);
         return out;
       case "fsync":
       case "fdatasync":
         use(e.file, false);
-        out.push(`${t} ${e.file} ${e.kind === "fsync" ? "sync" : "datasync"} 0 0`);
+        this.#line(t, e.file, `${e.kind === "fsync" ? "sync" : "datasync"} 0 0`, out);
         return out;
       case "submit":
         for (const i of e.iocbs.slice(0, Math.max(0, e.res))) {
           use(i.file, false);
-          out.push(
+          this.#line(
+            t,
+            i.file,
             i.op === "read" || i.op === "write"
-              ? `${t} ${i.file} ${i.op} ${i.offset} ${i.length}`
-              : `${t} ${i.file} ${i.op === "fsync" ? "sync" : "datasync"} 0 0`,
+              ? `${i.op} ${i.offset} ${i.length}`
+              : `${i.op === "fsync" ? "sync" : "datasync"} 0 0`,
+            out,
           );
         }
         return out;
@@ -204,7 +232,8 @@ export class IologEncoder {
 
   /** Closes what is still open, at `t`. */
   finish(t: number): string[] {
-    const out = [...this.#open].map((f) => `${t} ${f} close`);
+    const out: string[] = [];
+    for (const f of this.#open) this.#line(t, f, "close", out);
     this.#open.clear();
     return out;
   }

@@ -7,6 +7,7 @@ import type { TraceEvent } from "./events.ts";
 import { exportIolog } from "./export.ts";
 import { convertTrace, importStrace } from "./import.ts";
 import { TraceReader } from "./reader.ts";
+import { TraceWriter } from "./writer.ts";
 
 /** The I/O lines of an iolog (any version): `[action, offset, length]` per read or write. */
 async function iologIo(path: string): Promise<string[]> {
@@ -62,59 +63,65 @@ Deno.test(needing(["fio"], {
   },
 }));
 
-Deno.test(needing(["fio", "strace"], {
-  name: "a trace exported as an iolog is replayed by fio's read_iolog request for request",
-  async fn() {
-    const dir = await tempDirOnDisk();
-    try {
-      const data = join(dir, "f"), first = join(dir, "first.iolog");
-      await fio([
-        "--name=j",
-        `--filename=${data}`,
-        "--size=2m",
-        "--bs=8k",
-        "--rw=randwrite",
-        "--ioengine=psync",
-        `--write_iolog=${first}`,
-        "--output-format=terse",
-      ]);
-      const trace = join(dir, "t.trace.gz"), ours = join(dir, "ours.iolog");
-      await convertTrace(first, trace);
-      await exportIolog(trace, ours);
-      // fio replays our log (it keeps no iolog while it reads one): strace sees what it does
-      const seen = join(dir, "replay.strace");
-      const out = await new Deno.Command("strace", {
-        args: [
-          "-f",
-          "-tt",
-          "-T",
-          "-e",
-          "trace=openat,pwrite64,close",
-          "-o",
-          seen,
-          "fio",
-          "--name=replay",
-          `--read_iolog=${ours}`,
+for (const version of [3, 2] as const) {
+  Deno.test(needing(["fio", "strace"], {
+    name:
+      `a trace exported as an iolog of version ${version} is replayed by fio's read_iolog request for request`,
+    async fn() {
+      const dir = await tempDirOnDisk();
+      try {
+        const data = join(dir, "f"), first = join(dir, "first.iolog");
+        await fio([
+          "--name=j",
+          `--filename=${data}`,
+          "--size=2m",
+          "--bs=8k",
+          "--rw=randwrite",
           "--ioengine=psync",
+          `--write_iolog=${first}`,
           "--output-format=terse",
-        ],
-        stdout: "null",
-        stderr: "piped",
-      }).output();
-      assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
-      const replayed = join(dir, "replay.trace");
-      await importStrace(seen, replayed, { only: data });
-      const did = (await events(replayed)).flatMap((e) =>
-        e.kind === "write" ? [`write ${e.offset} ${e.length}`] : []
-      );
-      const want = await iologIo(first);
-      assert.equal(want.length, 256);
-      assert.deepEqual(did, want);
-    } finally {
-      await Deno.remove(dir, { recursive: true });
-    }
-  },
-}));
+        ]);
+        const trace = join(dir, "t.trace.gz"), ours = join(dir, "ours.iolog");
+        await convertTrace(first, trace);
+        await exportIolog(trace, ours, version);
+        assert.match(await Deno.readTextFile(ours), new RegExp(`^fio version ${version} iolog\n`));
+        // fio replays our log (it keeps no iolog while it reads one): strace sees what it does
+        const seen = join(dir, "replay.strace");
+        const out = await new Deno.Command("strace", {
+          args: [
+            "-f",
+            "-tt",
+            "-T",
+            "-e",
+            "trace=openat,pwrite64,close",
+            "-o",
+            seen,
+            "fio",
+            "--name=replay",
+            `--read_iolog=${ours}`,
+            "--ioengine=psync",
+            "--output-format=terse",
+          ],
+          stdout: "null",
+          stderr: "piped",
+        }).output();
+        const stderr = new TextDecoder().decode(out.stderr);
+        assert.equal(out.code, 0, stderr);
+        assert.doesNotMatch(stderr, /bad iolog|ignoring/); // fio read every line
+        const replayed = join(dir, "replay.trace");
+        await importStrace(seen, replayed, { only: data });
+        const did = (await events(replayed)).flatMap((e) =>
+          e.kind === "write" ? [`write ${e.offset} ${e.length}`] : []
+        );
+        const want = await iologIo(first);
+        assert.equal(want.length, 256);
+        assert.deepEqual(did, want);
+      } finally {
+        await Deno.remove(dir, { recursive: true });
+      }
+    },
+  }));
+}
 
 Deno.test("an iolog line fio would not read is refused naming its line", async () => {
   const dir = await Deno.makeTempDir();
@@ -141,6 +148,50 @@ Deno.test("an iolog line fio would not read is refused naming its line", async (
     for await (const e of r.events()) ev.push(e);
     assert.deepEqual(ev.map((e) => [e.kind, e.t]), [["open", 0], ["write", 5000], ["close", 5000]]);
     assert.deepEqual(r.notes, ["1 trims of the iolog left out"]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("an iolog of version 2 carries the time on wait lines, in whole ms, read back as such", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const trace = join(dir, "t.trace"), log = join(dir, "t.iolog");
+    const w = await TraceWriter.create(trace, { source: { kind: "generator" }, origin: "" });
+    const io = (t: number, offset: number): TraceEvent => ({
+      kind: "write",
+      t,
+      thread: "1",
+      dur: 1,
+      file: "/d/f",
+      offset,
+      length: 4096,
+      res: 4096,
+    });
+    for (const e of [io(500, 0), io(900, 4096), io(2_700, 8192), io(2_800, 12288)]) {
+      await w.write(e);
+    }
+    await w.close();
+    await exportIolog(trace, log, 2);
+    assert.equal(
+      await Deno.readTextFile(log),
+      [
+        "fio version 2 iolog",
+        "/d/f add",
+        "/d/f open",
+        "/d/f write 0 4096",
+        "/d/f write 4096 4096",
+        "/d/f wait 2 0",
+        "/d/f write 8192 4096",
+        "/d/f write 12288 4096",
+        "/d/f close",
+        "",
+      ].join("\n"),
+    );
+    assert.deepEqual(
+      (await events(log)).map((e) => [e.kind, e.t]),
+      [["open", 0], ["write", 0], ["write", 0], ["write", 2000], ["write", 2000], ["close", 2000]],
+    );
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

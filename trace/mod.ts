@@ -27,3 +27,9 @@ export { convertTrace, type ImportOptions, importStrace, type ImportSummary } fr
 export { exportIolog, type ExportSummary } from "./export.ts";
 export { DEFAULT_GAP_US, type Phase, PhaseCutter } from "./phases.ts";
 export * from "./stats.ts";
+export {
+  ChromeTraceWriter,
+  type ChromeTrack,
+  type TimelineSummary,
+  traceTimeline,
+} from "./chrome_trace.ts";

@@ -426,6 +426,19 @@ function onFile(make: (c: Call, file: string) => TraceEvent): Handler {
   };
 }
 
+/** ftruncate(fd, length) and truncate(path, length): the file cut to (or grown to) `length`. */
+function truncated(c: Call, file: string): TraceEvent {
+  return {
+    kind: "ftruncate",
+    t: c.t,
+    thread: String(c.tid),
+    dur: c.dur,
+    file,
+    length: num(c.args[1]),
+    res: res(c),
+  };
+}
+
 function onPath(
   pathArg: number,
   dirArg: number | undefined,
@@ -540,15 +553,7 @@ const HANDLERS: Record<string, Handler> = {
     file,
     res: res(c),
   })),
-  ftruncate: onFile((c, file) => ({
-    kind: "ftruncate",
-    t: c.t,
-    thread: String(c.tid),
-    dur: c.dur,
-    file,
-    length: num(c.args[1]),
-    res: res(c),
-  })),
+  ftruncate: onFile(truncated),
   fallocate: onFile((c, file) => ({
     kind: "fallocate",
     t: c.t,
@@ -560,19 +565,7 @@ const HANDLERS: Record<string, Handler> = {
     length: num(c.args[3]),
     res: res(c),
   })),
-  truncate: onPath(
-    0,
-    undefined,
-    (c, file) => ({
-      kind: "ftruncate",
-      t: c.t,
-      thread: String(c.tid),
-      dur: c.dur,
-      file,
-      length: num(c.args[1]),
-      res: res(c),
-    }),
-  ),
+  truncate: onPath(0, undefined, truncated),
   unlink: onPath(
     0,
     undefined,

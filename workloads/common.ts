@@ -211,6 +211,16 @@ export function totalIterations(s: TrainingSetup): number {
   return s.warmupIterations + s.iterations;
 }
 
+/** Whether iteration `it` (from 0, warm-up first) ends with a checkpoint, one every `every`. */
+export function isCheckpointIteration(it: number, every: number): boolean {
+  return (it + 1) % every === 0;
+}
+
+/** How many iterations of the program end with a checkpoint, one every `every`. */
+export function checkpointCount(s: TrainingSetup, every: number): number {
+  return Math.floor(totalIterations(s) / every);
+}
+
 /** How {@linkcode backwardPhase} builds an iteration's backward phase. */
 export interface BackwardOptions {
   /**

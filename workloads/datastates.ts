@@ -66,6 +66,7 @@
 
 import {
   backwardPhase,
+  checkpointCount,
   requirePath,
   storagePath,
   totalIterations,
@@ -77,19 +78,14 @@ import { GPU_ADAM_SPEEDUP } from "./deep_optimizer_states.ts";
 import { ProgramBuilder, type RankProgram, type WorkloadProgram } from "./ops.ts";
 import { ConfigError } from "../core/errors.ts";
 import {
-  adamMs,
   parameterPartitions,
   partitionedSubgroups,
   scaledBytes,
   shardParameters,
   type TrainingSetup,
 } from "./setup.ts";
-import {
-  zeroInfinityBackward,
-  zeroInfinityDerived,
-  zeroInfinityInitial,
-  zeroInfinityUpdate,
-} from "./zero_infinity.ts";
+import { zeroInfinityDerived } from "./zero_infinity.ts";
+import { adamStep, checkpointedTraining, zeroInfinityTraining } from "./_steps.ts";
 
 /** Checkpoint every this many iterations unless `options.checkpointEvery` says otherwise. */
 export const DATASTATES_CHECKPOINT_EVERY = 1;
@@ -147,11 +143,6 @@ function resolveDatastates(options: WorkloadOptions, setup: TrainingSetup): Data
 /** Bytes a ZeRO-3 checkpoint holds per parameter of the rank's shard: fp32 params, m, v. */
 export function checkpointBytesPerParam(s: TrainingSetup): number {
   return 3 * s.bytesPerState;
-}
-
-/** Whether iteration `it` (from 0, warm-up first) ends with a checkpoint. */
-export function isCheckpointIteration(it: number, every: number): boolean {
-  return (it + 1) % every === 0;
 }
 
 /** One tensor of a rank's checkpoint. */
@@ -337,8 +328,7 @@ export const datastates: WorkloadDefinition = {
     const tensors = checkpointTensors(setup, settings.subgroupElements);
     const shard = shardParameters(setup);
     const perParam = checkpointBytesPerParam(setup);
-    const checkpoints = Array.from({ length: totalIterations(setup) }, (_, it) => it)
-      .filter((it) => isCheckpointIteration(it, every)).length;
+    const checkpoints = checkpointCount(setup, every);
     const ringWaits =
       ranks[0]!.ops.filter((op) =>
         op.phase === "checkpoint" && op.kind === "write" && op.after.length > 1
@@ -410,10 +400,10 @@ function rankProgram(
   const b = new ProgramBuilder(rank);
   const tensors = checkpointTensors(setup, settings.subgroupElements);
   const header = headerBytes(setup, tensors.length);
-  if (local !== undefined) zeroInfinityInitial(b, setup, local, options);
-  const iterations = totalIterations(setup);
-  const checkpoints = Array.from({ length: iterations }, (_, it) => it)
-    .filter((it) => isCheckpointIteration(it, every)).length;
+  const train = local !== undefined
+    ? zeroInfinityTraining(b, setup, local, options)
+    : (it: number) => gpuTraining(b, setup, it);
+  const checkpoints = checkpointCount(setup, every);
   // the ring persists across checkpoints: place every tensor of every checkpoint in order
   const slots = ringPlacement(
     Array.from({ length: checkpoints }, () => tensors.map((t) => t.bytes)).flat(),
@@ -423,24 +413,7 @@ function rankProgram(
   let lastFlush: number | undefined, lastHeader: number | undefined;
   // every barrier waits for the last held op of every stream: all but the flush's,
   // which run in the background
-  for (let it = 0; it < iterations; it++) {
-    if (local !== undefined) {
-      zeroInfinityBackward(b, setup, local, it, undefined, options);
-      zeroInfinityUpdate(b, setup, local, it, undefined, options);
-    } else {
-      backwardPhase(b, setup, it, { whole: true });
-      const open = b.barrier({ iteration: it, phase: "update" });
-      b.add({
-        kind: "compute",
-        stream: "compute",
-        iteration: it,
-        phase: "update",
-        ms: adamMs(setup, shardParameters(setup)) / GPU_ADAM_SPEEDUP,
-        label: "adam (GPU)",
-        after: [open],
-      });
-    }
-    if (!isCheckpointIteration(it, every)) continue;
+  checkpointedTraining(setup, every, train, (it) => {
     [lastHeader, lastFlush] = addCheckpoint(b, {
       it,
       rank,
@@ -454,14 +427,25 @@ function rankProgram(
       fsync: settings.flushMode === "pwrite-fsync",
       copyInBackground: settings.snapshotBlocking === "none",
     });
-  }
+  });
   // drain: the run ends when the last checkpoint is on the remote path
   b.barrier({
-    iteration: iterations - 1,
+    iteration: totalIterations(setup) - 1,
     phase: "drain",
     after: [...b.lastHeld(), lastHeader, lastFlush],
   });
   return b.build();
+}
+
+/** One iteration without optimizer offload: the backward pass whole, then Adam on the GPU. */
+function gpuTraining(b: ProgramBuilder, setup: TrainingSetup, it: number): void {
+  backwardPhase(b, setup, it, { whole: true });
+  const open = b.barrier({ iteration: it, phase: "update" });
+  adamStep({ b, it, phase: "update" }, setup, 0, shardParameters(setup), {
+    speedup: GPU_ADAM_SPEEDUP,
+    label: "adam (GPU)",
+    after: [open],
+  });
 }
 
 /** What one checkpoint of a rank needs to place its ops. */

@@ -41,6 +41,7 @@ import {
   type WorkloadPaths,
 } from "./common.ts";
 import { ProgramBuilder, type RankProgram, type WorkloadProgram } from "./ops.ts";
+import { adamStep, openPhase, transferStates } from "./_steps.ts";
 import {
   adamMs,
   scaledBytes,
@@ -158,67 +159,30 @@ function rankProgram(
   const b = new ProgramBuilder(rank);
   const sizes = subgroupSizes(setup);
   const state = (el: number) => scaledBytes(setup, el * setup.bytesPerState);
-  const writeStream = `${device}:write`;
-  const readStream = `${device}:read`;
   // each phase's barrier waits for the last op of every stream of the phase before
   for (let it = 0; it < totalIterations(setup); it++) {
     // backward: forward pass, then backward slices; gradients stay in host memory
     backwardPhase(b, setup, it, { after: b.lastHeld("phase") });
     // update: CPU subgroups on `compute`, GPU subgroups copied in, updated, copied out
-    const phase = "update";
-    const start = b.barrier({ iteration: it, phase, after: b.lastHeld("phase") });
+    const s = { b, it, phase: "update" };
+    const start = openPhase(b, it, s.phase);
     const copiedOut: number[] = [];
     for (const [i, el] of sizes.entries()) {
       if (!onGpu(i, stride)) {
-        b.add({
-          kind: "compute",
-          stream: "compute",
-          iteration: it,
-          phase,
-          ms: adamMs(setup, el),
-          label: `sg${i}.adam`,
-        });
+        adamStep(s, setup, i, el);
         continue;
       }
       // two device buffers: the one of the GPU subgroup two back is free once copied out
       const free = copiedOut[copiedOut.length - 2];
-      const copyIn = DEEP_OPTIMIZER_STATES_STATES.map((st) =>
-        b.add({
-          kind: "write",
-          stream: writeStream,
-          iteration: it,
-          phase,
-          path: device,
-          object: `sg${i}.${st}`,
-          bytes: state(el),
-          label: `sg${i}.${st}`,
-          after: [start, free],
-        })
-      );
-      const g = b.add({
-        kind: "compute",
+      const states = DEEP_OPTIMIZER_STATES_STATES;
+      const copyIn = transferStates(s, "write", device, i, states, state(el), [start, free]);
+      const g = adamStep(s, setup, i, el, {
         stream: "gpu",
-        iteration: it,
-        phase,
-        ms: adamMs(setup, el) / GPU_ADAM_SPEEDUP,
+        speedup: GPU_ADAM_SPEEDUP,
         label: `sg${i}.gpu-adam`,
         after: copyIn,
       });
-      let out = g;
-      for (const st of DEEP_OPTIMIZER_STATES_STATES) {
-        out = b.add({
-          kind: "read",
-          stream: readStream,
-          iteration: it,
-          phase,
-          path: device,
-          object: `sg${i}.${st}`,
-          bytes: state(el),
-          label: `sg${i}.${st}`,
-          after: [g],
-        });
-      }
-      copiedOut.push(out);
+      copiedOut.push(transferStates(s, "read", device, i, states, state(el), [g]).at(-1)!);
     }
   }
   return b.build();

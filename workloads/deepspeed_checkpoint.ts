@@ -32,26 +32,23 @@
  */
 
 import {
+  checkpointCount,
   requirePath,
   storagePath,
-  totalIterations,
   type WorkloadDefinition,
   type WorkloadOptions,
   type WorkloadPaths,
 } from "./common.ts";
-import { isCheckpointIteration } from "./datastates.ts";
 import { ProgramBuilder, type RankProgram, type WorkloadProgram } from "./ops.ts";
 import { shardParameters, type TrainingSetup } from "./setup.ts";
 import { optimizerFolder, paramsFile, stateFile, type Zero3Subgroup } from "./zero3.ts";
 import {
   checkedLayout,
-  zeroInfinityBackward,
   zeroInfinityDerived,
-  zeroInfinityInitial,
   zeroInfinityPath,
   zeroInfinitySettings,
-  zeroInfinityUpdate,
 } from "./zero_infinity.ts";
+import { checkpointedTraining, zeroInfinityTraining } from "./_steps.ts";
 
 /** Checkpoint every this many iterations unless `options.checkpointEvery` says otherwise. */
 export const DEEPSPEED_CHECKPOINT_EVERY = 1;
@@ -105,8 +102,7 @@ export const deepspeedCheckpoint: WorkloadDefinition = {
     const swapped = checkedLayout(setup, settings).subgroups.filter((sg) => sg.swapped);
     const files = 1 + settings.states.length;
     const perParam = files * setup.bytesPerState;
-    const checkpoints = Array.from({ length: totalIterations(setup) }, (_, it) => it)
-      .filter((it) => isCheckpointIteration(it, every)).length;
+    const checkpoints = checkpointCount(setup, every);
     return {
       workload: "deepspeed-checkpoint",
       paths: [
@@ -146,12 +142,9 @@ function rankProgram(
   const b = new ProgramBuilder(rank);
   const settings = zeroInfinitySettings(options);
   const swapped = checkedLayout(setup, settings).subgroups.filter((sg) => sg.swapped);
-  zeroInfinityInitial(b, setup, local, options);
   // each phase's barrier waits for the last held op of every stream, the copy's included
-  for (let it = 0; it < totalIterations(setup); it++) {
-    zeroInfinityBackward(b, setup, local, it, undefined, options);
-    zeroInfinityUpdate(b, setup, local, it, undefined, options);
-    if (!isCheckpointIteration(it, every)) continue;
+  const train = zeroInfinityTraining(b, setup, local, options);
+  checkpointedTraining(setup, every, train, (it) => {
     const phase = "checkpoint";
     const open = b.barrier({ iteration: it, phase });
     for (const sg of swapped) {
@@ -181,6 +174,6 @@ function rankProgram(
         });
       }
     }
-  }
+  });
   return b.build();
 }

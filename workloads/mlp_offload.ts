@@ -68,8 +68,9 @@ import {
   type WorkloadPaths,
 } from "./common.ts";
 import { ProgramBuilder, type RankProgram, type WorkloadProgram } from "./ops.ts";
-import { adamMs, alignedElements, shardParameters, type TrainingSetup } from "./setup.ts";
+import { alignedElements, shardParameters, type TrainingSetup } from "./setup.ts";
 import { swapLayout, type SwapSubgroup } from "./zero_infinity.ts";
+import { adamStep, openPhase, type Step, transferStates } from "./_steps.ts";
 
 /** States of a subgroup, read and written back by the update (12 B/param in fp32). */
 export const MLP_OFFLOAD_STATES = ["params", "m", "v"] as const;
@@ -387,6 +388,23 @@ function remoteLimits(options: WorkloadOptions): WorkloadOptions {
   };
 }
 
+/** What every phase of one rank's program needs. */
+interface RankContext {
+  readonly b: ProgramBuilder;
+  readonly setup: TrainingSetup;
+  readonly layout: readonly SwapSubgroup[];
+  readonly remote: readonly boolean[];
+  readonly settings: Settings;
+  /** The swapped subgroups, ascending. */
+  readonly ids: readonly number[];
+  /** The path subgroup i lives on. */
+  pathOf(i: number): string;
+  /** Whether subgroup i's transfers take the node-wide locks. */
+  locked(i: number): boolean;
+  /** Lock scope transfer: a locked subgroup's transfers start and end inside its lock. */
+  whole(i: number): boolean;
+}
+
 function rankProgram(
   rank: number,
   setup: TrainingSetup,
@@ -396,158 +414,155 @@ function rankProgram(
   settings: Settings,
 ): RankProgram {
   const b = new ProgramBuilder(rank);
-  const pathOf = (i: number) => remote[i] ? names.remote : names.local;
   const locked = (i: number) =>
     settings.locks === "both" || (settings.locks === "remote" && remote[i]! &&
       names.remote !== names.local);
-  // lock scope transfer: a locked subgroup's transfers start and end inside its lock
-  const whole = (i: number) => settings.lockScope === "transfer" && locked(i);
-  const ids = layout.filter((sg) => sg.swapped).map((sg) => sg.index);
-  for (const i of ids) {
+  const c: RankContext = {
+    b,
+    setup,
+    layout,
+    remote,
+    settings,
+    ids: layout.filter((sg) => sg.swapped).map((sg) => sg.index),
+    pathOf: (i) => remote[i] ? names.remote : names.local,
+    locked,
+    whole: (i) => settings.lockScope === "transfer" && locked(i),
+  };
+  for (const i of c.ids) {
     for (const st of MLP_OFFLOAD_STATES) {
-      b.initial(pathOf(i), `sg${i}.${st}`, layout[i]!.stateBytes);
+      b.initial(c.pathOf(i), `sg${i}.${st}`, layout[i]!.stateBytes);
     }
   }
   // each phase's barrier waits for the last op of every stream of the phase before
   for (let it = 0; it < totalIterations(setup); it++) {
-    // backward: think time, then (when swapped) each subgroup's gradients out to its path
-    const backward = backwardPhase(b, setup, it, { after: b.lastHeld("phase"), whole: true });
-    if (settings.swapGradients) {
-      for (const i of ids) {
-        b.add({
-          kind: "write",
-          stream: `${pathOf(i)}:write`,
-          iteration: it,
-          phase: "backward",
-          path: pathOf(i),
-          object: `sg${i}.grad`,
-          bytes: layout[i]!.stateBytes,
-          label: `sg${i}.grad`,
-          after: [backward],
-        });
-      }
-    }
-    const phase = "update";
-    const start = b.barrier({ iteration: it, phase, after: b.lastHeld("phase") });
-    const pass = passOf(it, ids, remote, settings.cache);
-    const io = (kind: "read" | "write", i: number, deps: (number | undefined)[]) =>
-      (kind === "read" && settings.swapGradients
-        ? [...MLP_OFFLOAD_STATES, "grad"]
-        : MLP_OFFLOAD_STATES).map((st) =>
-          b.add({
-            kind,
-            stream: `${pathOf(i)}:${kind}`,
-            iteration: it,
-            phase,
-            path: pathOf(i),
-            object: `sg${i}.${st}`,
-            bytes: layout[i]!.stateBytes,
-            label: `sg${i}.${st}`,
-            after: deps,
-          })
-        );
-    const lock = (i: number, name: string, unlock: boolean, deps: (number | undefined)[] = []) =>
-      b.add({
-        kind: unlock ? "unlock" : "lock",
-        stream: "compute",
-        iteration: it,
-        phase,
-        lock: name,
-        label: `sg${i}.${unlock ? "unlock" : "lock"}.${name}`,
-        after: deps,
-      });
-    // the next subgroup of the same path in this pass, per subgroup
-    const nextOnPath = new Map<number, number>();
-    for (const [k, i] of pass.order.entries()) {
-      const j = pass.order.slice(k + 1).find((x) => pathOf(x) === pathOf(i));
-      if (j !== undefined) nextOnPath.set(i, j);
-    }
-    // reads issued ahead (the pipelined swapper's async read), per subgroup
-    const issued = new Map<number, number[]>();
-    // per path: the last write issued and not yet waited for
-    const pending = new Map<string, number | undefined>();
-    // what the loop waited for in the step before, outside a lock (the coupled loop)
-    let carried: (number | undefined)[] = [start];
-    for (const i of [...layout.keys()]) {
-      if (layout[i]!.swapped) continue;
-      // in host memory: Adam only, before the swapped ones (the loop order does not matter here)
-      b.add({
-        kind: "compute",
-        stream: "compute",
-        iteration: it,
-        phase,
-        ms: adamMs(setup, layout[i]!.elements),
-        label: `sg${i}.adam`,
-        after: [start],
-      });
-    }
-    for (const i of pass.order) {
-      const path = pathOf(i);
-      const el = layout[i]!;
-      const withLock = locked(i);
-      // swap-in: (read lock) wait for this subgroup's read, issue the next one's
-      const l = withLock ? lock(i, "read", false, carried) : undefined;
-      const anchor = l === undefined ? carried : [l];
-      let inputs: number[];
-      if (pass.hits.has(i)) {
-        const grad = settings.swapGradients
-          ? [b.add({
-            kind: "read",
-            stream: `${path}:read`,
-            iteration: it,
-            phase,
-            path,
-            object: `sg${i}.grad`,
-            bytes: el.stateBytes,
-            label: `sg${i}.grad`,
-            after: anchor,
-          })]
-          : [];
-        inputs = [
-          ...grad,
-          b.add({
-            kind: "hit",
-            stream: `${path}:read`,
-            iteration: it,
-            phase,
-            path,
-            bytes: MLP_OFFLOAD_STATES.length * el.stateBytes,
-            label: `sg${i}.cached`,
-            after: anchor,
-          }),
-        ];
-      } else inputs = issued.get(i) ?? io("read", i, anchor);
-      const u = withLock ? lock(i, "read", true, inputs) : undefined;
-      const c = b.add({
-        kind: "compute",
-        stream: "compute",
-        iteration: it,
-        phase,
-        ms: adamMs(setup, el.elements),
-        label: `sg${i}.adam`,
-        after: [...(u === undefined ? carried : [u]), ...inputs],
-      });
-      // a cached subgroup is not swapped in, so it issues no read ahead either
-      const next = nextOnPath.get(i);
-      if (next !== undefined && !pass.hits.has(next) && !pass.hits.has(i) && !whole(next)) {
-        issued.set(next, io("read", next, [...anchor, inputs.at(-1)]));
-      }
-      // swap-out: (write lock) wait for the previous write on this path, issue this one
-      if (pass.kept.has(i)) {
-        carried = [c];
-        continue;
-      }
-      const lw = withLock ? lock(i, "write", false, [c]) : undefined;
-      const before = pending.get(path);
-      const writes = io("write", i, [lw ?? c, before]);
-      const last = writes.at(-1)!;
-      const asynchronous = next !== undefined && !pass.kept.has(next) && !whole(i);
-      pending.set(path, asynchronous ? last : undefined);
-      const waited = [before, asynchronous ? undefined : last];
-      if (lw !== undefined) {
-        carried = [lock(i, "write", true, waited)];
-      } else carried = [c, ...waited];
-    }
+    backwardOps(c, it);
+    updateOps(c, it);
   }
   return b.build();
+}
+
+/** Backward: think time, then (when swapped) each subgroup's gradients out to its path. */
+function backwardOps(c: RankContext, it: number): void {
+  const { b, setup, layout } = c;
+  const backward = backwardPhase(b, setup, it, { after: b.lastHeld("phase"), whole: true });
+  if (!c.settings.swapGradients) return;
+  const s = { b, it, phase: "backward" };
+  for (const i of c.ids) {
+    transferStates(s, "write", c.pathOf(i), i, ["grad"], layout[i]!.stateBytes, [backward]);
+  }
+}
+
+/** The next subgroup of the same path in this pass, per subgroup. */
+function nextOnPathOf(c: RankContext, order: readonly number[]): Map<number, number> {
+  const nextOnPath = new Map<number, number>();
+  for (const [k, i] of order.entries()) {
+    const j = order.slice(k + 1).find((x) => c.pathOf(x) === c.pathOf(i));
+    if (j !== undefined) nextOnPath.set(i, j);
+  }
+  return nextOnPath;
+}
+
+/**
+ * The update: Adam over the subgroups in host memory, then the swapped ones
+ * in this pass's order, each swapped in (or found cached), updated, its next
+ * one on the same path read ahead, and swapped out unless the pass keeps it.
+ */
+function updateOps(c: RankContext, it: number): void {
+  const { b, setup, layout, settings } = c;
+  const phase = "update";
+  const s = { b, it, phase };
+  const start = openPhase(b, it, phase);
+  const pass = passOf(it, c.ids, c.remote, settings.cache);
+  const swappedIn = settings.swapGradients ? [...MLP_OFFLOAD_STATES, "grad"] : MLP_OFFLOAD_STATES;
+  const io = (kind: "read" | "write", i: number, deps: (number | undefined)[]) =>
+    transferStates(
+      s,
+      kind,
+      c.pathOf(i),
+      i,
+      kind === "read" ? swappedIn : MLP_OFFLOAD_STATES,
+      layout[i]!.stateBytes,
+      deps,
+    );
+  const lock = (i: number, name: string, unlock: boolean, deps: (number | undefined)[] = []) =>
+    b.add({
+      kind: unlock ? "unlock" : "lock",
+      stream: "compute",
+      iteration: it,
+      phase,
+      lock: name,
+      label: `sg${i}.${unlock ? "unlock" : "lock"}.${name}`,
+      after: deps,
+    });
+  const nextOnPath = nextOnPathOf(c, pass.order);
+  // reads issued ahead (the pipelined swapper's async read), per subgroup
+  const issued = new Map<number, number[]>();
+  // per path: the last write issued and not yet waited for
+  const pending = new Map<string, number | undefined>();
+  // what the loop waited for in the step before, outside a lock (the coupled loop)
+  let carried: (number | undefined)[] = [start];
+  for (const i of [...layout.keys()]) {
+    if (layout[i]!.swapped) continue;
+    // in host memory: Adam only, before the swapped ones (the loop order does not matter here)
+    adamStep(s, setup, i, layout[i]!.elements, { after: [start] });
+  }
+  for (const i of pass.order) {
+    const path = c.pathOf(i);
+    const el = layout[i]!;
+    const withLock = c.locked(i);
+    // swap-in: (read lock) wait for this subgroup's read, issue the next one's
+    const l = withLock ? lock(i, "read", false, carried) : undefined;
+    const anchor = l === undefined ? carried : [l];
+    const inputs = pass.hits.has(i)
+      ? cachedInputs(c, s, i, anchor)
+      : issued.get(i) ?? io("read", i, anchor);
+    const u = withLock ? lock(i, "read", true, inputs) : undefined;
+    const adam = adamStep(s, setup, i, el.elements, {
+      after: [...(u === undefined ? carried : [u]), ...inputs],
+    });
+    // a cached subgroup is not swapped in, so it issues no read ahead either
+    const next = nextOnPath.get(i);
+    if (next !== undefined && !pass.hits.has(next) && !pass.hits.has(i) && !c.whole(next)) {
+      issued.set(next, io("read", next, [...anchor, inputs.at(-1)]));
+    }
+    // swap-out: (write lock) wait for the previous write on this path, issue this one
+    if (pass.kept.has(i)) {
+      carried = [adam];
+      continue;
+    }
+    const lw = withLock ? lock(i, "write", false, [adam]) : undefined;
+    const before = pending.get(path);
+    const last = io("write", i, [lw ?? adam, before]).at(-1)!;
+    const asynchronous = next !== undefined && !pass.kept.has(next) && !c.whole(i);
+    pending.set(path, asynchronous ? last : undefined);
+    const waited = [before, asynchronous ? undefined : last];
+    carried = lw !== undefined ? [lock(i, "write", true, waited)] : [adam, ...waited];
+  }
+}
+
+/** A subgroup the last pass kept in host memory: a cache hit (and its gradients read, when swapped). */
+function cachedInputs(
+  c: RankContext,
+  s: Step,
+  i: number,
+  anchor: readonly (number | undefined)[],
+): number[] {
+  const path = c.pathOf(i);
+  const el = c.layout[i]!;
+  const grad = c.settings.swapGradients
+    ? transferStates(s, "read", path, i, ["grad"], el.stateBytes, anchor)
+    : [];
+  return [
+    ...grad,
+    s.b.add({
+      kind: "hit",
+      stream: `${path}:read`,
+      iteration: s.it,
+      phase: s.phase,
+      path,
+      bytes: MLP_OFFLOAD_STATES.length * el.stateBytes,
+      label: `sg${i}.cached`,
+      after: anchor,
+    }),
+  ];
 }

@@ -247,6 +247,24 @@ function rankProgram(
     const open = b.barrier({ iteration: it, phase });
     const writes: number[][] = [];
     let j = 0;
+    // one tensor of layer l to or from the local path, on the next I/O thread's stream
+    const io = (
+      kind: "read" | "write",
+      l: number,
+      t: ActivationTensor,
+      after: (number | undefined)[],
+    ) =>
+      b.add({
+        kind,
+        stream: `${local}:${kind}.${thread(j++)}`,
+        iteration: it,
+        phase,
+        path: local,
+        object: `layer${l}.${t.name}`,
+        bytes: t.scaledBytes,
+        label: `layer${l}.${t.name}`,
+        after,
+      });
     for (let l = 0; l < n; l++) {
       const fwd = b.add({
         kind: "compute",
@@ -258,19 +276,7 @@ function rankProgram(
         after: [open, ...(writes[l - SSDTRAIN_WRITE_BEHIND] ?? [])],
       });
       if (l >= offloaded) continue; // stays on the GPU (always the last layer)
-      writes.push(L.tensors.map((t) =>
-        b.add({
-          kind: "write",
-          stream: `${local}:write.${thread(j++)}`,
-          iteration: it,
-          phase,
-          path: local,
-          object: `layer${l}.${t.name}`,
-          bytes: t.scaledBytes,
-          label: `layer${l}.${t.name}`,
-          after: [fwd],
-        })
-      ));
+      writes.push(L.tensors.map((t) => io("write", l, t, [fwd])));
     }
     // backward: last layer first, each layer's tensors read `prefetch` layers ahead
     phase = "backward";
@@ -278,19 +284,9 @@ function rankProgram(
     const bwd: number[] = [];
     j = 0;
     for (let l = n - 1; l >= 0; l--) {
-      const reads = l >= offloaded ? [] : L.tensors.map((t, i) =>
-        b.add({
-          kind: "read",
-          stream: `${local}:read.${thread(j++)}`,
-          iteration: it,
-          phase,
-          path: local,
-          object: `layer${l}.${t.name}`,
-          bytes: t.scaledBytes,
-          label: `layer${l}.${t.name}`,
-          after: [start, writes[l]![i], bwd[l + prefetch + 1]],
-        })
-      );
+      const reads = l >= offloaded
+        ? []
+        : L.tensors.map((t, i) => io("read", l, t, [start, writes[l]![i], bwd[l + prefetch + 1]]));
       bwd[l] = b.add({
         kind: "compute",
         stream: "compute",

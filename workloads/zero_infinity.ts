@@ -359,22 +359,28 @@ export function zeroInfinityDerived(
 }
 
 /**
+ * Adds one phase of zero-infinity's iteration `it` to a rank program on the
+ * `local` path, its barrier waiting for `after` (by default the last held op
+ * of every stream), with the workload's `options`; returns an op id.
+ */
+export type ZeroInfinityPhase = (
+  b: ProgramBuilder,
+  setup: TrainingSetup,
+  local: string,
+  it: number,
+  after?: readonly (number | undefined)[],
+  options?: WorkloadOptions,
+) => number;
+
+/**
  * Adds zero-infinity's forward and backward phases of iteration `it` (see
  * the module documentation). The forward phase's barrier waits for `after`,
  * by default for the last held op of every stream. Returns the id of the
  * backward pass's last compute op: gradient writes may still be in flight
  * (the update waits for them before its first read).
  */
-export function zeroInfinityBackward(
-  b: ProgramBuilder,
-  setup: TrainingSetup,
-  local: string,
-  it: number,
-  after?: readonly (number | undefined)[],
-  options: WorkloadOptions = {},
-): number {
-  return buildRank(b, setup, local, zeroInfinitySettings(options)).backward(it, after);
-}
+export const zeroInfinityBackward: ZeroInfinityPhase = (b, setup, local, it, after, options) =>
+  buildRank(b, setup, local, zeroInfinitySettings(options)).backward(it, after);
 
 /**
  * Adds zero-infinity's update phase of iteration `it`: the last gradient
@@ -395,13 +401,5 @@ export function zeroInfinityBackward(
  * console.assert(b.build().ops[last]!.object!.includes("exp_avg_sq-"));
  * ```
  */
-export function zeroInfinityUpdate(
-  b: ProgramBuilder,
-  setup: TrainingSetup,
-  local: string,
-  it: number,
-  after?: readonly (number | undefined)[],
-  options: WorkloadOptions = {},
-): number {
-  return buildRank(b, setup, local, zeroInfinitySettings(options)).update(it, after);
-}
+export const zeroInfinityUpdate: ZeroInfinityPhase = (b, setup, local, it, after, options) =>
+  buildRank(b, setup, local, zeroInfinitySettings(options)).update(it, after);

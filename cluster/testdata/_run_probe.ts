@@ -4,6 +4,9 @@
  * @module
  */
 
+import { joinGroup } from "../group.ts";
+import type { Group, LaunchInfo } from "../types.ts";
+
 /** The probe script's path. */
 export const PROBE = new URL("./group_probe.ts", import.meta.url).pathname;
 
@@ -33,6 +36,31 @@ export function freePort(): number {
   const port = l.addr.port;
   l.close();
   return port;
+}
+
+/**
+ * Two ranks of one torchrun-style TCP group in this process: the member
+ * (rank 1) and the hub (rank 0), on a free loopback port.
+ */
+export async function tcpPair(): Promise<{ member: Group; hub: Group; port: number }> {
+  const port = freePort();
+  const info = (rank: number): LaunchInfo => ({
+    launcher: "torchrun",
+    transport: "tcp",
+    rank,
+    size: 2,
+    localRank: rank,
+    node: `${Deno.hostname()}#${rank}`,
+    address: { host: "127.0.0.1", port },
+  });
+  const opts = { version: "1", timeoutMs: 10_000 };
+  const [member, hub] = await Promise.all([joinGroup(info(1), opts), joinGroup(info(0), opts)]);
+  return { member, hub, port };
+}
+
+/** The arguments that run the probe under `deno run -A`. */
+export function probeArgs(): string[] {
+  return [Deno.execPath(), "run", "-A", PROBE];
 }
 
 /** The environment a child starts from: PATH, HOME and DENO_DIR only, so no outer launcher's variables leak in. */

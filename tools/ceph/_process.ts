@@ -1,212 +1,44 @@
 /**
- * Process helpers of the Ceph launcher: running commands with a time limit,
- * reading /proc, telling whether a process still lives (zombies and reused
- * pids included) and signalling it.
+ * Process helpers of the Ceph launcher: the services' own (tools/service),
+ * with commands that fail throwing a {@linkcode CephError}.
  *
  * @module
  */
 
-import { join } from "node:path";
 import { CephError } from "./errors.ts";
+import * as service from "../service/process.ts";
 
-/** What a finished command printed and how it exited. */
-export interface RunResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
+export {
+  alive,
+  allExited,
+  busyPorts,
+  exists,
+  kill,
+  lastLine,
+  message,
+  onPath,
+  type Proc,
+  processArgv,
+  type ProcStat,
+  procStat,
+  readProc,
+  readText,
+  type RunResult,
+  seconds,
+  signal,
+  sleep,
+} from "../service/process.ts";
 
-/** Runs a command to completion with a hard time limit; a missing binary or timeout throws. */
-export async function run(
+/** Runs a command to completion with a hard time limit (default 60 s); a missing binary or timeout throws. */
+export function run(
   cmd: string,
   args: string[],
-  opts: { stdin?: string; env?: Record<string, string>; timeoutMs?: number } = {},
-): Promise<RunResult> {
-  const timeoutMs = opts.timeoutMs ?? 60_000;
-  let child: Deno.ChildProcess;
-  try {
-    child = new Deno.Command(cmd, {
-      args,
-      stdin: opts.stdin === undefined ? "null" : "piped",
-      stdout: "piped",
-      stderr: "piped",
-      ...(opts.env ? { env: opts.env } : {}),
-    }).spawn();
-  } catch (e) {
-    throw new CephError(`cannot run ${cmd}: ${message(e)}`, { cause: e });
-  }
-  const timer = setTimeout(() => kill(child.pid, "SIGKILL"), timeoutMs);
-  try {
-    if (opts.stdin !== undefined) {
-      const w = child.stdin.getWriter();
-      await w.write(new TextEncoder().encode(opts.stdin));
-      await w.close();
-    }
-    const out = await child.output();
-    if (out.signal === "SIGKILL") {
-      throw new CephError(`${cmd} ${args.join(" ")} timed out after ${timeoutMs / 1000} s`);
-    }
-    const decoder = new TextDecoder();
-    return {
-      code: out.code,
-      stdout: decoder.decode(out.stdout),
-      stderr: decoder.decode(out.stderr),
-    };
-  } finally {
-    clearTimeout(timer);
-  }
+  opts: Omit<service.RunOptions, "error"> = {},
+): Promise<service.RunResult> {
+  return service.run(cmd, args, { ...opts, error: CephError });
 }
 
 /** Like {@linkcode run} but throws, with the last line of stderr, on a non-zero exit. */
-export async function exec(cmd: string, args: string[], what = cmd): Promise<string> {
-  const r = await run(cmd, args, { timeoutMs: 120_000 });
-  if (r.code !== 0) {
-    const why = lastLine(r.stderr) ?? lastLine(r.stdout) ?? `exit status ${r.code}`;
-    throw new CephError(`${what} failed: ${why}`);
-  }
-  return r.stdout;
-}
-
-/** False once Deno refused to read /proc itself, which it allows only under --allow-all. */
-let procReadable = true;
-
-/** A /proc file's text, "" when it is gone; read through `cat` where Deno may not read /proc. */
-export async function readProc(path: string): Promise<string> {
-  if (procReadable) {
-    try {
-      return await Deno.readTextFile(path);
-    } catch (e) {
-      if (!(e instanceof Deno.errors.NotCapable)) return "";
-      procReadable = false;
-    }
-  }
-  const r = await run("cat", [path], { timeoutMs: 10_000 });
-  return r.code === 0 ? r.stdout : "";
-}
-
-/** What /proc/PID/stat says of a process that matters here. */
-export interface ProcStat {
-  /** One letter: R, S, D, T, Z (zombie), X (dead), … */
-  state: string;
-  /** Threads of its thread group, the exited leader of a zombie included. */
-  threads: number;
-  /** When it started, in clock ticks since boot: with the pid, it names one process. */
-  start: string;
-}
-
-/** A process's /proc/PID/stat, or undefined when there is no such process. */
-export async function procStat(pid: number): Promise<ProcStat | undefined> {
-  const stat = await readProc(`/proc/${pid}/stat`);
-  // The command name, in parentheses, may itself hold spaces and parentheses.
-  const close = stat.lastIndexOf(")");
-  if (close < 0) return undefined;
-  const f = stat.slice(close + 2).split(" ");
-  return { state: f[0] ?? "", threads: Number(f[17] ?? "0"), start: f[19] ?? "" };
-}
-
-/** A process: its pid and, where known, its start time, which tells it from a later one with the same pid. */
-export interface Proc {
-  pid: number;
-  start?: string;
-}
-
-/**
- * Whether a process still exists. A daemon whose main thread has exited
- * shows as a zombie while its other threads finish shutting down (radosgw
- * takes seconds) and still hold its ports and files: alive until they are
- * gone too. A zombie whose threads are all gone is dead, whether or not its
- * parent ever reaps it; so is a process that started after `p` and was
- * given its pid.
- */
-export async function alive(p: Proc): Promise<boolean> {
-  const s = await procStat(p.pid);
-  if (s === undefined || (p.start !== undefined && s.start !== p.start)) return false;
-  if (s.state !== "Z" && s.state !== "X") return true;
-  return s.threads > 1;
-}
-
-/** Sends a signal to a pid; a process already gone is no error. */
-export function kill(pid: number, sig: Deno.Signal): void {
-  try {
-    Deno.kill(pid, sig);
-  } catch (e) {
-    if (!(e instanceof Deno.errors.NotFound)) throw e;
-  }
-}
-
-/** Sends a signal to a process unless it has exited (and its pid may belong to another now). */
-export async function signal(p: Proc, sig: Deno.Signal): Promise<void> {
-  if (await alive(p)) kill(p.pid, sig);
-}
-
-/** Whether every one of the processes has exited within `timeoutMs`. */
-export async function allExited(procs: readonly Proc[], timeoutMs: number): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  do {
-    const states = await Promise.all(procs.map((p) => alive(p)));
-    if (!states.includes(true)) return true;
-    await sleep(50);
-  } while (Date.now() < deadline);
-  return false;
-}
-
-/** A process's argv, or undefined when it is gone or a zombie (whose argv is gone). */
-export async function processArgv(pid: number): Promise<string[] | undefined> {
-  const s = await procStat(pid);
-  if (s === undefined || s.state === "Z" || s.state === "X") return undefined;
-  const cmdline = await readProc(`/proc/${pid}/cmdline`);
-  return cmdline === "" ? undefined : cmdline.replace(/\0$/, "").split("\0");
-}
-
-/** Whether `bin` is an executable file on `$PATH` (or in /usr/sbin, /usr/bin, /sbin). */
-export async function onPath(bin: string): Promise<boolean> {
-  const dirs = (Deno.env.get("PATH") ?? "").split(":").concat("/usr/sbin", "/usr/bin", "/sbin");
-  for (const d of dirs) {
-    if (d === "") continue;
-    try {
-      if ((await Deno.stat(join(d, bin))).isFile) return true;
-    } catch {
-      // not in this directory
-    }
-  }
-  return false;
-}
-
-/** A file's text, "" when it cannot be read. */
-export async function readText(path: string): Promise<string> {
-  try {
-    return await Deno.readTextFile(path);
-  } catch {
-    return "";
-  }
-}
-
-/** Whether anything (a dangling link too) is at `path`. */
-export async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.lstat(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** The last non-blank line of a text. */
-export function lastLine(text: string): string | undefined {
-  return text.split("\n").map((s) => s.trim()).filter((s) => s !== "").at(-1);
-}
-
-/** An error's message, or the thrown value as a string. */
-export function message(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
-}
-
-/** Resolves after `ms` milliseconds. */
-export function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
-}
-
-/** Seconds since `t0` (a `performance.now()`), with one decimal. */
-export function seconds(t0: number): string {
-  return ((performance.now() - t0) / 1000).toFixed(1);
+export function exec(cmd: string, args: string[], what = cmd): Promise<string> {
+  return service.exec(cmd, args, what, CephError);
 }

@@ -35,7 +35,7 @@ import { cephBatch, clusterProcesses, pidOf, startDaemon, stopDaemons } from "./
 import { CephError } from "./errors.ts";
 import { rgwAnswers, startS3 } from "./rgw.ts";
 import { writeKeyrings } from "./_keyring.ts";
-import { exec, exists, message, onPath, readProc, seconds } from "./_process.ts";
+import { busyPorts, exec, exists, message, onPath, seconds } from "./_process.ts";
 
 /** What a client needs to reach the cluster; {@linkcode cephUp} returns it. */
 export interface CephEnv {
@@ -292,14 +292,7 @@ async function requireBinaries(want: { mgr: boolean; fs: boolean }): Promise<voi
 
 /** Fails when something already listens on a port the cluster needs. */
 async function requirePortsFree(l: Layout): Promise<void> {
-  const listening = new Set<number>();
-  for (const table of ["/proc/net/tcp", "/proc/net/tcp6"]) {
-    for (const line of (await readProc(table)).split("\n").slice(1)) {
-      const f = line.trim().split(/\s+/);
-      if (f[3] === "0A") listening.add(parseInt(f[1]?.split(":")[1] ?? "", 16));
-    }
-  }
-  const busy = PORTS.filter((p) => listening.has(p));
+  const busy = await busyPorts(PORTS);
   if (busy.length > 0) {
     throw new CephError(
       `${busy.length > 1 ? "ports" : "port"} ${busy.join(", ")} already in use ` +

@@ -27,7 +27,17 @@ import {
   SlurmPortInUseError,
   SlurmStartError,
 } from "./errors.ts";
-import { alive, exists, message, onPath, type Proc, readText, run, sleep } from "./_process.ts";
+import {
+  alive,
+  busyPorts,
+  exists,
+  message,
+  onPath,
+  type Proc,
+  run,
+  seconds,
+  sleep,
+} from "./_process.ts";
 
 /** How long the node may take to show as idle once slurmd started. */
 const READY_TIMEOUT_MS = 60_000;
@@ -232,14 +242,7 @@ async function teardown(l: Layout, say: (line: string) => void): Promise<void> {
 
 /** Fails when something already listens on a port the cluster needs. */
 async function requirePortsFree(l: Layout): Promise<void> {
-  const listening = new Set<number>();
-  for (const table of ["/proc/net/tcp", "/proc/net/tcp6"]) {
-    for (const line of (await readText(table)).split("\n").slice(1)) {
-      const f = line.trim().split(/\s+/);
-      if (f[3] === "0A") listening.add(parseInt(f[1]?.split(":")[1] ?? "", 16));
-    }
-  }
-  const busy = PORTS.filter((p) => listening.has(p));
+  const busy = await busyPorts(PORTS);
   if (busy.length > 0) throw new SlurmPortInUseError(busy, l.dir);
 }
 
@@ -249,10 +252,6 @@ function envOf(l: Layout): SlurmEnv {
 
 function shellQuote(value: string): string {
   return /^[\w@%+=:,./-]+$/.test(value) ? value : `'${value.replaceAll("'", `'\\''`)}'`;
-}
-
-function seconds(t0: number): string {
-  return ((performance.now() - t0) / 1000).toFixed(1);
 }
 
 function toStderr(line: string): void {

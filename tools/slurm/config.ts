@@ -9,14 +9,21 @@
 import { join, resolve } from "node:path";
 import { SlurmError } from "./errors.ts";
 
-/** The Debian packages that hold everything the launcher runs (libpmix2 for `srun --mpi=pmix`). */
-export const SLURM_PACKAGES: readonly string[] = [
+/** The Debian packages of the daemons and commands: munged, slurmctld, slurmd, srun. */
+export const SLURM_DAEMON_PACKAGES: readonly string[] = [
   "slurmd",
   "slurmctld",
   "slurm-client",
   "munge",
-  "libpmix2",
 ];
+
+/**
+ * The Debian packages that hold everything the launcher runs: the daemons,
+ * and for `srun --mpi=pmix` libpmix-dev, since Slurm's mpi/pmix plugin
+ * dlopens the unversioned libpmix.so, which the runtime package (libpmix2,
+ * libpmix2t64 in Debian 13) does not hold; libpmix-dev pulls it in.
+ */
+export const SLURM_PACKAGES: readonly string[] = [...SLURM_DAEMON_PACKAGES, "libpmix-dev"];
 
 /** The command that installs everything the launcher runs ({@linkcode SLURM_PACKAGES}). */
 export const INSTALL_COMMAND = `apt-get install -y --no-install-recommends ${

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { alive, procStat, signal, sleep } from "./_process.ts";
+import { alive, procStat, signal, sleep } from "./process.ts";
 
 /** Spawns `sh -c script`, returning the child and the first line it prints. */
 async function spawnPrinting(script: string): Promise<{ child: Deno.ChildProcess; line: string }> {

@@ -1,0 +1,351 @@
+/**
+ * The I/O loop of the asynchronous job engines, written once over a
+ * {@linkcode KernelQueue}: libaio (libaio.ts) and io_uring (io_uring.ts) each
+ * supply only their queue, as fio's engines plug their `ioengine_ops` into
+ * one core loop. The loop keeps `iodepth` I/Os in flight, times them, shows
+ * the watchdog what it waits on, and turns a failed call or completion into a
+ * {@linkcode SyscallFailure}.
+ *
+ * Each I/O is handed to the kernel on its own as soon as a slot is free, as
+ * fio does by default (iodepth_batch_submit=1): a batch filled behind a reap
+ * reaches the device only when its last request is in, so the device would
+ * see a lower depth. Completions are taken all that are ready at once.
+ *
+ * Timing follows fio: slat is from preparing an I/O to the submit returning,
+ * clat from then to the moment its completion is reaped, lat the sum.
+ *
+ * A job file's pattern (JobRuntime.next) gives each I/O its file, offset and
+ * length; an fsync or fdatasync in it waits, as fio's, until what is in
+ * flight has completed, and then runs on this thread. Writes get fresh
+ * contents before each one where the job's buffer options ask for it
+ * (refill_buffers, scramble_buffers), and a failed I/O that
+ * continue_on_error tolerates is counted and its slot reused.
+ *
+ * Under a rate (--rate, --rate-iops) at any depth, as fio: each request goes
+ * at its intended start while up to `iodepth` are in flight; between starts
+ * the job reaps completions, the wait timing out at the next start (where the
+ * queue's waits can time out) instead of a blind sleep, so a completion is
+ * timed when it happens. When every slot is busy at an intended start, the
+ * request waits for a slot, and the wait counts in its latency (from the
+ * intended start) and the job's lag.
+ *
+ * @module
+ */
+
+import type { JobPlan } from "../core/job_protocol.ts";
+import { monoNow } from "../core/libc.ts";
+import { type BlockVerifier, verifierOf } from "../core/verify.ts";
+import { OP } from "../core/io_pattern.ts";
+import { endJob, fillBlocks, JobFiles } from "./_file.ts";
+import { type WriteFiller, writeFiller } from "./_data_fill.ts";
+import type { KernelQueue } from "./_kernel_queue.ts";
+import { type JobEngine, type JobRuntime, SyscallFailure } from "./types.ts";
+
+/**
+ * Under a rate, with requests in flight, the job reaps completions until this
+ * long before the next intended start, then lets the runtime's wait take the
+ * rest (it spins the last stretch).
+ */
+const PACE_EARLY_MS = 0.1;
+const EINTR = 4;
+const EAGAIN = 11;
+const EBUSY = 16;
+
+/**
+ * A job engine over a kernel queue of `iodepth` slots of `bs` bytes. The
+ * engines extend it with the `open` that sets their queue up.
+ */
+export class AsyncEngine implements JobEngine {
+  readonly #plan: JobPlan;
+  readonly #files: JobFiles;
+  readonly #queue: KernelQueue;
+  readonly #verifier: BlockVerifier | undefined;
+  /** Fresh contents before each write, where the job's buffer options ask for them. */
+  readonly #fill: WriteFiller | undefined;
+  /** Each slot's buffer, where --verify or #fill writes into it; else empty. */
+  readonly #blocks: Uint8Array[];
+  // Per slot: when it was prepared and submitted, its direction, file, offset in that file
+  // and in the job's space, and whether the kernel holds it.
+  readonly #prepAt: Float64Array;
+  readonly #submitAt: Float64Array;
+  readonly #isRead: Uint8Array;
+  readonly #fileOf: Int32Array;
+  readonly #offsets: Float64Array;
+  readonly #jobOffsets: Float64Array;
+  readonly #lengths: Float64Array;
+  readonly #inKernel: Uint8Array;
+  /** Free slots, a stack. */
+  readonly #free: Int32Array;
+  #nFree = 0;
+  /** Slots prepared and not yet taken by the kernel, in order (a ring of #qLen from #qHead). */
+  readonly #queued: Int32Array;
+  #qHead = 0;
+  #qLen = 0;
+  #inFlight = 0;
+  #issuing = true;
+  /** Under a rate, and the queue's waits can time out: reap until each intended start. */
+  #paced = false;
+  /** A sync of the pattern waiting for what is in flight: its file (-1: none), fdatasync. */
+  #syncFile = -1;
+  #syncData = false;
+
+  /** An engine on the job's opened `files` and its set-up `queue`. */
+  protected constructor(plan: JobPlan, files: JobFiles, queue: KernelQueue) {
+    const depth = plan.iodepth;
+    this.#plan = plan;
+    this.#files = files;
+    this.#queue = queue;
+    this.#verifier = verifierOf(plan);
+    const fill = writeFiller(plan);
+    this.#fill = fill?.perWrite ? fill : undefined;
+    const slotBuffers = this.#verifier !== undefined || this.#fill !== undefined;
+    this.#blocks = !slotBuffers ? [] : Array.from(
+      { length: depth },
+      (_, s) => queue.bytes.subarray(s * queue.slotBytes, (s + 1) * queue.slotBytes),
+    );
+    this.#prepAt = new Float64Array(depth);
+    this.#submitAt = new Float64Array(depth);
+    this.#isRead = new Uint8Array(depth);
+    this.#fileOf = new Int32Array(depth);
+    this.#offsets = new Float64Array(depth);
+    this.#jobOffsets = new Float64Array(depth);
+    this.#lengths = new Float64Array(depth);
+    this.#inKernel = new Uint8Array(depth);
+    this.#free = new Int32Array(depth);
+    this.#queued = new Int32Array(depth);
+  }
+
+  /**
+   * Opens the job's files, lays them out, sets the queue up with `makeQueue`
+   * and fills its buffers (the verify pattern, or random bytes); closes the
+   * files when anything fails.
+   */
+  protected static openParts(
+    plan: JobPlan,
+    makeQueue: (files: JobFiles) => KernelQueue,
+  ): { files: JobFiles; queue: KernelQueue } {
+    const files = JobFiles.open(plan);
+    try {
+      files.layOut();
+      const queue = makeQueue(files);
+      fillBlocks(plan, queue.bytes);
+      return { files, queue };
+    } catch (e) {
+      files.close();
+      throw e;
+    }
+  }
+
+  run(rt: JobRuntime): void {
+    const depth = this.#plan.iodepth;
+    for (let i = 0; i < depth; i++) this.#free[i] = depth - 1 - i;
+    this.#nFree = depth;
+    this.#paced = rt.paced && this.#queue.timedWaits;
+    while (this.#issuing || this.#inFlight > 0 || this.#qLen > 0 || this.#syncFile >= 0) {
+      if (this.#syncFile >= 0 && this.#inFlight === 0 && this.#qLen === 0) this.#sync(rt);
+      const reapForMs = this.#issue(rt);
+      if (this.#inFlight > 0) this.#reap(rt, reapForMs);
+    }
+    endJob(rt, this.#plan, this.#files);
+  }
+
+  /**
+   * Prepares and submits I/Os while slots are free and the runtime lets
+   * them go. Returns how long (ms) to reap before the next intended start
+   * under a rate, else 0.
+   */
+  #issue(rt: JobRuntime): number {
+    const q = this.#queue;
+    const queued = this.#queued;
+    // When the last submit returned: the next I/O's preparation begins right then, so
+    // closed-loop its time is that one clock read (paced, the pacer reads its own).
+    let returned = -1;
+    while (this.#qLen > 0 || (this.#issuing && this.#nFree > 0 && this.#syncFile < 0)) {
+      if (this.#qLen === 0) {
+        if (this.#paced && this.#inFlight > 0) {
+          const wait = rt.untilDue(monoNow());
+          if (wait > PACE_EARLY_MS) return wait - PACE_EARLY_MS;
+        }
+        const now = returned >= 0 ? returned : monoNow();
+        if (!rt.mayIssue(now)) {
+          this.#issuing = false;
+          break;
+        }
+        rt.next();
+        if (rt.op >= OP.FSYNC) {
+          this.#syncFile = rt.file;
+          this.#syncData = rt.op === OP.FDATASYNC;
+          break;
+        }
+        this.#prepare(rt, now);
+      }
+      const first = queued[this.#qHead]!;
+      // The submit can block (buffered I/O done inline, a FUSE mount): the watchdog sees it.
+      this.#showBusy(rt, first, this.#prepAt[first]!);
+      const rc = q.submit();
+      rt.idle();
+      if (rc > 0) {
+        const t = this.#submitted(rc);
+        if (!rt.paced) returned = t;
+        continue;
+      }
+      if ((rc === -EAGAIN || rc === -EBUSY || rc === -EINTR || rc === 0) && this.#inFlight > 0) {
+        break; // retry once completions have freed kernel resources
+      }
+      this.#fail(q.calls.submit, rc < 0 ? -rc : EAGAIN, first, `(submitting ${this.#qLen})`);
+    }
+    return 0;
+  }
+
+  /** Takes a free slot for the I/O the runtime chose ({@linkcode JobRuntime.next}) and queues it. */
+  #prepare(rt: JobRuntime, now: number): void {
+    const slot = this.#free[--this.#nFree]!;
+    const read = rt.isRead;
+    const f = rt.file;
+    const where = rt.offset;
+    const len = rt.length;
+    this.#isRead[slot] = read ? 1 : 0;
+    this.#offsets[slot] = where;
+    this.#fileOf[slot] = f;
+    this.#jobOffsets[slot] = rt.jobOffset;
+    this.#lengths[slot] = len;
+    if (!read) {
+      if (this.#verifier !== undefined) {
+        this.#verifier.prepareWrite(this.#blocks[slot]!, where, rt.jobOffset);
+      } else if (this.#fill !== undefined) this.#fill.fill(this.#blocks[slot]!, len, where);
+    }
+    this.#queue.prepare(slot, !read, this.#files.fds[f]!, f, where, len);
+    this.#prepAt[slot] = now;
+    const depth = this.#queued.length;
+    const at = this.#qHead + this.#qLen++;
+    this.#queued[at < depth ? at : at - depth] = slot;
+  }
+
+  /** Runs the pattern's sync once nothing is in flight (fio's fsync= and fdatasync=). */
+  #sync(rt: JobRuntime): void {
+    rt.busy(monoNow(), false, this.#syncFile, -1);
+    this.#files.sync(this.#syncFile, this.#syncData);
+    rt.idle();
+    rt.completeSync(monoNow());
+    this.#syncFile = -1;
+  }
+
+  /** The `n` oldest queued slots are in the kernel from now: returns now. */
+  #submitted(n: number): number {
+    const t = monoNow();
+    const depth = this.#queued.length;
+    for (let i = 0; i < n; i++) {
+      const slot = this.#queued[this.#qHead]!;
+      this.#qHead = this.#qHead + 1 === depth ? 0 : this.#qHead + 1;
+      this.#submitAt[slot] = t;
+      this.#inKernel[slot] = 1;
+    }
+    this.#qLen -= n;
+    this.#inFlight += n;
+    return t;
+  }
+
+  /**
+   * Waits for completions (under a rate with `reapForMs` > 0, only until the
+   * next intended start) and records every one that is ready.
+   */
+  #reap(rt: JobRuntime, reapForMs: number): void {
+    const q = this.#queue;
+    let n = q.reapReady();
+    if (n === 0) {
+      // Under a rate, wait only until the next intended start. Otherwise wait for a
+      // completion as fio does, without a timeout (arming one costs each wait a timer in
+      // the kernel), and show the watchdog the oldest I/O in flight meanwhile.
+      const timed = reapForMs > 0;
+      if (!timed) this.#showOldest(rt);
+      n = q.getevents(timed ? Math.max(1, Math.floor(reapForMs * 1e6)) : undefined);
+      if (n < 0) {
+        if (n === -EINTR) return;
+        const path = this.#files.paths[0]!;
+        throw new SyscallFailure(q.calls.wait, -n, path, undefined, q.calls.waitDetail);
+      }
+      if (n === 0) return; // the next intended start has come
+    }
+    const t = monoNow();
+    rt.idle();
+    this.#complete(rt, n, t);
+  }
+
+  /** Records the `n` ready completions, reaped at `t`, and frees their slots. */
+  #complete(rt: JobRuntime, n: number, t: number): void {
+    const q = this.#queue;
+    for (let e = 0; e < n; e++) {
+      const slot = q.eventSlot(e);
+      const res = q.eventResult(e);
+      const read = this.#isRead[slot] === 1;
+      const len = this.#lengths[slot]!;
+      if (res !== len) {
+        if (res < 0 && this.#tolerated(rt, slot, -res)) continue;
+        q.release(e + 1);
+        this.#fail(
+          read ? q.calls.read : q.calls.write,
+          res < 0 ? -res : 0,
+          slot,
+          res < 0 ? undefined : `(short ${read ? "read" : "write"}: ${res} of ${len})`,
+        );
+      }
+      const prep = this.#prepAt[slot]!;
+      const slat = (this.#submitAt[slot]! - prep) * 1e6;
+      rt.complete(read, t, (t - prep) * 1e6, slat, -1, len, this.#offsets[slot]!);
+      if (this.#verifier !== undefined && read) {
+        const file = this.#files.paths[this.#fileOf[slot]!]!;
+        this.#verifier.checkRead(
+          this.#blocks[slot]!,
+          file,
+          this.#offsets[slot]!,
+          this.#jobOffsets[slot]!,
+        );
+      }
+      this.#inKernel[slot] = 0;
+      this.#free[this.#nFree++] = slot;
+    }
+    q.release(n);
+    this.#inFlight -= n;
+  }
+
+  /**
+   * Whether slot `slot`'s failure with `errno` is one the job goes on after
+   * (continue_on_error): then it is counted and the slot is free again.
+   */
+  #tolerated(rt: JobRuntime, slot: number, errno: number): boolean {
+    const read = this.#isRead[slot] === 1;
+    const call = read ? this.#queue.calls.read : this.#queue.calls.write;
+    if (!rt.tolerates(read, errno, `${call} ${this.#files.paths[this.#fileOf[slot]!]}`)) {
+      return false;
+    }
+    this.#inKernel[slot] = 0;
+    this.#free[this.#nFree++] = slot;
+    return true;
+  }
+
+  /** Tells the watchdog the job waits on slot `slot`'s I/O, begun at `since`. */
+  #showBusy(rt: JobRuntime, slot: number, since: number): void {
+    rt.busy(since, this.#isRead[slot] === 1, this.#fileOf[slot]!, this.#offsets[slot]!);
+  }
+
+  /** Shows the watchdog the oldest I/O in flight. */
+  #showOldest(rt: JobRuntime): void {
+    let oldest = -1;
+    const at = this.#submitAt;
+    for (let s = 0; s < this.#inKernel.length; s++) {
+      if (this.#inKernel[s] === 1 && (oldest < 0 || at[s]! < at[oldest]!)) oldest = s;
+    }
+    if (oldest >= 0) this.#showBusy(rt, oldest, at[oldest]!);
+  }
+
+  /** Throws the failure of `syscall` with `errno` on slot `slot`'s I/O. */
+  #fail(syscall: string, errno: number, slot: number, detail?: string): never {
+    const path = this.#files.paths[this.#fileOf[slot]!]!;
+    throw new SyscallFailure(syscall, errno, path, this.#offsets[slot]!, detail);
+  }
+
+  close(): void {
+    this.#queue.close(this.#plan.timeoutMs ?? 30_000);
+    this.#files.close();
+  }
+}

@@ -1,0 +1,45 @@
+/**
+ * What CLI tests repeat: running a command and reading the JSON document it
+ * wrote, and checking that bad input is refused with one line.
+ *
+ * @module
+ */
+
+import assert from "node:assert/strict";
+import { type CliResult, runCli } from "./_helpers.ts";
+
+/** What {@linkcode cliJson} returns: the run and the document it wrote. */
+export interface CliJson {
+  r: CliResult;
+  // deno-lint-ignore no-explicit-any
+  doc: any;
+}
+
+/**
+ * Runs the CLI with `--output out` after `args`, checks that it exited 0 and
+ * (for a result document) that its status is ok, and returns the document.
+ */
+export async function cliJson(args: readonly string[], out: string): Promise<CliJson> {
+  const r = await runCli([...args, "--output", out]);
+  assert.equal(r.code, 0, r.stderr);
+  const doc = JSON.parse(await Deno.readTextFile(out));
+  if (typeof doc === "object" && doc !== null && "status" in doc) {
+    assert.equal(doc.status, "ok", doc.error);
+  }
+  return { r, doc };
+}
+
+/**
+ * Runs each case's command and checks that it exits 2 (a usage error) with
+ * one line on stderr that matches the case's pattern.
+ */
+export async function assertUsageErrors(
+  cases: readonly (readonly [readonly string[], RegExp])[],
+): Promise<void> {
+  for (const [args, want] of cases) {
+    const r = await runCli([...args]);
+    assert.equal(r.code, 2, `${args.join(" ")}: exit ${r.code}: ${r.stderr}`);
+    assert.match(r.stderr, want);
+    assert.equal(r.stderr.trim().split("\n").length, 1, r.stderr);
+  }
+}

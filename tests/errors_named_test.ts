@@ -1,0 +1,187 @@
+/**
+ * Errors name what the user wrote — the option as spelled, the job-file key
+ * and its own line, the environment variable, the plan's field, the file —
+ * in one line that never quotes a file's text, with exit status 2 for every
+ * usage error; `bench` checks everything before it prints its plan; a list
+ * with an empty item is refused; a run whose target vanished says so.
+ *
+ * @module
+ */
+
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { ROOT, runCli, scratchLeft, spawnCli, withTempDir } from "./_helpers.ts";
+import { finished, spawnCliWithEnv, waitUntil } from "./_faults.ts";
+import { partialPathOf } from "../core/output_file.ts";
+
+const PROFILE = join(ROOT, "results", "reference", "dgx-a100-8gpu-nvme-s3.json");
+
+/** The CLI run from `dir`, as a user standing there (INIT_CWD, as `deno task` sets it). */
+async function runIn(dir: string, args: string[]) {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-q", "--allow-all", join(ROOT, "main.ts"), ...args],
+    cwd: dir,
+    env: { NO_COLOR: "1", INIT_CWD: dir },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const dec = new TextDecoder();
+  return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
+}
+
+/** Exit 2, and stderr is exactly one line matching `says`. */
+function assertUsage(r: { code: number; stderr: string }, says: RegExp, what: string): void {
+  assert.equal(r.code, 2, `${what}: exit ${r.code}: ${r.stderr}`);
+  const lines = r.stderr.trim().split("\n");
+  assert.equal(lines.length, 1, `${what}: ${r.stderr}`);
+  assert.match(lines[0]!, says, what);
+}
+
+Deno.test("bench refuses bad input before it prints its plan, naming the option it was given", async () => {
+  await withTempDir(async (dir) => {
+    const cases: [string[], RegExp][] = [
+      [["--ranks-per-node", "-4"], /^tierbench: --ranks-per-node: "-4" is not an integer/],
+      [["--quick", "--ranks-per-node", "-4"], /^tierbench: --ranks-per-node: "-4"/],
+      [["--file-dir", join(dir, "missing")], /^tierbench: --file-dir: \S+missing does not exist/],
+      [["--no-memory", "--no-file"], /^tierbench: --no-memory: and --no-file leave no tier/],
+      [["--pfs", join(dir, "nope")], /^tierbench: --pfs: \S+nope does not exist/],
+      [["--processes", "1,,4"], /^tierbench: --processes: "1,,4" has an empty item/],
+      [["--timeout", "soon"], /^tierbench: --timeout: "soon" is not a duration/],
+    ];
+    for (const [args, says] of cases) {
+      const r = await runCli(["bench", "--file-dir", dir, ...args]);
+      assertUsage(r, says, args.join(" "));
+      assert.deepEqual(await scratchLeft(dir), [], args.join(" "));
+    }
+    const env = await finished(
+      spawnCliWithEnv(["bench", "--quick", "--file-dir", dir], {
+        TIERBENCH_PFS_DIR: join(dir, "gone"),
+      }),
+    );
+    assertUsage(env, /^tierbench: TIERBENCH_PFS_DIR: \S+gone does not exist/, "TIERBENCH_PFS_DIR");
+  });
+});
+
+Deno.test("a comma list with an empty item is refused naming its option, never shortened", async () => {
+  await withTempDir(async (dir) => {
+    const cases: [string[], RegExp][] = [
+      [
+        ["sweep", "--tier", `file:${dir}`, "--iodepth", "1,,4"],
+        /^tierbench: --iodepth: "1,,4" has an empty item \(the 2nd\)/,
+      ],
+      [["sweep", "--tier", `file:${dir}`, "--bs", "4k,"], /^tierbench: --bs: "4k," has an empty/],
+      [
+        ["contention", "--tiers", `memory:,,file:${dir}`],
+        /^tierbench: --tiers: "memory:,,file:\S+" has an empty item/,
+      ],
+      [
+        ["workload", "zero-infinity", "--tiers", `file:${dir},`],
+        /^tierbench: --tiers: "file:\S+," has an empty item \(the 2nd\)/,
+      ],
+      [
+        ["contention", "--tiers", `memory:,file:${dir}`, "--processes", ",2"],
+        /^tierbench: --processes: ",2" has an empty item \(the 1st\)/,
+      ],
+    ];
+    for (const [args, says] of cases) assertUsage(await runCli(args), says, args.join(" "));
+  });
+});
+
+Deno.test("replay names the plan's fields and the plan file as given, never an option, in one line", async () => {
+  await withTempDir(async (dir) => {
+    const plan = join(dir, "plan.json");
+    const p = await runCli(["plan", "--profile", PROFILE, "--model", "7b", "--output", plan]);
+    assert.equal(p.code, 0, p.stderr);
+    const good = JSON.parse(await Deno.readTextFile(plan));
+    const cases: [string, unknown, RegExp][] = [
+      ["model", "gpt9", /^tierbench: bad\.json: setup\.model: model "gpt9" is not a preset/],
+      ["micro_batch", 0, /^tierbench: bad\.json: setup\.micro_batch: 0 is too small/],
+      ["ranks_per_node", -3, /^tierbench: bad\.json: setup\.ranks_per_node: -3 is too small/],
+      [
+        "subgroup_elements",
+        1,
+        /^tierbench: bad\.json: setup\.subgroup_elements: .*use a larger setup\.subgroup_elements/,
+      ],
+    ];
+    for (const [field, value, says] of cases) {
+      const bad = structuredClone(good);
+      bad.setup[field] = value;
+      await Deno.writeTextFile(join(dir, "bad.json"), JSON.stringify(bad));
+      const r = await runIn(dir, ["replay", "bad.json", "--tiers", `file:${dir}`]);
+      assertUsage(r, says, field);
+      assert.doesNotMatch(r.stderr, /--model|--micro-batch|--ranks-per-node|--subgroup-size/);
+    }
+    // a file that is not JSON: named as given, its text never quoted
+    await Deno.writeTextFile(join(dir, "notes.json"), "api_key = s3cr3t-t0ken\nsecond line\n");
+    for (
+      const args of [["replay", "notes.json", "--tiers", `file:${dir}`], ["report", "notes.json"]]
+    ) {
+      const r = await runIn(dir, args);
+      assertUsage(
+        r,
+        /^tierbench: \S*notes\.json: not JSON \(it does not begin with \{ or \[\)$/,
+        args[0]!,
+      );
+      assert.doesNotMatch(r.stderr, /s3cr3t|second line/);
+    }
+    const missing = await runIn(dir, ["replay", "missing.json", "--tiers", `file:${dir}`]);
+    assertUsage(missing, /^tierbench: missing\.json: no such file$/, "missing plan");
+  });
+});
+
+Deno.test("a launcher variable that does not parse is a usage error naming it", async () => {
+  const cases: [Record<string, string>, RegExp][] = [
+    [
+      { SLURM_PROCID: "0", SLURM_NTASKS: "2", SLURM_JOB_ID: "7", SLURM_JOB_NODELIST: "n[1-" },
+      /^tierbench: SLURM_JOB_NODELIST: "n\[1-" is not a Slurm node list: unbalanced brackets/,
+    ],
+    [
+      { RANK: "3", WORLD_SIZE: "2", MASTER_ADDR: "h", MASTER_PORT: "29500" },
+      /^tierbench: RANK: must be an integer from 0 to 1 \(WORLD_SIZE is 2\), got 3/,
+    ],
+    [
+      { RANK: "0", WORLD_SIZE: "2", MASTER_PORT: "29500" },
+      /^tierbench: MASTER_ADDR: is not set/,
+    ],
+  ];
+  for (const [env, says] of cases) {
+    const r = await finished(spawnCliWithEnv(["run", "--tier", "null:", "--size", "1m"], env));
+    assertUsage(r, says, JSON.stringify(env));
+  }
+});
+
+Deno.test("a job file's bad value is blamed on its own line", async () => {
+  await withTempDir(async (dir) => {
+    const job = join(dir, "bad.fio");
+    await Deno.writeTextFile(job, `[global]\ndirectory=${dir}\nruntime=-1\ntime_based\n[j]\n`);
+    assertUsage(
+      await runCli(["run", job]),
+      /^tierbench: \S+bad\.fio:3: runtime: "-1" is not a duration/,
+      "runtime=-1",
+    );
+  });
+});
+
+Deno.test("a run whose scratch directory vanished mid-run says so and exits 1", async () => {
+  await withTempDir(async (dir) => {
+    const out = join(dir, "r.json");
+    const tier = join(dir, "tier");
+    await Deno.mkdir(tier);
+    const child = spawnCli([
+      ...["run", "--quiet", "--tier", `file:${tier}`, "--rw", "write", "--bs", "64k"],
+      ...["--size", "8m", "--runtime", "3", "--output", out],
+    ]);
+    await waitUntil("the run's scratch", async () => (await scratchLeft(tier)).length > 0);
+    await new Promise((r) => setTimeout(r, 1000));
+    for (const name of await scratchLeft(tier)) {
+      await Deno.remove(join(tier, name), { recursive: true });
+    }
+    const r = await finished(child);
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(
+      r.stderr.trim(),
+      /^tierbench: the scratch directory \S+ on file:\S+ vanished during the run \(something else deleted it\): .*; partial results in \S+r\.partial\.json$/,
+    );
+    assert.equal(JSON.parse(await Deno.readTextFile(partialPathOf(out))).status, "failed");
+  });
+});

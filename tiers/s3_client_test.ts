@@ -1,0 +1,107 @@
+import assert from "node:assert/strict";
+import { GetObjectCommand, PutObjectCommand } from "@aws-sdk/client-s3";
+import { ConfigError } from "../core/errors.ts";
+import {
+  codeOf,
+  HANDLER_ENV_VAR,
+  handlerFromEnv,
+  isTransient,
+  newS3Client,
+  type S3HttpHandler,
+} from "./s3_client.ts";
+
+/**
+ * An HTTP server that answers the first request to each path with `fault`
+ * (503 Slow Down), then serves: a PUT is read to its end and remembered, a
+ * GET returns what was PUT. It records each request's method, path and
+ * headers.
+ */
+function faultyServer(fault: number) {
+  const seen: { method: string; path: string; headers: Headers }[] = [];
+  const stored = new Map<string, Uint8Array<ArrayBuffer>>();
+  const failed = new Set<string>();
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
+    const path = new URL(req.url).pathname;
+    seen.push({ method: req.method, path, headers: req.headers });
+    const body = new Uint8Array(await req.arrayBuffer());
+    if (!failed.has(`${req.method} ${path}`)) {
+      failed.add(`${req.method} ${path}`);
+      return new Response("<Error><Code>SlowDown</Code></Error>", { status: fault });
+    }
+    if (req.method === "PUT") {
+      stored.set(path, body);
+      return new Response(null, { headers: { etag: '"e"' } });
+    }
+    const bytes = stored.get(path);
+    return bytes === undefined
+      ? new Response("<Error><Code>NoSuchKey</Code></Error>", { status: 404 })
+      : new Response(bytes, { headers: { "content-length": String(bytes.byteLength) } });
+  });
+  return { server, seen, endpoint: `http://127.0.0.1:${server.addr.port}` };
+}
+
+for (const handler of ["fetch", "node"] as S3HttpHandler[]) {
+  Deno.test(`the ${handler} handler keeps the SDK's retries: a 503 once, then the PUT and the GET go through`, async () => {
+    Deno.env.set("AWS_ACCESS_KEY_ID", "TESTKEY");
+    Deno.env.set("AWS_SECRET_ACCESS_KEY", "test-secret");
+    const { server, seen, endpoint } = faultyServer(503);
+    const client = newS3Client({ endpoint, region: "us-east-1" }, { handler });
+    try {
+      const body = crypto.getRandomValues(new Uint8Array(65536));
+      const put = await client.send(new PutObjectCommand({ Bucket: "b", Key: "k", Body: body }));
+      assert.equal(put.$metadata.attempts, 2);
+      const get = await client.send(new GetObjectCommand({ Bucket: "b", Key: "k" }));
+      assert.equal(get.$metadata.attempts, 2);
+      assert.deepEqual(await get.Body!.transformToByteArray(), body);
+      assert.deepEqual(seen.map((s) => s.method), ["PUT", "PUT", "GET", "GET"]);
+      for (const s of seen.filter((s) => s.method === "PUT")) {
+        // Signed, its body not hashed.
+        assert.match(s.headers.get("authorization") ?? "", /^AWS4-HMAC-SHA256 /);
+        assert.equal(s.headers.get("x-amz-content-sha256"), "UNSIGNED-PAYLOAD");
+      }
+    } finally {
+      client.destroy();
+      await server.shutdown();
+    }
+  });
+}
+
+for (const handler of ["fetch", "node"] as S3HttpHandler[]) {
+  Deno.test(`the ${handler} handler names a refused connection ECONNREFUSED, and the SDK retries it`, async () => {
+    Deno.env.set("AWS_ACCESS_KEY_ID", "TESTKEY");
+    Deno.env.set("AWS_SECRET_ACCESS_KEY", "test-secret");
+    // A port nothing listens on: bound, then closed.
+    const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+    const port = (l.addr as Deno.NetAddr).port;
+    l.close();
+    const endpoint = `http://127.0.0.1:${port}`;
+    const client = newS3Client({ endpoint, region: "us-east-1" }, { handler, maxAttempts: 2 });
+    try {
+      const e = await client.send(new GetObjectCommand({ Bucket: "b", Key: "k" })).catch((e) => e);
+      assert.equal(codeOf(e), "ECONNREFUSED", String(e));
+      assert.equal(e.$metadata?.attempts, 2, "retried once");
+      assert.ok(isTransient(e));
+    } finally {
+      client.destroy();
+    }
+  });
+}
+
+Deno.test(`${HANDLER_ENV_VAR} picks the handler, and anything but fetch or node is refused naming it`, () => {
+  const before = Deno.env.get(HANDLER_ENV_VAR);
+  try {
+    Deno.env.delete(HANDLER_ENV_VAR);
+    assert.equal(handlerFromEnv(), "fetch");
+    Deno.env.set(HANDLER_ENV_VAR, "node");
+    assert.equal(handlerFromEnv(), "node");
+    Deno.env.set(HANDLER_ENV_VAR, "curl");
+    assert.throws(() => handlerFromEnv(), (e) => {
+      assert.ok(e instanceof ConfigError);
+      assert.match(e.message, /TIERBENCH_S3_HTTP="curl" is neither fetch nor node/);
+      return true;
+    });
+  } finally {
+    if (before === undefined) Deno.env.delete(HANDLER_ENV_VAR);
+    else Deno.env.set(HANDLER_ENV_VAR, before);
+  }
+});
