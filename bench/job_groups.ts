@@ -85,12 +85,15 @@ export function runJobSchedule(
     readonly triggerTimeoutMs?: number;
   },
 ): Promise<SessionOutcome> {
+  // Jobs given by options (a scratch directory each) are refused before any I/O when their
+  // files would not fit; a job file's jobs lay their files out as fio does, and a file system
+  // that fills fails them with ENOSPC, or is gone on after (continue_on_error), as in fio.
   const groups: JobOptions[][] = [];
   for (const { job, stonewall } of jobs) {
     if (stonewall || groups.length === 0) groups.push([]);
-    groups.at(-1)!.push(job);
+    if (!job.fio) groups.at(-1)!.push(job);
   }
-  checkSpace(groups, false); // each job has a scratch directory of its own
+  checkSpace(groups, false);
   const timeoutMs = opts.timeoutMs ?? sessionTimeout(jobs.map((j) => j.job));
   return withSession({ ...opts, timeoutMs }, async ({ doc, tier: open, runId }) => {
     let t0 = 0; // fio's genesis: the files laid out, the first jobs ready to start their clocks

@@ -112,7 +112,8 @@ function assertNamesItsLine(e: ConfigError, text: string): void {
   if (!JOB_FILE_KEYS.includes(key)) return; // not a key=value line, or an unknown key
   assert.ok(at === key || at.startsWith(`${key}=`) || at.startsWith(`${key} `), `line: ${what}`);
   const quoted = /^"([^"]*)"/.exec(m[4]!)?.[1];
-  if (quoted !== undefined && at.includes("=")) {
+  // a value holding a double quote cannot be told from the quotes around it
+  if (quoted !== undefined && at.includes("=") && !at.includes('"')) {
     const written = at.slice(at.indexOf("=") + 1).trim();
     assert.ok(
       written.includes(quoted.replace(/^(file|pfs|memory):/, "")) || quoted.includes(written),
@@ -148,7 +149,7 @@ Deno.test("a job file at random gives jobs in range, or one error naming its fil
 Deno.test("a job file blames a bad value on its own line, not the line of a key after it", () => {
   const cases: [string, RegExp][] = [
     // time_based once took over where runtime's errors pointed
-    [`directory=${DIR}\nruntime=-1\ntime_based`, /^f\.fio:3: runtime: "-1" is not a duration/],
+    [`directory=${DIR}\nruntime=-1\ntime_based`, /^f\.fio:3: runtime: -1: -1 is negative/],
     // and directory= over tier='s
     [`tier=read\ndirectory=${DIR}`, /^f\.fio:2: tier: "read" is not a tier of a directory/],
   ];

@@ -111,8 +111,8 @@ Deno.test(
         for (const fioJson of [join(f, "fio.json"), plus]) {
           const r = await runCli(["compare", fioJson, join(t, "tb.json")]);
           assert.equal(r.code, 0, r.stderr);
-          assert.match(r.stdout, /file randread 4k 1×1 │ read │ bandwidth/);
-          assert.match(r.stdout, /file randread 4k 1×1 │ read │ lat p99 +│ \d/);
+          assert.match(r.stdout, /file randread 4k, 1 proc × 1 deep +│ read │ bandwidth/);
+          assert.match(r.stdout, /file randread 4k, 1 proc × 1 deep +│ read │ lat p99 +│ \d/);
         }
         // and tierbench's own fio-json, read back
         const tbFio = join(t, "tb-fio.json");
@@ -128,7 +128,7 @@ Deno.test(
         assert.equal(again.code, 0, again.stderr);
         const r = await runCli(["compare", join(f, "fio.json"), tbFio]);
         assert.equal(r.code, 0, r.stderr);
-        assert.match(r.stdout, /file randread 4k 1×1 │ read │ bandwidth/);
+        assert.match(r.stdout, /file randread 4k, 1 proc × 1 deep +│ read │ bandwidth/);
         const out = join(dir, "report");
         const rep = await runCli(["report", plus, "--output", out]);
         assert.equal(rep.code, 0, rep.stderr);

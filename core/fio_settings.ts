@@ -443,7 +443,9 @@ export class FioSettings {
   #value(name: string): FioValue {
     const s = this.#set.get(name);
     if (s) return s.value;
-    const facts = FIO_OPTION_FACTS.find((o) => o.name === name && !o.engine)!;
+    // an engine's own option (io_uring's fixedbufs) has its default in that engine's entry
+    const facts = FIO_OPTION_FACTS.find((o) => o.name === name && !o.engine) ??
+      FIO_OPTION_FACTS.find((o) => o.name === name);
     if (!facts) throw new TypeError(`no fio option ${name}`);
     if (facts.def === undefined) {
       if (facts.type === "STR_STORE" || facts.type === "STR") {
