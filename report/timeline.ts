@@ -54,46 +54,15 @@ export function* timelineSpans(doc: ResultDocument | PlanDocument): Generator<Ti
       const [it, rank, stream, kind, label, bytes, s, e] of doc.predictions.plan.timeline?.spans ??
         []
     ) {
-      yield {
-        source: `simulated iteration ${it}`,
-        process: `rank ${rank}`,
-        thread: stream,
-        name: label,
-        kind,
-        bytes,
-        start_ms: s,
-        end_ms: e,
-      };
+      yield rankSpan(`simulated iteration ${it}`, [rank, stream, kind, label, bytes, s, e]);
     }
     return;
   }
   const simulated = doc.replay?.simulated_timeline;
   if (simulated) {
-    for (const [rank, stream, kind, label, bytes, s, e] of simulated.spans) {
-      yield {
-        source: "simulated",
-        process: `rank ${rank}`,
-        thread: stream,
-        name: label,
-        kind,
-        bytes,
-        start_ms: s,
-        end_ms: e,
-      };
-    }
+    for (const row of simulated.spans) yield rankSpan("simulated", row);
   }
-  for (const [rank, stream, kind, label, bytes, s, e] of doc.workload?.timeline?.spans ?? []) {
-    yield {
-      source: "measured",
-      process: `rank ${rank}`,
-      thread: stream,
-      name: label,
-      kind,
-      bytes,
-      start_ms: s,
-      end_ms: e,
-    };
-  }
+  for (const row of doc.workload?.timeline?.spans ?? []) yield rankSpan("measured", row);
   const t = doc.trace_replay;
   if (t) {
     const processOf = new Map(t.threads.map((x) => [x.thread, x.process]));
@@ -110,6 +79,31 @@ export function* timelineSpans(doc: ResultDocument | PlanDocument): Generator<Ti
       };
     }
   }
+}
+
+/** A rank stream's op (rank, stream, kind, label, bytes, start, end) as a span of `source`. */
+function rankSpan(
+  source: string,
+  [rank, stream, kind, label, bytes, s, e]: readonly [
+    number,
+    string,
+    string,
+    string,
+    number,
+    number,
+    number,
+  ],
+): TimelineSpan {
+  return {
+    source,
+    process: `rank ${rank}`,
+    thread: stream,
+    name: label,
+    kind,
+    bytes,
+    start_ms: s,
+    end_ms: e,
+  };
 }
 
 /**

@@ -29,6 +29,7 @@ import {
 } from "./_faults.ts";
 import { startFaultProxy } from "../tools/s3_fault_proxy.ts";
 import { partialPathOf } from "../core/output_file.ts";
+import { makeScratchDir, removeScratchDirWithin } from "../tiers/scratch.ts";
 
 Deno.test(needing(["root", "btrfs"], {
   name: "EIO on read: exit 1 naming the file and offset, partial results, no scratch left",
@@ -239,6 +240,29 @@ Deno.test(needing(["root", "fuse3"], {
       assert.match(c.stdout.trim(), /^removed .*tierbench-scratch-/);
       assert.deepEqual(await scratchLeft(fs.backing), []);
     });
+  },
+}));
+
+Deno.test(needing(["root", "fuse3"], {
+  name:
+    "a FUSE file system told late of a file's last close (.fuse_hidden in the directory): the scratch directory is still removed",
+  sanitizeResources: false,
+  fn: async () => {
+    await using fs = await faultFs();
+    const dir = await makeScratchDir(fs.path, "r1", "file");
+    await Deno.writeTextFile(join(dir, "job0.dat"), "x");
+    // another process holds the file open for 300 ms: unlinking it leaves .fuse_hidden… there
+    const holder = new Deno.Command("sh", {
+      args: ["-c", `exec 3<"${dir}/job0.dat"; echo open; sleep 0.3`],
+      stdout: "piped",
+    }).spawn();
+    const reader = holder.stdout.getReader();
+    await reader.read();
+    reader.releaseLock();
+    assert.equal(await removeScratchDirWithin(dir, "r1", 10_000), "removed");
+    await holder.status;
+    await holder.stdout.cancel();
+    assert.deepEqual(await scratchLeft(fs.backing), []);
   },
 }));
 

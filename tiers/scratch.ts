@@ -95,6 +95,24 @@ export function removeScratchDir(dir: string, runId: string): boolean {
   return true;
 }
 
+/**
+ * Removes `dir` and what it holds, trying again while it is "not empty" for
+ * up to about a second: a FUSE file system is told of a file's last close
+ * only after close() returned, and until then libfuse keeps the unlinked
+ * file as `.fuse_hidden…` in the directory (NFS does the same with
+ * `.nfs…`), so the first rmdir can find it there.
+ */
+async function removeSettling(dir: string): Promise<void> {
+  for (let wait = 10;; wait *= 2) {
+    try {
+      return await Deno.remove(dir, { recursive: true });
+    } catch (e) {
+      if ((e as { code?: string }).code !== "ENOTEMPTY" || wait > 640) throw e;
+    }
+    await new Promise((r) => setTimeout(r, wait));
+  }
+}
+
 /** How {@linkcode removeScratchDirWithin} ended. */
 export type Removal = "removed" | "not ours" | "timed out";
 
@@ -127,7 +145,7 @@ export async function removeScratchDirWithin(
       return "not ours";
     }
     if ((marker as ScratchMarker | null)?.run_id !== runId) return "not ours";
-    await Deno.remove(dir, { recursive: true });
+    await removeSettling(dir);
     return "removed";
   })();
   const r = await withinTimeout(removal, timeoutMs);

@@ -88,6 +88,20 @@ async function run(cmd: string[], quietStdout = false): Promise<Ran> {
 }
 
 const tierbench = (args: string[]) => [Deno.execPath(), "run", "--allow-all", MAIN, ...args];
+/** `trace record` of fio running `job`, keeping the files under `data`, into `trace`. */
+const recordFio = (trace: string, data: string, job: string[]) =>
+  tierbench([
+    "trace",
+    "record",
+    "--output",
+    trace,
+    "--only",
+    data,
+    "--",
+    "fio",
+    ...job,
+    "--output-format=terse",
+  ]);
 
 /** fio's read bandwidth, requests and CPU seconds (its own usr + sys over its runtime) of one job. */
 async function fioRun(job: string[]): Promise<{ bw: number; ios: number; cpuS: number }> {
@@ -152,21 +166,7 @@ async function runCase(c: Case, dir: string, rounds: number) {
   await layOut(file, c.size);
   const trace = join(dir, "fio.trace.gz");
   await Deno.remove(trace).catch(() => {});
-  await run(
-    tierbench([
-      "trace",
-      "record",
-      "--output",
-      trace,
-      "--only",
-      data,
-      "--",
-      "fio",
-      ...job,
-      "--output-format=terse",
-    ]),
-    true,
-  );
+  await run(recordFio(trace, data, job), true);
   const map = `${data}=memory:${target}`;
   const rows: {
     fio: number;
@@ -230,21 +230,7 @@ async function flatMemory(ops: number, dir: string, traceDir: string) {
     const trace = join(traceDir, `fio-${n}.trace.gz`);
     await Deno.remove(trace).catch(() => {});
     const t0 = performance.now();
-    const rec = await run(
-      tierbench([
-        "trace",
-        "record",
-        "--output",
-        trace,
-        "--only",
-        data,
-        "--",
-        "fio",
-        ...job,
-        "--output-format=terse",
-      ]),
-      true,
-    );
+    const rec = await run(recordFio(trace, data, job), true);
     const recS = (performance.now() - t0) / 1000;
     const t1 = performance.now();
     const rep = await replayRun(trace, `${data}=memory:${target}`, join(dir, "replay.json"));
