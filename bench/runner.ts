@@ -249,45 +249,279 @@ export async function runJob(
     if (refused !== undefined) throw new ConfigError("engine", refused);
   }
   // --verify may lay out again a file an earlier run laid out without headers.
-  const { targets: files, plans: verify } = verifyPlans(tier, await tier.prepare(job), job);
-  const gate = verify && hooks.beforeReadBack ? newReadBackGate(job.numjobs) : undefined;
-  const shared = newSharedCounters(job.numjobs);
-  const workers: Worker[] = [];
-  const ready = new Set<number>();
-  const results = new Map<number, Extract<JobMessage, { type: "result" }>>();
-  const failures: string[] = [];
-  let interrupted = false;
-  let wake: () => void = () => {};
-  const changed = () => wake();
+  const { targets, plans } = verifyPlans(tier, await tier.prepare(job), job);
+  const run = new JobRun(tier, job, hooks, targets);
+  run.spawn(plans);
+  try {
+    await run.layout();
+    await run.measure();
+  } finally {
+    await run.drain();
+  }
+  return run.collect();
+}
 
-  const stop = () => {
-    Atomics.store(shared.ctl, CTL.STOP, 1);
-    Atomics.notify(shared.ctl, CTL.STOP); // paced jobs wait on it for their next start
+type JobResultMessage = Extract<JobMessage, { type: "result" }>;
+type VerifyPlans = ReturnType<typeof verifyPlans>["plans"];
+
+/**
+ * One {@linkcode runJob} call, in its phases: spawn the job Workers, wait
+ * for their layout, measure (ramp, clock, go, wait for every result), drain
+ * (stop what is left, hand back or end the Workers, release the files) and
+ * collect the result.
+ */
+class JobRun {
+  readonly shared: SharedCounters;
+  readonly #workers: Worker[] = [];
+  readonly #ready = new Set<number>();
+  readonly #results = new Map<number, JobResultMessage>();
+  readonly #failures: string[] = [];
+  readonly #sampler: Sampler;
+  readonly #timeoutMs: number;
+  #interrupted = false;
+  #cutShort = false;
+  #hung = false;
+  #wake: () => void = () => {};
+  #gate: ReturnType<typeof newReadBackGate> | undefined;
+  #watchdog: ReturnType<typeof setInterval> | undefined;
+  #rateMin: ReturnType<typeof setInterval> | undefined;
+  #cpuTimer: ReturnType<typeof setTimeout> | undefined;
+  #cpuStart: ReturnType<typeof process.cpuUsage> | undefined;
+
+  readonly #onAbort = () => {
+    this.#interrupted = true;
+    this.#stop();
+    this.#changed();
+  };
+  readonly #onStonewall = () => {
+    this.#cutShort = true;
+    this.#stop();
+    this.#changed();
+  };
+
+  constructor(
+    readonly tier: Tier,
+    readonly job: JobOptions,
+    readonly hooks: RunHooks,
+    readonly files: readonly JobTarget[],
+  ) {
+    this.shared = newSharedCounters(job.numjobs);
+    this.#timeoutMs = job.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    hooks.signal?.addEventListener("abort", this.#onAbort);
+    if (hooks.signal?.aborted) this.#onAbort();
+    hooks.stonewall?.addEventListener("abort", this.#onStonewall);
+    this.#sampler = new Sampler(job, this.shared, hooks.onProgress);
+  }
+
+  /** Starts (or takes from the session) one Worker per job with its plan, and the watchdog. */
+  spawn(verify: VerifyPlans): void {
+    const { job, hooks } = this;
+    this.#gate = verify && hooks.beforeReadBack ? newReadBackGate(job.numjobs) : undefined;
+    truncateSharedLogs(job);
+    for (let j = 0; j < job.numjobs; j++) {
+      const w = hooks.workers?.take(`${job.name}#${j}`) ??
+        new Worker(WORKER_URL, { type: "module", name: `${job.name}#${j}` });
+      this.#listen(w, j);
+      this.#workers.push(w);
+      const start: JobStart = {
+        plan: this.#plan(j, verify),
+        ctl: this.shared.ctl,
+        f64: this.shared.f64,
+      };
+      w.postMessage(start);
+    }
+    // a job blocked on one request for longer than --timeout fails the run, even when its
+    // thread is stuck in a system call
+    this.#watchdog = setInterval(() => {
+      const j = hungJob(this.shared, job.numjobs, this.#timeoutMs, this.#results);
+      if (this.#hung || j < 0) return;
+      this.#hung = true;
+      this.#failures.unshift(timedOut(job, this.files[j]!, this.shared, j, this.#timeoutMs));
+      this.#stop();
+      this.#changed();
+    }, WATCHDOG_MS);
+  }
+
+  /** Layout: every job opens and prepares its file, then waits at the barrier; the hooks run. */
+  async layout(): Promise<void> {
+    const { job, hooks, files } = this;
+    this.#sampler.startLayout();
+    const all = () =>
+      this.#ready.size + [...this.#results.keys()].filter((j) => !this.#ready.has(j)).length;
+    await this.#waitFor(() => all() === job.numjobs || this.#interrupted || this.#hung);
+    if (this.#going()) this.tier.markLaidOut(files);
+    if (this.#going()) await hooks.afterLayout?.(files);
+    if (this.#going() && hooks.beforeStart) {
+      try {
+        await hooks.beforeStart();
+      } catch (e) {
+        this.#failures.push(e instanceof Error ? e.message : String(e));
+      }
+    }
+    if (this.#going() && hooks.beforeClock) await this.#beforeClock(hooks.beforeClock);
+    if (!this.#going()) this.#stop();
+  }
+
+  /** The ramp and the measured time: the clock is set, the jobs go, every result comes back. */
+  async measure(): Promise<void> {
+    const { job, hooks, shared } = this;
+    const start = nowAbs() + job.rampMs;
+    hooks.onMeasureStart?.(start);
+    shared.f64[RUN.MEASURE_START] = start;
+    shared.f64[RUN.RAMP_MS] = job.rampMs;
+    shared.f64[RUN.RUNTIME_MS] = job.runtimeMs ?? job.fio?.runtimeCapMs ?? Infinity;
+    this.#cpuTimer = setTimeout(() => (this.#cpuStart = process.cpuUsage()), job.rampMs);
+    this.#sampler.startMeasuring(start);
+    if (job.fio?.rateMin) {
+      this.#rateMin = watchRateMin(job, shared, start, (why) => {
+        this.#failures.push(why);
+        this.#stop();
+        this.#changed();
+      });
+    }
     Atomics.store(shared.ctl, CTL.GO, 1);
     Atomics.notify(shared.ctl, CTL.GO);
-  };
-  const onAbort = () => {
-    interrupted = true;
-    stop();
-    changed();
-  };
-  hooks.signal?.addEventListener("abort", onAbort);
-  if (hooks.signal?.aborted) onAbort();
-  let cutShort = false;
-  const onStonewall = () => {
-    cutShort = true;
-    stop();
-    changed();
-  };
-  hooks.stonewall?.addEventListener("abort", onStonewall);
+    const gate = this.#gate;
+    if (gate) {
+      const stopping = () => Atomics.load(shared.ctl, CTL.STOP) !== 0 || this.#results.size > 0;
+      void holdReadBack(gate, job.numjobs, () => hooks.beforeReadBack!(this.files), stopping);
+    }
+    await this.#waitFor(() => this.#results.size === job.numjobs || this.#hung);
+  }
 
-  const engine = engineOf(job);
-  truncateSharedLogs(job);
-  for (let j = 0; j < job.numjobs; j++) {
-    const plan: JobPlan = {
+  /**
+   * Whatever happened: timers off, jobs still running stopped (briefly for a
+   * hung one), Workers handed back after a clean end or ended, files released.
+   */
+  async drain(): Promise<void> {
+    const { job, hooks } = this;
+    hooks.signal?.removeEventListener("abort", this.#onAbort);
+    hooks.stonewall?.removeEventListener("abort", this.#onStonewall);
+    clearTimeout(this.#cpuTimer);
+    clearInterval(this.#watchdog);
+    clearInterval(this.#rateMin);
+    this.#sampler.stop();
+    if (this.#results.size < job.numjobs) {
+      this.#stop();
+      // A hung job will not answer: wait only briefly for the others.
+      const grace = hooks.stopGraceMs ?? 10_000;
+      const wait = this.#hung ? Math.min(grace, 1000) : grace;
+      await this.#waitFor(() => this.#results.size === job.numjobs, wait);
+    }
+    // a Worker whose job ended cleanly takes the next job of the session; any other ends here
+    const clean = this.#results.size === job.numjobs && !this.#hung && this.#going();
+    for (const w of this.#workers) {
+      if (clean && hooks.workers) hooks.workers.give(w);
+      else w.terminate();
+    }
+    // Touching a tier that stopped answering would hang here too: leave it to `clean`.
+    if (this.#hung) this.tier.abandon?.(`a request timed out after ${this.#timeoutMs / 1000} s`);
+    else {
+      const gone = this.tier.vanished?.();
+      if (gone !== undefined) this.#failures.push(gone);
+      await this.tier.release(this.files);
+    }
+  }
+
+  /** The run's result from the jobs' results and the sampled series. */
+  collect(): RunResult {
+    const { job } = this;
+    if (this.#results.size < job.numjobs) {
+      this.#failures.push(
+        `${job.numjobs - this.#results.size} job(s) did not stop in time and were terminated`,
+      );
+    }
+    const cpu = this.#cpuStart ? process.cpuUsage(this.#cpuStart) : { user: 0, system: 0 };
+    const failures = this.#failures;
+    return buildResult(job, this.tier, this.shared, this.#results, this.#sampler.series(), cpu, {
+      status: failures.length > 0 ? "failed" : this.#interrupted ? "interrupted" : "ok",
+      cutShort: this.#cutShort,
+      error: failures[0] ?? (this.#interrupted ? "interrupted" : undefined),
+    });
+  }
+
+  #going(): boolean {
+    return this.#failures.length === 0 && !this.#interrupted;
+  }
+
+  #stop(): void {
+    const ctl = this.shared.ctl;
+    Atomics.store(ctl, CTL.STOP, 1);
+    Atomics.notify(ctl, CTL.STOP); // paced jobs wait on it for their next start
+    Atomics.store(ctl, CTL.GO, 1);
+    Atomics.notify(ctl, CTL.GO);
+  }
+
+  #changed(): void {
+    this.#wake();
+  }
+
+  /** Resolves true once `done()` holds (looked at on each message), false after `timeoutMs`. */
+  #waitFor(done: () => boolean, timeoutMs = Infinity): Promise<boolean> {
+    return new Promise<boolean>((resolve) => {
+      if (done()) return resolve(true);
+      const timer = Number.isFinite(timeoutMs)
+        ? setTimeout(() => {
+          this.#wake = () => {};
+          resolve(false);
+        }, timeoutMs)
+        : undefined;
+      this.#wake = () => {
+        if (done()) {
+          clearTimeout(timer);
+          this.#wake = () => {};
+          resolve(true);
+        }
+      };
+    });
+  }
+
+  /** A job file's startdelay: waits, cut short by Ctrl-C or the stonewall. */
+  async #beforeClock(beforeClock: (signal: AbortSignal) => Promise<void>): Promise<void> {
+    const { hooks } = this;
+    const waiting = new AbortController();
+    const relay = () => waiting.abort();
+    hooks.signal?.addEventListener("abort", relay);
+    hooks.stonewall?.addEventListener("abort", relay);
+    try {
+      await beforeClock(waiting.signal);
+    } finally {
+      hooks.signal?.removeEventListener("abort", relay);
+      hooks.stonewall?.removeEventListener("abort", relay);
+    }
+  }
+
+  #listen(w: Worker, j: number): void {
+    w.onmessage = (e: MessageEvent<JobMessage>) => {
+      const m = e.data;
+      if (m.type === "ready") this.#ready.add(m.job);
+      else {
+        this.#results.set(m.job, m);
+        if (m.failure) {
+          this.#failures.push(describeFailure(m.failure));
+          this.#stop();
+        }
+      }
+      this.#changed();
+    };
+    w.onerror = (e: ErrorEvent) => {
+      e.preventDefault();
+      this.#failures.push(`job ${j}: ${e.message}`);
+      this.#results.set(j, { type: "result", job: j, read: emptyEncoded(), write: emptyEncoded() });
+      this.#stop();
+      this.#changed();
+    };
+  }
+
+  /** Job `j`'s plan: what its Worker runs. */
+  #plan(j: number, verify: VerifyPlans): JobPlan {
+    const { job, hooks } = this;
+    const engine = engineOf(job);
+    const gate = this.#gate;
+    return {
       job: j,
       tier: job.tier.kind,
-      target: files[j]!,
+      target: this.files[j]!,
       engine,
       direct: job.direct,
       rw: job.rw,
@@ -299,7 +533,7 @@ export async function runJob(
       seed: job.seed,
       alignment: BUFFER_ALIGNMENT,
       endFsync: job.endFsync,
-      timeoutMs: job.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+      timeoutMs: this.#timeoutMs,
       logAvgMsec: job.logAvgMsec,
       ...(engine === "io_uring" && job.ioUring ? { ioUring: job.ioUring } : {}),
       ...(job.rate
@@ -308,150 +542,7 @@ export async function runJob(
       ...(verify ? { verify: { ...verify[j]!, ...(gate ? { readBackGate: gate } : {}) } } : {}),
       ...fioPlan(job, j, hooks.flows),
     };
-    const w = hooks.workers?.take(`${job.name}#${j}`) ??
-      new Worker(WORKER_URL, { type: "module", name: `${job.name}#${j}` });
-    w.onmessage = (e: MessageEvent<JobMessage>) => {
-      const m = e.data;
-      if (m.type === "ready") ready.add(m.job);
-      else {
-        results.set(m.job, m);
-        if (m.failure) {
-          failures.push(describeFailure(m.failure));
-          stop();
-        }
-      }
-      changed();
-    };
-    w.onerror = (e: ErrorEvent) => {
-      e.preventDefault();
-      failures.push(`job ${j}: ${e.message}`);
-      results.set(j, { type: "result", job: j, read: emptyEncoded(), write: emptyEncoded() });
-      stop();
-      changed();
-    };
-    workers.push(w);
-    w.postMessage({ plan, ctl: shared.ctl, f64: shared.f64 } satisfies JobStart);
   }
-
-  const waitFor = (done: () => boolean, timeoutMs = Infinity) =>
-    new Promise<boolean>((resolve) => {
-      if (done()) return resolve(true);
-      const timer = Number.isFinite(timeoutMs)
-        ? setTimeout(() => {
-          wake = () => {};
-          resolve(false);
-        }, timeoutMs)
-        : undefined;
-      wake = () => {
-        if (done()) {
-          clearTimeout(timer);
-          wake = () => {};
-          resolve(true);
-        }
-      };
-    });
-
-  // The watchdog: a job blocked on one request for longer than --timeout
-  // fails the run, even when its thread is stuck in a system call.
-  const timeoutMs = job.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  let hung = false;
-  const watchdog = setInterval(() => {
-    const j = hungJob(shared, job.numjobs, timeoutMs, results);
-    if (hung || j < 0) return;
-    hung = true;
-    failures.unshift(timedOut(job, files[j]!, shared, j, timeoutMs));
-    stop();
-    changed();
-  }, WATCHDOG_MS);
-  const sampler = new Sampler(job, shared, hooks.onProgress);
-  let cpuStart: ReturnType<typeof process.cpuUsage> | undefined;
-  let cpuTimer: ReturnType<typeof setTimeout> | undefined;
-  let rateMin: ReturnType<typeof setInterval> | undefined;
-  try {
-    // Layout: every job opens and prepares its file, then waits at the barrier.
-    sampler.startLayout();
-    const all = () => ready.size + [...results.keys()].filter((j) => !ready.has(j)).length;
-    await waitFor(() => all() === job.numjobs || interrupted || hung);
-    if (failures.length === 0 && !interrupted) tier.markLaidOut(files);
-    if (failures.length === 0 && !interrupted) await hooks.afterLayout?.(files);
-    if (failures.length === 0 && !interrupted && hooks.beforeStart) {
-      try {
-        await hooks.beforeStart();
-      } catch (e) {
-        failures.push(e instanceof Error ? e.message : String(e));
-      }
-    }
-    if (failures.length === 0 && !interrupted && hooks.beforeClock) {
-      const waiting = new AbortController();
-      const relay = () => waiting.abort();
-      hooks.signal?.addEventListener("abort", relay);
-      hooks.stonewall?.addEventListener("abort", relay);
-      try {
-        await hooks.beforeClock(waiting.signal);
-      } finally {
-        hooks.signal?.removeEventListener("abort", relay);
-        hooks.stonewall?.removeEventListener("abort", relay);
-      }
-    }
-    if (failures.length > 0 || interrupted) stop();
-
-    const start = nowAbs() + job.rampMs;
-    hooks.onMeasureStart?.(start);
-    shared.f64[RUN.MEASURE_START] = start;
-    shared.f64[RUN.RAMP_MS] = job.rampMs;
-    shared.f64[RUN.RUNTIME_MS] = job.runtimeMs ?? job.fio?.runtimeCapMs ?? Infinity;
-    cpuTimer = setTimeout(() => (cpuStart = process.cpuUsage()), job.rampMs);
-    sampler.startMeasuring(start);
-    rateMin = job.fio?.rateMin && watchRateMin(job, shared, start, (why) => {
-      failures.push(why);
-      stop();
-      changed();
-    });
-    Atomics.store(shared.ctl, CTL.GO, 1);
-    Atomics.notify(shared.ctl, CTL.GO);
-    if (gate) {
-      const stopping = () => Atomics.load(shared.ctl, CTL.STOP) !== 0 || results.size > 0;
-      void holdReadBack(gate, job.numjobs, () => hooks.beforeReadBack!(files), stopping);
-    }
-
-    await waitFor(() => results.size === job.numjobs || hung);
-  } finally {
-    hooks.signal?.removeEventListener("abort", onAbort);
-    hooks.stonewall?.removeEventListener("abort", onStonewall);
-    clearTimeout(cpuTimer);
-    clearInterval(watchdog);
-    clearInterval(rateMin);
-    sampler.stop();
-    if (results.size < job.numjobs) {
-      stop();
-      // A hung job will not answer: wait only briefly for the others.
-      const grace = hooks.stopGraceMs ?? 10_000;
-      await waitFor(() => results.size === job.numjobs, hung ? Math.min(grace, 1000) : grace);
-    }
-    // a Worker whose job ended cleanly takes the next job of the session; any other ends here
-    const clean = results.size === job.numjobs && !hung && !interrupted && failures.length === 0;
-    for (const w of workers) {
-      if (clean && hooks.workers) hooks.workers.give(w);
-      else w.terminate();
-    }
-    // Touching a tier that stopped answering would hang here too: leave it to `clean`.
-    if (hung) tier.abandon?.(`a request timed out after ${timeoutMs / 1000} s`);
-    else {
-      const gone = tier.vanished?.();
-      if (gone !== undefined) failures.push(gone);
-      await tier.release(files);
-    }
-  }
-  if (results.size < job.numjobs) {
-    failures.push(`${job.numjobs - results.size} job(s) did not stop in time and were terminated`);
-  }
-
-  const cpu = cpuStart ? process.cpuUsage(cpuStart) : { user: 0, system: 0 };
-  return buildResult(job, tier, shared, results, sampler.series(), cpu, {
-    status: failures.length > 0 ? "failed" : interrupted ? "interrupted" : "ok",
-    cutShort,
-    error: failures[0] ?? (interrupted ? "interrupted" : undefined),
-  });
 }
 
 /** A job file's additions to clone `j`'s plan (core/fio_job.ts). */
