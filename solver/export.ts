@@ -457,7 +457,7 @@ export function deepspeedConfig(plan: PlanDocument, opts: ExportOptions = {}): D
  */
 export function mlpOffloadSettings(plan: PlanDocument, opts: ExportOptions = {}): MlpOffloadExport {
   const { subGroupSize, placement, used, onPaths } = planFacts(plan);
-  const { local, remote } = mlpOffloadPaths(placement.paths, used);
+  const { local, remote } = localAndRemote(placement.paths, used);
   const remoteCount = remote?.subgroups ?? 0;
   const k = remoteCount > 0 ? Math.max(2, Math.round(1 / (remoteCount / onPaths))) : 0;
   const dirs = [pathDirectory(plan, local, opts.dirs)];
@@ -517,7 +517,7 @@ export function mlpOffloadSettings(plan: PlanDocument, opts: ExportOptions = {})
  *
  * @throws {Error} when the local path has no subgroups or another path has some.
  */
-function mlpOffloadPaths(
+function localAndRemote(
   paths: readonly PlannedPath[],
   used: readonly PlannedPath[],
 ): { local: PlannedPath; remote: PlannedPath | undefined } {
