@@ -26,8 +26,11 @@ import {
 import { parseTierList } from "./_paths.ts";
 import { reportSession } from "./_session.ts";
 
-/** The `sweep` command. */
-export function sweepCommand() {
+/** The `sweep` command's options, after parsing. */
+type SweepFlags = ReturnType<ReturnType<typeof sweepOptions>["opts"]>;
+
+/** The `sweep` command with its options and no action yet. */
+function sweepOptions() {
   const cmd = new Command("sweep")
     .description(
       "run a grid of bs × iodepth × numjobs on each tier (fixed time or to steady state), " +
@@ -86,65 +89,71 @@ export function sweepCommand() {
     cmd,
     "stamp every block written with a header and checksum, check every block read",
   );
-  return addOutputOptions(addS3Options(checked)).addOption(outputFormatOption()).action(
-    async (o) => {
-      checkOutputTarget(o);
-      const ramp = rampOf(o);
-      const engine = o.ioengine ?? o.engine;
-      const tiers = o.tier.flatMap((t) => parseTierList(t, "tier"));
-      const plan = planSweep({
-        tiers,
+  return addOutputOptions(addS3Options(checked)).addOption(outputFormatOption());
+}
+
+/** The `sweep` command. */
+export function sweepCommand() {
+  return sweepOptions().action(sweep);
+}
+
+/** `sweep`'s action: plan the grid from the options, say what runs, run it and report. */
+async function sweep(o: SweepFlags): Promise<void> {
+  checkOutputTarget(o);
+  const ramp = rampOf(o);
+  const engine = o.ioengine ?? o.engine;
+  const tiers = o.tier.flatMap((t) => parseTierList(t, "tier"));
+  const plan = planSweep({
+    tiers,
+    rw: o.rw,
+    bs: o.bs,
+    iodepth: o.iodepth,
+    numjobs: o.numjobs,
+    size: o.size,
+    runtime: o.runtime,
+    ramp,
+    steady: o.steady ?? false,
+    ssLimit: o.ssLimit,
+    ssDur: o.ssDur,
+    direct: o.direct,
+    engine,
+    deepspeedVersion: o.deepspeedVersion,
+    endpoint: o.endpoint,
+    region: o.region,
+    timeout: o.timeout,
+    verify: o.verify,
+  });
+  const points = plan.groups.reduce((n, g) => n + g.jobs.length, 0);
+  const announce = () => {
+    if (o.quiet) return;
+    console.error(
+      `tierbench: sweeping ${points} points (${plan.groups.length} tier/pattern grids); ${plan.criterion}`,
+    );
+  };
+  await reportSession(o, ({ runId, signal, progress }) =>
+    runSweep(plan, {
+      signal,
+      runId,
+      onProgress: (p, step) => progress.update(p, step),
+      config: {
+        command: "sweep",
+        tiers: tiers.map(formatTierSpec),
         rw: o.rw,
         bs: o.bs,
         iodepth: o.iodepth,
         numjobs: o.numjobs,
         size: o.size,
-        runtime: o.runtime,
         ramp,
+        runtime: o.runtime ?? null,
         steady: o.steady ?? false,
-        ssLimit: o.ssLimit,
-        ssDur: o.ssDur,
+        ss_limit_pct: plan.ssLimitPct,
+        ss_samples: plan.ssSamples,
         direct: o.direct,
         engine,
-        deepspeedVersion: o.deepspeedVersion,
-        endpoint: o.endpoint,
-        region: o.region,
+        deepspeed_version: plan.deepspeedVersion,
+        criterion: plan.criterion,
         timeout: o.timeout,
-        verify: o.verify,
-      });
-      const points = plan.groups.reduce((n, g) => n + g.jobs.length, 0);
-      const announce = () => {
-        if (o.quiet) return;
-        console.error(
-          `tierbench: sweeping ${points} points (${plan.groups.length} tier/pattern grids); ${plan.criterion}`,
-        );
-      };
-      await reportSession(o, ({ runId, signal, progress }) =>
-        runSweep(plan, {
-          signal,
-          runId,
-          onProgress: (p, step) => progress.update(p, step),
-          config: {
-            command: "sweep",
-            tiers: tiers.map(formatTierSpec),
-            rw: o.rw,
-            bs: o.bs,
-            iodepth: o.iodepth,
-            numjobs: o.numjobs,
-            size: o.size,
-            ramp,
-            runtime: o.runtime ?? null,
-            steady: o.steady ?? false,
-            ss_limit_pct: plan.ssLimitPct,
-            ss_samples: plan.ssSamples,
-            direct: o.direct,
-            engine,
-            deepspeed_version: plan.deepspeedVersion,
-            criterion: plan.criterion,
-            timeout: o.timeout,
-            ...(o.verify ? { verify: true } : {}),
-          },
-        }), announce);
-    },
-  );
+        ...(o.verify ? { verify: true } : {}),
+      },
+    }), announce);
 }
