@@ -217,6 +217,102 @@ function plannedLines(
   ];
 }
 
+/** The phases after the points, as `bench` was told: `undefined` for those it skips. */
+interface BenchPhases {
+  contention: AfterRuns | undefined;
+  curves: AfterRuns | undefined;
+  /** The line that says what the curves run, when they do. */
+  curvesLine: string | undefined;
+}
+
+/**
+ * The contention matrix (two tiers or more) and the concurrency curves
+ * (unless `--no-concurrency`), with `--quick`'s narrower curves where the user
+ * did not choose theirs.
+ */
+function benchPhases(
+  o: BenchFlags,
+  p: ProfileOptions & { settle: string },
+  tiers: TierSpec[],
+  quickCurves: boolean | undefined,
+  given: (key: string) => boolean,
+): BenchPhases {
+  const processes = quickCurves ? [...new Set(["1", o.ranksPerNode])].join(",") : o.processes;
+  const curveBs = o.quick && !given("concurrencyBs") ? "1m" : o.concurrencyBs;
+  const contention = tiers.length >= 2
+    ? benchContention(tiers, {
+      runtime: o.runtime,
+      ramp: p.settle,
+      size: o.size,
+      endpoint: p.endpoint,
+      steady: BENCH_STEADY,
+      timeout: o.timeout,
+      verify: o.verify,
+      // the pairs again at the most processes the curves reach: the plan's ranks at once
+      ...(o.concurrency
+        ? {
+          togetherProcesses: Math.max(
+            ...planConcurrency({ ranksPerNode: o.ranksPerNode, processes }).processes,
+          ),
+        }
+        : {}),
+    })
+    : undefined;
+  const curves = o.concurrency
+    ? benchConcurrency(tiers, {
+      ranksPerNode: o.ranksPerNode,
+      processes,
+      bs: curveBs,
+      runtime: shorterTime(o.runtime, BENCH_TIMES.curveRuntime),
+      ramp: p.settle,
+      size: o.size,
+      endpoint: p.endpoint,
+      steady: BENCH_STEADY,
+      timeout: o.timeout,
+      verify: o.verify,
+    })
+    : undefined;
+  const counts = o.processes ??
+    (quickCurves ? `1 and ${o.ranksPerNode}` : `1 … ${o.ranksPerNode}`);
+  const curvesLine = curves &&
+    `tierbench: then each tier's concurrency curves (${counts} processes, reading, writing ` +
+      `and both, at ${curveBs}; a count between two alike is interpolated, not measured)`;
+  return { contention, curves, curvesLine };
+}
+
+/**
+ * The phases after the points, one after another, each timed on `clock`;
+ * the first that fails, or an abort, ends the chain.
+ */
+function chainPhases(
+  clock: PhaseClock,
+  contention: AfterRuns | undefined,
+  curves: AfterRuns | undefined,
+  workloads: AfterRuns | undefined,
+): AfterRuns {
+  return async (doc, signal, onProgress) => {
+    clock.lap(doc, "patterns");
+    let out = contention ? await contention(doc, signal, onProgress) : { doc };
+    if (contention) clock.lap(out.doc, "contention");
+    if (out.doc.status !== "ok" || signal.aborted) return out;
+    out = curves ? await curves(out.doc, signal, onProgress) : out;
+    if (curves) clock.lap(out.doc, "concurrency");
+    if (out.doc.status !== "ok" || signal.aborted) return out;
+    out = workloads ? await workloads(out.doc, signal, onProgress) : out;
+    if (workloads) clock.lap(out.doc, "workloads");
+    return out;
+  };
+}
+
+/** The remote tiers the profile covers, or the hint that it has none. */
+function remoteOf(p: ProfileOptions): { configured: boolean; note: string } {
+  const configured = [p.pfsDir && `pfs:${p.pfsDir}`, p.s3].filter(Boolean).join(", ");
+  return {
+    configured: configured !== "",
+    note: configured ? `remote tiers: ${configured}` : `no remote tier: ${REMOTE_HELP}`,
+  };
+}
+
 /** The `bench` command. */
 export function benchCommand() {
   return benchOptions().action(async (options, command) => {
@@ -228,94 +324,61 @@ export function benchCommand() {
     const tiers = profileTiers(p);
     const jobs = profileJobs(p);
     const quickCurves = o.quick && command.getOptionValueSource("processes") === undefined;
-    const processes = quickCurves ? [...new Set(["1", o.ranksPerNode])].join(",") : o.processes;
-    const curveBs = o.quick && !given("concurrencyBs") ? "1m" : o.concurrencyBs;
     const clock = new PhaseClock();
-    const contention = tiers.length >= 2
-      ? benchContention(tiers, {
-        runtime: o.runtime,
-        ramp: p.settle,
-        size: o.size,
-        endpoint: p.endpoint,
-        steady: BENCH_STEADY,
-        timeout: o.timeout,
-        verify: o.verify,
-        // the pairs again at the most processes the curves reach: the plan's ranks at once
-        ...(o.concurrency
-          ? {
-            togetherProcesses: Math.max(
-              ...planConcurrency({ ranksPerNode: o.ranksPerNode, processes }).processes,
-            ),
-          }
-          : {}),
-      })
-      : undefined;
-    const curves = o.concurrency
-      ? benchConcurrency(tiers, {
-        ranksPerNode: o.ranksPerNode,
-        processes,
-        bs: curveBs,
-        runtime: shorterTime(o.runtime, BENCH_TIMES.curveRuntime),
-        ramp: p.settle,
-        size: o.size,
-        endpoint: p.endpoint,
-        steady: BENCH_STEADY,
-        timeout: o.timeout,
-        verify: o.verify,
-      })
-      : undefined;
-    const counts = o.processes ??
-      (quickCurves ? `1 and ${o.ranksPerNode}` : `1 … ${o.ranksPerNode}`);
-    const curvesLine = curves &&
-      `tierbench: then each tier's concurrency curves (${counts} processes, reading, writing ` +
-        `and both, at ${curveBs}; a count between two alike is interpolated, not measured)`;
+    const { contention, curves, curvesLine } = benchPhases(o, p, tiers, quickCurves, given);
     if (!o.quiet) { for (const line of plannedLines(o, p, tiers, curvesLine)) console.error(line); }
     const checks = { timeoutMs: parseTimeout(o.timeout), verify: o.verify };
     const workloads = o.quick ? undefined : benchWorkloads(tiers, p.endpoint, checks);
-    const after: AfterRuns = async (doc, signal, onProgress) => {
-      clock.lap(doc, "patterns");
-      let out = contention ? await contention(doc, signal, onProgress) : { doc };
-      if (contention) clock.lap(out.doc, "contention");
-      if (out.doc.status !== "ok" || signal.aborted) return out;
-      out = curves ? await curves(out.doc, signal, onProgress) : out;
-      if (curves) clock.lap(out.doc, "concurrency");
-      if (out.doc.status !== "ok" || signal.aborted) return out;
-      out = workloads ? await workloads(out.doc, signal, onProgress) : out;
-      if (workloads) clock.lap(out.doc, "workloads");
-      return out;
-    };
-    const configured = [p.pfsDir && `pfs:${p.pfsDir}`, p.s3].filter(Boolean).join(", ");
-    const remote = {
-      configured: configured !== "",
-      note: configured ? `remote tiers: ${configured}` : `no remote tier: ${REMOTE_HELP}`,
-    };
+    const after = chainPhases(clock, contention, curves, workloads);
+    const remote = remoteOf(p);
     const report = { ...o, verbose: o.verbose ?? false };
     const launch = launchedBy();
     if (!launch) return await runAndReport(jobs, "profile", report, remote, after, BENCH_STEADY);
-    const shared = tiers.filter((t) => t.kind === "pfs" || t.kind === "s3");
-    if (!o.quiet) {
-      console.error(
-        shared.length > 0
-          ? `tierbench: then the scaling curve of ${shared.map((t) => t.kind).join(", ")} ` +
-            "across the nodes (1, 2, 4 … all at once)"
-          : `tierbench: no scaling curve: it needs a shared tier; ${REMOTE_HELP}`,
-      );
-    }
-    await benchAcross(launch, {
-      jobs,
-      config: { command: "bench", jobs },
-      remote,
-      steady: BENCH_STEADY,
-      after,
-      tiers: shared,
-      scaling: {
-        runtime: o.runtime,
-        ramp: o.ramp,
-        size: o.size,
-        endpoint: p.endpoint,
-        verify: o.verify,
-      },
-      lap: (doc, name) => clock.lap(doc, name),
-    }, report);
+    await benchOnNodes(launch, { o, p, tiers, jobs, remote, after, clock }, report);
   });
+}
+
+/**
+ * `bench` under a launcher: the profile on every node, then the scaling
+ * curve of the shared tiers across the nodes.
+ */
+async function benchOnNodes(
+  launch: NonNullable<ReturnType<typeof launchedBy>>,
+  run: {
+    o: BenchFlags;
+    p: ProfileOptions;
+    tiers: TierSpec[];
+    jobs: ReturnType<typeof profileJobs>;
+    remote: { configured: boolean; note: string };
+    after: AfterRuns;
+    clock: PhaseClock;
+  },
+  report: Parameters<typeof benchAcross>[2],
+): Promise<void> {
+  const { o, p, jobs, remote, after, clock } = run;
+  const shared = run.tiers.filter((t) => t.kind === "pfs" || t.kind === "s3");
+  if (!o.quiet) {
+    console.error(
+      shared.length > 0
+        ? `tierbench: then the scaling curve of ${shared.map((t) => t.kind).join(", ")} ` +
+          "across the nodes (1, 2, 4 … all at once)"
+        : `tierbench: no scaling curve: it needs a shared tier; ${REMOTE_HELP}`,
+    );
+  }
+  await benchAcross(launch, {
+    jobs,
+    config: { command: "bench", jobs },
+    remote,
+    steady: BENCH_STEADY,
+    after,
+    tiers: shared,
+    scaling: {
+      runtime: o.runtime,
+      ramp: o.ramp,
+      size: o.size,
+      endpoint: p.endpoint,
+      verify: o.verify,
+    },
+    lap: (doc, name) => clock.lap(doc, name),
+  }, report);
 }
