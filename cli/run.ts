@@ -140,9 +140,12 @@ const RUN_S3_HELP = {
   region: "s3: region to sign for (default: $AWS_REGION, else us-east-1)",
 };
 
-/** The `run` command. */
-export function runCommand() {
-  const cmd = new Command("run")
+/** The `run` command's options, after parsing. */
+type RunFlags = ReturnType<ReturnType<typeof runOptions>["opts"]>;
+
+/** The `run` command with its argument and its first options: the job file, the tier, the pattern. */
+function runJobOptions() {
+  return new Command("run")
     .description(
       "run one fio-style job on one tier, or the jobs of a fio job file (docs/jobfiles.md)",
     )
@@ -181,7 +184,16 @@ export function runCommand() {
           "kernel allows it, else libaio; s3: requests)",
       ).default(DEFAULTS.iodepth),
     )
-    .option("--numjobs <n>", "parallel jobs, each on its own file and Worker", DEFAULTS.numjobs)
+    .option("--numjobs <n>", "parallel jobs, each on its own file and Worker", DEFAULTS.numjobs);
+}
+
+/**
+ * `run`'s options of how the I/O is done: O_DIRECT, the engine and its
+ * io_uring flags, the open loop's rate, the seed and the time series, and
+ * the job's files.
+ */
+function addRunIoOptions(cmd: ReturnType<typeof runJobOptions>) {
+  return cmd
     .addOption(
       directOption("open files with O_DIRECT (bypass the page cache); also fio's --direct=1/0")
         .default(false),
@@ -239,6 +251,11 @@ export function runCommand() {
     )
     .option("--end-fsync", "fsync every file when a job ends (default for pfs)")
     .option("--no-end-fsync", "do not fsync at the end of a job");
+}
+
+/** The `run` command with all its options and no action yet: the S3, checking and output ones last. */
+function runOptions() {
+  const cmd = addRunIoOptions(runJobOptions());
   return addOutputOptions(
     addS3Options(cmd, RUN_S3_HELP)
       .option("--object-size <size>", "s3: size of the objects reads GET from (default: --bs)")
@@ -265,7 +282,12 @@ export function runCommand() {
         "across processes (mpirun, srun): stop every process when the first finishes its " +
           "--io-size (IOR's stonewalling, not fio's stonewall)",
       ),
-  ).action(async (_jobfile, o, command) => {
+  );
+}
+
+/** The `run` command. */
+export function runCommand() {
+  return runOptions().action(async (_jobfile, o, command) => {
     checkOutputTarget(o);
     const extra = splitExtra(command.args);
     const jobfile = extra.jobfile;
@@ -301,70 +323,83 @@ export function runCommand() {
       );
       return;
     }
-    if (o.section || o.triggerTimeout !== undefined) {
-      throw new ConfigError(
-        o.section ? "section" : "trigger-timeout",
-        "applies beside a job file only",
-      );
-    }
-    const job = parseJobOptions({
-      timeout: o.timeout,
-      name: o.name,
-      tier: o.tier,
-      rw: o.rw,
-      rwmixread: o.rwmixread,
-      bs: o.bs,
-      size: o.size,
-      ioSize: o.io_size ?? o.ioSize,
-      runtime: o.runtime,
-      ramp: rampOf(o),
-      iodepth: o.iodepth,
-      numjobs: o.numjobs,
-      direct: o.direct,
-      engine: o.ioengine ?? o.engine,
-      fixedbufs: o.fixedbufs,
-      registerfiles: o.registerfiles,
-      sqthreadPoll: o.sqthread_poll ?? o.sqthreadPoll,
-      seed: o.randseed ?? o.seed,
-      logAvgMsec: o.log_avg_msec ?? o.logAvgMsec,
-      nrfiles: o.nrfiles,
-      fileLayout: o.fileLayout,
-      endFsync: o.endFsync,
-      filename: o.filename === undefined ? undefined : resolvePath(o.filename),
-      allowDevice: o.allowDevice,
-      verify: o.verify,
-      endpoint: o.endpoint,
-      region: o.region,
-      objectSize: o.objectSize,
-      partSize: o.partSize,
-      multipartThreshold: o.multipartThreshold,
-      rate: o.rate,
-      rateIops: o.rateIops ?? o.rate_iops,
-      rateProcess: o.rateProcess ?? o.rate_process,
-    }, chooseAsyncEngine);
-    const launch = launchedBy();
-    if (launch && job.rate) {
-      throw new ConfigError(
-        o.rate !== undefined ? "rate" : "rate-iops",
-        "is not available across processes yet: the aggregate has no schedule figures",
-        "a run in one process",
-      );
-    }
-    if (o.stonewalling && !launch) {
-      throw new ConfigError(
-        "stonewalling",
-        "stops the other processes of a run across processes, and no launcher started this one",
-        "mpirun, srun, or RANK/WORLD_SIZE/MASTER_ADDR/MASTER_PORT set",
-      );
-    }
-    if (o.stonewalling && job.runtimeMs !== undefined) {
-      throw new ConfigError(
-        "stonewalling",
-        "a time-based run (--runtime) already stops every process together",
-        "a run of --size or --io-size bytes",
-      );
-    }
-    if (launch) await runAcross(launch, [job], "run", o, o.stonewalling === true);
-    else await runAndReport([job], "run", o);
+    await runOneJob(o);
   });
+}
+
+/**
+ * `run` without a job file: the one job its options give, checked against
+ * how it was launched, run here or across the launcher's processes.
+ */
+async function runOneJob(o: RunFlags): Promise<void> {
+  if (o.section || o.triggerTimeout !== undefined) {
+    throw new ConfigError(
+      o.section ? "section" : "trigger-timeout",
+      "applies beside a job file only",
+    );
+  }
+  const job = jobOf(o);
+  const launch = launchedBy();
+  if (launch && job.rate) {
+    throw new ConfigError(
+      o.rate !== undefined ? "rate" : "rate-iops",
+      "is not available across processes yet: the aggregate has no schedule figures",
+      "a run in one process",
+    );
+  }
+  if (o.stonewalling && !launch) {
+    throw new ConfigError(
+      "stonewalling",
+      "stops the other processes of a run across processes, and no launcher started this one",
+      "mpirun, srun, or RANK/WORLD_SIZE/MASTER_ADDR/MASTER_PORT set",
+    );
+  }
+  if (o.stonewalling && job.runtimeMs !== undefined) {
+    throw new ConfigError(
+      "stonewalling",
+      "a time-based run (--runtime) already stops every process together",
+      "a run of --size or --io-size bytes",
+    );
+  }
+  if (launch) await runAcross(launch, [job], "run", o, o.stonewalling === true);
+  else await runAndReport([job], "run", o);
+}
+
+/** The one job `run`'s options give, fio's spellings beside tierbench's. */
+function jobOf(o: RunFlags): ReturnType<typeof parseJobOptions> {
+  return parseJobOptions({
+    timeout: o.timeout,
+    name: o.name,
+    tier: o.tier,
+    rw: o.rw,
+    rwmixread: o.rwmixread,
+    bs: o.bs,
+    size: o.size,
+    ioSize: o.io_size ?? o.ioSize,
+    runtime: o.runtime,
+    ramp: rampOf(o),
+    iodepth: o.iodepth,
+    numjobs: o.numjobs,
+    direct: o.direct,
+    engine: o.ioengine ?? o.engine,
+    fixedbufs: o.fixedbufs,
+    registerfiles: o.registerfiles,
+    sqthreadPoll: o.sqthread_poll ?? o.sqthreadPoll,
+    seed: o.randseed ?? o.seed,
+    logAvgMsec: o.log_avg_msec ?? o.logAvgMsec,
+    nrfiles: o.nrfiles,
+    fileLayout: o.fileLayout,
+    endFsync: o.endFsync,
+    filename: o.filename === undefined ? undefined : resolvePath(o.filename),
+    allowDevice: o.allowDevice,
+    verify: o.verify,
+    endpoint: o.endpoint,
+    region: o.region,
+    objectSize: o.objectSize,
+    partSize: o.partSize,
+    multipartThreshold: o.multipartThreshold,
+    rate: o.rate,
+    rateIops: o.rateIops ?? o.rate_iops,
+    rateProcess: o.rateProcess ?? o.rate_process,
+  }, chooseAsyncEngine);
 }
