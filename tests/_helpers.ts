@@ -30,6 +30,16 @@ export async function withTempDir(fn: (dir: string) => Promise<void>): Promise<v
   }
 }
 
+/** Runs `fn` with a fresh temporary directory in /dev/shm (tmpfs), removed afterwards whatever happens. */
+export async function withShmDir(fn: (dir: string) => Promise<void>): Promise<void> {
+  const dir = await Deno.makeTempDir({ dir: "/dev/shm", prefix: "tierbench-test-" });
+  try {
+    await fn(dir);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
 /**
  * Runs `fn` with a new directory that every user can enter and read, in the
  * system's temporary directory rather than the checkout (a clone may lie
@@ -80,21 +90,38 @@ export interface CliResult {
 // As the tierbench task: Deno grants /dev/shm, /proc and /sys only to --allow-all.
 const PERMS = ["--allow-all"];
 
+/** Where and how the CLI runs, beyond its arguments. */
+export interface CliOptions {
+  /** Its working directory (default: this process's). */
+  cwd?: string;
+  /** Environment variables over this process's (NO_COLOR=1 always). */
+  env?: Record<string, string>;
+  /** Kills it when aborted. */
+  signal?: AbortSignal;
+}
+
 /** Spawns the CLI (main.ts) with the task's permissions. */
-export function spawnCli(args: string[]): Deno.ChildProcess {
+export function spawnCli(args: string[], options: CliOptions = {}): Deno.ChildProcess {
+  const { env, ...where } = options;
   return new Deno.Command(Deno.execPath(), {
+    ...where,
     args: ["run", "-q", ...PERMS, join(ROOT, "main.ts"), ...args],
     stdout: "piped",
     stderr: "piped",
-    env: { NO_COLOR: "1" },
+    env: { NO_COLOR: "1", ...env },
   }).spawn();
 }
 
-/** Runs the CLI to completion. */
-export async function runCli(args: string[]): Promise<CliResult> {
-  const out = await spawnCli(args).output();
+/** Waits for a spawned CLI to end and decodes what it printed. */
+export async function finished(child: Deno.ChildProcess): Promise<CliResult> {
+  const out = await child.output();
   const dec = new TextDecoder();
   return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
+}
+
+/** Runs the CLI to completion. */
+export async function runCli(args: string[], options: CliOptions = {}): Promise<CliResult> {
+  return await finished(spawnCli(args, options));
 }
 
 /** Names of scratch directories left in `dir`. */

@@ -10,31 +10,21 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { ROOT, runCli, scratchLeft, spawnCli, withTempDir } from "./_helpers.ts";
+import { type CliResult, ROOT, runCli, scratchLeft, spawnCli, withTempDir } from "./_helpers.ts";
+import { assertOneLine } from "./_cli.ts";
 import { finished, spawnCliWithEnv, waitUntil } from "./_faults.ts";
 import { partialPathOf } from "../core/output_file.ts";
 
 const PROFILE = join(ROOT, "results", "reference", "dgx-a100-8gpu-nvme-s3.json");
 
 /** The CLI run from `dir`, as a user standing there (INIT_CWD, as `deno task` sets it). */
-async function runIn(dir: string, args: string[]) {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-q", "--allow-all", join(ROOT, "main.ts"), ...args],
-    cwd: dir,
-    env: { NO_COLOR: "1", INIT_CWD: dir },
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const dec = new TextDecoder();
-  return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
+function runIn(dir: string, args: string[]): Promise<CliResult> {
+  return runCli(args, { cwd: dir, env: { INIT_CWD: dir } });
 }
 
 /** Exit 2, and stderr is exactly one line matching `says`. */
-function assertUsage(r: { code: number; stderr: string }, says: RegExp, what: string): void {
-  assert.equal(r.code, 2, `${what}: exit ${r.code}: ${r.stderr}`);
-  const lines = r.stderr.trim().split("\n");
-  assert.equal(lines.length, 1, `${what}: ${r.stderr}`);
-  assert.match(lines[0]!, says, what);
+function assertUsage(r: CliResult, says: RegExp, what: string): void {
+  assertOneLine(r, 2, says, what);
 }
 
 Deno.test("bench refuses bad input before it prints its plan, naming the option it was given", async () => {
