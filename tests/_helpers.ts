@@ -5,6 +5,7 @@
  * @module
  */
 
+import assert from "node:assert/strict";
 import { join } from "node:path";
 
 /** The repository root. */
@@ -122,6 +123,38 @@ export async function finished(child: Deno.ChildProcess): Promise<CliResult> {
 /** Runs the CLI to completion. */
 export async function runCli(args: string[], options: CliOptions = {}): Promise<CliResult> {
   return await finished(spawnCli(args, options));
+}
+
+/** What {@linkcode toolJson} returns: all the tool printed, and the document it wrote. */
+export interface ToolJson {
+  /** Its stdout, then its stderr. */
+  text: string;
+  // deno-lint-ignore no-explicit-any
+  doc: any;
+}
+
+/**
+ * Runs a tool, `deno run --allow-all script args… --output output` (with
+ * `env` over this process's environment), checks that it exited 0 (all it
+ * printed in the failure's message), and returns what it printed and the
+ * JSON document it wrote.
+ */
+export async function toolJson(
+  script: string,
+  args: string[],
+  output: string,
+  env: Record<string, string> = {},
+): Promise<ToolJson> {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "--allow-all", script, ...args, "--output", output],
+    env,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const dec = new TextDecoder();
+  const text = dec.decode(out.stdout) + dec.decode(out.stderr);
+  assert.equal(out.code, 0, text);
+  return { text, doc: JSON.parse(await Deno.readTextFile(output)) };
 }
 
 /** Names of scratch directories left in `dir`. */
