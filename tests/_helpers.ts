@@ -91,25 +91,25 @@ export interface CliResult {
 // As the tierbench task: Deno grants /dev/shm, /proc and /sys only to --allow-all.
 const PERMS = ["--allow-all"];
 
-/** Where and how the CLI runs, beyond its arguments. */
-export interface CliOptions {
-  /** Its working directory (default: this process's). */
-  cwd?: string;
+/** Where and how the CLI runs, beyond its arguments (default: as this process). */
+export interface CliPlace {
+  /** Its working directory, also given as INIT_CWD (where the user stands, as `deno task` says it). */
+  readonly cwd?: string;
   /** Environment variables over this process's (NO_COLOR=1 always). */
-  env?: Record<string, string>;
+  readonly env?: Record<string, string>;
   /** Kills it when aborted. */
-  signal?: AbortSignal;
+  readonly signal?: AbortSignal;
 }
 
 /** Spawns the CLI (main.ts) with the task's permissions. */
-export function spawnCli(args: string[], options: CliOptions = {}): Deno.ChildProcess {
-  const { env, ...where } = options;
+export function spawnCli(args: string[], place: CliPlace = {}): Deno.ChildProcess {
   return new Deno.Command(Deno.execPath(), {
-    ...where,
     args: ["run", "-q", ...PERMS, join(ROOT, "main.ts"), ...args],
     stdout: "piped",
     stderr: "piped",
-    env: { NO_COLOR: "1", ...env },
+    env: { NO_COLOR: "1", ...(place.cwd ? { INIT_CWD: place.cwd } : {}), ...place.env },
+    ...(place.cwd ? { cwd: place.cwd } : {}),
+    ...(place.signal ? { signal: place.signal } : {}),
   }).spawn();
 }
 
@@ -121,8 +121,8 @@ export async function finished(child: Deno.ChildProcess): Promise<CliResult> {
 }
 
 /** Runs the CLI to completion. */
-export async function runCli(args: string[], options: CliOptions = {}): Promise<CliResult> {
-  return await finished(spawnCli(args, options));
+export async function runCli(args: string[], place: CliPlace = {}): Promise<CliResult> {
+  return await finished(spawnCli(args, place));
 }
 
 /** What {@linkcode toolJson} returns: all the tool printed, and the document it wrote. */

@@ -10,17 +10,12 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { type CliResult, ROOT, runCli, scratchLeft, spawnCli, withTempDir } from "./_helpers.ts";
+import { ROOT, runCli, scratchLeft, spawnCli, withTempDir } from "./_helpers.ts";
 import { assertOneLine, assertUsageErrors } from "./_cli.ts";
 import { finished, spawnCliWithEnv, waitUntil } from "./_faults.ts";
 import { partialPathOf } from "../core/output_file.ts";
 
 const PROFILE = join(ROOT, "results", "reference", "dgx-a100-8gpu-nvme-s3.json");
-
-/** The CLI run from `dir`, as a user standing there (INIT_CWD, as `deno task` sets it). */
-function runIn(dir: string, args: string[]): Promise<CliResult> {
-  return runCli(args, { cwd: dir, env: { INIT_CWD: dir } });
-}
 
 Deno.test("bench refuses bad input before it prints its plan, naming the option it was given", async () => {
   await withTempDir(async (dir) => {
@@ -97,7 +92,7 @@ Deno.test("replay names the plan's fields and the plan file as given, never an o
       const bad = structuredClone(good);
       bad.setup[field] = value;
       await Deno.writeTextFile(join(dir, "bad.json"), JSON.stringify(bad));
-      const r = await runIn(dir, ["replay", "bad.json", "--tiers", `file:${dir}`]);
+      const r = await runCli(["replay", "bad.json", "--tiers", `file:${dir}`], { cwd: dir });
       assertOneLine(r, 2, says, field);
       assert.doesNotMatch(r.stderr, /--model|--micro-batch|--ranks-per-node|--subgroup-size/);
     }
@@ -106,7 +101,7 @@ Deno.test("replay names the plan's fields and the plan file as given, never an o
     for (
       const args of [["replay", "notes.json", "--tiers", `file:${dir}`], ["report", "notes.json"]]
     ) {
-      const r = await runIn(dir, args);
+      const r = await runCli(args, { cwd: dir });
       assertOneLine(
         r,
         2,
@@ -115,7 +110,9 @@ Deno.test("replay names the plan's fields and the plan file as given, never an o
       );
       assert.doesNotMatch(r.stderr, /s3cr3t|second line/);
     }
-    const missing = await runIn(dir, ["replay", "missing.json", "--tiers", `file:${dir}`]);
+    const missing = await runCli(["replay", "missing.json", "--tiers", `file:${dir}`], {
+      cwd: dir,
+    });
     assertOneLine(missing, 2, /^tierbench: missing\.json: no such file$/, "missing plan");
   });
 });
