@@ -40,7 +40,7 @@ export function assertOneLine(r: CliResult, code: number, pattern: RegExp, what?
   const lines = r.stderr.trim().split("\n");
   assert.equal(lines.length, 1, `${at}one line expected, got:\n${r.stderr}`);
   assert.match(lines[0]!, /^tierbench: /, `${at}${lines[0]}`);
-  assert.match(lines[0]!, pattern, what);
+  assert.match(lines[0]!, pattern, `${at}${lines[0]} does not match ${pattern}`);
   assert.doesNotMatch(r.stderr, /^\s+at /m);
 }
 
