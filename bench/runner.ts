@@ -355,6 +355,7 @@ export async function runJob(
   const sampler = new Sampler(job, shared, hooks.onProgress);
   let cpuStart: ReturnType<typeof process.cpuUsage> | undefined;
   let cpuTimer: ReturnType<typeof setTimeout> | undefined;
+  let cpu: ReturnType<typeof process.cpuUsage> | undefined;
   try {
     // Layout: every job opens and prepares its file, then waits at the barrier.
     sampler.startLayout();
@@ -386,6 +387,8 @@ export async function runJob(
     }
 
     await waitFor(() => results.size === job.numjobs || hung);
+    // the measured window ends here: release's clean-up is not the jobs' CPU
+    if (cpuStart) cpu = process.cpuUsage(cpuStart);
   } finally {
     hooks.signal?.removeEventListener("abort", onAbort);
     hooks.stonewall?.removeEventListener("abort", onStonewall);
@@ -416,7 +419,7 @@ export async function runJob(
     failures.push(`${job.numjobs - results.size} job(s) did not stop in time and were terminated`);
   }
 
-  const cpu = cpuStart ? process.cpuUsage(cpuStart) : { user: 0, system: 0 };
+  cpu ??= cpuStart ? process.cpuUsage(cpuStart) : { user: 0, system: 0 };
   return buildResult(job, tier, shared, results, sampler.series(), cpu, {
     status: failures.length > 0 ? "failed" : interrupted ? "interrupted" : "ok",
     error: failures[0] ?? (interrupted ? "interrupted" : undefined),
