@@ -39,7 +39,10 @@ export function putObject(
   body: Uint8Array,
   options: SendOptions = {},
 ): Promise<PutObjectCommandOutput> {
-  return client.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: body }), options);
+  const command = new PutObjectCommand({ Bucket: bucket, Key: key, Body: body });
+  // without options when there is no signal: the SDK reuses a command's resolved middleware
+  // stack (cacheMiddleware) only for a send without options, and resolves it afresh otherwise
+  return options.abortSignal ? client.send(command, options) : client.send(command);
 }
 
 /** GETs `key`, or its `range` ("bytes=a-b") when given; the body is still to read. */
@@ -50,10 +53,13 @@ export function getObject(
   range?: string,
   options: SendOptions = {},
 ): Promise<GetObjectCommandOutput> {
-  return client.send(
-    new GetObjectCommand({ Bucket: bucket, Key: key, ...(range ? { Range: range } : {}) }),
-    options,
-  );
+  const command = new GetObjectCommand({
+    Bucket: bucket,
+    Key: key,
+    ...(range ? { Range: range } : {}),
+  });
+  // as putObject: options only with a signal, so the resolved middleware is reused
+  return options.abortSignal ? client.send(command, options) : client.send(command);
 }
 
 /** What reading a GET's body to its end found. */
