@@ -129,6 +129,7 @@ async function readByob(
   let buffer = readBuffers.pop() ?? new ArrayBuffer(READ_BYTES);
   let last = monoNow();
   let idle = false;
+  let ended = false;
   // One timer per body, moved on only when it fires: a read does not touch it.
   const check = (ms: number) => {
     const quiet = monoNow() - last;
@@ -146,7 +147,10 @@ async function readByob(
         throw networkError(e);
       });
       if (value !== undefined) buffer = value.buffer as ArrayBuffer;
-      if (done) break;
+      if (done) {
+        ended = true;
+        break;
+      }
       last = monoNow();
       if (out.first < 0) out.first = last;
       if (into !== undefined && out.got + value.byteLength <= into.byteLength) {
@@ -156,7 +160,8 @@ async function readByob(
     }
   } finally {
     clearTimeout(timer);
-    reader.releaseLock();
+    // a stream read to its end holds nothing; releasing it would make (and drop) an Error
+    if (!ended) reader.releaseLock();
     if (!buffer.detached) readBuffers.push(buffer);
   }
   if (idle) {

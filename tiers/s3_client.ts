@@ -390,6 +390,7 @@ export function newS3Client(loc: S3Location, options: S3ClientOptions = {}): S3C
     ...(loc.endpoint === undefined ? {} : { endpointProvider: pathStyle(loc.endpoint) }),
   });
   memoizeUserAgent(client);
+  memoizeSigner(client);
   // Every PUT's body (PutObject, UploadPart) goes UNSIGNED-PAYLOAD: the SDK still signs
   // the request but no longer hashes the body. SHA-256 of every byte uploaded runs at
   // about 1 GB/s a core, a ceiling of the client, not of the storage; S3 and RGW accept
@@ -439,6 +440,30 @@ function memoizeUserAgent(client: S3Client): void {
   if (provide === undefined) return;
   let sections: Promise<unknown> | undefined;
   config.defaultUserAgentProvider = (c) => (sections ??= provide(c));
+}
+
+/**
+ * Makes the client's request signer once per auth scheme: the SDK's
+ * provider, given no signer, builds a new one for every request (copying the
+ * whole client configuration), and a new signer derives its signing key
+ * again (four HMACs). The credentials stay a provider the signer calls on
+ * every request, so that they may still rotate.
+ */
+function memoizeSigner(client: S3Client): void {
+  const config = client.config as { signer?: (scheme?: unknown) => Promise<unknown> };
+  const make = config.signer;
+  if (make === undefined) return;
+  const signers = new Map<string, Promise<unknown>>();
+  config.signer = (scheme) => {
+    const key = scheme === undefined ? "" : JSON.stringify(scheme);
+    let signer = signers.get(key);
+    if (signer === undefined) {
+      signer = make(scheme);
+      signers.set(key, signer);
+      signer.catch(() => signers.delete(key));
+    }
+    return signer;
+  };
 }
 
 /**
