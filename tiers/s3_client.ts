@@ -244,12 +244,12 @@ class DenoFetchHandler implements RequestHandler<HttpRequest, HttpResponse, Http
     const ms = requestTimeout ?? this.#timeoutMs;
     const ctl = new AbortController();
     let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      ctl.abort();
-    }, ms);
-    const abort = () => ctl.abort();
-    signal?.addEventListener("abort", abort, { once: true });
+    const timer = ms > 0
+      ? setTimeout(() => {
+        timedOut = true;
+        ctl.abort();
+      }, ms)
+      : undefined;
     const query = buildQueryString(request.query ?? {});
     const port = request.port ? `:${request.port}` : "";
     const url = `${request.protocol}//${request.hostname}${port}${request.path}` +
@@ -260,7 +260,8 @@ class DenoFetchHandler implements RequestHandler<HttpRequest, HttpResponse, Http
         method: request.method,
         headers: request.headers,
         body: (body ?? null) as BodyInit | null,
-        signal: ctl.signal,
+        // the caller's signal aborts the body too; the timer only the wait for the headers
+        signal: signal ? AbortSignal.any([signal, ctl.signal]) : ctl.signal,
       });
       const headers: Record<string, string> = {};
       for (const [k, v] of res.headers) headers[k] = v;
