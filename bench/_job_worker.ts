@@ -14,6 +14,7 @@ import { redactSecrets } from "../core/secrets.ts";
 import { VerifyError } from "../core/verify.ts";
 import { readBackWritten } from "../engines/verify_readback.ts";
 import { workerScope } from "../core/worker_scope.ts";
+import { layOutFioFiles } from "../engines/fio_layout.ts";
 
 const scope = workerScope<JobStart, JobMessage>();
 
@@ -85,11 +86,13 @@ scope.onmessage = async (event: MessageEvent<JobStart>) => {
   let engine: JobEngine | undefined;
   let failure: JobFailure | undefined;
   try {
-    engine = await openEngine(plan);
-    warmUp(plan, engine);
+    // a job file's files first (a clone that was told to stop meanwhile opens nothing)
+    const ready = !plan.target.fio || layOutFioFiles(plan, ctl);
+    engine = ready ? await openEngine(plan) : undefined;
+    if (engine) warmUp(plan, engine);
     scope.postMessage({ type: "ready", job: plan.job } satisfies JobMessage);
-    if (rt.waitForStart()) await engine.run(rt);
-    if (plan.verify && !rt.stopped) {
+    if (engine && rt.waitForStart() && !plan.createOnly) await engine.run(rt);
+    if (engine && plan.verify && !rt.stopped) {
       rt.finish(); // the end of the measured I/O: the read-back is not measured
       readBackWritten(plan, () => rt.stopped);
       await engine.readBack?.(() => rt.stopped);
@@ -103,6 +106,11 @@ scope.onmessage = async (event: MessageEvent<JobStart>) => {
     } catch (e) {
       failure ??= describe(e);
     }
+    try {
+      rt.writeLogs();
+    } catch (e) {
+      failure ??= describe(e);
+    }
   }
   const message: JobMessage = {
     type: "result",
@@ -111,6 +119,7 @@ scope.onmessage = async (event: MessageEvent<JobStart>) => {
     write: encodeLatency(rt.write),
     ...(plan.rate ? { schedule: rt.schedule()! } : {}),
     ...(rt.intervals() ? { intervals: rt.intervals()! } : {}),
+    ...(rt.errors.read + rt.errors.write > 0 ? { errors: { ...rt.errors } } : {}),
     ...(rt.cpu() ? { cpu: rt.cpu()! } : {}),
     ...(failure ? { failure } : {}),
   };

@@ -10,7 +10,8 @@
  * @module
  */
 
-import { dirname, join } from "node:path";
+import { dirname, isAbsolute, join } from "node:path";
+import { SCRATCH_PREFIX } from "../tiers/scratch.ts";
 import { TraceError } from "../trace/errors.ts";
 import type { TraceEvent, TraceIocb } from "../trace/events.ts";
 import { PhaseCutter } from "../trace/phases.ts";
@@ -148,6 +149,13 @@ export class TraceCompiler {
 
   /** A compiler of `trace` onto `maps`, writing ops files into `dir`. */
   constructor(trace: string, maps: readonly MapTarget[], dir: string) {
+    // a replay writes only inside its tiers' scratch directories, never beside them
+    const loose = maps.find((m) => !isAbsolute(m.root) || !m.root.includes(SCRATCH_PREFIX));
+    if (loose) {
+      throw new Error(
+        `${loose.prefix} maps to "${loose.root}": the replay's files must go in a scratch directory`,
+      );
+    }
     this.#trace = trace;
     this.#maps = [...maps].sort((a, b) => b.prefix.length - a.prefix.length);
     this.#dir = dir;

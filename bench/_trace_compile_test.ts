@@ -26,7 +26,11 @@ async function layoutOf(events: TraceEvent[]): Promise<[number, number][]> {
     await w.close();
     const out = join(dir, "ops");
     await Deno.mkdir(out);
-    const c = await new TraceCompiler(trace, [{ prefix: "/d", root: "/r", direct: false }], out)
+    const c = await new TraceCompiler(trace, [{
+      prefix: "/d",
+      root: "/r/tierbench-scratch-t",
+      direct: false,
+    }], out)
       .compile(await TraceReader.open(trace));
     return [...c.layout];
   } finally {
@@ -48,4 +52,14 @@ Deno.test("layout: a read of pages the trace wrote first needs none; of others, 
     await layoutOf([io("write", 0, 8 << 20, 1000), io("read", 1, 8 << 20, 1000)]),
     [[0, (8 << 20) + 1000]],
   );
+});
+
+Deno.test("a map whose root is not a scratch directory is refused before any file is named", async () => {
+  for (const root of ["", "relative/tierbench-scratch-t", "/data"]) {
+    assert.throws(
+      () => new TraceCompiler("t.trace", [{ prefix: "/d", root, direct: false }], "/tmp"),
+      /the replay's files must go in a scratch directory/,
+      JSON.stringify(root),
+    );
+  }
 });

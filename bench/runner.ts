@@ -26,6 +26,7 @@ import { type JobSchedule, RATE_TOLERANCE_MS, rateIntervalMs, scheduleMet } from
 import { holdReadBack, newReadBackGate } from "../engines/verify_readback.ts";
 import {
   CTL,
+  type IoLogPlan,
   JOB,
   jobBase,
   type JobFailure,
@@ -38,6 +39,7 @@ import {
   RUN,
   type SharedCounters,
 } from "../core/job_protocol.ts";
+import type { FioJobExtras } from "../core/fio_job.ts";
 import {
   decodeLatency,
   encodeLatency,
@@ -104,6 +106,10 @@ export interface RunHooks {
    * is "ok" with what it moved until then (stonewalling across processes).
    */
   readonly stonewall?: AbortSignal;
+  /** A job file's flows: per flow_id, the shared [I/Os, total weight] of its jobs. */
+  readonly flows?: ReadonlyMap<number, BigInt64Array<SharedArrayBuffer>>;
+  /** Called once the files are ready, before the clock starts: a job file's startdelay waits here. */
+  readonly beforeClock?: (signal: AbortSignal) => Promise<void>;
   /**
    * Job Workers to take instead of starting new ones, and to give back
    * after a clean end (a session's, bench/_worker_pool.ts); absent, each
@@ -171,6 +177,7 @@ function options(job: JobOptions): RunOptions {
         },
       }
       : {}),
+    ...(job.fio ? { fio: { ...job.fio.options } } : {}),
   };
 }
 
@@ -242,42 +249,284 @@ export async function runJob(
     if (refused !== undefined) throw new ConfigError("engine", refused);
   }
   // --verify may lay out again a file an earlier run laid out without headers.
-  const { targets: files, plans: verify } = verifyPlans(tier, await tier.prepare(job), job);
-  const gate = verify && hooks.beforeReadBack ? newReadBackGate(job.numjobs) : undefined;
-  const shared = newSharedCounters(job.numjobs);
-  const workers: Worker[] = [];
-  const ready = new Set<number>();
-  const results = new Map<number, Extract<JobMessage, { type: "result" }>>();
-  const failures: string[] = [];
-  let interrupted = false;
-  let wake: () => void = () => {};
-  const changed = () => wake();
+  const { targets, plans } = verifyPlans(tier, await tier.prepare(job), job);
+  const run = new JobRun(tier, job, hooks, targets);
+  run.spawn(plans);
+  try {
+    await run.layout();
+    await run.measure();
+  } finally {
+    await run.drain();
+  }
+  return run.collect();
+}
 
-  const stop = () => {
-    Atomics.store(shared.ctl, CTL.STOP, 1);
-    Atomics.notify(shared.ctl, CTL.STOP); // paced jobs wait on it for their next start
+type JobResultMessage = Extract<JobMessage, { type: "result" }>;
+type VerifyPlans = ReturnType<typeof verifyPlans>["plans"];
+
+/**
+ * One {@linkcode runJob} call, in its phases: spawn the job Workers, wait
+ * for their layout, measure (ramp, clock, go, wait for every result), drain
+ * (stop what is left, hand back or end the Workers, release the files) and
+ * collect the result.
+ */
+class JobRun {
+  readonly shared: SharedCounters;
+  readonly #workers: Worker[] = [];
+  readonly #ready = new Set<number>();
+  readonly #results = new Map<number, JobResultMessage>();
+  readonly #failures: string[] = [];
+  readonly #sampler: Sampler;
+  readonly #timeoutMs: number;
+  #interrupted = false;
+  #cutShort = false;
+  #hung = false;
+  #wake: () => void = () => {};
+  #gate: ReturnType<typeof newReadBackGate> | undefined;
+  #watchdog: ReturnType<typeof setInterval> | undefined;
+  #rateMin: ReturnType<typeof setInterval> | undefined;
+  #cpuTimer: ReturnType<typeof setTimeout> | undefined;
+  #cpuStart: ReturnType<typeof process.cpuUsage> | undefined;
+  /** The process's CPU over the measured window, taken when the jobs end (not release's). */
+  #cpu: ReturnType<typeof process.cpuUsage> | undefined;
+
+  readonly #onAbort = () => {
+    this.#interrupted = true;
+    this.#stop();
+    this.#changed();
+  };
+  readonly #onStonewall = () => {
+    this.#cutShort = true;
+    this.#stop();
+    this.#changed();
+  };
+
+  constructor(
+    readonly tier: Tier,
+    readonly job: JobOptions,
+    readonly hooks: RunHooks,
+    readonly files: readonly JobTarget[],
+  ) {
+    this.shared = newSharedCounters(job.numjobs);
+    this.#timeoutMs = job.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    hooks.signal?.addEventListener("abort", this.#onAbort);
+    if (hooks.signal?.aborted) this.#onAbort();
+    hooks.stonewall?.addEventListener("abort", this.#onStonewall);
+    this.#sampler = new Sampler(job, this.shared, hooks.onProgress);
+  }
+
+  /** Starts (or takes from the session) one Worker per job with its plan, and the watchdog. */
+  spawn(verify: VerifyPlans): void {
+    const { job, hooks } = this;
+    this.#gate = verify && hooks.beforeReadBack ? newReadBackGate(job.numjobs) : undefined;
+    truncateSharedLogs(job);
+    for (let j = 0; j < job.numjobs; j++) {
+      const w = hooks.workers?.take(`${job.name}#${j}`) ??
+        new Worker(WORKER_URL, { type: "module", name: `${job.name}#${j}` });
+      this.#listen(w, j);
+      this.#workers.push(w);
+      const start: JobStart = {
+        plan: this.#plan(j, verify),
+        ctl: this.shared.ctl,
+        f64: this.shared.f64,
+      };
+      w.postMessage(start);
+    }
+    // a job blocked on one request for longer than --timeout fails the run, even when its
+    // thread is stuck in a system call
+    this.#watchdog = setInterval(() => {
+      const j = hungJob(this.shared, job.numjobs, this.#timeoutMs, this.#results);
+      if (this.#hung || j < 0) return;
+      this.#hung = true;
+      this.#failures.unshift(timedOut(job, this.files[j]!, this.shared, j, this.#timeoutMs));
+      this.#stop();
+      this.#changed();
+    }, WATCHDOG_MS);
+  }
+
+  /** Layout: every job opens and prepares its file, then waits at the barrier; the hooks run. */
+  async layout(): Promise<void> {
+    const { job, hooks, files } = this;
+    this.#sampler.startLayout();
+    const all = () =>
+      this.#ready.size + [...this.#results.keys()].filter((j) => !this.#ready.has(j)).length;
+    await this.#waitFor(() => all() === job.numjobs || this.#interrupted || this.#hung);
+    if (this.#going()) this.tier.markLaidOut(files);
+    if (this.#going()) await hooks.afterLayout?.(files);
+    if (this.#going() && hooks.beforeStart) {
+      try {
+        await hooks.beforeStart();
+      } catch (e) {
+        this.#failures.push(e instanceof Error ? e.message : String(e));
+      }
+    }
+    if (this.#going() && hooks.beforeClock) await this.#beforeClock(hooks.beforeClock);
+    if (!this.#going()) this.#stop();
+  }
+
+  /** The ramp and the measured time: the clock is set, the jobs go, every result comes back. */
+  async measure(): Promise<void> {
+    const { job, hooks, shared } = this;
+    const start = nowAbs() + job.rampMs;
+    hooks.onMeasureStart?.(start);
+    shared.f64[RUN.MEASURE_START] = start;
+    shared.f64[RUN.RAMP_MS] = job.rampMs;
+    shared.f64[RUN.RUNTIME_MS] = job.runtimeMs ?? job.fio?.runtimeCapMs ?? Infinity;
+    this.#cpuTimer = setTimeout(() => (this.#cpuStart = process.cpuUsage()), job.rampMs);
+    this.#sampler.startMeasuring(start);
+    if (job.fio?.rateMin) {
+      this.#rateMin = watchRateMin(job, shared, start, (why) => {
+        this.#failures.push(why);
+        this.#stop();
+        this.#changed();
+      });
+    }
     Atomics.store(shared.ctl, CTL.GO, 1);
     Atomics.notify(shared.ctl, CTL.GO);
-  };
-  const onAbort = () => {
-    interrupted = true;
-    stop();
-    changed();
-  };
-  hooks.signal?.addEventListener("abort", onAbort);
-  if (hooks.signal?.aborted) onAbort();
-  const onStonewall = () => {
-    stop();
-    changed();
-  };
-  hooks.stonewall?.addEventListener("abort", onStonewall);
+    const gate = this.#gate;
+    if (gate) {
+      const stopping = () => Atomics.load(shared.ctl, CTL.STOP) !== 0 || this.#results.size > 0;
+      void holdReadBack(gate, job.numjobs, () => hooks.beforeReadBack!(this.files), stopping);
+    }
+    await this.#waitFor(() => this.#results.size === job.numjobs || this.#hung);
+    // the measured window ends here: release's clean-up is not the jobs' CPU
+    if (this.#cpuStart) this.#cpu = process.cpuUsage(this.#cpuStart);
+  }
 
-  const engine = engineOf(job);
-  for (let j = 0; j < job.numjobs; j++) {
-    const plan: JobPlan = {
+  /**
+   * Whatever happened: timers off, jobs still running stopped (briefly for a
+   * hung one), Workers handed back after a clean end or ended, files released.
+   */
+  async drain(): Promise<void> {
+    const { job, hooks } = this;
+    hooks.signal?.removeEventListener("abort", this.#onAbort);
+    hooks.stonewall?.removeEventListener("abort", this.#onStonewall);
+    clearTimeout(this.#cpuTimer);
+    clearInterval(this.#watchdog);
+    clearInterval(this.#rateMin);
+    this.#sampler.stop();
+    if (this.#results.size < job.numjobs) {
+      this.#stop();
+      // A hung job will not answer: wait only briefly for the others.
+      const grace = hooks.stopGraceMs ?? 10_000;
+      const wait = this.#hung ? Math.min(grace, 1000) : grace;
+      await this.#waitFor(() => this.#results.size === job.numjobs, wait);
+    }
+    // a Worker whose job ended cleanly takes the next job of the session; any other ends here
+    const clean = this.#results.size === job.numjobs && !this.#hung && this.#going();
+    for (const w of this.#workers) {
+      if (clean && hooks.workers) hooks.workers.give(w);
+      else w.terminate();
+    }
+    // Touching a tier that stopped answering would hang here too: leave it to `clean`.
+    if (this.#hung) this.tier.abandon?.(`a request timed out after ${this.#timeoutMs / 1000} s`);
+    else {
+      const gone = this.tier.vanished?.();
+      if (gone !== undefined) this.#failures.push(gone);
+      await this.tier.release(this.files);
+    }
+  }
+
+  /** The run's result from the jobs' results and the sampled series. */
+  collect(): RunResult {
+    const { job } = this;
+    if (this.#results.size < job.numjobs) {
+      this.#failures.push(
+        `${job.numjobs - this.#results.size} job(s) did not stop in time and were terminated`,
+      );
+    }
+    const cpu = this.#cpu ??
+      (this.#cpuStart ? process.cpuUsage(this.#cpuStart) : { user: 0, system: 0 });
+    const failures = this.#failures;
+    return buildResult(job, this.tier, this.shared, this.#results, this.#sampler.series(), cpu, {
+      status: failures.length > 0 ? "failed" : this.#interrupted ? "interrupted" : "ok",
+      cutShort: this.#cutShort,
+      error: failures[0] ?? (this.#interrupted ? "interrupted" : undefined),
+    });
+  }
+
+  #going(): boolean {
+    return this.#failures.length === 0 && !this.#interrupted;
+  }
+
+  #stop(): void {
+    const ctl = this.shared.ctl;
+    Atomics.store(ctl, CTL.STOP, 1);
+    Atomics.notify(ctl, CTL.STOP); // paced jobs wait on it for their next start
+    Atomics.store(ctl, CTL.GO, 1);
+    Atomics.notify(ctl, CTL.GO);
+  }
+
+  #changed(): void {
+    this.#wake();
+  }
+
+  /** Resolves true once `done()` holds (looked at on each message), false after `timeoutMs`. */
+  #waitFor(done: () => boolean, timeoutMs = Infinity): Promise<boolean> {
+    return new Promise<boolean>((resolve) => {
+      if (done()) return resolve(true);
+      const timer = Number.isFinite(timeoutMs)
+        ? setTimeout(() => {
+          this.#wake = () => {};
+          resolve(false);
+        }, timeoutMs)
+        : undefined;
+      this.#wake = () => {
+        if (done()) {
+          clearTimeout(timer);
+          this.#wake = () => {};
+          resolve(true);
+        }
+      };
+    });
+  }
+
+  /** A job file's startdelay: waits, cut short by Ctrl-C or the stonewall. */
+  async #beforeClock(beforeClock: (signal: AbortSignal) => Promise<void>): Promise<void> {
+    const { hooks } = this;
+    const waiting = new AbortController();
+    const relay = () => waiting.abort();
+    hooks.signal?.addEventListener("abort", relay);
+    hooks.stonewall?.addEventListener("abort", relay);
+    try {
+      await beforeClock(waiting.signal);
+    } finally {
+      hooks.signal?.removeEventListener("abort", relay);
+      hooks.stonewall?.removeEventListener("abort", relay);
+    }
+  }
+
+  #listen(w: Worker, j: number): void {
+    w.onmessage = (e: MessageEvent<JobMessage>) => {
+      const m = e.data;
+      if (m.type === "ready") this.#ready.add(m.job);
+      else {
+        this.#results.set(m.job, m);
+        if (m.failure) {
+          this.#failures.push(describeFailure(m.failure));
+          this.#stop();
+        }
+      }
+      this.#changed();
+    };
+    w.onerror = (e: ErrorEvent) => {
+      e.preventDefault();
+      this.#failures.push(`job ${j}: ${e.message}`);
+      this.#results.set(j, { type: "result", job: j, read: emptyEncoded(), write: emptyEncoded() });
+      this.#stop();
+      this.#changed();
+    };
+  }
+
+  /** Job `j`'s plan: what its Worker runs. */
+  #plan(j: number, verify: VerifyPlans): JobPlan {
+    const { job, hooks } = this;
+    const engine = engineOf(job);
+    const gate = this.#gate;
+    return {
       job: j,
       tier: job.tier.kind,
-      target: files[j]!,
+      target: this.files[j]!,
       engine,
       direct: job.direct,
       rw: job.rw,
@@ -289,141 +538,164 @@ export async function runJob(
       seed: job.seed,
       alignment: BUFFER_ALIGNMENT,
       endFsync: job.endFsync,
-      timeoutMs: job.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+      timeoutMs: this.#timeoutMs,
       logAvgMsec: job.logAvgMsec,
       ...(engine === "io_uring" && job.ioUring ? { ioUring: job.ioUring } : {}),
       ...(job.rate
         ? { rate: { intervalMs: rateIntervalMs(job.rate, job.bs), process: job.rate.process } }
         : {}),
       ...(verify ? { verify: { ...verify[j]!, ...(gate ? { readBackGate: gate } : {}) } } : {}),
+      ...fioPlan(job, j, hooks.flows),
     };
-    const w = hooks.workers?.take(`${job.name}#${j}`) ??
-      new Worker(WORKER_URL, { type: "module", name: `${job.name}#${j}` });
-    w.onmessage = (e: MessageEvent<JobMessage>) => {
-      const m = e.data;
-      if (m.type === "ready") ready.add(m.job);
-      else {
-        results.set(m.job, m);
-        if (m.failure) {
-          failures.push(describeFailure(m.failure));
-          stop();
+  }
+}
+
+/** A job file's additions to clone `j`'s plan (core/fio_job.ts). */
+function fioPlan(
+  job: JobOptions,
+  j: number,
+  flows: ReadonlyMap<number, BigInt64Array<SharedArrayBuffer>> | undefined,
+): Partial<JobPlan> {
+  const fio = job.fio;
+  const clone = fio?.clones[j];
+  if (!fio || !clone) return {};
+  const log = fio.logs && logPlan(fio.logs, j, clone.pattern.sizes);
+  const flow = fio.flow && flows?.get(fio.flow.id);
+  return {
+    pattern: clone.pattern,
+    ioSize: 0, // the pattern keeps the job's budget (io_size × loops)
+    data: fio.data,
+    ...(fio.errors ? { errors: fio.errors } : {}),
+    ...(fio.openSync !== "none" ? { openSync: fio.openSync } : {}),
+    ...(fio.fsyncOnClose ? { fsyncOnClose: true } : {}),
+    ...(log ? { log } : {}),
+    ...(flow
+      ? { flow: { shared: flow, weight: fio.flow!.weight, sleepUs: fio.flow!.sleepUs } }
+      : {}),
+    ...(fio.thinktime ? { thinktime: fio.thinktime } : {}),
+    ...(fio.layout.createOnly ? { createOnly: true } : {}),
+  };
+}
+
+/** The paths and form of clone `j`'s fio logs (fio's gen_log_name). */
+function logPlan(
+  logs: NonNullable<FioJobExtras["logs"]>,
+  j: number,
+  sizes: readonly { readonly min: number; readonly max: number }[],
+): IoLogPlan {
+  const name = (prefix: string | undefined, kind: string) =>
+    prefix === undefined
+      ? undefined
+      : logs.perJob
+      ? `${prefix}_${kind}.${logs.threadNumber + j}.log`
+      : `${prefix}_${kind}.log`;
+  const fixed = (d: number) => sizes[d]!.min === sizes[d]!.max ? sizes[d]!.min : 0;
+  const paths = {
+    bw: name(logs.bw, "bw"),
+    iops: name(logs.iops, "iops"),
+    lat: name(logs.lat, "lat"),
+    clat: name(logs.lat, "clat"),
+    slat: name(logs.lat, "slat"),
+  };
+  return {
+    ...Object.fromEntries(Object.entries(paths).filter(([, v]) => v !== undefined)),
+    avgMsec: logs.avgMsec,
+    offset: logs.offset,
+    max: logs.max,
+    bs: [fixed(0), fixed(1)],
+    append: !logs.perJob,
+  };
+}
+
+/** Empties a job's shared logs (per_job_logs=0): its clones then append to them. */
+function truncateSharedLogs(job: JobOptions): void {
+  const logs = job.fio?.logs;
+  if (!logs || logs.perJob) return;
+  for (const p of [logs.bw, logs.iops, logs.lat]) {
+    if (p === undefined) continue;
+    const kinds = p === logs.lat ? ["lat", "clat", "slat"] : p === logs.bw ? ["bw"] : ["iops"];
+    for (const k of kinds) Deno.writeTextFileSync(`${p}_${k}.log`, "");
+  }
+}
+
+/**
+ * fio's check_min_rate: every rate_cycle ms, each clone's bandwidth (or
+ * IOPS) in each direction over the cycle must reach rate_min (rate_iops_min).
+ */
+function watchRateMin(
+  job: JobOptions,
+  shared: SharedCounters,
+  start: number,
+  fail: (why: string) => void,
+): ReturnType<typeof setInterval> {
+  const m = job.fio!.rateMin!;
+  const last = Array.from({ length: job.numjobs }, () => [0, 0, 0, 0]);
+  let lastT = start;
+  const timer = setInterval(() => {
+    const now = nowAbs();
+    if (now < start + m.cycleMs) return;
+    const secs = (now - lastT) / 1000;
+    lastT = now;
+    const f = shared.f64;
+    for (let j = 0; j < job.numjobs; j++) {
+      const b = jobBase(j);
+      const cur = [
+        f[b + JOB.READ_BYTES]!,
+        f[b + JOB.WRITE_BYTES]!,
+        f[b + JOB.READ_OPS]!,
+        f[b + JOB.WRITE_OPS]!,
+      ];
+      for (const d of [0, 1]) {
+        const dir = d === 0 ? "read" : "write";
+        const active = d === 0 ? job.rwmixread > 0 : job.rwmixread < 100;
+        if (!active) continue;
+        const bytes = (cur[d]! - last[j]![d]!) / secs;
+        const iops = (cur[d + 2]! - last[j]![d + 2]!) / secs;
+        if (m.bytes[d]! > 0 && bytes < m.bytes[d]!) {
+          fail(
+            `${job.name}: ${dir} at ${Math.round(bytes)} B/s over ${m.cycleMs} ms, below ` +
+              `rate_min=${m.bytes[d]}B/s (fio: min rate not met)`,
+          );
+          clearInterval(timer);
+          return;
+        }
+        if (m.iops[d]! > 0 && iops < m.iops[d]!) {
+          fail(
+            `${job.name}: ${dir} at ${Math.round(iops)} IOPS over ${m.cycleMs} ms, below ` +
+              `rate_iops_min=${m.iops[d]} (fio: min rate not met)`,
+          );
+          clearInterval(timer);
+          return;
         }
       }
-      changed();
-    };
-    w.onerror = (e: ErrorEvent) => {
-      e.preventDefault();
-      failures.push(`job ${j}: ${e.message}`);
-      results.set(j, { type: "result", job: j, read: emptyEncoded(), write: emptyEncoded() });
-      stop();
-      changed();
-    };
-    workers.push(w);
-    w.postMessage({ plan, ctl: shared.ctl, f64: shared.f64 } satisfies JobStart);
-  }
-
-  const waitFor = (done: () => boolean, timeoutMs = Infinity) =>
-    new Promise<boolean>((resolve) => {
-      if (done()) return resolve(true);
-      const timer = Number.isFinite(timeoutMs)
-        ? setTimeout(() => {
-          wake = () => {};
-          resolve(false);
-        }, timeoutMs)
-        : undefined;
-      wake = () => {
-        if (done()) {
-          clearTimeout(timer);
-          wake = () => {};
-          resolve(true);
-        }
-      };
-    });
-
-  // The watchdog: a job blocked on one request for longer than --timeout
-  // fails the run, even when its thread is stuck in a system call.
-  const timeoutMs = job.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  let hung = false;
-  const watchdog = setInterval(() => {
-    const j = hungJob(shared, job.numjobs, timeoutMs, results);
-    if (hung || j < 0) return;
-    hung = true;
-    failures.unshift(timedOut(job, files[j]!, shared, j, timeoutMs));
-    stop();
-    changed();
-  }, WATCHDOG_MS);
-  const sampler = new Sampler(job, shared, hooks.onProgress);
-  let cpuStart: ReturnType<typeof process.cpuUsage> | undefined;
-  let cpuTimer: ReturnType<typeof setTimeout> | undefined;
-  let cpu: ReturnType<typeof process.cpuUsage> | undefined;
-  try {
-    // Layout: every job opens and prepares its file, then waits at the barrier.
-    sampler.startLayout();
-    const all = () => ready.size + [...results.keys()].filter((j) => !ready.has(j)).length;
-    await waitFor(() => all() === job.numjobs || interrupted || hung);
-    if (failures.length === 0 && !interrupted) tier.markLaidOut(files);
-    if (failures.length === 0 && !interrupted) await hooks.afterLayout?.(files);
-    if (failures.length === 0 && !interrupted && hooks.beforeStart) {
-      try {
-        await hooks.beforeStart();
-      } catch (e) {
-        failures.push(e instanceof Error ? e.message : String(e));
-      }
+      last[j] = cur;
     }
-    if (failures.length > 0 || interrupted) stop();
+  }, m.cycleMs);
+  return timer;
+}
 
-    const start = nowAbs() + job.rampMs;
-    hooks.onMeasureStart?.(start);
-    shared.f64[RUN.MEASURE_START] = start;
-    shared.f64[RUN.RAMP_MS] = job.rampMs;
-    shared.f64[RUN.RUNTIME_MS] = job.runtimeMs ?? Infinity;
-    cpuTimer = setTimeout(() => (cpuStart = process.cpuUsage()), job.rampMs);
-    sampler.startMeasuring(start);
-    Atomics.store(shared.ctl, CTL.GO, 1);
-    Atomics.notify(shared.ctl, CTL.GO);
-    if (gate) {
-      const stopping = () => Atomics.load(shared.ctl, CTL.STOP) !== 0 || results.size > 0;
-      void holdReadBack(gate, job.numjobs, () => hooks.beforeReadBack!(files), stopping);
-    }
-
-    await waitFor(() => results.size === job.numjobs || hung);
-    // the measured window ends here: release's clean-up is not the jobs' CPU
-    if (cpuStart) cpu = process.cpuUsage(cpuStart);
-  } finally {
-    hooks.signal?.removeEventListener("abort", onAbort);
-    hooks.stonewall?.removeEventListener("abort", onStonewall);
-    clearTimeout(cpuTimer);
-    clearInterval(watchdog);
-    sampler.stop();
-    if (results.size < job.numjobs) {
-      stop();
-      // A hung job will not answer: wait only briefly for the others.
-      const grace = hooks.stopGraceMs ?? 10_000;
-      await waitFor(() => results.size === job.numjobs, hung ? Math.min(grace, 1000) : grace);
-    }
-    // a Worker whose job ended cleanly takes the next job of the session; any other ends here
-    const clean = results.size === job.numjobs && !hung && !interrupted && failures.length === 0;
-    for (const w of workers) {
-      if (clean && hooks.workers) hooks.workers.give(w);
-      else w.terminate();
-    }
-    // Touching a tier that stopped answering would hang here too: leave it to `clean`.
-    if (hung) tier.abandon?.(`a request timed out after ${timeoutMs / 1000} s`);
-    else {
-      const gone = tier.vanished?.();
-      if (gone !== undefined) failures.push(gone);
-      await tier.release(files);
-    }
-  }
-  if (results.size < job.numjobs) {
-    failures.push(`${job.numjobs - results.size} job(s) did not stop in time and were terminated`);
-  }
-
-  cpu ??= cpuStart ? process.cpuUsage(cpuStart) : { user: 0, system: 0 };
-  return buildResult(job, tier, shared, results, sampler.series(), cpu, {
-    status: failures.length > 0 ? "failed" : interrupted ? "interrupted" : "ok",
-    error: failures[0] ?? (interrupted ? "interrupted" : undefined),
+/**
+ * The result of a job that never ran (a job file's run ended first): the
+ * job's options, every figure zero, and why.
+ *
+ * @example
+ * ```ts
+ * import { parseJobOptions } from "../core/config.ts";
+ * import { notStartedResult } from "./runner.ts";
+ * import { openTier } from "../tiers/mod.ts";
+ * const job = parseJobOptions({ tier: "null:", size: "1m" });
+ * const r = notStartedResult(openTier(job.tier), job, "the run ended first");
+ * console.assert(r.read.total_ios === 0 && r.not_started === "the run ended first");
+ * ```
+ */
+export function notStartedResult(tier: Tier, job: JobOptions, why: string): RunResult {
+  const shared = newSharedCounters(job.numjobs);
+  const sampler = new Sampler(job, shared);
+  const r = buildResult(job, tier, shared, new Map(), sampler.series(), { user: 0, system: 0 }, {
+    status: "ok",
+    error: undefined,
   });
+  return { ...r, not_started: why };
 }
 
 /** How often the watchdog looks at the jobs' requests. */
@@ -649,7 +921,7 @@ function buildResult(
   results: Map<number, Extract<JobMessage, { type: "result" }>>,
   series: TimeSeries,
   cpu: { user: number; system: number },
-  outcome: { status: RunResult["status"]; error: string | undefined },
+  outcome: { status: RunResult["status"]; error: string | undefined; cutShort?: boolean },
 ): RunResult {
   const f = shared.f64;
   const start = f[RUN.MEASURE_START]!;
@@ -689,11 +961,11 @@ function buildResult(
     fd.wo += f[b + JOB.FD_WRITE_OPS]!;
   }
   if (!Number.isFinite(firstEnd)) firstEnd = 0;
-  // A time-based run measures exactly its runtime unless it was cut short.
-  const runtime = job.runtimeMs !== undefined && outcome.status === "ok" ? job.runtimeMs : lastEnd;
-  const firstDone = job.runtimeMs !== undefined && outcome.status === "ok"
-    ? job.runtimeMs
-    : firstEnd;
+  // A time-based run measures exactly its runtime unless it was cut short (or ended early).
+  const whole = job.runtimeMs !== undefined && outcome.status === "ok" &&
+    (!outcome.cutShort || lastEnd >= job.runtimeMs - 1);
+  const runtime = whole ? job.runtimeMs! : lastEnd;
+  const firstDone = whole ? job.runtimeMs : firstEnd;
   const direction = (
     h: LatencyHistograms,
     bytes: number,
@@ -736,6 +1008,15 @@ function buildResult(
     result.schedule = scheduleOf(rateIntervalMs(job.rate, job.bs), schedules);
   }
   if (outcome.error !== undefined) result.error = outcome.error;
+  const errs = [...results.values()].flatMap((r) => (r.errors ? [r.errors] : []));
+  if (errs.length > 0) {
+    result.io_errors = {
+      read: errs.reduce((a, e) => a + e.read, 0),
+      write: errs.reduce((a, e) => a + e.write, 0),
+      first: errs.find((e) => e.first)?.first ?? "",
+      first_errno: errs.find((e) => e.first)?.firstErrno ?? 0,
+    };
+  }
   return result;
 }
 

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { parseTierSpec } from "../core/config.ts";
 import { scratchLeft, withTempDir } from "../tests/_helpers.ts";
 import { withSession } from "./session.ts";
+import type { FileBackedTier } from "../tiers/file_backed.ts";
 
 Deno.test("withSession() opens a tier once per spec, and removes its scratch after an ok body", async () => {
   await withTempDir(async (dir) => {
@@ -9,7 +10,11 @@ Deno.test("withSession() opens a tier once per spec, and removes its scratch aft
     const { doc, error } = await withSession({ kind: "run", config: { x: 1 } }, async (s) => {
       const tier = await s.tier(spec);
       assert.equal(await s.tier(spec), tier);
-      assert.notEqual(await s.tier(spec, undefined, `${s.runId}-2`), tier);
+      const other = await s.tier(spec, undefined, `${s.runId}-2`);
+      assert.notEqual(other, tier);
+      // a scratch directory is made on first use
+      assert.equal((await scratchLeft(dir)).length, 0);
+      void (tier as FileBackedTier).scratchDir, (other as FileBackedTier).scratchDir;
       assert.equal((await scratchLeft(dir)).length, 2);
       return "ok";
     });

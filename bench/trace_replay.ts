@@ -39,6 +39,7 @@ import type {
   TraceReplayTier,
 } from "../schema/trace_replay.ts";
 import type { Tier } from "../tiers/types.ts";
+import type { FileBackedTier } from "../tiers/file_backed.ts";
 import type { RunProgress } from "./runner.ts";
 import { type SessionOutcome, withSession } from "./session.ts";
 import { type Compiled, directoriesOf, type MapTarget, TraceCompiler } from "./_trace_compile.ts";
@@ -124,10 +125,12 @@ export function replayTrace(o: TraceReplayOptions): Promise<SessionOutcome> {
         }
       }
       const targets: MapTarget[] = o.maps.map((m, i) => {
-        const d = tiers[i]!.describe();
+        const tier = tiers[i]!;
+        const d = tier.describe();
         return {
           prefix: m.prefix,
-          root: d.scratch_dir,
+          // the scratch directory is made on first use: describe() says "" before that
+          root: (tier as FileBackedTier).scratchDir,
           // O_DIRECT where the trace used it, on any tier that takes the flag (tmpfs ignores it)
           direct: d.direct !== "not-applicable",
         };

@@ -15,6 +15,7 @@ import {
   NO_DEADLINE_MS,
 } from "../cluster/mod.ts";
 import { DEFAULT_TIMEOUT_MS, type JobOptions } from "../core/config.ts";
+import { filesOfRank } from "../core/fio_job.ts";
 import { runClusterSession } from "../bench/cluster_session.ts";
 import { scratchIdOf } from "../bench/cluster_document.ts";
 import { runContentionAcross } from "../bench/cluster_contention.ts";
@@ -144,7 +145,12 @@ export async function runAcross(
     o,
     timeoutMs,
     ({ group, runId, signal, onProgress }) =>
-      runClusterSession(group, jobs, { kind, runId, config, signal, onProgress }, stonewalling),
+      runClusterSession(
+        group,
+        jobs.map((j) => filesOfRank(j, group.rank)),
+        { kind, runId, config, signal, onProgress },
+        stonewalling,
+      ),
   );
 }
 

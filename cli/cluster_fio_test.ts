@@ -73,3 +73,16 @@ Deno.test("run JOB.fio across processes: jobs that would run at once are refused
     }
   });
 });
+
+Deno.test("run JOB.fio --trigger-timeout across processes is refused by every process, exit 2", async () => {
+  await withShmDir(async (dir) => {
+    const file = join(dir, "jobs.fio");
+    await Deno.writeTextFile(file, `[a]\ndirectory=${dir}\nsize=1m\nrw=read\n`);
+    const results = await launch(2, ["run", file, "--trigger-timeout", "5", "--quiet"]).done();
+    for (const r of results) {
+      assert.equal(r.code, 2, r.stderr);
+      assert.match(r.stderr, /trigger-timeout: applies to one process/);
+    }
+    assert.deepEqual((await Array.fromAsync(Deno.readDir(dir))).map((e) => e.name), ["jobs.fio"]);
+  });
+});

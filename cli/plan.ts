@@ -28,7 +28,7 @@ export function planCommand() {
     .description("plan where optimizer state lives from a profile, with predictions and exports")
     .requiredOption(
       "--profile <file>",
-      "a result JSON of bench/contention, or a tierbench/profile@1 document",
+      "a result JSON of bench/contention or fio (json, json+), or a tierbench/profile@1 document",
     );
   return addSetupOptions(cmd, "plan")
     .option("--host-cache <size>", "host memory the optimizer state may use as cache", "64g")

@@ -36,49 +36,102 @@ import { resolvePath } from "./_paths.ts";
 import { runAndReport } from "./_session.ts";
 import { launchedBy, runAcross } from "./_cluster.ts";
 import { runJobFile } from "./_jobfile.ts";
+import { findFioOption } from "../core/fio_options.ts";
+import { parseDuration } from "../core/units.ts";
 
-/** The options a job file gives itself; on the command line beside one they are refused. */
-const NOT_WITH_JOB_FILE = [
-  "tier",
-  "rw",
-  "rwmixread",
-  "bs",
-  "size",
-  "ioSize",
-  "io_size",
-  "runtime",
-  "ramp",
-  "ramp_time",
-  "iodepth",
-  "numjobs",
-  "direct",
-  "engine",
-  "ioengine",
-  "fixedbufs",
-  "registerfiles",
-  "sqthreadPoll",
-  "sqthread_poll",
-  "rate",
-  "rateIops",
-  "rate_iops",
-  "rateProcess",
-  "rate_process",
-  "seed",
-  "randseed",
-  "logAvgMsec",
-  "log_avg_msec",
-  "nrfiles",
-  "fileLayout",
-  "filename",
-  "allowDevice",
-  "endFsync",
-  "objectSize",
-  "partSize",
-  "multipartThreshold",
-  "verify",
-  "name",
-  "stonewalling",
-] as const;
+/**
+ * `run`'s options beside a job file, as the fio options they are (fio's
+ * command-line options: defaults for every job, under the file's own).
+ */
+const AS_FIO: Record<string, string> = {
+  tier: "tier",
+  rw: "rw",
+  rwmixread: "rwmixread",
+  bs: "bs",
+  size: "size",
+  ioSize: "io_size",
+  io_size: "io_size",
+  runtime: "runtime",
+  ramp: "ramp_time",
+  ramp_time: "ramp_time",
+  iodepth: "iodepth",
+  numjobs: "numjobs",
+  direct: "direct",
+  engine: "ioengine",
+  ioengine: "ioengine",
+  fixedbufs: "fixedbufs",
+  registerfiles: "registerfiles",
+  sqthreadPoll: "sqthread_poll",
+  sqthread_poll: "sqthread_poll",
+  rate: "rate",
+  rateIops: "rate_iops",
+  rate_iops: "rate_iops",
+  rateProcess: "rate_process",
+  rate_process: "rate_process",
+  seed: "randseed",
+  randseed: "randseed",
+  logAvgMsec: "log_avg_msec",
+  log_avg_msec: "log_avg_msec",
+  nrfiles: "nrfiles",
+  fileLayout: "file_layout",
+  filename: "filename",
+  endFsync: "end_fsync",
+  objectSize: "object_size",
+  partSize: "part_size",
+  multipartThreshold: "multipart_threshold",
+  timeout: "request_timeout",
+  endpoint: "endpoint",
+  region: "region",
+  name: "name",
+};
+
+/** `run`'s own options with no fio meaning: refused beside a job file. */
+const NOT_WITH_JOB_FILE = ["verify", "allowDevice", "stonewalling"] as const;
+
+/**
+ * The job file and fio options among `run`'s extra arguments: `--key=value`,
+ * `--key value` (the next word, for an option fio reads a value of) or a
+ * bare `--key`, and one job file.
+ */
+function splitExtra(args: readonly string[]) {
+  let jobfile: string | undefined;
+  const options: { key: string; value: string | undefined }[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    if (!a.startsWith("--")) {
+      if (jobfile !== undefined) {
+        throw new ConfigError("jobfile", `one job file at a time (${jobfile}, ${a})`);
+      }
+      jobfile = a;
+      continue;
+    }
+    const eq = a.indexOf("=");
+    const key = eq < 0 ? a.slice(2) : a.slice(2, eq);
+    if (eq >= 0) {
+      options.push({ key, value: a.slice(eq + 1) });
+      continue;
+    }
+    const facts = findFioOption(key, "");
+    const takesValue = facts !== undefined && facts.type !== "STR_SET" &&
+      i + 1 < args.length && !args[i + 1]!.startsWith("--");
+    options.push({ key, value: takesValue ? args[++i] : undefined });
+  }
+  return { jobfile, options };
+}
+
+/** The options given on the command line, as fio options (source "cli" only). */
+function fioOptionsOf(
+  o: Record<string, unknown>,
+  command: { getOptionValueSource(k: string): string | undefined },
+): { key: string; value: string | undefined }[] {
+  const out: { key: string; value: string | undefined }[] = [];
+  for (const [attr, key] of Object.entries(AS_FIO)) {
+    if (command.getOptionValueSource(attr) !== "cli") continue;
+    const v = o[attr];
+    out.push({ key, value: typeof v === "boolean" ? (v ? "1" : "0") : String(v) });
+  }
+  return out;
+}
 
 /** How `run` words the S3 options: it spells the defaults out. */
 const RUN_S3_HELP = {
@@ -94,6 +147,18 @@ export function runCommand() {
       "run one fio-style job on one tier, or the jobs of a fio job file (docs/jobfiles.md)",
     )
     .argument("[jobfile]", "a fio job file (.fio): run its jobs as fio would")
+    .allowUnknownOption()
+    .allowExcessArguments()
+    .option(
+      "--section <name>",
+      "with a job file: run only this job (and [global]); repeatable (fio's --section)",
+      (v: string, prev: string[] | undefined) => [...(prev ?? []), v],
+    )
+    .option(
+      "--trigger-timeout <time>",
+      "with a job file: end every job this long after the jobs start (once their files are " +
+        "laid out), as a normal end (fio's --trigger-timeout; seconds, or with ms, s, m, h)",
+    )
     .option(
       "--tier <spec>",
       "where to do I/O: file:DIR, memory:[DIR] (default /dev/shm), pfs:DIR, " +
@@ -200,19 +265,47 @@ export function runCommand() {
         "across processes (mpirun, srun): stop every process when the first finishes its " +
           "--io-size (IOR's stonewalling, not fio's stonewall)",
       ),
-  ).action(async (jobfile, o, command) => {
+  ).action(async (_jobfile, o, command) => {
     checkOutputTarget(o);
+    const extra = splitExtra(command.args);
+    const jobfile = extra.jobfile;
+    if (jobfile === undefined && extra.options.length > 0) {
+      throw new ConfigError(
+        extra.options[0]!.key,
+        "is not an option of run (fio's other options go beside a job file: run JOB.fio --KEY=VALUE)",
+      );
+    }
     if (jobfile !== undefined) {
       const given = NOT_WITH_JOB_FILE.find((k) => command.getOptionValueSource(k) === "cli");
       if (given !== undefined) {
         const flag = command.options.find((opt) => opt.attributeName() === given)?.long ?? given;
-        throw new ConfigError(
-          flag.replace(/^--/, ""),
-          "job options come from the job file with one: give it in the file's [global] section",
-        );
+        throw new ConfigError(flag.replace(/^--/, ""), "has no meaning beside a job file");
       }
-      await runJobFile(resolvePath(jobfile), o, launchedBy());
+      const trigger = o.triggerTimeout === undefined ? undefined : parseDuration(o.triggerTimeout);
+      if (o.triggerTimeout !== undefined && trigger === undefined) {
+        throw new ConfigError("trigger-timeout", `"${o.triggerTimeout}" is not a duration`);
+      }
+      const commandLine = [
+        ...fioOptionsOf(o as Record<string, unknown>, command),
+        ...extra.options,
+      ];
+      await runJobFile(
+        resolvePath(jobfile),
+        o,
+        {
+          ...(o.section ? { sections: o.section } : {}),
+          ...(trigger !== undefined ? { triggerTimeoutMs: trigger } : {}),
+          commandLine,
+        },
+        launchedBy(),
+      );
       return;
+    }
+    if (o.section || o.triggerTimeout !== undefined) {
+      throw new ConfigError(
+        o.section ? "section" : "trigger-timeout",
+        "applies beside a job file only",
+      );
     }
     const job = parseJobOptions({
       timeout: o.timeout,

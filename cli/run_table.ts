@@ -31,7 +31,8 @@ function row(r: RunResult, dir: "read" | "write", d: DirectionResult): string[] 
     us(p["99.000000"] ?? 0),
     us(p["99.990000"] ?? 0),
     `${(r.cpu.usr_pct + r.cpu.sys_pct).toFixed(0)}%`,
-    [r.status === "ok" ? "" : r.status, behind(r)].filter((x) => x !== "").join(", "),
+    [r.status === "ok" ? "" : r.status, r.not_started ? "not started" : "", behind(r)]
+      .filter((x) => x !== "").join(", "),
   ];
 }
 

@@ -174,13 +174,13 @@ Deno.test("tierbench run: io_uring's options without --engine io_uring exit 2 na
 
 Deno.test("tierbench run: an unknown option value exits 2 naming the field and allowed values", async () => {
   const r = await runCli(["run", "--tier", "null:", "--rw", "sideways"]);
-  assertOneLine(r, 2, /--rw.*sideways.*read, write, randread, randwrite, randrw/);
+  assertOneLine(r, 2, /--rw.*sideways.*read, write, randread, randwrite, rw, randrw/);
   const e = await runCli(["run", "--tier", "null:", "--engine", "spdk"]);
   assertOneLine(e, 2, /--engine.*psync, libaio, io_uring/);
   const t = await runCli(["run", "--tier", "tape:/dev/st0"]);
   assertOneLine(t, 2, /--tier: unknown tier/);
   const u = await runCli(["run", "--tier", "null:", "--frobnicate"]);
-  assertOneLine(u, 2, /unknown option '--frobnicate'/);
+  assertOneLine(u, 2, /--frobnicate: is not an option of run/);
 });
 
 Deno.test("tierbench run: a bad size exits 2 naming the field", async () => {

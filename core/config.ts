@@ -16,9 +16,10 @@ import { MIN_VERIFY_BS } from "./verify.ts";
 import { formatSize, parseDuration, parseSize } from "./units.ts";
 import { describeZodIssue, type ZodIssue } from "./zod_issue.ts";
 import { RATE_PROCESSES, type RateOptions } from "./rate.ts";
+import type { FioJobExtras } from "./fio_job.ts";
 
 /** Access patterns, named as fio names them. */
-export const RW_MODES = ["read", "write", "randread", "randwrite", "randrw"] as const;
+export const RW_MODES = ["read", "write", "randread", "randwrite", "rw", "randrw"] as const;
 /** One of {@linkcode RW_MODES}. */
 export type RwMode = typeof RW_MODES[number];
 
@@ -176,6 +177,12 @@ export interface JobOptions {
    * closed loop (the next request goes when one completes).
    */
   readonly rate?: RateOptions;
+  /**
+   * A job from a fio job file: its files, each numjobs clone's I/O pattern
+   * and the fio options that change how it runs (core/fio_job.ts). Absent
+   * for a job given by options.
+   */
+  readonly fio?: FioJobExtras;
 }
 
 /** The per-request timeout when `--timeout` is not given: 30 s. */
@@ -532,7 +539,7 @@ export function parseJobOptions(
     name,
     tier,
     rw: o.rw,
-    rwmixread: o.rw === "randrw" ? o.rwmixread : (o.rw.endsWith("read") ? 100 : 0),
+    rwmixread: o.rw === "randrw" || o.rw === "rw" ? o.rwmixread : (o.rw.endsWith("read") ? 100 : 0),
     bs: o.bs,
     size,
     ioSize: ioSize - (ioSize % o.bs),
@@ -629,5 +636,5 @@ function checkVerify(
 
 /** Whether a job reads (so its files must hold data before it starts). */
 export function jobReads(job: Pick<JobOptions, "rw">): boolean {
-  return job.rw === "read" || job.rw === "randread" || job.rw === "randrw";
+  return job.rw === "read" || job.rw === "randread" || job.rw === "randrw" || job.rw === "rw";
 }

@@ -63,7 +63,7 @@ Deno.test("parseJobOptions() reads the issue's CLI form", () => {
 Deno.test("parseJobOptions() rejects an unknown rw and lists the allowed values", () => {
   const e = configError(() => parseJobOptions({ tier: "null:", rw: "readwrite" }));
   assert.deepEqual(e.field, "rw");
-  assert.match(e.message, /allowed: read, write, randread, randwrite, randrw/);
+  assert.match(e.message, /allowed: read, write, randread, randwrite, rw, randrw/);
 });
 
 Deno.test("parseJobOptions() rejects a bad size and names the field", () => {

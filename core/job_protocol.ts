@@ -14,6 +14,8 @@ import type { EncodedLatency } from "./recorder.ts";
 import type { IntervalSnapshots } from "./interval_log.ts";
 import type { JobSchedule, RatePlan } from "./rate.ts";
 import type { VerifyPlan } from "./verify.ts";
+import type { IoPattern } from "./io_pattern.ts";
+import type { FioData, FioErrors, FioLayout, FioThinktime } from "./fio_job.ts";
 import type { CpuTimes } from "./libc.ts";
 
 /** Where the s3 engine of one job puts and gets its objects. */
@@ -45,6 +47,42 @@ export interface JobTarget {
   readonly s3?: S3Target;
   /** An existing file the user named (--filename): opened read-only, never created. */
   readonly existing?: boolean;
+  /** A job file's files: how each is made ready, as fio's setup_files does. */
+  readonly fio?: FioTargetLayout;
+}
+
+/** How a job file's clone makes its files ready (tiers/file_backed.ts decides, engines do it). */
+export interface FioTargetLayout {
+  /** The size each file must have. */
+  readonly sizes: readonly number[];
+  /**
+   * Per file: written whole with data (fio lays out files that are read),
+   * allocated only (files a write job creates), or used as they are.
+   */
+  readonly actions: readonly ("data" | "allocate" | "none")[];
+  /** Per file: whether this clone makes it ready (a file clones share is made once). */
+  readonly owner: readonly boolean[];
+  /** How many clones of the run own a file: each waits for all of them before opening. */
+  readonly owners: number;
+  readonly layout: FioLayout;
+}
+
+/** fio's logs one clone writes, and how. */
+export interface IoLogPlan {
+  /** Paths of the logs to write: fio's NAME_bw.N.log and so on; absent: not written. */
+  readonly bw?: string;
+  readonly iops?: string;
+  readonly lat?: string;
+  readonly clat?: string;
+  readonly slat?: string;
+  /** 0: an entry per I/O; N: a mean (or max) per N ms window. */
+  readonly avgMsec: number;
+  readonly offset: boolean;
+  readonly max: boolean;
+  /** The block size averaged bandwidth entries name (fio: the job's, when fixed; else 0). */
+  readonly bs: readonly [number, number];
+  /** Append to the files (one log per job name, per_job_logs=0) instead of writing them anew. */
+  readonly append: boolean;
 }
 
 /** Everything one job Worker needs, structured-clone friendly. */
@@ -79,6 +117,27 @@ export interface JobPlan {
    * latency histograms at each interval's end; absent: no snapshots.
    */
   readonly logAvgMsec?: number;
+  /** A job file's I/O pattern for this clone (core/io_pattern.ts); absent: rw and bs. */
+  readonly pattern?: IoPattern;
+  /** A job file's write buffer contents. */
+  readonly data?: FioData;
+  /** Errors the job goes on after. */
+  readonly errors?: FioErrors;
+  /** Open the files O_SYNC or O_DSYNC. */
+  readonly openSync?: "sync" | "dsync";
+  /** fsync each file as the job closes it. */
+  readonly fsyncOnClose?: boolean;
+  /** fio's logs this clone writes. */
+  readonly log?: IoLogPlan;
+  /** Token flow: the flow's shared [I/Os, total weight], this job's weight and wait. */
+  readonly flow?: {
+    readonly shared: BigInt64Array<SharedArrayBuffer>;
+    readonly weight: number;
+    readonly sleepUs: number;
+  };
+  readonly thinktime?: FioThinktime;
+  /** Lay the files out and do no I/O (create_only). */
+  readonly createOnly?: boolean;
 }
 
 /** Indices in the Int32 control array. */
@@ -89,6 +148,8 @@ export const CTL = {
   STOP: 1,
   /** 0 until the first job finishes, then that job's index + 1. */
   FIRST_DONE: 2,
+  /** How many clones have made the job file's files they own ready (FioTargetLayout). */
+  LAID_OUT: 3,
   LENGTH: 4,
 } as const;
 
@@ -142,9 +203,11 @@ export const JOB = {
   WRITE_LAT_SUM: 18,
   /** Under a rate: monoNow() when the job stopped issuing; 0 while it issues. */
   ISSUE_END: 19,
+  /** I/O errors counted and gone on after (continue_on_error). */
+  ERRORS: 20,
   /** RETRIES by cause: the count of RETRY_CAUSES[i] at RETRY_CAUSES_AT + i. */
-  RETRY_CAUSES_AT: 20,
-  STRIDE: 20 + 5,
+  RETRY_CAUSES_AT: 21,
+  STRIDE: 21 + 5,
 } as const;
 
 /**
@@ -230,6 +293,13 @@ export type JobMessage =
     readonly failure?: JobFailure;
     /** The total-latency snapshots at each logging interval's end (core/interval_log.ts). */
     readonly intervals?: IntervalSnapshots;
+    /** Errors the job counted and went on after (continue_on_error), and the first. */
+    readonly errors?: {
+      readonly read: number;
+      readonly write: number;
+      readonly first: string;
+      readonly firstErrno: number;
+    };
     /** The job thread's CPU time over its measured window; absent when no I/O began in it. */
     readonly cpu?: CpuTimes;
   };

@@ -28,6 +28,8 @@ const SYMBOLS = {
   fdatasync: { parameters: ["i32"], result: "i32" },
   ftruncate: { parameters: ["i32", "i64"], result: "i32" },
   fallocate: { parameters: ["i32", "i32", "i64", "i64"], result: "i32" },
+  posix_fadvise: { parameters: ["i32", "i64", "i64", "i32"], result: "i32" },
+  unlink: { parameters: ["buffer"], result: "i32" },
   posix_fallocate: { parameters: ["i32", "i64", "i64"], result: "i32" },
   posix_memalign: { parameters: ["buffer", "usize", "usize"], result: "i32" },
   free: { parameters: ["pointer"], result: "void" },
@@ -88,7 +90,15 @@ export const O = {
   CLOEXEC: 0o2000000,
   /** O_DIRECT differs between architectures: 0o40000 on x86-64, 0o200000 on aarch64. */
   DIRECT: Deno.build.arch === "aarch64" ? 0o200000 : 0o40000,
+  DSYNC: 0o10000,
+  SYNC: 0o4010000,
 } as const;
+
+/** posix_fadvise's advice. */
+export const FADV = { NORMAL: 0, RANDOM: 1, SEQUENTIAL: 2, DONTNEED: 4 } as const;
+
+/** fallocate's FALLOC_FL_KEEP_SIZE. */
+export const FALLOC_FL_KEEP_SIZE = 1;
 
 /** errno of the last failed synchronous libc call on this thread. */
 export function lastErrno(): number {

@@ -14,6 +14,13 @@
  * Timing follows fio: slat is from preparing an I/O to the submit returning,
  * clat from then to the moment its completion is reaped, lat the sum.
  *
+ * A job file's pattern (JobRuntime.next) gives each I/O its file, offset and
+ * length; an fsync or fdatasync in it waits, as fio's, until what is in
+ * flight has completed, and then runs on this thread. Writes get fresh
+ * contents before each one where the job's buffer options ask for it
+ * (refill_buffers, scramble_buffers), and a failed I/O that
+ * continue_on_error tolerates is counted and its slot reused.
+ *
  * Under a rate (--rate, --rate-iops) at any depth, as fio: each request goes
  * at its intended start while up to `iodepth` are in flight; between starts
  * the job reaps completions, the wait timing out at the next start (where the
@@ -28,7 +35,9 @@
 import type { JobPlan } from "../core/job_protocol.ts";
 import { monoNow } from "../core/libc.ts";
 import { type BlockVerifier, verifierOf } from "../core/verify.ts";
+import { OP } from "../core/io_pattern.ts";
 import { endJob, fillBlocks, JobFiles } from "./_file.ts";
+import { type WriteFiller, writeFiller } from "./_data_fill.ts";
 import type { KernelQueue } from "./_kernel_queue.ts";
 import { type JobEngine, type JobRuntime, SyscallFailure } from "./types.ts";
 
@@ -51,7 +60,9 @@ export class AsyncEngine implements JobEngine {
   readonly #files: JobFiles;
   readonly #queue: KernelQueue;
   readonly #verifier: BlockVerifier | undefined;
-  /** --verify: each slot's block. */
+  /** Fresh contents before each write, where the job's buffer options ask for them. */
+  readonly #fill: WriteFiller | undefined;
+  /** Each slot's buffer, where --verify or #fill writes into it; else empty. */
   readonly #blocks: Uint8Array[];
   // Per slot: when it was prepared and submitted, its direction, file, offset in that file
   // and in the job's space, and whether the kernel holds it.
@@ -61,6 +72,7 @@ export class AsyncEngine implements JobEngine {
   readonly #fileOf: Int32Array;
   readonly #offsets: Float64Array;
   readonly #jobOffsets: Float64Array;
+  readonly #lengths: Float64Array;
   readonly #inKernel: Uint8Array;
   /** Free slots, a stack. */
   readonly #free: Int32Array;
@@ -73,6 +85,9 @@ export class AsyncEngine implements JobEngine {
   #issuing = true;
   /** Under a rate, and the queue's waits can time out: reap until each intended start. */
   #paced = false;
+  /** A sync of the pattern waiting for what is in flight: its file (-1: none), fdatasync. */
+  #syncFile = -1;
+  #syncData = false;
 
   /** An engine on the job's opened `files` and its set-up `queue`. */
   protected constructor(plan: JobPlan, files: JobFiles, queue: KernelQueue) {
@@ -81,7 +96,10 @@ export class AsyncEngine implements JobEngine {
     this.#files = files;
     this.#queue = queue;
     this.#verifier = verifierOf(plan);
-    this.#blocks = this.#verifier === undefined ? [] : Array.from(
+    const fill = writeFiller(plan);
+    this.#fill = fill?.perWrite ? fill : undefined;
+    const slotBuffers = this.#verifier !== undefined || this.#fill !== undefined;
+    this.#blocks = !slotBuffers ? [] : Array.from(
       { length: depth },
       (_, s) => queue.bytes.subarray(s * queue.slotBytes, (s + 1) * queue.slotBytes),
     );
@@ -91,6 +109,7 @@ export class AsyncEngine implements JobEngine {
     this.#fileOf = new Int32Array(depth);
     this.#offsets = new Float64Array(depth);
     this.#jobOffsets = new Float64Array(depth);
+    this.#lengths = new Float64Array(depth);
     this.#inKernel = new Uint8Array(depth);
     this.#free = new Int32Array(depth);
     this.#queued = new Int32Array(depth);
@@ -122,7 +141,8 @@ export class AsyncEngine implements JobEngine {
     for (let i = 0; i < depth; i++) this.#free[i] = depth - 1 - i;
     this.#nFree = depth;
     this.#paced = rt.paced && this.#queue.timedWaits;
-    while (this.#issuing || this.#inFlight > 0 || this.#qLen > 0) {
+    while (this.#issuing || this.#inFlight > 0 || this.#qLen > 0 || this.#syncFile >= 0) {
+      if (this.#syncFile >= 0 && this.#inFlight === 0 && this.#qLen === 0) this.#sync(rt);
       const reapForMs = this.#issue(rt);
       if (this.#inFlight > 0) this.#reap(rt, reapForMs);
     }
@@ -140,7 +160,7 @@ export class AsyncEngine implements JobEngine {
     // When the last submit returned: the next I/O's preparation begins right then, so
     // closed-loop its time is that one clock read (paced, the pacer reads its own).
     let returned = -1;
-    while (this.#qLen > 0 || (this.#issuing && this.#nFree > 0)) {
+    while (this.#qLen > 0 || (this.#issuing && this.#nFree > 0 && this.#syncFile < 0)) {
       if (this.#qLen === 0) {
         if (this.#paced && this.#inFlight > 0) {
           const wait = rt.untilDue(monoNow());
@@ -149,6 +169,12 @@ export class AsyncEngine implements JobEngine {
         const now = returned >= 0 ? returned : monoNow();
         if (!rt.mayIssue(now)) {
           this.#issuing = false;
+          break;
+        }
+        rt.next();
+        if (rt.op >= OP.FSYNC) {
+          this.#syncFile = rt.file;
+          this.#syncData = rt.op === OP.FDATASYNC;
           break;
         }
         this.#prepare(rt, now);
@@ -171,26 +197,37 @@ export class AsyncEngine implements JobEngine {
     return 0;
   }
 
-  /** Takes a free slot for the next I/O the runtime asks for and queues it. */
+  /** Takes a free slot for the I/O the runtime chose ({@linkcode JobRuntime.next}) and queues it. */
   #prepare(rt: JobRuntime, now: number): void {
-    const files = this.#files;
     const slot = this.#free[--this.#nFree]!;
-    const read = rt.nextIsRead();
-    const off = rt.nextOffset();
-    const f = files.fileOf(off);
-    const where = files.offsetIn(off);
+    const read = rt.isRead;
+    const f = rt.file;
+    const where = rt.offset;
+    const len = rt.length;
     this.#isRead[slot] = read ? 1 : 0;
     this.#offsets[slot] = where;
     this.#fileOf[slot] = f;
-    this.#jobOffsets[slot] = off;
-    if (this.#verifier !== undefined && !read) {
-      this.#verifier.prepareWrite(this.#blocks[slot]!, where, off);
+    this.#jobOffsets[slot] = rt.jobOffset;
+    this.#lengths[slot] = len;
+    if (!read) {
+      if (this.#verifier !== undefined) {
+        this.#verifier.prepareWrite(this.#blocks[slot]!, where, rt.jobOffset);
+      } else if (this.#fill !== undefined) this.#fill.fill(this.#blocks[slot]!, len, where);
     }
-    this.#queue.prepare(slot, !read, files.fds[f]!, f, where, this.#plan.bs);
+    this.#queue.prepare(slot, !read, this.#files.fds[f]!, f, where, len);
     this.#prepAt[slot] = now;
     const depth = this.#queued.length;
     const at = this.#qHead + this.#qLen++;
     this.#queued[at < depth ? at : at - depth] = slot;
+  }
+
+  /** Runs the pattern's sync once nothing is in flight (fio's fsync= and fdatasync=). */
+  #sync(rt: JobRuntime): void {
+    rt.busy(monoNow(), false, this.#syncFile, -1);
+    this.#files.sync(this.#syncFile, this.#syncData);
+    rt.idle();
+    rt.completeSync(monoNow());
+    this.#syncFile = -1;
   }
 
   /** The `n` oldest queued slots are in the kernel from now: returns now. */
@@ -237,22 +274,24 @@ export class AsyncEngine implements JobEngine {
   /** Records the `n` ready completions, reaped at `t`, and frees their slots. */
   #complete(rt: JobRuntime, n: number, t: number): void {
     const q = this.#queue;
-    const bs = this.#plan.bs;
     for (let e = 0; e < n; e++) {
       const slot = q.eventSlot(e);
       const res = q.eventResult(e);
       const read = this.#isRead[slot] === 1;
-      if (res !== bs) {
+      const len = this.#lengths[slot]!;
+      if (res !== len) {
+        if (res < 0 && this.#tolerated(rt, slot, -res)) continue;
         q.release(e + 1);
         this.#fail(
           read ? q.calls.read : q.calls.write,
           res < 0 ? -res : 0,
           slot,
-          res < 0 ? undefined : `(short ${read ? "read" : "write"}: ${res} of ${bs})`,
+          res < 0 ? undefined : `(short ${read ? "read" : "write"}: ${res} of ${len})`,
         );
       }
       const prep = this.#prepAt[slot]!;
-      rt.complete(read, t, (t - prep) * 1e6, (this.#submitAt[slot]! - prep) * 1e6);
+      const slat = (this.#submitAt[slot]! - prep) * 1e6;
+      rt.complete(read, t, (t - prep) * 1e6, slat, -1, len, this.#offsets[slot]!);
       if (this.#verifier !== undefined && read) {
         const file = this.#files.paths[this.#fileOf[slot]!]!;
         this.#verifier.checkRead(
@@ -267,6 +306,21 @@ export class AsyncEngine implements JobEngine {
     }
     q.release(n);
     this.#inFlight -= n;
+  }
+
+  /**
+   * Whether slot `slot`'s failure with `errno` is one the job goes on after
+   * (continue_on_error): then it is counted and the slot is free again.
+   */
+  #tolerated(rt: JobRuntime, slot: number, errno: number): boolean {
+    const read = this.#isRead[slot] === 1;
+    const call = read ? this.#queue.calls.read : this.#queue.calls.write;
+    if (!rt.tolerates(read, errno, `${call} ${this.#files.paths[this.#fileOf[slot]!]}`)) {
+      return false;
+    }
+    this.#inKernel[slot] = 0;
+    this.#free[this.#nFree++] = slot;
+    return true;
   }
 
   /** Tells the watchdog the job waits on slot `slot`'s I/O, begun at `since`. */

@@ -10,8 +10,18 @@
 
 import type { JobPlan } from "../core/job_protocol.ts";
 import { XorShift32 } from "../core/offsets.ts";
-import { allocAligned, cString, freeAligned, lastErrno, libc, monoNow, O } from "../core/libc.ts";
+import {
+  allocAligned,
+  cString,
+  FADV,
+  freeAligned,
+  lastErrno,
+  libc,
+  monoNow,
+  O,
+} from "../core/libc.ts";
 import { type JobRuntime, SyscallFailure } from "./types.ts";
+import { writeFiller } from "./_data_fill.ts";
 import { verifierOf } from "../core/verify.ts";
 
 /** Block size used to lay files out. */
@@ -31,13 +41,19 @@ export function fillRandom(buf: Uint8Array, seed: number): void {
 }
 
 /**
- * Fills a job's I/O buffers: with the verify pattern under --verify, else
- * with random bytes of the job's own seed.
+ * Fills a job's I/O buffers (`bytes`: one or more slots of `bs` bytes): with
+ * the verify pattern under --verify, with what a job file's buffer options
+ * say (each slot whole, as fio fills each io_u), else with random bytes of
+ * the job's own seed.
  */
 export function fillBlocks(plan: JobPlan, bytes: Uint8Array): void {
   const v = verifierOf(plan);
-  if (v) v.fillPattern(bytes);
-  else fillRandom(bytes, plan.seed ^ 0xa5a5 ^ plan.job);
+  if (v) return v.fillPattern(bytes);
+  const fill = plan.data && writeFiller(plan);
+  if (!fill) return fillRandom(bytes, plan.seed ^ 0xa5a5 ^ plan.job);
+  for (let at = 0; at + plan.bs <= bytes.length; at += plan.bs) {
+    fill.fillWhole(bytes.subarray(at, at + plan.bs), plan.bs);
+  }
 }
 
 /**
@@ -63,10 +79,22 @@ export class JobFiles {
     this.paths = plan.target.paths;
   }
 
-  /** Opens every file of the job read-write, creating it if needed (read-only if existing). */
+  /**
+   * Opens every file of the job read-write, creating it if needed (read-only
+   * if existing); a job file's files as fio opens them: read-only for a job
+   * that only reads, O_SYNC or O_DSYNC as `sync` says, advised as
+   * `fadvise_hint` says.
+   */
   static open(plan: JobPlan): JobFiles {
-    const access = plan.target.existing ? O.RDONLY : O.RDWR | O.CREAT;
-    const flags = access | O.CLOEXEC | (plan.direct ? O.DIRECT : 0);
+    const fio = plan.target.fio;
+    const access = plan.target.existing
+      ? O.RDONLY
+      : fio
+      ? (plan.rw === "read" || plan.rw === "randread" ? O.RDONLY : O.RDWR) |
+        (fio.layout.allowCreate ? O.CREAT : 0)
+      : O.RDWR | O.CREAT;
+    const sync = plan.openSync === "sync" ? O.SYNC : plan.openSync === "dsync" ? O.DSYNC : 0;
+    const flags = access | O.CLOEXEC | (plan.direct ? O.DIRECT : 0) | sync;
     const fds: number[] = [];
     for (const path of plan.target.paths) {
       const fd = libc().open(cString(path), flags, 0o600);
@@ -76,6 +104,10 @@ export class JobFiles {
         throw new SyscallFailure("open", errno, path);
       }
       fds.push(fd);
+      const advice = fio?.layout.fadvise;
+      if (advice === "sequential" || advice === "random") {
+        libc().posix_fadvise(fd, 0n, 0n, advice === "random" ? FADV.RANDOM : FADV.SEQUENTIAL);
+      }
     }
     return new JobFiles(plan, fds);
   }
@@ -91,7 +123,7 @@ export class JobFiles {
   /** Makes the files ready as the plan says: written whole, blocks reserved, or as is. */
   layOut(): void {
     const plan = this.#plan;
-    if (plan.target.layout === "none") return;
+    if (plan.target.layout === "none" || plan.target.fio) return;
     const c = libc();
     const start = plan.target.regionOffset;
     for (const [f, fd] of this.fds.entries()) {
@@ -150,6 +182,15 @@ export class JobFiles {
     return Math.floor(offset / bs / n) * bs + region;
   }
 
+  /** fsync (or fdatasync) file `f`, as a job file's fsync= and fdatasync= ask. */
+  sync(f: number, data: boolean): void {
+    const fd = this.fds[f]!;
+    const rc = data ? libc().fdatasync(fd) : libc().fsync(fd);
+    if (rc !== 0) {
+      throw new SyscallFailure(data ? "fdatasync" : "fsync", lastErrno(), this.paths[f]!);
+    }
+  }
+
   /** fsync every file; returns the time it took in ms. */
   fsyncAll(): number {
     const t0 = monoNow();
@@ -160,6 +201,9 @@ export class JobFiles {
   }
 
   close(): void {
+    if (this.#plan.fsyncOnClose) {
+      for (const fd of this.fds) libc().fsync(fd);
+    }
     for (const fd of this.fds) libc().close(fd);
   }
 }

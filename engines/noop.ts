@@ -8,6 +8,7 @@
 
 import { monoNow } from "../core/libc.ts";
 import type { JobEngine, JobRuntime } from "./types.ts";
+import { OP } from "../core/io_pattern.ts";
 
 /**
  * The engine that does no I/O.
@@ -23,10 +24,10 @@ export class NoopEngine implements JobEngine {
     let t0 = monoNow();
     for (;;) {
       if (!rt.mayIssue(t0)) break;
-      const isRead = rt.nextIsRead();
-      rt.nextOffset();
+      rt.next();
       const t1 = monoNow();
-      rt.complete(isRead, t1, (t1 - t0) * 1e6, -1);
+      if (rt.op >= OP.FSYNC) rt.completeSync(t1);
+      else rt.complete(rt.isRead, t1, (t1 - t0) * 1e6, -1, -1, rt.length, rt.offset);
       t0 = t1;
     }
   }

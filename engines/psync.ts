@@ -15,6 +15,8 @@ import {
   monoNow,
 } from "../core/libc.ts";
 import { endJob, fillBlocks, JobFiles } from "./_file.ts";
+import { writeFiller } from "./_data_fill.ts";
+import { OP } from "../core/io_pattern.ts";
 import { type BlockVerifier, verifierOf } from "../core/verify.ts";
 import { type JobEngine, type JobRuntime, SyscallFailure } from "./types.ts";
 
@@ -62,40 +64,68 @@ export class PsyncEngine implements JobEngine {
   run(rt: JobRuntime): void {
     const { pread, pwrite } = libc();
     const files = this.#files;
-    const single = files.fds.length === 1;
-    const fd0 = files.fds[0]!;
-    const region = this.#plan.target.regionOffset;
     const ptr = this.#buf.pointer;
     const bs = this.#plan.bs;
     // 64-bit FFI arguments go as BigInt, or V8 leaves its fast call path (see core/libc.ts).
-    const count = BigInt(bs);
+    let len = bs;
+    let count = BigInt(bs);
     const v = this.#verifier;
     const block = this.#buf.bytes;
+    const filler = writeFiller(this.#plan);
+    const fill = filler?.perWrite ? filler : undefined;
     for (;;) {
       const t0 = monoNow();
       if (!rt.mayIssue(t0)) break;
-      const isRead = rt.nextIsRead();
-      const offset = rt.nextOffset();
-      const fd = single ? fd0 : files.fds[files.fileOf(offset)]!;
-      const at = single ? offset + region : files.offsetIn(offset);
-      const pos = BigInt(at);
-      if (v !== undefined && !isRead) v.prepareWrite(block, at, offset);
-      rt.busy(t0, isRead, single ? 0 : files.fileOf(offset), at);
-      const n = isRead ? pread(fd, ptr, count, pos) : pwrite(fd, ptr, count, pos);
+      rt.next();
+      const f = rt.file;
+      const fd = files.fds[f]!;
+      if (rt.op >= OP.FSYNC) {
+        rt.busy(t0, false, f, -1);
+        files.sync(f, rt.op === OP.FDATASYNC);
+        rt.idle();
+        rt.completeSync(monoNow());
+        continue;
+      }
+      const isRead = rt.isRead;
+      const at = rt.offset;
+      if (rt.length !== len) {
+        len = rt.length;
+        count = BigInt(len);
+      }
+      if (v !== undefined && !isRead) v.prepareWrite(block, at, rt.jobOffset);
+      else if (fill !== undefined && !isRead) fill.fill(block, len, at);
+      rt.busy(t0, isRead, f, at);
+      let n = isRead ? pread(fd, ptr, count, BigInt(at)) : pwrite(fd, ptr, count, BigInt(at));
+      // a job file's short transfer: the rest is issued again, as fio requeues it
+      if (n > 0 && n < len && this.#plan.pattern) n = this.#rest(isRead, fd, n, len, at);
       rt.idle();
       const t1 = monoNow();
-      if (n !== bs) {
+      if (n !== len) {
         const errno = n < 0 ? lastErrno() : 0;
-        const detail = n < 0 ? undefined : `(short ${isRead ? "read" : "write"}: ${n} of ${bs})`;
-        const path = files.paths[files.fileOf(offset)]!;
+        const path = files.paths[f]!;
+        if (n < 0 && rt.tolerates(isRead, errno, `${isRead ? "pread" : "pwrite"} ${path}`)) {
+          continue;
+        }
+        const detail = n < 0 ? undefined : `(short ${isRead ? "read" : "write"}: ${n} of ${len})`;
         throw new SyscallFailure(isRead ? "pread" : "pwrite", errno, path, at, detail);
       }
-      if (v !== undefined && isRead) {
-        v.checkRead(block, files.paths[files.fileOf(offset)]!, at, offset);
-      }
-      rt.complete(isRead, t1, (t1 - t0) * 1e6, -1);
+      if (v !== undefined && isRead) v.checkRead(block, files.paths[f]!, at, rt.jobOffset);
+      rt.complete(isRead, t1, (t1 - t0) * 1e6, -1, -1, len, at);
     }
     endJob(rt, this.#plan, files);
+  }
+
+  /** Issues the rest of a short transfer until done: the total, short, or -1 (errno set). */
+  #rest(isRead: boolean, fd: number, done: number, len: number, at: number): number {
+    const { pread, pwrite } = libc();
+    while (done < len) {
+      const p = Deno.UnsafePointer.offset(this.#buf.pointer, done)!;
+      const rest = BigInt(len - done), pos = BigInt(at + done);
+      const n = isRead ? pread(fd, p, rest, pos) : pwrite(fd, p, rest, pos);
+      if (n <= 0) return n < 0 ? -1 : done;
+      done += n;
+    }
+    return done;
   }
 
   close(): void {

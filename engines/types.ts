@@ -40,6 +40,8 @@ import { IntervalLog, type IntervalSnapshots } from "../core/interval_log.ts";
 import { LatencyBuckets } from "../core/latency_buckets.ts";
 import { type CpuTimes, cpuTimes, monoNow } from "../core/libc.ts";
 import { type JobSchedule, Pacer } from "../core/rate.ts";
+import { OP, OpStream } from "../core/io_pattern.ts";
+import { IoLog } from "./_io_log.ts";
 
 /** Per-job bookkeeping shared by every engine. */
 export class JobRuntime {
@@ -74,10 +76,42 @@ export class JobRuntime {
   #cpuAtStart: CpuTimes | undefined;
   /** What it spent from then to the job's end; undefined until finish(). */
   #cpuSpent: CpuTimes | undefined;
+  /** A job file's I/O pattern (fio's choice of file, offset, size); undefined: --rw and --bs. */
+  readonly #ops: OpStream | undefined;
+  /** Files of the job and the region's start, for the striped space of a job given by options. */
+  readonly #nfiles: number;
+  readonly #region: number;
+  /** fio's logs of this clone (write_bw_log, write_iops_log, write_lat_log). */
+  readonly #log: IoLog | undefined;
+  /** Token flow between jobs: [this flow's I/Os, its total weight] shared; this clone's count. */
+  readonly #flow: BigInt64Array<SharedArrayBuffer> | undefined;
+  #flowOwn = 0;
+  /** Think time: I/Os counted towards the next pause. */
+  #thinkCount = 0;
+  /** Errors counted and gone on after (continue_on_error), per direction. */
+  readonly errors = { read: 0, write: 0, first: "", firstErrno: 0 };
+
+  /** The next I/O, set by {@linkcode next}: a read (else a write, or a sync when `op` says so). */
+  isRead = true;
+  /** {@linkcode OP}: read, write, fsync, fdatasync. */
+  op: number = OP.READ;
+  /** Its file's index among the job's files. */
+  file = 0;
+  /** Its offset in that file. */
+  offset = 0;
+  /** Its length in bytes. */
+  length = 0;
+  /** Its offset in the job's space (verify's block numbering). */
+  jobOffset = 0;
 
   /** The runtime of job `plan.job`, counting into the run's `shared` counters. */
   constructor(plan: JobPlan, shared: SharedCounters) {
     this.plan = plan;
+    this.#ops = plan.pattern && new OpStream(plan.pattern);
+    this.#nfiles = Math.max(1, plan.target.paths.length);
+    this.#region = plan.target.regionOffset;
+    this.#log = plan.log && new IoLog(plan.log);
+    this.#flow = plan.flow?.shared;
     this.#offsets = plan.rw.startsWith("rand")
       ? new RandomOffsets(plan.size, plan.bs, plan.seed + plan.job * 7919)
       : new SequentialOffsets(plan.size, plan.bs);
@@ -99,6 +133,7 @@ export class JobRuntime {
       this.#intervals = new IntervalLog(this.plan.logAvgMsec, this.#measureStart);
       this.#intervalEnd = this.#intervals.end;
     }
+    this.#log?.start(this.#measureStart);
     if (this.#pacer) {
       this.#pacer.start(
         this.#measureStart - this.#f64[RUN.RAMP_MS]!,
@@ -110,9 +145,38 @@ export class JobRuntime {
     return Atomics.load(this.#ctl, CTL.STOP) === 0;
   }
 
-  /** The offset of the next I/O. */
+  /** The offset of the next I/O in the job's space (engines without files; see {@linkcode next}). */
   nextOffset(): number {
     return this.#offsets.next();
+  }
+
+  /**
+   * Chooses the I/O {@linkcode mayIssue} let through: sets `isRead`, `op`,
+   * `file`, `offset`, `length` and `jobOffset`. A job file's pattern picks
+   * them as fio does; a job given by options reads by rwmixread and stripes
+   * its space over its files block by block.
+   */
+  next(): void {
+    const ops = this.#ops;
+    if (ops) {
+      this.op = ops.op;
+      this.isRead = ops.op === OP.READ;
+      this.file = ops.file;
+      this.offset = ops.offset;
+      this.length = ops.length;
+      this.jobOffset = ops.offset;
+      return;
+    }
+    const read = this.nextIsRead();
+    const off = this.#offsets.next();
+    const bs = this.plan.bs;
+    const n = this.#nfiles;
+    this.isRead = read;
+    this.op = read ? OP.READ : OP.WRITE;
+    this.jobOffset = off;
+    this.length = bs;
+    this.file = n === 1 ? 0 : (off / bs) % n;
+    this.offset = (n === 1 ? off : Math.floor(off / bs / n) * bs) + this.#region;
   }
 
   /** Whether the next I/O reads (by rwmixread). */
@@ -136,6 +200,14 @@ export class JobRuntime {
     }
     if (this.#cpuAtStart === undefined && now >= this.#measureStart) {
       this.#cpuAtStart = cpuTimes();
+    }
+    if (this.#ops) {
+      if (!this.#ops.next()) {
+        this.#stopPacing(now);
+        return false;
+      }
+      if (this.plan.thinktime && !this.#think()) return false;
+      if (this.#flow && !this.#flowTurn()) return false;
     }
     if (this.#pacer) return this.#paced(now);
     if (now < this.#measureStart) return true; // ramp: does not count toward io_size
@@ -187,6 +259,71 @@ export class JobRuntime {
     return true;
   }
 
+  /**
+   * fio's think time: after every `blocks` I/Os, a pause (its spin part
+   * busy). False when told to stop meanwhile.
+   */
+  #think(): boolean {
+    const t = this.plan.thinktime!;
+    if (this.#thinkCount === 0 || this.#thinkCount % t.blocks !== 0) {
+      this.#thinkCount++;
+      return true;
+    }
+    this.#thinkCount++;
+    const start = 0;
+    const sleepMs = (t.us - t.spinUs) / 1000;
+    if (sleepMs > 0 && Atomics.wait(this.#ctl, CTL.STOP, 0, sleepMs) !== "timed-out") return false;
+    const spinEnd = monoNow() + t.spinUs / 1000;
+    while (monoNow() < spinEnd) { /* spin, as fio's thinktime_spin */ }
+    void start;
+    return Atomics.load(this.#ctl, CTL.STOP) === 0;
+  }
+
+  /**
+   * fio's flow: while this clone's share of its flow's I/Os is above its
+   * weight's share, it waits (flow_sleep, or spinning); then counts its I/O.
+   */
+  #flowTurn(): boolean {
+    const f = this.plan.flow!;
+    const shared = this.#flow!;
+    for (;;) {
+      if (Atomics.load(this.#ctl, CTL.STOP) !== 0 || monoNow() >= this.#measureEnd) return false;
+      const total = Number(Atomics.load(shared, 0));
+      const weights = Number(Atomics.load(shared, 1));
+      if (total === 0 || this.#flowOwn / total <= f.weight / weights) break;
+      // flow_sleep, or (as fio) spin
+      if (f.sleepUs > 0) Atomics.wait(this.#ctl, CTL.STOP, 0, f.sleepUs / 1000);
+    }
+    Atomics.add(shared, 0, 1n);
+    this.#flowOwn++;
+    return true;
+  }
+
+  /**
+   * Whether a failed I/O is one the job goes on after (continue_on_error,
+   * ignore_error): then it is counted and the engine goes on.
+   */
+  tolerates(isRead: boolean, errno: number, what: string): boolean {
+    const e = this.plan.errors;
+    if (!e) return false;
+    const list = isRead ? e.ignoreRead : e.ignoreWrite;
+    const ok = isRead ? e.read : e.write;
+    if (!ok || !list.includes(errno)) return false;
+    if (isRead) this.errors.read++;
+    else this.errors.write++;
+    if (!this.errors.first) {
+      this.errors.first = what;
+      this.errors.firstErrno = errno;
+    }
+    this.#f64[this.#base + JOB.ERRORS]! += 1;
+    return true;
+  }
+
+  /** Records a completed fsync or fdatasync of the pattern (fio's sync; not a read or write). */
+  completeSync(now: number): void {
+    this.#lastCompletion = now;
+  }
+
   /** Under a rate: the job issues no more; the sampler's lag stops growing there. */
   #stopPacing(now: number): void {
     if (this.#pacer === undefined) return;
@@ -207,7 +344,15 @@ export class JobRuntime {
    * request's intended start instead (the engine's `latNs` and `slatNs` are
    * from the `now` it gave {@linkcode mayIssue}, which may precede the wait).
    */
-  complete(isRead: boolean, now: number, latNs: number, slatNs: number, ttfbNs = -1): void {
+  complete(
+    isRead: boolean,
+    now: number,
+    latNs: number,
+    slatNs: number,
+    ttfbNs = -1,
+    bytes = this.plan.bs,
+    offset = -1,
+  ): void {
     // Under a rate: lat from the intended start; slat and clat from the real issue.
     const paced = this.#pacer?.settle(now, latNs);
     if (now < this.#measureStart || now > this.#measureEnd) return;
@@ -233,12 +378,13 @@ export class JobRuntime {
     }
     if (ttfbNs >= 0) (isRead ? this.read : this.write).ttfb.recordValue(ns(ttfbNs));
     if (isRead) {
-      f[b + JOB.READ_BYTES]! += this.plan.bs;
+      f[b + JOB.READ_BYTES]! += bytes;
       f[b + JOB.READ_OPS]! += 1;
     } else {
-      f[b + JOB.WRITE_BYTES]! += this.plan.bs;
+      f[b + JOB.WRITE_BYTES]! += bytes;
       f[b + JOB.WRITE_OPS]! += 1;
     }
+    this.#log?.add(now, isRead, latNs, slatNs, bytes, offset);
     this.#lastCompletion = now;
     if (!this.#snapshotTaken && Atomics.load(this.#ctl, CTL.FIRST_DONE) !== 0) {
       this.#takeFirstDoneSnapshot();
@@ -305,6 +451,11 @@ export class JobRuntime {
     return this.#pacer?.summary(monoNow());
   }
 
+  /** Writes this clone's fio logs (write_bw_log and the like), if it keeps any. */
+  writeLogs(): void {
+    this.#log?.finish(Math.min(monoNow(), this.#measureEnd));
+  }
+
   /**
    * The CPU time this job's thread spent from the first I/O of its measured
    * window to its end (getrusage RUSAGE_THREAD, as fio counts a job's
@@ -317,6 +468,12 @@ export class JobRuntime {
 
   /** Marks this job finished; the first job to finish fixes the first-done moment. */
   finish(): void {
+    if (this.#flow && this.#flowOwn >= 0) {
+      // fio's flow_put: this clone's I/Os and weight leave the flow (no one waits on it)
+      Atomics.sub(this.#flow, 0, BigInt(this.#flowOwn));
+      Atomics.sub(this.#flow, 1, BigInt(this.plan.flow!.weight));
+      this.#flowOwn = -1;
+    }
     const start = this.#cpuAtStart;
     if (start !== undefined && this.#cpuSpent === undefined) {
       const end = cpuTimes();
@@ -407,13 +564,13 @@ export function warmUp(plan: JobPlan, engine: JobEngine, ios = WARM_UP_IOS): voi
   let t0 = monoNow();
   for (let i = 0; i < ios; i++) {
     if (!rt.mayIssue(t0)) break;
-    const read = rt.nextIsRead();
-    rt.nextOffset();
-    rt.busy(t0, read, 0, 0);
+    rt.next();
+    const read = rt.isRead;
+    rt.busy(t0, read, rt.file, rt.offset);
     const t1 = t0 + WARM_UP_STEP_MS;
     rt.idle();
     // Both kinds of completion: with a submission step (async engines) and without.
-    rt.complete(read, t1, (t1 - t0) * 1e6, i & 1 ? -1 : 1000);
+    rt.complete(read, t1, (t1 - t0) * 1e6, i & 1 ? -1 : 1000, -1, rt.length, rt.offset);
     t0 = t1;
   }
   // An engine whose loop does no I/O runs it too, for as many, over several calls: a
@@ -435,7 +592,15 @@ function throwawayRuntime(plan: JobPlan, ioSize: number, logMs?: number): JobRun
   shared.ctl[CTL.GO] = 1;
   shared.f64[RUN.RAMP_MS] = WARM_UP_RAMP_MS;
   shared.f64[RUN.RUNTIME_MS] = Infinity;
-  const { rate: _rate, logAvgMsec: _log, ...closedLoop } = plan;
+  // Nothing shared with the real run, and no pause: no flow, think time or fio logs.
+  const {
+    rate: _rate,
+    logAvgMsec: _log,
+    flow: _flow,
+    thinktime: _think,
+    log: _fioLog,
+    ...closedLoop
+  } = plan;
   const log = logMs === undefined ? {} : { logAvgMsec: logMs };
   const rt = new JobRuntime({ ...closedLoop, ...log, ioSize }, shared);
   rt.waitForStart();

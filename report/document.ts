@@ -10,6 +10,7 @@ import { InputError } from "../core/errors.ts";
 import { readJsonFile } from "../core/json_file.ts";
 import { RESULT_SCHEMA, type ResultDocument } from "../schema/result.ts";
 import { PLAN_SCHEMA, type PlanDocument } from "../schema/plan.ts";
+import { fromFioJson, isFioJson } from "../schema/fio_json_read.ts";
 
 import type { SweepResult } from "../schema/sweep.ts";
 
@@ -22,9 +23,11 @@ export type LoadedDocument =
   | { kind: "plan"; path: string; doc: PlanDocument };
 
 /**
- * Reads a result or plan document, telling them apart by `schema`. A file
- * that cannot be read, is not JSON, or is neither throws an
- * {@linkcode InputError} naming the file, in one line.
+ * Reads a result or plan document, telling them apart by `schema`; fio's
+ * JSON (json, json+, fio's own or tierbench's fio-json) is read as a result
+ * document (schema/fio_json_read.ts). A file that cannot be read, is not
+ * JSON, or is none of these throws an {@linkcode InputError} naming the
+ * file, in one line.
  *
  * @example
  * ```ts ignore
@@ -35,6 +38,7 @@ export type LoadedDocument =
 export async function loadDocument(path: string): Promise<LoadedDocument> {
   const json = await readJsonFile(path);
   const doc = json as { schema?: unknown; runs?: unknown; placement?: unknown } | null;
+  if (isFioJson(json)) return { kind: "result", path, doc: fromFioJson(json, path) };
   if (doc?.schema === RESULT_SCHEMA && Array.isArray(doc.runs)) {
     return { kind: "result", path, doc: json as ReportDocument };
   }
@@ -43,8 +47,9 @@ export async function loadDocument(path: string): Promise<LoadedDocument> {
   }
   throw new InputError(
     path,
-    `neither a ${RESULT_SCHEMA} nor a ${PLAN_SCHEMA} document`,
-    "a result JSON of run, bench, contention, workload or sweep, or a plan JSON",
+    `neither a ${RESULT_SCHEMA} nor a ${PLAN_SCHEMA} document, nor fio's JSON`,
+    "a result JSON of run, bench, contention, workload or sweep, a plan JSON, or fio's " +
+      "--output-format=json or json+",
   );
 }
 

@@ -329,6 +329,12 @@ function fioJob(
     iodepth_submit: depthBuckets(run.options.iodepth, SUBMIT_KEYS, submitBucket),
     iodepth_complete: depthBuckets(run.options.iodepth, SUBMIT_KEYS, submitBucket),
     ...latencyBuckets(hists),
+    ...(run.io_errors
+      ? {
+        total_err: run.io_errors.read + run.io_errors.write,
+        first_error: run.io_errors.first_errno,
+      }
+      : {}),
     latency_depth: run.options.iodepth,
     latency_target: 0,
     latency_percentile: 100,

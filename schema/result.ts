@@ -181,6 +181,12 @@ export interface RunOptions {
    * when closed-loop. The one not given is null.
    */
   rate?: { bytes_per_s: number | null; iops: number | null; process: string };
+  /**
+   * A job from a fio job file: the options in force for it as the file
+   * (and the command line) wrote them, its [global]'s and its own, by fio's
+   * names. `bs` above is then its largest block size.
+   */
+  fio?: Record<string, string>;
 }
 
 /** One run: one pattern on one tier. */
@@ -213,6 +219,16 @@ export interface RunResult {
    * was added.
    */
   cpu: { usr_pct: number; sys_pct: number; jobs?: { usr_ns: number; sys_ns: number } };
+  /**
+   * I/O errors the run counted and went on after (a job file's
+   * continue_on_error), per direction, and the first; absent when none.
+   */
+  io_errors?: { read: number; write: number; first: string; first_errno: number };
+  /**
+   * Why the run never started, its figures all zero: a job file's job the
+   * run ended before (--trigger-timeout, exit_what=all), as fio reports one.
+   */
+  not_started?: string;
   jobs: {
     job: number;
     read_bytes: number;
@@ -260,6 +276,11 @@ export interface ResultDocument {
   runs: RunResult[];
   /** Remote tiers (S3, PFS) and what was said about them. */
   remote?: { configured: boolean; note: string };
+  /**
+   * Not written by tierbench: read from fio's JSON (schema/fio_json_read.ts),
+   * its format and fio's version; `host` says whose facts `host` holds.
+   */
+  read_from?: { format: "fio-json" | "fio-json+"; fio_version: string; host: string };
   /** `tierbench workload`: the training workload's figures (workloads/result.ts). */
   workload?: WorkloadResult;
   /** `tierbench replay`: the plan's predicted update phase beside the measured one. */

@@ -30,6 +30,7 @@ import { z } from "zod";
 import { describeValue, describeZodIssue, formatPath, valueAt } from "../core/zod_issue.ts";
 import { jsonProblem } from "../core/json_file.ts";
 import { RESULT_SCHEMA } from "../schema/result.ts";
+import { fromFioJson, isFioJson } from "../schema/fio_json_read.ts";
 import {
   ACCEPTED_SCHEMAS,
   type Direction,
@@ -790,8 +791,9 @@ export function loadProfile(json: unknown, source: string): Profile {
       "a profile or result document",
     );
   }
+  if (isFioJson(json)) json = fromFioJson(json, source);
   const schema = (json as Record<string, unknown>).schema;
-  const accepted = ACCEPTED_SCHEMAS.map((s) => `"${s}"`).join(" or ");
+  const accepted = ACCEPTED_SCHEMAS.map((s) => `"${s}"`).join(" or ") + " (or fio's JSON)";
   if (schema === PROFILE_SCHEMA) {
     const parsed = profileDocSchema.safeParse(json);
     if (!parsed.success) throw issueError(source, json, parsed.error.issues);

@@ -477,7 +477,7 @@ Deno.test("validation errors name the JSON path and what is allowed", () => {
 });
 
 Deno.test("unknown schemas, non-objects, other result kinds and broken results are refused clearly", async () => {
-  const accepted = '"tierbench/profile@1" or "tierbench/result@1"';
+  const accepted = `"tierbench/profile@1" or "tierbench/result@1" (or fio's JSON)`;
   assert.equal(
     errorOf({ schema: "tierbench/plan@1" }).message,
     `--profile: p.json: schema: "tierbench/plan@1" is not a schema this reads; use ${accepted}`,

@@ -7,12 +7,52 @@
 
 import assert from "node:assert/strict";
 
-/** fio run with `args`; its stdout (the test fails on a non-zero exit). */
-export async function fio(args: string[]): Promise<string> {
-  const out = await new Deno.Command("fio", { args, stdout: "piped", stderr: "piped" }).output();
+/** fio run with `args` (in `cwd`); its stdout (the test fails on a non-zero exit). */
+export async function fio(args: string[], cwd?: string): Promise<string> {
+  const out = await new Deno.Command("fio", {
+    args,
+    stdout: "piped",
+    stderr: "piped",
+    ...(cwd ? { cwd } : {}),
+  }).output();
   const dec = new TextDecoder();
-  assert.equal(out.code, 0, dec.decode(out.stderr));
+  assert.equal(out.code, 0, dec.decode(out.stderr) + dec.decode(out.stdout));
   return dec.decode(out.stdout);
+}
+
+/** fio run with `args` in `cwd`: its exit status and what it printed. */
+export async function fioStatus(
+  args: string[],
+  cwd: string,
+  timeoutMs = 60_000,
+): Promise<{ code: number; out: string }> {
+  const child = new Deno.Command("fio", { args, cwd, stdout: "piped", stderr: "piped" }).spawn();
+  const timer = setTimeout(() => child.kill("SIGINT"), timeoutMs);
+  try {
+    const out = await child.output();
+    const dec = new TextDecoder();
+    return { code: out.code, out: dec.decode(out.stdout) + dec.decode(out.stderr) };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * The I/Os of fio's `write_iolog` (version 2 or 3: `[time] file action
+ * offset length`), as `file action offset length` lines; `sync` and
+ * `datasync` as `file action`. A test's reading of fio's log only: the
+ * product reads and writes iologs in its trace code.
+ */
+export function iologOps(text: string): string[] {
+  return text.split("\n").flatMap((line) => {
+    const f = line.trim().split(/\s+/);
+    if (f.length < 2 || f[0] === "fio") return [];
+    const at = /^\d+$/.test(f[0]!) && f.length >= 3 ? 1 : 0;
+    const [file, action, offset, length] = f.slice(at);
+    if (action === "read" || action === "write") return [`${file} ${action} ${offset} ${length}`];
+    if (action === "sync" || action === "datasync") return [`${file} ${action}`];
+    return [];
+  });
 }
 
 /**

@@ -80,19 +80,27 @@ export interface CliResult {
 // As the tierbench task: Deno grants /dev/shm, /proc and /sys only to --allow-all.
 const PERMS = ["--allow-all"];
 
+/** Where and with what environment the CLI runs (default: this process's directory). */
+export interface CliPlace {
+  readonly cwd?: string;
+  readonly env?: Record<string, string>;
+}
+
 /** Spawns the CLI (main.ts) with the task's permissions. */
-export function spawnCli(args: string[]): Deno.ChildProcess {
+export function spawnCli(args: string[], place: CliPlace = {}): Deno.ChildProcess {
   return new Deno.Command(Deno.execPath(), {
     args: ["run", "-q", ...PERMS, join(ROOT, "main.ts"), ...args],
     stdout: "piped",
     stderr: "piped",
-    env: { NO_COLOR: "1" },
+    // where the user stands, as `deno task` would say it
+    env: { NO_COLOR: "1", ...(place.cwd ? { INIT_CWD: place.cwd } : {}), ...place.env },
+    ...(place.cwd ? { cwd: place.cwd } : {}),
   }).spawn();
 }
 
 /** Runs the CLI to completion. */
-export async function runCli(args: string[]): Promise<CliResult> {
-  const out = await spawnCli(args).output();
+export async function runCli(args: string[], place: CliPlace = {}): Promise<CliResult> {
+  const out = await spawnCli(args, place).output();
   const dec = new TextDecoder();
   return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
 }

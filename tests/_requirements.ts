@@ -22,6 +22,8 @@ import { LIBAIO_NAMES } from "../engines/libaio.ts";
 export type Need =
   | "root"
   | "fio"
+  | "fio-examples"
+  | "gnuplot"
   | "libaio"
   | "chattr"
   | "btrfs"
@@ -89,6 +91,14 @@ export const REQUIREMENTS: { readonly [N in Need]: Requirement } = {
   },
   // bench:fio's comparison runs fio beside tierbench
   fio: { name: "fio", detection: { command: "fio" }, packages: ["fio"] },
+  // fio's own example job files (/usr/share/doc/fio/examples), run unchanged by the job-file tests
+  "fio-examples": {
+    name: "fio-examples",
+    detection: { dpkg: ["fio-examples"] },
+    packages: ["fio-examples"],
+  },
+  // fio2gnuplot and fio_generate_plots draw fio's logs with it
+  gnuplot: { name: "gnuplot", detection: { command: "gnuplot" }, packages: ["gnuplot-nox"] },
   // engines/_aio_ring.ts loads it through FFI by these names (else it makes the system calls
   // itself); Debian 13 renamed the package and the library (the 64-bit time_t transition)
   libaio: {

@@ -257,7 +257,7 @@ async function checkCase(name: string, cmd: Command, extra: string[]): Promise<v
       assert.match(line, /^tierbench: /, what);
       assert.match(
         line,
-        /--[a-z][a-z-]*|(unknown|missing required|too many|excess) (option|argument|command)/,
+        /--[a-z][a-z-]*|(unknown|missing required|too many|excess) (option|argument|command)|: job file: /,
         `names no field: ${what}`,
       );
       // a flag with a fixed set, named as the one at fault, lists the set

@@ -11,7 +11,7 @@ import { ConfigError, DirectIoUnsupportedError, IoError, ioErrorFrom } from "../
 import { type PathFacts, pathFacts } from "../core/host.ts";
 import { blockDeviceSize, deviceKindOf, devicePathLabel } from "./_device.ts";
 import { cString, errnoName, lastErrno, libc, O, strerror } from "../core/libc.ts";
-import { makeScratchDir, newRunId, removeScratchDirWithin } from "./scratch.ts";
+import { makeScratchDirSync, newRunId, removeScratchDirWithin } from "./scratch.ts";
 import type {
   DirectSupport,
   JobTarget,
@@ -50,9 +50,19 @@ export abstract class FileBackedTier implements Tier {
     this.#timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   }
 
-  /** The scratch directory (after setup). */
+  /**
+   * The scratch directory (after setup), made on first use: a job file's
+   * jobs work on the files they name and never need one.
+   */
   get scratchDir(): string {
-    if (this.#scratch === undefined) throw new TypeError("setup() has not run");
+    if (this.facts === undefined) throw new TypeError("setup() has not run");
+    if (this.#scratch === undefined) {
+      try {
+        this.#scratch = makeScratchDirSync(this.spec.path, this.runId, this.spec.kind);
+      } catch (e) {
+        throw ioErrorFrom(e, "mkdir", this.spec.path);
+      }
+    }
     return this.#scratch;
   }
 
@@ -89,11 +99,6 @@ export abstract class FileBackedTier implements Tier {
     }
     this.facts = pathFacts(dir);
     this.check(this.facts);
-    try {
-      this.#scratch = await makeScratchDir(dir, this.runId, this.spec.kind);
-    } catch (e) {
-      throw ioErrorFrom(e, "mkdir", dir);
-    }
   }
 
   /** The direct-I/O behaviour for a job that asked for it (or not). */
@@ -115,6 +120,7 @@ export abstract class FileBackedTier implements Tier {
         );
       }
     }
+    if (job.fio) return this.#fioTargets(job);
     if (job.direct) this.#probeDirect();
     if (job.filename !== undefined) return [...Array(job.numjobs)].map(() => this.#existing(job));
     const reads = jobReads(job);
@@ -139,6 +145,47 @@ export abstract class FileBackedTier implements Tier {
       targets.push({ paths, regionOffset, layout });
     }
     return await Promise.resolve(targets);
+  }
+
+  /**
+   * A job file's clones' targets: the files it names, each made ready as
+   * fio's setup_files would (written with data for a job that reads and
+   * when it is missing or too small, allocated for a write job's new file,
+   * else used as it is), by the first clone that has it.
+   */
+  #fioTargets(job: JobOptions): Promise<JobTarget[]> {
+    const fio = job.fio!;
+    const owned = new Set<string>();
+    const targets = fio.clones.map((clone): JobTarget => {
+      const actions = clone.files.map((f) => {
+        let size = 0;
+        try {
+          const st = Deno.statSync(f.path);
+          if (!st.isFile) {
+            throw new ConfigError("filename", `${f.name} is not a regular file`);
+          }
+          size = st.size;
+        } catch (e) {
+          if (!(e instanceof Deno.errors.NotFound)) throw e;
+        }
+        if (size >= f.size || fio.laidOut) return "none" as const;
+        return fio.layout.writeData ? "data" as const : "allocate" as const;
+      });
+      const owner = clone.files.map((f) => !owned.has(f.path) && owned.add(f.path) !== undefined);
+      return {
+        paths: clone.files.map((f) => f.path),
+        regionOffset: 0,
+        layout: "none",
+        fio: {
+          sizes: clone.files.map((f) => f.size),
+          actions,
+          owner,
+          owners: fio.clones.length,
+          layout: fio.layout,
+        },
+      };
+    });
+    return Promise.resolve(targets);
   }
 
   /** The target of a read job on an existing file: used as is, never removed. */
@@ -192,6 +239,12 @@ export abstract class FileBackedTier implements Tier {
   async release(targets: readonly JobTarget[]): Promise<void> {
     if (this.#abandoned !== undefined) return;
     for (const t of targets) {
+      // a job file's files stay, as fio leaves them, unless it asked for unlink
+      if (t.fio) {
+        if (!t.fio.layout.unlink) continue;
+        for (const path of t.paths) await Deno.remove(path).catch(() => {});
+        continue;
+      }
       if (t.layout === "none" || this.#prefilled.has(key(t.paths, t.regionOffset))) continue;
       for (const path of t.paths) {
         const gone = await withinTimeout(Deno.remove(path).catch(() => {}), this.#timeoutMs);

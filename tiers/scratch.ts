@@ -56,6 +56,20 @@ export async function makeScratchDir(parent: string, runId: string, tag: string)
   return dir;
 }
 
+/** {@linkcode makeScratchDir}, synchronously (made on first use, from a getter). */
+export function makeScratchDirSync(parent: string, runId: string, tag: string): string {
+  const dir = join(parent, `${SCRATCH_PREFIX}${runId}-${tag}`);
+  Deno.mkdirSync(dir, { mode: 0o700 });
+  const marker: ScratchMarker = {
+    run_id: runId,
+    host: Deno.hostname(),
+    pid: Deno.pid,
+    created: new Date().toISOString(),
+  };
+  Deno.writeTextFileSync(join(dir, MARKER), JSON.stringify(marker) + "\n", { createNew: true });
+  return dir;
+}
+
 /** The marker of a scratch directory; undefined when it has none (or not a readable one). */
 export function readScratchMarkerSync(dir: string): ScratchMarker | undefined {
   try {
