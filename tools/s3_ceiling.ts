@@ -15,6 +15,11 @@
  *
  * Each raw loop runs in a Worker, as tierbench's jobs do. Measurers take
  * turns, the order rotating each round; figures are medians over rounds.
+ * Besides bandwidth, each row carries each measurer's CPU per request: the
+ * CPU time of this whole process (the stub has its own) over the measured
+ * window divided by the requests completed in it, and its ratio to raw
+ * HTTP's; on a loaded machine that figure moves less than bandwidth. A
+ * progress line on stderr names the point, round and measurer running.
  * Targets: the tier at ≥ 0.8× raw in every row and ≥ 1.5 GB/s at 1 MiB × 8.
  * The SDK and the tier on an S3 server (the local Ceph's RGW) follow, for
  * the record, with the CPU the server's processes (radosgw, ceph-osd) used
