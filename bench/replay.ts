@@ -203,37 +203,12 @@ export function minScaleOf(plan: PlanDocument): number {
 export async function replayPlan(
   plan: PlanDocument,
   specs: readonly TierSpec[],
-  o: {
-    scale: number;
-    iterations?: number;
-    warmup?: number;
-    /** Also run the activation plan (ssdtrain) and every layer offloaded. */
-    activations?: boolean;
-    /** The plan file as the user named it, for messages. */
-    source?: string;
-  } & RunWorkloadOptions,
+  o: ReplayOptions,
 ): Promise<{ doc: ResultDocument; error?: unknown }> {
   const setup = setupOfPlan(plan, o.scale, o.iterations ?? 3, o.warmup ?? 1, o.source);
   const options = optionsOfPlan(plan);
   const out = await runWorkload(mlpOffload, setup, specs, options, o);
-  const w = out.doc.workload;
-  const updates = (w?.iterations ?? []).filter((it) => !it.warmup && it.phases.update)
-    .map((it) => it.phases.update!);
-  const per = updates.map((u) => u.time_s);
-  const measured = out.doc.status === "ok" && per.length > 0 ? median(per) : null;
-  const predicted = plan.predictions.plan.update_s;
-  const replay: ReplayResult = {
-    plan: { source: plan.profile.source, created: plan.created },
-    scale: o.scale,
-    options,
-    min_scale: minScaleOf(plan),
-    predicted: { update_s: predicted, update_s_scaled: predicted * o.scale },
-    measured: { update_s: measured, per_iteration_s: per },
-    error: measured === null ? null : measured / (predicted * o.scale) - 1,
-    paths: replayPaths(plan, o.scale, updates, w?.timeline),
-  };
-  const simulated = simulatedTimeline(plan, o.scale, w?.timeline.iteration);
-  if (simulated) replay.simulated_timeline = simulated;
+  const replay = replayOf(plan, options, out.doc, o.scale);
   out.doc.replay = replay;
   if (!o.activations || out.doc.status !== "ok" || o.signal?.aborted) return out;
   const a = plan.activations;
@@ -241,41 +216,11 @@ export async function replayPlan(
     throw new TypeError("the plan has no activation phases: write it again with `tierbench plan`");
   }
   const local = specs.filter((x) => x.kind === "file");
-  const run = async (
+  const run = (
     offloaded: number,
     prefetch: number,
     predicted: { forward_s: number; backward_s: number },
-  ): Promise<{ run: ActivationRun; error?: unknown }> => {
-    const r = await runWorkload(ssdtrain, setup, local, { offloadLayers: offloaded, prefetch }, o);
-    if (r.doc.status !== "ok") {
-      out.doc.status = r.doc.status;
-      if (r.doc.error !== undefined) out.doc.error = r.doc.error;
-    }
-    const its = (r.doc.workload?.iterations ?? []).filter((it) => !it.warmup);
-    const phase = (name: string) => {
-      const xs = its.map((it) => it.phases[name]?.time_s).filter((x): x is number =>
-        x !== undefined
-      );
-      return r.doc.status === "ok" && xs.length > 0 ? median(xs) : null;
-    };
-    const scaled = {
-      forward_s: predicted.forward_s * o.scale,
-      backward_s: predicted.backward_s * o.scale,
-    };
-    const fwd = phase("forward"), bwd = phase("backward");
-    const result: ActivationRun = {
-      offloaded,
-      prefetch,
-      status: r.doc.status,
-      predicted: scaled,
-      measured: { forward_s: fwd, backward_s: bwd },
-      error: {
-        forward: fwd === null ? null : fwd / scaled.forward_s - 1,
-        backward: bwd === null ? null : bwd / scaled.backward_s - 1,
-      },
-    };
-    return r.error === undefined ? { run: result } : { run: result, error: r.error };
-  };
+  ) => activationRun(out.doc, setup, local, o, { offloaded, prefetch, predicted });
   const first = await run(a.offloaded, a.prefetch, a.phases.plan);
   const activations: ActivationReplay = { layers: a.layers, plan: first.run, all: first.run };
   replay.activations = activations;
@@ -285,4 +230,94 @@ export async function replayPlan(
   const all = await run(a.layers - 1, a.prefetch_all ?? a.prefetch, a.phases.all);
   activations.all = all.run;
   return all.error === undefined ? out : { doc: out.doc, error: all.error };
+}
+
+/** Options of {@linkcode replayPlan}. */
+export type ReplayOptions = {
+  scale: number;
+  iterations?: number;
+  warmup?: number;
+  /** Also run the activation plan (ssdtrain) and every layer offloaded. */
+  activations?: boolean;
+  /** The plan file as the user named it, for messages. */
+  source?: string;
+} & RunWorkloadOptions;
+
+/**
+ * The replay record of `plan` run with `options` at `scale` (`doc`: the
+ * run's result): predicted against measured update phases, per path, and
+ * the simulated timeline beside the measured one.
+ */
+function replayOf(
+  plan: PlanDocument,
+  options: WorkloadOptions,
+  doc: ResultDocument,
+  scale: number,
+): ReplayResult {
+  const w = doc.workload;
+  const updates = (w?.iterations ?? []).filter((it) => !it.warmup && it.phases.update)
+    .map((it) => it.phases.update!);
+  const per = updates.map((u) => u.time_s);
+  const measured = doc.status === "ok" && per.length > 0 ? median(per) : null;
+  const predicted = plan.predictions.plan.update_s;
+  const replay: ReplayResult = {
+    plan: { source: plan.profile.source, created: plan.created },
+    scale,
+    options,
+    min_scale: minScaleOf(plan),
+    predicted: { update_s: predicted, update_s_scaled: predicted * scale },
+    measured: { update_s: measured, per_iteration_s: per },
+    error: measured === null ? null : measured / (predicted * scale) - 1,
+    paths: replayPaths(plan, scale, updates, w?.timeline),
+  };
+  const simulated = simulatedTimeline(plan, scale, w?.timeline.iteration);
+  if (simulated) replay.simulated_timeline = simulated;
+  return replay;
+}
+
+/**
+ * One activation run (ssdtrain) on the `local` tiers with `offloaded`
+ * layers out and `prefetch` read ahead, its forward and backward phases
+ * against the `predicted` ones at `o.scale`; a failed run's status and
+ * error go onto `doc`.
+ */
+async function activationRun(
+  doc: ResultDocument,
+  setup: TrainingSetup,
+  local: readonly TierSpec[],
+  o: ReplayOptions,
+  at: {
+    offloaded: number;
+    prefetch: number;
+    predicted: { forward_s: number; backward_s: number };
+  },
+): Promise<{ run: ActivationRun; error?: unknown }> {
+  const { offloaded, prefetch, predicted } = at;
+  const r = await runWorkload(ssdtrain, setup, local, { offloadLayers: offloaded, prefetch }, o);
+  if (r.doc.status !== "ok") {
+    doc.status = r.doc.status;
+    if (r.doc.error !== undefined) doc.error = r.doc.error;
+  }
+  const its = (r.doc.workload?.iterations ?? []).filter((it) => !it.warmup);
+  const phase = (name: string) => {
+    const xs = its.map((it) => it.phases[name]?.time_s).filter((x): x is number => x !== undefined);
+    return r.doc.status === "ok" && xs.length > 0 ? median(xs) : null;
+  };
+  const scaled = {
+    forward_s: predicted.forward_s * o.scale,
+    backward_s: predicted.backward_s * o.scale,
+  };
+  const fwd = phase("forward"), bwd = phase("backward");
+  const result: ActivationRun = {
+    offloaded,
+    prefetch,
+    status: r.doc.status,
+    predicted: scaled,
+    measured: { forward_s: fwd, backward_s: bwd },
+    error: {
+      forward: fwd === null ? null : fwd / scaled.forward_s - 1,
+      backward: bwd === null ? null : bwd / scaled.backward_s - 1,
+    },
+  };
+  return r.error === undefined ? { run: result } : { run: result, error: r.error };
 }

@@ -24,6 +24,20 @@ function s(x: number): string {
  * ```
  */
 export function formatPlan(doc: PlanDocument): string {
+  const lines = [placementTable(doc), predictionTable(doc)];
+  lines.push(...shareLines(doc));
+  if (doc.nodes_sweep && doc.nodes_sweep.length > 0) lines.push(formatNodesSweep(doc));
+  for (const p of Object.values(doc.predictions)) if (p.note) lines.push(pc.dim(`note: ${p.note}`));
+  for (const w of doc.why) lines.push(`why: ${w}`);
+  if (doc.activations) lines.push(activationsLine(doc.activations));
+  for (const [who, e] of Object.entries(doc.exports)) {
+    if (typeof e.error === "string") lines.push(pc.dim(`no ${who} export: ${e.error}`));
+  }
+  return lines.join("\n");
+}
+
+/** The placement: each path's tier, subgroups, share, cache, readers and writers, request size. */
+function placementTable(doc: PlanDocument): string {
   const placement = new Table({
     head: [
       "path",
@@ -48,6 +62,11 @@ export function formatPlan(doc: PlanDocument): string {
       `${p.bs / 1024} KiB × ${p.iodepth}`,
     ]);
   }
+  return placement.toString();
+}
+
+/** The predicted update phase of the plan and of each baseline, with the plan's speedup over each. */
+function predictionTable(doc: PlanDocument): string {
   const table = new Table({
     head: [
       "update phase",
@@ -86,27 +105,18 @@ export function formatPlan(doc: PlanDocument): string {
   table.push(row("zero-offload (all in host memory)", doc.predictions.zero_offload));
   const mlp = doc.predictions.mlp_offload;
   if (mlp) table.push(row("mlp-offload (1 in 3 on remote, 1×1 per path)", mlp));
-  const lines = [placement.toString(), table.toString()];
-  lines.push(...shareLines(doc));
-  if (doc.nodes_sweep && doc.nodes_sweep.length > 0) lines.push(formatNodesSweep(doc));
-  for (const p of Object.values(doc.predictions)) if (p.note) lines.push(pc.dim(`note: ${p.note}`));
-  for (const w of doc.why) lines.push(`why: ${w}`);
-  const a = doc.activations;
-  if (a) {
-    lines.push(
-      `activations: ${
-        a.offloaded === 0 ? "offload no layer" : `offload layers 0–${a.offloaded - 1}`
-      } of ${a.layers} (${
-        (a.freed_bytes / 2 ** 30).toFixed(1)
-      } GiB of GPU memory per rank), read ${a.prefetch} layer(s) ahead; predicted stall ${
-        a.stall_s.toFixed(2)
-      } s per iteration (${a.stall_all_s.toFixed(2)} s if every layer went out): ${a.why}`,
-    );
-  }
-  for (const [who, e] of Object.entries(doc.exports)) {
-    if (typeof e.error === "string") lines.push(pc.dim(`no ${who} export: ${e.error}`));
-  }
-  return lines.join("\n");
+  return table.toString();
+}
+
+/** The activations line: which layers go out, the GPU memory freed and the predicted stall. */
+function activationsLine(a: NonNullable<PlanDocument["activations"]>): string {
+  return `activations: ${
+    a.offloaded === 0 ? "offload no layer" : `offload layers 0–${a.offloaded - 1}`
+  } of ${a.layers} (${
+    (a.freed_bytes / 2 ** 30).toFixed(1)
+  } GiB of GPU memory per rank), read ${a.prefetch} layer(s) ahead; predicted stall ${
+    a.stall_s.toFixed(2)
+  } s per iteration (${a.stall_all_s.toFixed(2)} s if every layer went out): ${a.why}`;
 }
 
 /**

@@ -397,7 +397,11 @@ export class FioSettings {
       const why = unset.length > 0 && e.value !== undefined && e.value.trim() === ""
         ? `\${${unset[0]}} is not set in the environment, which leaves it empty: `
         : "";
-      fail(e, `${why}${shown}${(err as Error).message} (fio refuses it too)`, err);
+      const takes = err instanceof FioValueError ? err.fioTakes : undefined;
+      const fio = takes === undefined
+        ? "fio refuses it too"
+        : `fio takes it ${takes}; tierbench refuses it`;
+      fail(e, `${why}${shown}${(err as Error).message} (${fio})`, err);
     }
     const setting = { facts, value, entry: e, seq };
     this.#set.delete(facts.name);

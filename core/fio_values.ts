@@ -66,6 +66,13 @@ export type FioValue =
 /** A value fio would refuse, and why (fio's words where it has some). */
 export class FioValueError extends Error {
   override name = "FioValueError";
+  /** Set where fio takes the value after all: what it makes of it. */
+  readonly fioTakes: string | undefined;
+
+  constructor(message: string, fioTakes?: string) {
+    super(message);
+    this.fioTakes = fioTakes;
+  }
 }
 
 /** `${NAME}` replaced by the environment's value, or nothing when unset (fio_option_dup_subs). */
@@ -571,12 +578,18 @@ function numbers(o: FioOptionFacts, parts: readonly string[], kbBase: number): F
       }
     }
     const v = r.percent ? -r.value : r.value;
-    if (!r.percent && v < 0) throw new FioValueError(`${tmp} is negative`);
+    const isInt = o.type === "INT";
+    const max = o.maxval ?? (isInt ? 0xffffffff : undefined);
+    if (!r.percent && v < 0) {
+      // fio reads values unsigned: a negative one wraps, then fails a maximum where there is one
+      throw new FioValueError(
+        `${tmp} is negative`,
+        max === undefined ? "as 2^64 - 1, in effect no limit" : undefined,
+      );
+    }
     if (o.pow2 && (v <= 0 || (v & (v - 1)) !== 0)) {
       throw new FioValueError(`${tmp}: must be a power of 2`);
     }
-    const isInt = o.type === "INT";
-    const max = o.maxval ?? (isInt ? 0xffffffff : undefined);
     if (max !== undefined && v > max) {
       throw new FioValueError(`${tmp} is above its maximum of ${max}`);
     }

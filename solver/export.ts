@@ -35,6 +35,7 @@ import {
 } from "./deepspeed_keys.ts";
 import { PLAN_SCHEMA, type PlanDocument, type PlannedPath } from "../schema/plan.ts";
 import { ConfigError } from "../core/errors.ts";
+import { mlpOffloadNotes, mlpOffloadSources } from "./_mlp_offload_notes.ts";
 
 /** DeepSpeed versions whose keys are known (solver/_deepspeed_keys.ts). */
 export const DEEPSPEED_VERSIONS = ["0.13.3", "0.16.9"] as const;
@@ -456,104 +457,24 @@ export function deepspeedConfig(plan: PlanDocument, opts: ExportOptions = {}): D
  */
 export function mlpOffloadSettings(plan: PlanDocument, opts: ExportOptions = {}): MlpOffloadExport {
   const { subGroupSize, placement, used, onPaths } = planFacts(plan);
-  const local = placement.paths.find((p) => p.name === "local");
-  const remote = placement.paths.find((p) => p.name === "remote");
-  if (!local || local.subgroups === 0) {
-    throw new Error(
-      "MLP-Offload needs subgroups on the local path (nvme_path's first entry); this plan has none there",
-    );
-  }
-  const others = used.filter((p) => p !== local && p !== remote);
-  if (others.length > 0) {
-    throw new Error(
-      `MLP-Offload takes a local and a remote path; the plan also uses ${
-        others.map((p) => p.name).join(", ")
-      }`,
-    );
-  }
-  /** What the settings do differently from the plan. */
-  const notes = unsupported(plan, "MLP-Offload");
-  /** What the sources do not settle (they leave matches_plan alone). */
-  const caveats: string[] = [];
-  const sources: Record<string, string> = {};
-  const zo = "zero_optimization";
-  const oo = `${zo}.offload_optimizer`;
-  const script = "mauryaavinash95/MLP-Offload scripts/config-n-run.sh";
-  const launch = "mauryaavinash95/MLP-Offload scripts/launch-expt.sh";
-  const printed = "its 70B run's printed swap_config (MLP-Offload logs/log-70B-…-single_proc1-…)";
-
+  const { local, remote } = localAndRemote(placement.paths, used);
   const remoteCount = remote?.subgroups ?? 0;
-  const share = remoteCount / onPaths;
-  let k = 0;
-  if (remoteCount > 0) {
-    k = Math.max(2, Math.round(1 / share));
-    const placed = onPaths / k;
-    if (Math.abs(placed - remoteCount) >= 1) {
-      notes.push(
-        `dist_opt_ratio ${k} puts about ${
-          Math.round(placed)
-        } of ${onPaths} subgroups on the remote path (one in ${k}); the plan puts ${remoteCount}`,
-      );
-    }
-  }
+  const k = remoteCount > 0 ? Math.max(2, Math.round(1 / (remoteCount / onPaths))) : 0;
   const dirs = [pathDirectory(plan, local, opts.dirs)];
   if (remote && remoteCount > 0) dirs.push(pathDirectory(plan, remote, opts.dirs));
 
   const paths = remoteCount > 0 && remote ? [local, remote] : [local];
-  const caching = paths.some((p) => p.cache_subgroups > 0);
   // the fork caches buffer_count // 4 − 1 subgroups per path (one buffer each for p, m, v, g)
   const cachePerPath = Math.max(0, ...paths.map((p) => p.cache_subgroups));
   const bufferCount = opts.bufferCount ?? 4 * (cachePerPath + 1);
-  const cachedByFork = Math.max(0, Math.floor(bufferCount / 4) - 1);
-  if (paths.some((p) => p.cache_subgroups !== cachedByFork)) {
-    notes.push(
-      `buffer_count ${bufferCount} caches ${cachedByFork} subgroups per path (buffer_count // 4 − 1); the plan caches ${
-        paths.map((p) => `${p.name} ${p.cache_subgroups}`).join(", ")
-      }`,
-    );
-  }
-  for (const p of paths) {
-    for (const [what, n] of [["readers", p.readers], ["writers", p.writers]] as const) {
-      if (n !== 1) {
-        notes.push(
-          `the ${p.name} path's ${
-            n ?? "unlimited"
-          } ${what} at a time is no key of the fork: it allows one reader and one writer node-wide (its /dev/shm locks)`,
-        );
-      }
-    }
-  }
-  if (plan.predictions.plan.host_memory?.gradients === "swapped") {
-    caveats.push(
-      "the plan swaps gradients (they do not fit in host memory): the fork has no key for it; its runs kept them in host memory (skip_grads1 in their logs)",
-    );
-  }
-  if (remoteCount > 0) {
-    caveats.push(
-      "dist_opt_ratio is read as one subgroup in K on the remote path; the fork's code that reads it is not in the sources",
-    );
-  }
-  if (caching) {
-    caveats.push(
-      "dist_cpu_caching (float) is left out: what share it sets is not in the sources; the cache follows buffer_count",
-    );
-  }
-  if (placement.order === "ascending" && caching) {
-    notes.push(
-      "the plan's ascending order is not MLP-Offload's: with its cache the order alternates",
-    );
-  }
-  if (remote && remote.bs !== local.bs && remoteCount > 0) {
-    notes.push(
-      `one aio block serves both paths: block_size is the local path's ${local.bs}, the remote path was measured at ${remote.bs}`,
-    );
-  }
-  if (remote && remote.iodepth !== local.iodepth && remoteCount > 0) {
-    notes.push(
-      `one aio block serves both paths: queue_depth is the local path's ${local.iodepth}, the remote path was measured at ${remote.iodepth}`,
-    );
-  }
-
+  const { notes, caveats } = mlpOffloadNotes(plan, unsupported(plan, "MLP-Offload"), {
+    local,
+    remote,
+    paths,
+    k,
+    onPaths,
+    bufferCount,
+  });
   const offload = {
     device: "nvme",
     nvme_path: dirs.join(";"),
@@ -563,21 +484,6 @@ export function mlpOffloadSettings(plan: PlanDocument, opts: ExportOptions = {})
     pin_memory: true,
     dist_opt_ratio: k,
   };
-  sources[`${oo}.device`] = `${script} ("device": "nvme")`;
-  sources[`${oo}.nvme_path`] =
-    `${script} writes $OPT_PATHS, which ${launch} passes as "$NVME_PATH;$PFS_PATH" (-C); directories from the plan's paths`;
-  sources[`${oo}.buffer_count`] =
-    `4 × (the plan's cache per path + 1): the public branch's code caches buffer_count // 4 − 1 subgroups per path (the artifact's runs, on its pinned e00c4d7d with gradients kept, cached buffer_count // 3: 25 → 8); ${launch} -b 32`;
-  const pipelined =
-    `${launch} -P 1; written as a JSON boolean, which the fork parses to True (${printed})`;
-  sources[`${oo}.pipeline_read`] = pipelined;
-  sources[`${oo}.pipeline_write`] = pipelined;
-  sources[`${oo}.pin_memory`] = `${script} ("pin_memory": true)`;
-  sources[`${oo}.dist_opt_ratio`] =
-    `${launch} -O 3 with two paths, -O 0 with one; an int in ${printed}; one subgroup in K on the remote path as tierbench reads it (not verified in the fork's code)`;
-  sources[`${zo}.stage`] = `${script} (ZERO_STAGE=3)`;
-  sources[`${zo}.sub_group_size`] = "the plan's setup.subgroup_elements";
-
   const aio: AioBlock = {
     block_size: positiveInt(local.bs, "the local path's bs"),
     queue_depth: positiveInt(local.iodepth, "the local path's iodepth"),
@@ -585,15 +491,6 @@ export function mlpOffloadSettings(plan: PlanDocument, opts: ExportOptions = {})
     single_submit: false,
     overlap_events: true,
   };
-  sources["aio.block_size"] =
-    `the plan's local path bs (the size its bandwidth was measured at); ${script} uses 2097152`;
-  sources["aio.queue_depth"] =
-    `the plan's local path iodepth; ${script} leaves it to the default 8 (printed as queue_depth 8)`;
-  sources["aio.thread_count"] =
-    `${script} ("thread_count": 4); the fork (0.13.3) reads thread_count`;
-  sources["aio.single_submit"] = `${script} ("single_submit": false)`;
-  sources["aio.overlap_events"] = `${script} ("overlap_events": true)`;
-
   const config = {
     zero_optimization: {
       stage: 3 as const,
@@ -610,6 +507,34 @@ export function mlpOffloadSettings(plan: PlanDocument, opts: ExportOptions = {})
     remote_share: k === 0 ? 0 : 1 / k,
     matches_plan: notes.length === 0,
     notes: [...notes, ...caveats],
-    sources,
+    sources: mlpOffloadSources(),
   };
+}
+
+/**
+ * The local and remote paths of a plan MLP-Offload can run (`used`: the
+ * paths with subgroups).
+ *
+ * @throws {Error} when the local path has no subgroups or another path has some.
+ */
+function localAndRemote(
+  paths: readonly PlannedPath[],
+  used: readonly PlannedPath[],
+): { local: PlannedPath; remote: PlannedPath | undefined } {
+  const local = paths.find((p) => p.name === "local");
+  const remote = paths.find((p) => p.name === "remote");
+  if (!local || local.subgroups === 0) {
+    throw new Error(
+      "MLP-Offload needs subgroups on the local path (nvme_path's first entry); this plan has none there",
+    );
+  }
+  const others = used.filter((p) => p !== local && p !== remote);
+  if (others.length > 0) {
+    throw new Error(
+      `MLP-Offload takes a local and a remote path; the plan also uses ${
+        others.map((p) => p.name).join(", ")
+      }`,
+    );
+  }
+  return { local, remote };
 }

@@ -660,7 +660,9 @@ function resultTierAlone(doc: ResultDoc, t: ResultTier): ProfileTier | string {
   }
   const c = doc.contention;
   const alone = c?.alone[t.label];
-  if (c && alone && alone.read_bw_bytes > 0 && alone.write_bw_bytes > 0) {
+  const shape = c && Number.isInteger(c.pattern.bs) && c.pattern.bs > 0 &&
+    Number.isInteger(c.pattern.iodepth) && c.pattern.iodepth > 0;
+  if (c && shape && alone && alone.read_bw_bytes > 0 && alone.write_bw_bytes > 0) {
     const named = (d: Direction) => doc.runs.find((r) => r.name === `${t.label} ${d} alone`);
     const figures = {
       read: alone.read_bw_bytes,
@@ -671,9 +673,12 @@ function resultTierAlone(doc: ResultDoc, t: ResultTier): ProfileTier | string {
     return tierFrom(t, { read: named("read"), write: named("write") }, figures, "contention-alone");
   }
   const missing = DIRECTIONS.filter((d) => !(d === "read" ? read : write));
-  const matrix = c
+  const matrix = !c
+    ? "and no contention matrix"
+    : shape
     ? "and the contention matrix has no figures of it alone"
-    : "and no contention matrix";
+    : `and the contention matrix's pattern has no request size and depth (bs ${c.pattern.bs}, ` +
+      `iodepth ${c.pattern.iodepth})`;
   return `${t.label}: no ${missing.join(" or ")} run of 1 MiB at depth 8 that ended ok, ${matrix}`;
 }
 

@@ -5,7 +5,7 @@
  * @module
  */
 
-import type { Direction, Profile, ScalingPoint } from "../schema/profile.ts";
+import type { Direction, Profile, ProfileTier, ScalingPoint } from "../schema/profile.ts";
 import type { RemoteShareUsed, ShareBasis } from "../schema/plan.ts";
 import { isRemoteKind } from "./_profile_scaling.ts";
 
@@ -173,39 +173,65 @@ export function profileAtNodes(
     };
     const f = { read: read.bw / t.read_bw_bytes, write: write.bw / t.write_bw_bytes };
     factors[t.label] = f;
-    tiers[t.label] = {
-      ...t,
-      read_bw_bytes: read.bw,
-      write_bw_bytes: write.bw,
-      ...(t.mixed_read_bw_bytes !== undefined
-        ? { mixed_read_bw_bytes: t.mixed_read_bw_bytes * f.read }
-        : {}),
-      ...(t.mixed_write_bw_bytes !== undefined
-        ? { mixed_write_bw_bytes: t.mixed_write_bw_bytes * f.write }
-        : {}),
-      // a node's processes at once, each curve scaled as the node's share is
-      ...(t.concurrency
-        ? {
-          concurrency: t.concurrency.map((c) => ({
-            ...c,
-            points: c.points.map((p) => ({
-              ...p,
-              read_bw_bytes: p.read_bw_bytes * f.read,
-              write_bw_bytes: p.write_bw_bytes * f.write,
-              ...(p.mixed_read_bw_bytes !== undefined
-                ? { mixed_read_bw_bytes: p.mixed_read_bw_bytes * f.read }
-                : {}),
-              ...(p.mixed_write_bw_bytes !== undefined
-                ? { mixed_write_bw_bytes: p.mixed_write_bw_bytes * f.write }
-                : {}),
-            })),
-          })),
-        }
-        : {}),
-    };
+    tiers[t.label] = sharedTier(t, read.bw, write.bw, f);
   }
   const out: Profile = { ...profile, tiers };
-  // the pairs' measured rates scale as their members' do
+  const contention = sharedContention(profile, factors);
+  if (contention) out.contention = contention;
+  return { profile: out, shares };
+}
+
+/**
+ * Remote tier `t` at its share: bandwidths `read` and `write`, its mixed
+ * bandwidths and concurrency curves scaled by `f` each way (a node's
+ * processes at once, each curve scaled as the node's share is).
+ */
+function sharedTier(
+  t: ProfileTier,
+  read: number,
+  write: number,
+  f: { read: number; write: number },
+): ProfileTier {
+  return {
+    ...t,
+    read_bw_bytes: read,
+    write_bw_bytes: write,
+    ...(t.mixed_read_bw_bytes !== undefined
+      ? { mixed_read_bw_bytes: t.mixed_read_bw_bytes * f.read }
+      : {}),
+    ...(t.mixed_write_bw_bytes !== undefined
+      ? { mixed_write_bw_bytes: t.mixed_write_bw_bytes * f.write }
+      : {}),
+    ...(t.concurrency
+      ? {
+        concurrency: t.concurrency.map((c) => ({
+          ...c,
+          points: c.points.map((p) => ({
+            ...p,
+            read_bw_bytes: p.read_bw_bytes * f.read,
+            write_bw_bytes: p.write_bw_bytes * f.write,
+            ...(p.mixed_read_bw_bytes !== undefined
+              ? { mixed_read_bw_bytes: p.mixed_read_bw_bytes * f.read }
+              : {}),
+            ...(p.mixed_write_bw_bytes !== undefined
+              ? { mixed_write_bw_bytes: p.mixed_write_bw_bytes * f.write }
+              : {}),
+          })),
+        })),
+      }
+      : {}),
+  };
+}
+
+/**
+ * The profile's contention with the pairs' measured rates (`together`,
+ * `together_at`) scaled as their members' are by `factors`, by label;
+ * undefined where the profile measured no pair together.
+ */
+function sharedContention(
+  profile: Profile,
+  factors: Readonly<Record<string, { read: number; write: number }>>,
+): Profile["contention"] | undefined {
   const scaleMembers = (
     members: Record<string, { read_bw_bytes: number; write_bw_bytes: number }>,
   ) =>
@@ -219,21 +245,20 @@ export function profileAtNodes(
       }),
     );
   const together = profile.contention?.together;
-  if (profile.contention && together) {
-    out.contention = {
-      ...profile.contention,
-      together: Object.fromEntries(
-        Object.entries(together).map(([key, members]) => [key, scaleMembers(members)]),
-      ),
-    };
-    const at = profile.contention.together_at;
-    if (at) {
-      out.contention.together_at = Object.fromEntries(
-        Object.entries(at).map((
-          [key, g],
-        ) => [key, { processes: g.processes, members: scaleMembers(g.members) }]),
-      );
-    }
+  if (!profile.contention || !together) return undefined;
+  const contention = {
+    ...profile.contention,
+    together: Object.fromEntries(
+      Object.entries(together).map(([key, members]) => [key, scaleMembers(members)]),
+    ),
+  };
+  const at = profile.contention.together_at;
+  if (at) {
+    contention.together_at = Object.fromEntries(
+      Object.entries(at).map((
+        [key, g],
+      ) => [key, { processes: g.processes, members: scaleMembers(g.members) }]),
+    );
   }
-  return { profile: out, shares };
+  return contention;
 }
