@@ -1,14 +1,5 @@
 import assert from "node:assert/strict";
-import { openTier } from "../tiers/mod.ts";
-import { parseJobOptions, type RawJobOptions } from "../core/config.ts";
-import { runJob } from "./runner.ts";
-
-async function run(raw: RawJobOptions) {
-  const job = parseJobOptions(raw);
-  await using tier = openTier(job.tier);
-  await tier.setup();
-  return await runJob(tier, job);
-}
+import { runRawJob as run } from "../tests/_run_job.ts";
 
 Deno.test("a run's time series carries each interval's p50, p99 and max latency per direction, within the run's own", async () => {
   const r = await run({

@@ -1,18 +1,12 @@
 import assert from "node:assert/strict";
 import { openTier } from "../tiers/mod.ts";
 import { tempDirOnDisk } from "../tests/_helpers.ts";
-import { parseJobOptions, type RawJobOptions } from "../core/config.ts";
+import { parseJobOptions } from "../core/config.ts";
 import { decodeHistogram } from "../core/recorder.ts";
 import { runJob } from "./runner.ts";
+import { runRawJob as run } from "../tests/_run_job.ts";
 
 const MiB = 1024 * 1024;
-
-async function run(raw: RawJobOptions) {
-  const job = parseJobOptions(raw);
-  await using tier = openTier(job.tier);
-  await tier.setup();
-  return await runJob(tier, job);
-}
 
 Deno.test("runJob() moves exactly io_size per job on the file tier with O_DIRECT (psync)", async () => {
   const dir = await tempDirOnDisk();

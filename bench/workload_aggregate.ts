@@ -12,13 +12,13 @@
  * @module
  */
 
-import { median } from "../core/stats.ts";
-import type {
-  IterationResult,
-  PathIoResult,
-  PhaseResult,
-  WorkloadResult,
-  WorkloadSummary,
+import {
+  type IterationResult,
+  type PathIoResult,
+  type PhaseResult,
+  summaryOf,
+  type WorkloadResult,
+  type WorkloadSummary,
 } from "../schema/workload.ts";
 
 /** One node's result: the rank of its process, its node, what it measured. */
@@ -166,22 +166,9 @@ function summarize(
 ): WorkloadSummary | null {
   const measured = iterations.filter((it) => !it.warmup);
   if (measured.length === 0) return null;
-  const phaseMedian = (name: string) => {
-    const xs = measured.flatMap((it) => (it.phases[name] ? [it.phases[name].time_s] : []));
-    return xs.length > 0 ? median(xs) : undefined;
-  };
   const bytes: Record<string, number> = {};
   for (const k of [...new Set(summaries.flatMap((s) => Object.keys(s.bytes)))].sort()) {
     bytes[k] = summaries.reduce((t, s) => t + (s.bytes[k] ?? 0), 0);
   }
-  const update = phaseMedian("update");
-  const flush = phaseMedian("flush");
-  return {
-    iterations: measured.length,
-    iteration_s: median(measured.map((it) => it.iteration_s)),
-    ...(update !== undefined ? { update_s: update } : {}),
-    stall_s: median(measured.map((it) => it.stall_s)),
-    ...(flush !== undefined ? { flush_s: flush } : {}),
-    bytes,
-  };
+  return summaryOf(measured, bytes);
 }

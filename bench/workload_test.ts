@@ -10,6 +10,7 @@ import { resolveSetup } from "../workloads/setup.ts";
 import { mlpOffload } from "../workloads/mlp_offload.ts";
 import { zeroInfinity } from "../workloads/zero_infinity.ts";
 import { needing } from "../tests/_requirements.ts";
+import { exclusiveHolds } from "../tests/_lock_holds.ts";
 
 const setup = resolveSetup({ model: "7b", scale: 2e-4, iterations: 1, warmup: 1, ranksPerNode: 2 });
 
@@ -91,23 +92,8 @@ Deno.test("runWorkload() runs mlp-offload: no two ranks hold a node-wide lock at
     assert.deepEqual(w.paths.map((p) => p.threads), [4, 4]);
     const program = mlpOffload.build(s, { local: ["local"], remote: "remote" }, { locks: "both" });
     assert.deepEqual(w.summary!.bytes, iterationBytes(program, 1));
-    // each hold: from the lock op's end (acquired) to the unlock op's start (before release)
-    const holds: { rank: number; lock: string; from: number; to: number }[] = [];
-    const open = new Map<string, number>();
-    for (const [rank, , kind, label, , start, end] of w.timeline.spans) {
-      const lock = label.slice(label.lastIndexOf(".") + 1);
-      if (kind === "lock") open.set(`${rank}|${lock}`, end);
-      if (kind === "unlock") {
-        holds.push({ rank, lock, from: open.get(`${rank}|${lock}`)!, to: start });
-      }
-    }
+    const holds = exclusiveHolds(w.timeline);
     assert.ok(holds.length >= 4 * 17, `${holds.length} holds`);
-    for (const a of holds) {
-      for (const b of holds) {
-        if (a.rank >= b.rank || a.lock !== b.lock) continue;
-        assert.ok(a.to <= b.from || b.to <= a.from, `ranks ${a.rank} and ${b.rank} held ${a.lock}`);
-      }
-    }
     assert.deepEqual(await scratchLeft(local), []);
     assert.deepEqual(await scratchLeft(remote), []);
   });

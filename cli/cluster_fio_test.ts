@@ -1,18 +1,9 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { scratchLeft } from "../tests/_helpers.ts";
+import { scratchLeft, withShmDir } from "../tests/_helpers.ts";
 import { launchRanks as launch } from "../tests/_launch.ts";
 
 type Obj = Record<string, unknown>;
-
-async function withShmDir(fn: (dir: string) => Promise<void>): Promise<void> {
-  const dir = await Deno.makeTempDir({ dir: "/dev/shm", prefix: "tierbench-cluster-fio-test-" });
-  try {
-    await fn(dir);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-}
 
 const host = Deno.hostname();
 

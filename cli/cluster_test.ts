@@ -1,51 +1,27 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { ROOT, runCli, scratchLeft } from "../tests/_helpers.ts";
-import { launchRanks as launch } from "../tests/_launch.ts";
+import { ROOT, runCli, scratchLeft, withShmDir } from "../tests/_helpers.ts";
+import { clusterDoc, killRank, launchRanks as launch } from "../tests/_launch.ts";
 import { needing } from "../tests/_requirements.ts";
 import type { ResultDocument } from "../schema/result.ts";
-import { partialPathOf } from "../core/output_file.ts";
-
-async function withShmDir(fn: (dir: string) => Promise<void>): Promise<void> {
-  const dir = await Deno.makeTempDir({ dir: "/dev/shm", prefix: "tierbench-cluster-test-" });
-  try {
-    await fn(dir);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-}
 
 const host = Deno.hostname();
+
+/** `run` writing 64 KiB blocks to 8 MiB in `dir` (a memory tier), with `extra`, quietly into `out`. */
+function writeRun(dir: string, out: string, ...extra: string[]): string[] {
+  return [
+    ...["run", "--tier", `memory:${dir}`, "--rw", "write", "--bs", "64k", "--size", "8m"],
+    ...[...extra, "--quiet", "--output", out],
+  ];
+}
 
 Deno.test("run across 3 torchrun-style processes: one document with every process and the aggregate, no scratch left", async () => {
   await withShmDir(async (dir) => {
     const out = join(dir, "out.json");
-    const ranks = launch(3, [
-      "run",
-      "--tier",
-      `memory:${dir}`,
-      "--rw",
-      "write",
-      "--bs",
-      "64k",
-      "--size",
-      "8m",
-      "--runtime",
-      "1",
-      "--log-avg-msec",
-      "100",
-      "--quiet",
-      "--output",
-      out,
-    ]);
-    const results = await ranks.done();
-    for (const r of results) assert.equal(r.code, 0, r.stderr);
-    const doc = JSON.parse(await Deno.readTextFile(out)) as ResultDocument;
+    const ranks = launch(3, writeRun(dir, out, "--runtime", "1", "--log-avg-msec", "100"));
+    const doc = await clusterDoc(ranks, out);
     const c = doc.cluster!;
-    assert.equal(c.launcher, "torchrun");
     assert.equal(c.transport, "tcp");
-    assert.equal(c.processes_count, 3);
-    assert.deepEqual(c.nodes, [`${host}#0`, `${host}#1`, `${host}#2`]);
     assert.deepEqual(c.processes.map((p) => p.runs.length), [1, 1, 1]);
     const agg = c.runs[0]!;
     const sum = agg.per_process.reduce((a, p) => a + p.write_bw_bytes, 0);
@@ -69,43 +45,14 @@ function killMidRun(victim: number, writer: number, what: string): void {
   Deno.test(`run across processes: ${what}`, async () => {
     await withShmDir(async (dir) => {
       const out = join(dir, "out.json");
-      const ranks = launch(3, [
-        "run",
-        "--tier",
-        `memory:${dir}`,
-        "--rw",
-        "write",
-        "--bs",
-        "64k",
-        "--size",
-        "8m",
-        "--runtime",
-        "120",
-        "--timeout",
-        "10",
-        "--quiet",
-        "--output",
-        out,
-      ]);
+      const ranks = launch(3, writeRun(dir, out, "--runtime", "120", "--timeout", "10"));
       // Wait (bounded) until every rank has its scratch, then a little into the run.
       for (let i = 0; i < 600 && (await scratchLeft(dir)).length < 3; i++) {
         await new Promise((r) => setTimeout(r, 100));
       }
       assert.equal((await scratchLeft(dir)).length, 3);
       await new Promise((r) => setTimeout(r, 1500));
-      ranks.children[victim]!.kill("SIGKILL");
-      const results = await ranks.done();
-      assert.equal(results[writer]!.code, 1, results[writer]!.stderr);
-      const line = results[writer]!.stderr.trim().split("\n").at(-1)!;
-      assert.match(
-        line,
-        new RegExp(`rank ${victim} on ${host}#${victim} was lost.*partial results in`),
-      );
-      const other = [0, 1, 2].find((r) => r !== victim && r !== writer)!;
-      assert.notEqual(results[other]!.code, 0);
-      const doc = JSON.parse(await Deno.readTextFile(partialPathOf(out))) as ResultDocument;
-      assert.equal(doc.status, "failed");
-      assert.deepEqual(doc.cluster!.lost!.map((l) => l.rank), [victim]);
+      const doc = await killRank(ranks, victim, out, { writer, then: ".*partial results in" });
       // the writer's own run was cut short, long before its 120 s
       const mine = doc.cluster!.processes[writer]!.runs[0]!;
       assert.ok(mine.read.runtime < 120_000 && mine.write.runtime < 120_000);
@@ -152,26 +99,11 @@ Deno.test("run across processes with --stonewalling: the first to finish stops t
     const out = join(dir, "out.json");
     const TiB = 2 ** 40;
     // rank 1 would write a tebibyte; ranks 0 and 2 write 32 MiB and stop it.
-    const ranks = launch(3, (rank) => [
-      "run",
-      "--tier",
-      `memory:${dir}`,
-      "--rw",
-      "write",
-      "--bs",
-      "64k",
-      "--size",
-      "8m",
-      "--io-size",
-      rank === 1 ? "1t" : "32m",
-      "--stonewalling",
-      "--quiet",
-      "--output",
-      out,
-    ]);
-    const results = await ranks.done();
-    for (const r of results) assert.equal(r.code, 0, r.stderr);
-    const doc = JSON.parse(await Deno.readTextFile(out)) as ResultDocument;
+    const ranks = launch(
+      3,
+      (rank) => writeRun(dir, out, "--io-size", rank === 1 ? "1t" : "32m", "--stonewalling"),
+    );
+    const doc = await clusterDoc(ranks, out);
     assert.equal(doc.cluster!.stonewalling, true);
     const moved = doc.cluster!.processes.map((p) => [p.runs[0]!.status, p.runs[0]!.write.io_bytes]);
     assert.deepEqual(moved[0], ["ok", 32 * 2 ** 20]);
@@ -205,20 +137,7 @@ Deno.test(needing(["mpich"], {
           "-q",
           "--allow-all",
           join(ROOT, "main.ts"),
-          "run",
-          "--tier",
-          `memory:${dir}`,
-          "--rw",
-          "write",
-          "--bs",
-          "64k",
-          "--size",
-          "8m",
-          "--runtime",
-          "1",
-          "--quiet",
-          "--output",
-          out,
+          ...writeRun(dir, out, "--runtime", "1"),
         ],
         stdout: "piped",
         stderr: "piped",

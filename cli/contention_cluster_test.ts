@@ -7,22 +7,9 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { scratchLeft, withTempDir } from "../tests/_helpers.ts";
-import { launchRanks } from "../tests/_launch.ts";
-import type { ResultDocument } from "../schema/result.ts";
+import { scratchLeft, withShmDir, withTempDir } from "../tests/_helpers.ts";
+import { clusterDoc, killRank, launchRanks } from "../tests/_launch.ts";
 import { slowdown } from "../schema/contention.ts";
-import { partialPathOf } from "../core/output_file.ts";
-
-const host = Deno.hostname();
-
-async function withShmDir(fn: (dir: string) => Promise<void>): Promise<void> {
-  const dir = await Deno.makeTempDir({ dir: "/dev/shm", prefix: "tierbench-contention-test-" });
-  try {
-    await fn(dir);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-}
 
 function sum(xs: readonly number[]): number {
   return xs.reduce((a, x) => a + x, 0);
@@ -46,16 +33,11 @@ Deno.test("contention across 3 torchrun-style processes: one document, each tier
         "--output",
         out,
       ]);
-      const results = await ranks.done();
-      for (const r of results) assert.equal(r.code, 0, r.stderr);
-      const doc = JSON.parse(await Deno.readTextFile(out)) as ResultDocument;
+      const doc = await clusterDoc(ranks, out);
       assert.equal(doc.kind, "contention");
       assert.equal(doc.status, "ok", doc.error);
       const c = doc.cluster!;
-      assert.equal(c.launcher, "torchrun");
-      assert.equal(c.processes_count, 3);
-      assert.deepEqual(c.nodes, [`${host}#0`, `${host}#1`, `${host}#2`]);
-      assert.deepEqual(c.hosts, [host]);
+      assert.deepEqual(c.hosts, [Deno.hostname()]);
       const mine = c.processes.map((p) => p.contention!);
       assert.equal(mine.length, 3);
       const agg = doc.contention!;
@@ -130,15 +112,7 @@ Deno.test("contention across processes: a rank killed mid-matrix stops the other
     }
     assert.equal(await left(), 6);
     await new Promise((r) => setTimeout(r, 1500));
-    ranks.children[1]!.kill("SIGKILL");
-    const results = await ranks.done();
-    assert.equal(results[0]!.code, 1, results[0]!.stderr);
-    const line = results[0]!.stderr.trim().split("\n").at(-1)!;
-    assert.match(line, new RegExp(`rank 1 on ${host}#1 was lost`));
-    assert.notEqual(results[2]!.code, 0);
-    const doc = JSON.parse(await Deno.readTextFile(partialPathOf(out))) as ResultDocument;
-    assert.equal(doc.status, "failed");
-    assert.deepEqual(doc.cluster!.lost!.map((l) => l.rank), [1]);
+    const doc = await killRank(ranks, 1, out);
     // the root's own matrix, cut short long before its 120 s
     const own = doc.cluster!.processes[0]!;
     assert.ok(own.contention !== undefined);

@@ -7,7 +7,8 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { type CliResult, runCli, scratchLeft, withTempDir } from "../tests/_helpers.ts";
+import { runCli, scratchLeft, withTempDir } from "../tests/_helpers.ts";
+import { assertOneLine } from "../tests/_cli.ts";
 import { remoteTest, uniquePrefix } from "../tests/_remote.ts";
 import { ioUringRefusal } from "../engines/io_uring.ts";
 
@@ -16,15 +17,6 @@ type Json = any;
 
 /** Short runs, matrix only: the curves have their own tests (bench/concurrency_test.ts). */
 const SHORT = ["--runtime", "0.5", "--ramp", "0.2", "--size", "16m", "--quiet", "--no-concurrency"];
-
-/** A failure is one line on stderr naming the cause, never a stack. */
-function assertOneLine(r: CliResult, code: number, pattern: RegExp): void {
-  assert.equal(r.code, code, `exit ${r.code}, stderr: ${r.stderr}`);
-  const lines = r.stderr.trim().split("\n");
-  assert.equal(lines.length, 1, `one line expected, got:\n${r.stderr}`);
-  assert.match(lines[0]!, /^tierbench: /);
-  assert.match(lines[0]!, pattern);
-}
 
 /**
  * Every group of the matrix ran, with positive figures (but for tiers in

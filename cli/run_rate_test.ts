@@ -8,6 +8,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { type CliResult, ROOT, runCli, sh, tempDirOnDisk, withTempDir } from "../tests/_helpers.ts";
+import { assertUsageErrors } from "../tests/_cli.ts";
 import { needing } from "../tests/_requirements.ts";
 import type { ResultDocument, RunResult } from "../schema/result.ts";
 import { ioUringRefusal } from "../engines/io_uring.ts";
@@ -20,13 +21,6 @@ async function runAt(dir: string, args: string[]): Promise<{ r: CliResult; run: 
   assert.equal(r.code, 0, `exit ${r.code}, stderr: ${r.stderr}`);
   const doc = JSON.parse(await Deno.readTextFile(out)) as ResultDocument;
   return { r, run: doc.runs[0]! };
-}
-
-function assertOneLine(r: CliResult, pattern: RegExp): void {
-  assert.equal(r.code, 2, `exit ${r.code}, stderr: ${r.stderr}`);
-  const lines = r.stderr.trim().split("\n");
-  assert.equal(lines.length, 1, `one line expected, got:\n${r.stderr}`);
-  assert.match(lines[0]!, pattern);
 }
 
 Deno.test("tierbench run --rate: at a rate the tier serves easily the job moves rate × runtime and meets its schedule", async () => {
@@ -105,39 +99,35 @@ Deno.test("tierbench run: a closed-loop run's result has no rate, schedule or la
 });
 
 Deno.test("tierbench run: bad rate options exit 2 naming the field and what is allowed", async () => {
-  assertOneLine(
-    await runCli(["run", "--tier", "null:", "--rate", "fast"]),
-    /--rate: "fast" is not a size/,
-  );
-  assertOneLine(
-    await runCli(["run", "--tier", "null:", "--rate-iops", "0"]),
-    /--rate-iops: "0" is not an integer from 1 to/,
-  );
-  assertOneLine(
-    await runCli(["run", "--tier", "null:", "--rate_iops", "1.5"]),
-    /--rate-iops: "1.5" is not an integer/,
-  );
-  assertOneLine(
-    await runCli(["run", "--tier", "null:", "--rate", "1m", "--rate-process", "uniform"]),
-    /--rate-process <process>' argument 'uniform' is invalid\. Allowed choices are linear, poisson/,
-  );
-  // fio's spelling: the same field and choices
-  assertOneLine(
-    await runCli(["run", "--tier", "null:", "--rate", "1m", "--rate_process", "uniform"]),
-    /--rate_process <process>' argument 'uniform' is invalid\. Allowed choices are linear, poisson/,
-  );
-  assertOneLine(
-    await runCli(["run", "--tier", "null:", "--rate-process", "poisson"]),
-    /--rate-process: applies with --rate or --rate-iops only/,
-  );
-  assertOneLine(
-    await runCli(["run", "--tier", "null:", "--rate", "1m", "--rate-iops", "10"]),
-    /--rate: and --rate-iops were both given.*give one/,
-  );
-  assertOneLine(
-    await runCli(["run", "--tier", "s3://bucket", "--rate", "1m"]),
-    /--rate: is not available on an s3 tier yet.*allowed: null, memory, file and pfs tiers/,
-  );
+  await assertUsageErrors([
+    [["run", "--tier", "null:", "--rate", "fast"], /--rate: "fast" is not a size/],
+    [
+      ["run", "--tier", "null:", "--rate-iops", "0"],
+      /--rate-iops: "0" is not an integer from 1 to/,
+    ],
+    [["run", "--tier", "null:", "--rate_iops", "1.5"], /--rate-iops: "1.5" is not an integer/],
+    [
+      ["run", "--tier", "null:", "--rate", "1m", "--rate-process", "uniform"],
+      /--rate-process <process>' argument 'uniform' is invalid\. Allowed choices are linear, poisson/,
+    ],
+    // fio's spelling: the same field and choices
+    [
+      ["run", "--tier", "null:", "--rate", "1m", "--rate_process", "uniform"],
+      /--rate_process <process>' argument 'uniform' is invalid\. Allowed choices are linear, poisson/,
+    ],
+    [
+      ["run", "--tier", "null:", "--rate-process", "poisson"],
+      /--rate-process: applies with --rate or --rate-iops only/,
+    ],
+    [
+      ["run", "--tier", "null:", "--rate", "1m", "--rate-iops", "10"],
+      /--rate: and --rate-iops were both given.*give one/,
+    ],
+    [
+      ["run", "--tier", "s3://bucket", "--rate", "1m"],
+      /--rate: is not available on an s3 tier yet.*allowed: null, memory, file and pfs tiers/,
+    ],
+  ]);
 });
 
 /** The engines that keep several requests in flight, each with why it is left out here, if it is. */

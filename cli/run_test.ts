@@ -2,7 +2,6 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { loadProfile } from "../solver/profile.ts";
 import {
-  type CliResult,
   IS_ROOT,
   runCli,
   scratchLeft,
@@ -11,20 +10,11 @@ import {
   tempMount,
   withTempDir,
 } from "../tests/_helpers.ts";
+import { assertOneLine } from "../tests/_cli.ts";
 import { needing } from "../tests/_requirements.ts";
 import { formatTables } from "./_finish.ts";
 import { ioUringRefusal } from "../engines/io_uring.ts";
 import { partialPathOf } from "../core/output_file.ts";
-
-/** A failure is one line on stderr, never a stack trace. */
-function assertOneLine(r: CliResult, code: number, pattern: RegExp): void {
-  assert.equal(r.code, code, `exit ${r.code}, stderr: ${r.stderr}`);
-  const lines = r.stderr.trim().split("\n");
-  assert.equal(lines.length, 1, `one line expected, got:\n${r.stderr}`);
-  assert.match(lines[0]!, /^tierbench: /);
-  assert.match(lines[0]!, pattern);
-  assert.doesNotMatch(r.stderr, /^\s+at /m);
-}
 
 Deno.test("tierbench run: the documented form writes fio's fields and removes its scratch files", async () => {
   await withTempDir(async (dir) => {

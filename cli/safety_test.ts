@@ -8,7 +8,7 @@
 
 import assert from "node:assert/strict";
 import { dirname, join } from "node:path";
-import { ROOT, runCli, scratchLeft, sh, withTempDir } from "../tests/_helpers.ts";
+import { runCli, scratchLeft, sh, withTempDir } from "../tests/_helpers.ts";
 import { needing } from "../tests/_requirements.ts";
 import { listKeys, type RemoteEnv, remoteTest, uniquePrefix } from "../tests/_remote.ts";
 
@@ -154,21 +154,6 @@ Deno.test("tierbench run: --allow-device reads block devices only, and only with
   });
 });
 
-/** The CLI run with `env` over this process's environment. */
-async function runCliWith(
-  args: string[],
-  env: Record<string, string>,
-): Promise<{ code: number; stdout: string; stderr: string }> {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-q", "--allow-all", join(ROOT, "main.ts"), ...args],
-    stdout: "piped",
-    stderr: "piped",
-    env: { NO_COLOR: "1", ...env },
-  }).output();
-  const dec = new TextDecoder();
-  return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
-}
-
 /** None of `secrets` appears in any of `texts`. */
 function assertNoneOf(secrets: Record<string, string>, texts: Record<string, string>): void {
   for (const [what, text] of Object.entries(texts)) {
@@ -205,9 +190,8 @@ remoteTest(
       // a run that succeeds with user information in the endpoint's URL (never used: S3 signs)
       const output = join(dir, "ok.json");
       const withUser = env.endpoint.replace("://", "://urluser1234:urlpass5678xyz@");
-      const ok = await runCliWith(
+      const ok = await runCli(
         ["run", "--quiet", "--tier", tier, "--endpoint", withUser, ...job, "--output", output],
-        {},
       );
       assert.equal(ok.code, 0, ok.stderr);
       const texts = await outputsOf(ok, output);
@@ -244,9 +228,9 @@ remoteTest(
       ];
       for (const f of failures) {
         const out = join(dir, `${f.label.replaceAll(" ", "-")}.json`);
-        const r = await runCliWith(
+        const r = await runCli(
           ["run", "--quiet", "--tier", tier, "--endpoint", f.endpoint, ...job, "--output", out],
-          f.env,
+          { env: f.env },
         );
         assert.ok(r.code === 1 || r.code === 2, `${f.label}: exit ${r.code}: ${r.stderr}`);
         assert.match(r.stderr, /^tierbench: /, f.label);

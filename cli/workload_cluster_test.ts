@@ -10,22 +10,13 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { scratchLeft, withTempDir } from "../tests/_helpers.ts";
-import { launchRanks } from "../tests/_launch.ts";
+import { scratchLeft, withShmDir, withTempDir } from "../tests/_helpers.ts";
+import { clusterDoc, killRank, launchRanks } from "../tests/_launch.ts";
+import { exclusiveHolds } from "../tests/_lock_holds.ts";
 import type { ResultDocument } from "../schema/result.ts";
 import { checkpointFile } from "../workloads/datastates.ts";
-import { partialPathOf } from "../core/output_file.ts";
 
 const host = Deno.hostname();
-
-async function withShmDir(fn: (dir: string) => Promise<void>): Promise<void> {
-  const dir = await Deno.makeTempDir({ dir: "/dev/shm", prefix: "tierbench-wl-cluster-test-" });
-  try {
-    await fn(dir);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-}
 
 /** Runs `workload NAME` on 3 processes with `tiers`; returns the root's document, checked. */
 async function runAcross3(name: string, tiers: string, out: string): Promise<ResultDocument> {
@@ -46,15 +37,10 @@ async function runAcross3(name: string, tiers: string, out: string): Promise<Res
     "--output",
     out,
   ]);
-  const results = await ranks.done();
-  for (const [rank, r] of results.entries()) assert.equal(r.code, 0, `rank ${rank}: ${r.stderr}`);
-  const doc = JSON.parse(await Deno.readTextFile(out)) as ResultDocument;
+  const doc = await clusterDoc(ranks, out);
   assert.equal(doc.kind, "workload");
   assert.equal(doc.status, "ok", doc.error);
   const c = doc.cluster!;
-  assert.equal(c.launcher, "torchrun");
-  assert.equal(c.processes_count, 3);
-  assert.deepEqual(c.nodes, [`${host}#0`, `${host}#1`, `${host}#2`]);
   assert.equal(c.coordination.barrier_ms.length, 1);
   const shares = c.workloads_per_process!;
   assert.deepEqual(shares.map((s) => [s.rank, s.node, s.status]), [
@@ -118,25 +104,9 @@ Deno.test("workload mlp-offload across 3 processes: every node on the shared rem
       );
       for (const s of doc.cluster!.workloads_per_process!) {
         assert.ok(s.workload.summary!.bytes["remote:write"]! > 0, `rank ${s.rank}`);
-        // the node-wide locks (flock under /dev/shm): a rank holds one from its lock op's end
-        // to its unlock op's start, and no other rank of the node holds it then
-        const holds: { rank: number; lock: string; from: number; to: number }[] = [];
-        const open = new Map<string, number>();
-        for (const [rank, , kind, label, , start, end] of s.workload.timeline.spans) {
-          const lock = label.slice(label.lastIndexOf(".") + 1);
-          if (kind === "lock") open.set(`${rank}|${lock}`, end);
-          if (kind === "unlock") {
-            holds.push({ rank, lock, from: open.get(`${rank}|${lock}`)!, to: start });
-          }
-        }
+        // no two ranks of the node in one node-wide lock at once
+        const holds = exclusiveHolds(s.workload.timeline);
         assert.ok(holds.length > 0, `rank ${s.rank}: no lock held`);
-        for (const a of holds) {
-          for (const b of holds) {
-            if (a.rank < b.rank && a.lock === b.lock) {
-              assert.ok(a.to <= b.from || b.to <= a.from, `ranks ${a.rank}, ${b.rank}: ${a.lock}`);
-            }
-          }
-        }
       }
       assert.deepEqual(await scratchLeft(dir), []);
       assert.deepEqual(await scratchLeft(remote), []);
@@ -200,15 +170,7 @@ Deno.test("workload across processes: a rank killed mid-run stops the others, th
           await new Promise((r) => setTimeout(r, 50));
         }
         assert.equal(await flushing(), 3, "the nodes never reached their first checkpoint");
-        ranks.children[1]!.kill("SIGKILL");
-        const results = await ranks.done();
-        assert.equal(results[0]!.code, 1, results[0]!.stderr);
-        const line = results[0]!.stderr.trim().split("\n").at(-1)!;
-        assert.match(line, new RegExp(`rank 1 on ${host}#1 was lost`));
-        assert.notEqual(results[2]!.code, 0);
-        const doc = JSON.parse(await Deno.readTextFile(partialPathOf(out))) as ResultDocument;
-        assert.equal(doc.status, "failed");
-        assert.deepEqual(doc.cluster!.lost!.map((l) => l.rank), [1]);
+        const doc = await killRank(ranks, 1, out);
         assert.match(doc.error!, /rank 1 .* was lost/);
         // what the root has: its own run, cut short long before its 300 iterations
         const shares = doc.cluster!.workloads_per_process!;

@@ -7,11 +7,11 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { runCli, scratchLeft, spawnCli, withTempDir } from "../tests/_helpers.ts";
+import { runCli, scratchLeft, spawnCli, withShmDir, withTempDir } from "../tests/_helpers.ts";
 import { ioUringRefusal } from "../engines/io_uring.ts";
 import { needing } from "../tests/_requirements.ts";
 import type { ResultDocument } from "../schema/result.ts";
-import { assertUsageErrors, cliJson } from "../tests/_cli.ts";
+import { assertOneLine, assertUsageErrors, cliJson } from "../tests/_cli.ts";
 
 Deno.test("tierbench workload zero-infinity writes a workload result with a summary and prints its table", async () => {
   await withTempDir(async (dir) => {
@@ -55,8 +55,7 @@ Deno.test({
   ignore: ioUringRefusal() !== undefined,
   fn: () =>
     withTempDir(async (dir) => {
-      const shm = await Deno.makeTempDir({ dir: "/dev/shm", prefix: "tierbench-test-" });
-      try {
+      await withShmDir(async (shm) => {
         const run = async (engine: string) => {
           const out = join(dir, `${engine}.json`);
           const r = await runCli([
@@ -95,9 +94,7 @@ Deno.test({
         );
         assert.deepEqual(await scratchLeft(dir), []);
         assert.deepEqual(await scratchLeft(shm), []);
-      } finally {
-        await Deno.remove(shm, { recursive: true });
-      }
+      });
     }),
 });
 
@@ -105,8 +102,7 @@ Deno.test("tierbench workload datastates and deepspeed-checkpoint write every ch
   await withTempDir(async (dir) => {
     const remote = await Deno.makeTempDir({ dir, prefix: "remote-" });
     const local = await Deno.makeTempDir({ dir, prefix: "local-" });
-    const shm = await Deno.makeTempDir({ dir: "/dev/shm", prefix: "tierbench-test-" });
-    try {
+    await withShmDir(async (shm) => {
       const run = async (name: string, extra: string[]) => {
         const out = join(dir, `${name}.json`);
         const { doc } = await cliJson([
@@ -179,9 +175,7 @@ Deno.test("tierbench workload datastates and deepspeed-checkpoint write every ch
         2 * (update + dc.derived.checkpoint_bytes_per_rank),
       );
       for (const d of [local, remote, shm]) assert.deepEqual(await scratchLeft(d), []);
-    } finally {
-      await Deno.remove(shm, { recursive: true });
-    }
+    });
   });
 });
 
@@ -191,8 +185,7 @@ Deno.test(needing(["strace"], {
   async fn() {
     await withTempDir(async (dir) => {
       const remote = await Deno.makeTempDir({ dir, prefix: "remote-" });
-      const shm = await Deno.makeTempDir({ dir: "/dev/shm", prefix: "tierbench-test-" });
-      try {
+      await withShmDir(async (shm) => {
         const trace = join(dir, "trace"), out = join(dir, "ds.json");
         const args = ["workload", "datastates", "--model", "7b", "--scale", "0.0002"];
         const r = await new Deno.Command("strace", {
@@ -226,9 +219,7 @@ Deno.test(needing(["strace"], {
         const tensors = doc.derived.checkpoint_tensors_per_rank;
         assert.equal(synced.filter((p) => p.endsWith("optim_states.pt")).length, 2 * tensors);
         assert.equal(synced.filter((p) => p.endsWith("model_states.pt")).length, 2);
-      } finally {
-        await Deno.remove(shm, { recursive: true });
-      }
+      });
     });
   },
 }));
@@ -330,10 +321,9 @@ Deno.test("tierbench workload: SIGINT stops every rank, removes scratch files, e
 
 Deno.test("tierbench workload datastates --background-rate: each rank's flush moves at most the rate, and the result carries its schedule", async () => {
   await withTempDir(async (dir) => {
-    const shm = await Deno.makeTempDir({ dir: "/dev/shm", prefix: "tierbench-test-" });
-    const remote = join(dir, "remote");
-    await Deno.mkdir(remote);
-    try {
+    await withShmDir(async (shm) => {
+      const remote = join(dir, "remote");
+      await Deno.mkdir(remote);
       const out = join(dir, "ds.json");
       const rate = 8 * 1024 * 1024;
       const r = await runCli([
@@ -379,9 +369,7 @@ Deno.test("tierbench workload datastates --background-rate: each rank's flush mo
       }
       assert.match(r.stdout, /background rate (not met \()?8m\/s per rank and path/);
       assert.equal(doc.config?.["background_rate"], rate);
-    } finally {
-      await Deno.remove(shm, { recursive: true });
-    }
+    });
   });
 });
 
@@ -401,10 +389,7 @@ Deno.test("tierbench workload --background-rate: refused with one line for a wor
       ] as const
     ) {
       const r = await runCli([base[0]!, args[0], ...base.slice(1), ...args.slice(1), "--quiet"]);
-      assert.equal(r.code, 2, r.stderr);
-      const lines = r.stderr.trim().split("\n");
-      assert.equal(lines.length, 1, r.stderr);
-      assert.match(lines[0]!, pattern);
+      assertOneLine(r, 2, pattern);
     }
     assert.deepEqual(await scratchLeft(dir), []);
   });

@@ -151,6 +151,46 @@ export interface WorkloadSummary {
   bytes: Record<string, number>;
 }
 
+/**
+ * The summary of `measured` iterations (none a warm-up, at least one): the
+ * median iteration, stall, update and flush times (the last two where a
+ * phase of that name ran), with `bytes` as given.
+ *
+ * @example
+ * ```ts
+ * import { summaryOf } from "./workload.ts";
+ * const it = (iteration: number, s: number) => ({
+ *   iteration,
+ *   warmup: false,
+ *   iteration_s: s,
+ *   stall_s: 0,
+ *   phases: { update: { time_s: s / 2, stall_s: 0, background: false, io: {} } },
+ * });
+ * const summary = summaryOf([it(0, 1), it(1, 3), it(2, 2)], { "local:read": 8 });
+ * console.assert(summary.iteration_s === 2 && summary.update_s === 1);
+ * console.assert(summary.flush_s === undefined && summary.bytes["local:read"] === 8);
+ * ```
+ */
+export function summaryOf(
+  measured: readonly IterationResult[],
+  bytes: Record<string, number>,
+): WorkloadSummary {
+  const phaseMedian = (name: string) => {
+    const xs = measured.flatMap((it) => (it.phases[name] ? [it.phases[name].time_s] : []));
+    return xs.length > 0 ? median(xs) : undefined;
+  };
+  const update = phaseMedian("update");
+  const flush = phaseMedian("flush");
+  return {
+    iterations: measured.length,
+    iteration_s: median(measured.map((it) => it.iteration_s)),
+    ...(update !== undefined ? { update_s: update } : {}),
+    stall_s: median(measured.map((it) => it.stall_s)),
+    ...(flush !== undefined ? { flush_s: flush } : {}),
+    bytes,
+  };
+}
+
 /** The workload section of a result document. */
 export interface WorkloadResult {
   name: string;
@@ -248,10 +288,6 @@ export function aggregate(
   const measured = iterations.filter((it) => !it.warmup);
   let summary: WorkloadSummary | null = null;
   if (measured.length > 0) {
-    const phaseMedian = (name: string) => {
-      const xs = measured.flatMap((it) => (it.phases[name] ? [it.phases[name].time_s] : []));
-      return xs.length > 0 ? median(xs) : undefined;
-    };
     const keys = [
       ...new Set(
         measured.flatMap((it) => Object.values(it.phases).flatMap((p) => Object.keys(p.io))),
@@ -265,16 +301,7 @@ export function aggregate(
         ),
       );
     }
-    const update = phaseMedian("update");
-    const flush = phaseMedian("flush");
-    summary = {
-      iterations: measured.length,
-      iteration_s: median(measured.map((it) => it.iteration_s)),
-      ...(update !== undefined ? { update_s: update } : {}),
-      stall_s: median(measured.map((it) => it.stall_s)),
-      ...(flush !== undefined ? { flush_s: flush } : {}),
-      bytes,
-    };
+    summary = summaryOf(measured, bytes);
   }
   const ranks = reports.map((r) => ({
     rank: r.rank,

@@ -30,6 +30,21 @@ export async function cliJson(args: readonly string[], out: string): Promise<Cli
 }
 
 /**
+ * Checks that a run exited `code` with one line on stderr, `tierbench: …`,
+ * that matches `pattern`, and no stack trace; `what` names the case in a
+ * failure's message.
+ */
+export function assertOneLine(r: CliResult, code: number, pattern: RegExp, what?: string): void {
+  const at = what === undefined ? "" : `${what}: `;
+  assert.equal(r.code, code, `${at}exit ${r.code}, stderr: ${r.stderr}`);
+  const lines = r.stderr.trim().split("\n");
+  assert.equal(lines.length, 1, `${at}one line expected, got:\n${r.stderr}`);
+  assert.match(lines[0]!, /^tierbench: /, `${at}${lines[0]}`);
+  assert.match(lines[0]!, pattern, `${at}${lines[0]} does not match ${pattern}`);
+  assert.doesNotMatch(r.stderr, /^\s+at /m);
+}
+
+/**
  * Runs each case's command and checks that it exits 2 (a usage error) with
  * one line on stderr that matches the case's pattern.
  */
@@ -37,9 +52,6 @@ export async function assertUsageErrors(
   cases: readonly (readonly [readonly string[], RegExp])[],
 ): Promise<void> {
   for (const [args, want] of cases) {
-    const r = await runCli([...args]);
-    assert.equal(r.code, 2, `${args.join(" ")}: exit ${r.code}: ${r.stderr}`);
-    assert.match(r.stderr, want);
-    assert.equal(r.stderr.trim().split("\n").length, 1, r.stderr);
+    assertOneLine(await runCli([...args]), 2, want, args.join(" "));
   }
 }

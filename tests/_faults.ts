@@ -9,23 +9,13 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { s3StubHandler } from "../tools/s3_stub.ts";
-import { type CliResult, ROOT, sh, tempDirOnDisk } from "./_helpers.ts";
+import { type CliResult, finished, sh, spawnCli, tempDirOnDisk } from "./_helpers.ts";
 
-/** Waits for a spawned CLI to end and decodes what it printed. */
-export async function finished(child: Deno.ChildProcess): Promise<CliResult> {
-  const out = await child.output();
-  const dec = new TextDecoder();
-  return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
-}
+export { finished };
 
 /** Spawns the CLI (main.ts) with extra environment variables. */
 export function spawnCliWithEnv(args: string[], env: Record<string, string>): Deno.ChildProcess {
-  return new Deno.Command(Deno.execPath(), {
-    args: ["run", "-q", "--allow-all", join(ROOT, "main.ts"), ...args],
-    stdout: "piped",
-    stderr: "piped",
-    env: { NO_COLOR: "1", ...env },
-  }).spawn();
+  return spawnCli(args, { env });
 }
 
 /** The last line of stderr is the run's one line: `tierbench: …`, exit 1, no stack trace. */

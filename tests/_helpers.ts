@@ -5,6 +5,7 @@
  * @module
  */
 
+import assert from "node:assert/strict";
 import { join } from "node:path";
 
 /** The repository root. */
@@ -23,6 +24,16 @@ export async function tempDirOnDisk(): Promise<string> {
 /** Runs `fn` with a fresh temporary directory on the disk, removed afterwards whatever happens. */
 export async function withTempDir(fn: (dir: string) => Promise<void>): Promise<void> {
   const dir = await tempDirOnDisk();
+  try {
+    await fn(dir);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+/** Runs `fn` with a fresh temporary directory in /dev/shm (tmpfs), removed afterwards whatever happens. */
+export async function withShmDir(fn: (dir: string) => Promise<void>): Promise<void> {
+  const dir = await Deno.makeTempDir({ dir: "/dev/shm", prefix: "tierbench-test-" });
   try {
     await fn(dir);
   } finally {
@@ -80,10 +91,14 @@ export interface CliResult {
 // As the tierbench task: Deno grants /dev/shm, /proc and /sys only to --allow-all.
 const PERMS = ["--allow-all"];
 
-/** Where and with what environment the CLI runs (default: this process's directory). */
+/** Where and how the CLI runs, beyond its arguments (default: as this process). */
 export interface CliPlace {
+  /** Its working directory, also given as INIT_CWD (where the user stands, as `deno task` says it). */
   readonly cwd?: string;
+  /** Environment variables over this process's (NO_COLOR=1 always). */
   readonly env?: Record<string, string>;
+  /** Kills it when aborted. */
+  readonly signal?: AbortSignal;
 }
 
 /** Spawns the CLI (main.ts) with the task's permissions. */
@@ -92,17 +107,54 @@ export function spawnCli(args: string[], place: CliPlace = {}): Deno.ChildProces
     args: ["run", "-q", ...PERMS, join(ROOT, "main.ts"), ...args],
     stdout: "piped",
     stderr: "piped",
-    // where the user stands, as `deno task` would say it
     env: { NO_COLOR: "1", ...(place.cwd ? { INIT_CWD: place.cwd } : {}), ...place.env },
     ...(place.cwd ? { cwd: place.cwd } : {}),
+    ...(place.signal ? { signal: place.signal } : {}),
   }).spawn();
+}
+
+/** Waits for a spawned CLI to end and decodes what it printed. */
+export async function finished(child: Deno.ChildProcess): Promise<CliResult> {
+  const out = await child.output();
+  const dec = new TextDecoder();
+  return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
 }
 
 /** Runs the CLI to completion. */
 export async function runCli(args: string[], place: CliPlace = {}): Promise<CliResult> {
-  const out = await spawnCli(args, place).output();
+  return await finished(spawnCli(args, place));
+}
+
+/** What {@linkcode toolJson} returns: all the tool printed, and the document it wrote. */
+export interface ToolJson {
+  /** Its stdout, then its stderr. */
+  text: string;
+  // deno-lint-ignore no-explicit-any
+  doc: any;
+}
+
+/**
+ * Runs a tool, `deno run --allow-all script args… --output output` (with
+ * `env` over this process's environment), checks that it exited 0 (all it
+ * printed in the failure's message), and returns what it printed and the
+ * JSON document it wrote.
+ */
+export async function toolJson(
+  script: string,
+  args: string[],
+  output: string,
+  env: Record<string, string> = {},
+): Promise<ToolJson> {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "--allow-all", script, ...args, "--output", output],
+    env,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
   const dec = new TextDecoder();
-  return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
+  const text = dec.decode(out.stdout) + dec.decode(out.stderr);
+  assert.equal(out.code, 0, text);
+  return { text, doc: JSON.parse(await Deno.readTextFile(output)) };
 }
 
 /** Names of scratch directories left in `dir`. */

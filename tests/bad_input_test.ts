@@ -27,7 +27,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import fc from "fast-check";
-import { ROOT } from "./_helpers.ts";
+import { ROOT, spawnCli } from "./_helpers.ts";
 
 const SEED = Number(Deno.env.get("TIERBENCH_FUZZ_SEED") ?? Date.now() % 2 ** 31);
 console.log(`bad_input_test: fast-check seed ${SEED} (TIERBENCH_FUZZ_SEED=${SEED} to rerun)`);
@@ -204,14 +204,7 @@ async function scratchOf(pid: number, dir: string): Promise<string[]> {
 
 /** Runs the CLI with `dir` as its cwd (and INIT_CWD, as `deno task` sets it). */
 async function spawnIn(dir: string, args: string[]) {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-q", "--allow-all", join(ROOT, "main.ts"), ...args],
-    cwd: dir,
-    env: { NO_COLOR: "1", INIT_CWD: dir },
-    stdout: "piped",
-    stderr: "piped",
-    signal: AbortSignal.timeout(60_000),
-  }).spawn();
+  const child = spawnCli(args, { cwd: dir, signal: AbortSignal.timeout(60_000) });
   const out = await child.output();
   const dec = new TextDecoder();
   return {

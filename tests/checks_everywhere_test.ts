@@ -10,7 +10,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import type { ResultDocument, RunResult } from "../schema/result.ts";
-import { ROOT, runCli, scratchLeft, withTempDir } from "./_helpers.ts";
+import { ROOT, runCli, scratchLeft, withShmDir, withTempDir } from "./_helpers.ts";
 import { launchRanks } from "./_launch.ts";
 
 /** Every run checked its blocks (verify on) and had its requests bounded by `ms`. */
@@ -27,18 +27,9 @@ function assertChecked(runs: readonly RunResult[], ms: number, what: string): vo
   }
 }
 
-async function withShm(fn: (shm: string) => Promise<void>): Promise<void> {
-  const shm = await Deno.makeTempDir({ dir: "/dev/shm", prefix: "tierbench-test-" });
-  try {
-    await fn(shm);
-  } finally {
-    await Deno.remove(shm, { recursive: true });
-  }
-}
-
 Deno.test("contention, sweep and bench take --verify and --timeout: every run checks its blocks within the timeout", async () => {
   await withTempDir(async (dir) => {
-    await withShm(async (shm) => {
+    await withShmDir(async (shm) => {
       const cases: [string, string[]][] = [
         ["contention", [
           ...["contention", "--tiers", `memory:${shm},file:${dir}`, "--runtime", "0.3"],
@@ -77,7 +68,7 @@ Deno.test("tierbench replay takes --verify and --timeout: every object the plan'
     assert.equal(p.code, 0, p.stderr);
     const remote = join(dir, "remote");
     await Deno.mkdir(remote);
-    await withShm(async (shm) => {
+    await withShmDir(async (shm) => {
       const out = join(dir, "replay.json");
       const r = await runCli([
         ...["replay", plan, "--tiers", `memory:${shm},file:${dir},pfs:${remote}`],
@@ -94,7 +85,7 @@ Deno.test("tierbench replay takes --verify and --timeout: every object the plan'
 });
 
 Deno.test("a run and a workload across processes take --verify and --timeout on every process", async () => {
-  await withShm(async (shm) => {
+  await withShmDir(async (shm) => {
     const run = join(shm, "run.json");
     const ranks = launchRanks(2, [
       ...["run", "--tier", `memory:${shm}`, "--rw", "write", "--bs", "64k", "--size", "4m"],

@@ -9,7 +9,9 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { remountFs, startRgw, stopFuse, stopRgw } from "../tools/ceph/mod.ts";
-import { type CliResult, runCli, scratchLeft, sh, spawnCli } from "../tests/_helpers.ts";
+import { type CliResult, finished, runCli, scratchLeft, sh, spawnCli } from "../tests/_helpers.ts";
+import { assertOneLine } from "../tests/_cli.ts";
+import { waitUntil } from "../tests/_faults.ts";
 import {
   CEPH_TEST_DIR,
   listKeys,
@@ -74,20 +76,6 @@ function assertNoSecrets(env: RemoteEnv, texts: Record<string, string>): void {
     assert.ok(!text.includes(env.secretAccessKey), `the secret key appears in ${what}`);
     assert.ok(!text.includes(env.accessKeyId), `the access key id appears in ${what}`);
   }
-}
-
-async function waitFor(what: string, ready: () => Promise<boolean>, timeoutMs = 60_000) {
-  const deadline = Date.now() + timeoutMs;
-  while (!await ready()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
-async function finished(child: Deno.ChildProcess): Promise<CliResult> {
-  const out = await child.output();
-  const dec = new TextDecoder();
-  return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
 }
 
 remoteTest(
@@ -187,9 +175,10 @@ remoteTest(
       let r: CliResult;
       try {
         // Measuring: past the unmeasured warm-up, the run writes its numbered objects.
-        await waitFor(
+        await waitUntil(
           "the run to write objects",
           async () => (await listKeys(env, prefix)).filter((k) => /\/o\d+$/.test(k)).length > 4,
+          60_000,
         );
         await stopRgw({ dir: CEPH_TEST_DIR, signal: "SIGKILL" });
         r = await finished(child);
@@ -253,9 +242,10 @@ remoteTest(
         ],
         ...["--runtime", "60", "--output", output],
       ]);
-      await waitFor(
+      await waitUntil(
         "the run to write objects",
         async () => (await listKeys(env, prefix)).filter((k) => /\/o\d+$/.test(k)).length > 2,
+        60_000,
       );
       child.kill("SIGINT");
       const r = await finished(child);
@@ -286,18 +276,17 @@ remoteTest(
       ]);
       let r: CliResult;
       try {
-        await waitFor(
+        await waitUntil(
           "the run's scratch directory",
           async () => (await scratchLeft(dir)).length > 0,
+          60_000,
         );
         await new Promise((resolve) => setTimeout(resolve, 500));
         await stopFuse({ dir: CEPH_TEST_DIR, signal: "SIGKILL" });
         r = await finished(child);
-        assert.equal(r.code, 1, r.stderr);
-        const lines = r.stderr.trim().split("\n");
-        assert.equal(lines.length, 1, r.stderr);
-        assert.match(
-          lines[0]!,
+        assertOneLine(
+          r,
+          1,
           /^tierbench: (pwrite|fsync|posix_fallocate|open)\b.*(E(NOTCONN|CONNABORTED)\b.*remount|short transfer \(short write: \d+ of \d+\)).*; partial results in /,
         );
         assert.equal(JSON.parse(await Deno.readTextFile(partialPathOf(output))).status, "failed");

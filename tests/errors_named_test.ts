@@ -11,31 +11,11 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { ROOT, runCli, scratchLeft, spawnCli, withTempDir } from "./_helpers.ts";
+import { assertOneLine, assertUsageErrors } from "./_cli.ts";
 import { finished, spawnCliWithEnv, waitUntil } from "./_faults.ts";
 import { partialPathOf } from "../core/output_file.ts";
 
 const PROFILE = join(ROOT, "results", "reference", "dgx-a100-8gpu-nvme-s3.json");
-
-/** The CLI run from `dir`, as a user standing there (INIT_CWD, as `deno task` sets it). */
-async function runIn(dir: string, args: string[]) {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-q", "--allow-all", join(ROOT, "main.ts"), ...args],
-    cwd: dir,
-    env: { NO_COLOR: "1", INIT_CWD: dir },
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const dec = new TextDecoder();
-  return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
-}
-
-/** Exit 2, and stderr is exactly one line matching `says`. */
-function assertUsage(r: { code: number; stderr: string }, says: RegExp, what: string): void {
-  assert.equal(r.code, 2, `${what}: exit ${r.code}: ${r.stderr}`);
-  const lines = r.stderr.trim().split("\n");
-  assert.equal(lines.length, 1, `${what}: ${r.stderr}`);
-  assert.match(lines[0]!, says, what);
-}
 
 Deno.test("bench refuses bad input before it prints its plan, naming the option it was given", async () => {
   await withTempDir(async (dir) => {
@@ -50,7 +30,7 @@ Deno.test("bench refuses bad input before it prints its plan, naming the option 
     ];
     for (const [args, says] of cases) {
       const r = await runCli(["bench", "--file-dir", dir, ...args]);
-      assertUsage(r, says, args.join(" "));
+      assertOneLine(r, 2, says, args.join(" "));
       assert.deepEqual(await scratchLeft(dir), [], args.join(" "));
     }
     const env = await finished(
@@ -58,7 +38,12 @@ Deno.test("bench refuses bad input before it prints its plan, naming the option 
         TIERBENCH_PFS_DIR: join(dir, "gone"),
       }),
     );
-    assertUsage(env, /^tierbench: TIERBENCH_PFS_DIR: \S+gone does not exist/, "TIERBENCH_PFS_DIR");
+    assertOneLine(
+      env,
+      2,
+      /^tierbench: TIERBENCH_PFS_DIR: \S+gone does not exist/,
+      "TIERBENCH_PFS_DIR",
+    );
   });
 });
 
@@ -83,7 +68,7 @@ Deno.test("a comma list with an empty item is refused naming its option, never s
         /^tierbench: --processes: ",2" has an empty item \(the 1st\)/,
       ],
     ];
-    for (const [args, says] of cases) assertUsage(await runCli(args), says, args.join(" "));
+    await assertUsageErrors(cases);
   });
 });
 
@@ -107,8 +92,8 @@ Deno.test("replay names the plan's fields and the plan file as given, never an o
       const bad = structuredClone(good);
       bad.setup[field] = value;
       await Deno.writeTextFile(join(dir, "bad.json"), JSON.stringify(bad));
-      const r = await runIn(dir, ["replay", "bad.json", "--tiers", `file:${dir}`]);
-      assertUsage(r, says, field);
+      const r = await runCli(["replay", "bad.json", "--tiers", `file:${dir}`], { cwd: dir });
+      assertOneLine(r, 2, says, field);
       assert.doesNotMatch(r.stderr, /--model|--micro-batch|--ranks-per-node|--subgroup-size/);
     }
     // a file that is not JSON: named as given, its text never quoted
@@ -116,16 +101,19 @@ Deno.test("replay names the plan's fields and the plan file as given, never an o
     for (
       const args of [["replay", "notes.json", "--tiers", `file:${dir}`], ["report", "notes.json"]]
     ) {
-      const r = await runIn(dir, args);
-      assertUsage(
+      const r = await runCli(args, { cwd: dir });
+      assertOneLine(
         r,
+        2,
         /^tierbench: \S*notes\.json: not JSON \(it does not begin with \{ or \[\)$/,
         args[0]!,
       );
       assert.doesNotMatch(r.stderr, /s3cr3t|second line/);
     }
-    const missing = await runIn(dir, ["replay", "missing.json", "--tiers", `file:${dir}`]);
-    assertUsage(missing, /^tierbench: missing\.json: no such file$/, "missing plan");
+    const missing = await runCli(["replay", "missing.json", "--tiers", `file:${dir}`], {
+      cwd: dir,
+    });
+    assertOneLine(missing, 2, /^tierbench: missing\.json: no such file$/, "missing plan");
   });
 });
 
@@ -146,7 +134,7 @@ Deno.test("a launcher variable that does not parse is a usage error naming it", 
   ];
   for (const [env, says] of cases) {
     const r = await finished(spawnCliWithEnv(["run", "--tier", "null:", "--size", "1m"], env));
-    assertUsage(r, says, JSON.stringify(env));
+    assertOneLine(r, 2, says, JSON.stringify(env));
   }
 });
 
@@ -154,8 +142,9 @@ Deno.test("a job file's bad value is blamed on its own line", async () => {
   await withTempDir(async (dir) => {
     const job = join(dir, "bad.fio");
     await Deno.writeTextFile(job, `[global]\ndirectory=${dir}\nruntime=-1\ntime_based\n[j]\n`);
-    assertUsage(
+    assertOneLine(
       await runCli(["run", job]),
+      2,
       /^tierbench: \S+bad\.fio:3: runtime: -1: -1 is negative \(fio takes it as 2\^64 - 1, in effect no limit; tierbench refuses it\)$/,
       "runtime=-1",
     );

@@ -12,8 +12,18 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { needing } from "./_requirements.ts";
-import { ROOT, runCli, scratchLeft, spawnCli, tempMount, withTempDir } from "./_helpers.ts";
-import { finished, waitUntil } from "./_faults.ts";
+import {
+  finished,
+  ROOT,
+  runCli,
+  scratchLeft,
+  spawnCli,
+  tempMount,
+  withShmDir,
+  withTempDir,
+} from "./_helpers.ts";
+import { assertOneLine } from "./_cli.ts";
+import { waitUntil } from "./_faults.ts";
 
 const EARLIER = '{"an earlier result": true}\n';
 
@@ -22,20 +32,11 @@ async function names(dir: string): Promise<string[]> {
   return (await Array.fromAsync(Deno.readDir(dir))).map((e) => e.name).sort();
 }
 
-/** The one line of a usage error (exit 2) naming `flag`. */
-function assertRefused(r: { code: number; stderr: string }, pattern: RegExp): void {
-  assert.equal(r.code, 2, r.stderr);
-  const lines = r.stderr.trim().split("\n");
-  assert.equal(lines.length, 1, r.stderr);
-  assert.match(lines[0]!, pattern);
-}
-
 Deno.test("a complete result replaces --output whole; an interrupted run keeps it and writes NAME.partial.json beside it, then NAME.partial-2.json", async () => {
   await withTempDir(async (dir) => {
     const out = join(dir, "r.json");
     await Deno.writeTextFile(out, EARLIER);
-    const tier = await Deno.makeTempDir({ dir: "/dev/shm", prefix: "tierbench-test-" });
-    try {
+    await withShmDir(async (tier) => {
       for (const n of [1, 2]) {
         const child = spawnCli([
           ...["run", "--quiet", "--tier", `memory:${tier}`, "--rw", "write", "--bs", "64k"],
@@ -59,9 +60,7 @@ Deno.test("a complete result replaces --output whole; an interrupted run keeps i
       assert.equal(JSON.parse(await Deno.readTextFile(out)).status, "ok");
       // nothing else: no temporary file left beside the target
       assert.deepEqual(await names(dir), ["r.json", "r.partial-2.json", "r.partial.json"]);
-    } finally {
-      await Deno.remove(tier, { recursive: true });
-    }
+    });
   });
 });
 
@@ -69,22 +68,20 @@ Deno.test("files that cannot fit the tier's free space are refused before any I/
   await withTempDir(async (dir) => {
     const out = join(dir, "r.json");
     await Deno.writeTextFile(out, EARLIER);
-    const tier = await Deno.makeTempDir({ dir: "/dev/shm", prefix: "tierbench-test-" });
-    try {
+    await withShmDir(async (tier) => {
       const r = await runCli([
         ...["run", "--tier", `memory:${tier}`, "--rw", "write", "--size", "100t"],
         ...["--output", out],
       ]);
-      assertRefused(
+      assertOneLine(
         r,
+        2,
         /^tierbench: --size: the files need 100\.0 TiB on memory:\S+ .* has [\d.]+ \S+ free/,
       );
       assert.deepEqual(await names(tier), [], "a scratch directory was made");
       assert.equal(await Deno.readTextFile(out), EARLIER);
       assert.deepEqual(await names(dir), ["r.json"]);
-    } finally {
-      await Deno.remove(tier, { recursive: true });
-    }
+    });
   });
 });
 
@@ -136,7 +133,7 @@ Deno.test("an output path under a regular file is refused before any I/O, naming
     ];
     for (const [args, says] of cases) {
       const r = await runCli(args);
-      assertRefused(r, says);
+      assertOneLine(r, 2, says);
       assert.equal(r.stdout, "", `${args[0]} printed before refusing: ${r.stdout}`);
       assert.deepEqual(await names(dir), ["a-file"], `${args[0]} left something`);
     }
@@ -152,7 +149,7 @@ Deno.test(needing(["root"], {
         ...["run", "--tier", `file:${dir}`, "--size", "1m"],
         ...["--output", join(ro.path, "r.json")],
       ]);
-      assertRefused(r, /^tierbench: --output: \S+\/r\.json: \S+ cannot be written to \(EROFS/);
+      assertOneLine(r, 2, /^tierbench: --output: \S+\/r\.json: \S+ cannot be written to \(EROFS/);
       assert.deepEqual(await scratchLeft(dir), []);
     });
   },

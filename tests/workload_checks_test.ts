@@ -12,7 +12,8 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { partialPathOf } from "../core/output_file.ts";
 import type { ResultDocument } from "../schema/result.ts";
-import { runCli, scratchLeft, spawnCli, withTempDir } from "./_helpers.ts";
+import { runCli, scratchLeft, spawnCli, withShmDir, withTempDir } from "./_helpers.ts";
+import { assertOneLine } from "./_cli.ts";
 import { needing } from "./_requirements.ts";
 import { faultFs } from "./_faultfs.ts";
 
@@ -31,10 +32,9 @@ function bytesRead(doc: ResultDocument): number {
 
 Deno.test("tierbench workload --verify checks every byte read back, on every engine and path", async () => {
   await withTempDir(async (dir) => {
-    const shm = await Deno.makeTempDir({ dir: "/dev/shm", prefix: "tierbench-test-" });
-    const remote = join(dir, "remote");
-    await Deno.mkdir(remote);
-    try {
+    await withShmDir(async (shm) => {
+      const remote = join(dir, "remote");
+      await Deno.mkdir(remote);
       for (
         const [name, engine] of [["zero-infinity", "libaio"], ["mlp-offload", "io_uring"]] as const
       ) {
@@ -52,9 +52,7 @@ Deno.test("tierbench workload --verify checks every byte read back, on every eng
       }
       assert.deepEqual(await scratchLeft(dir), []);
       assert.deepEqual(await scratchLeft(remote), []);
-    } finally {
-      await Deno.remove(shm, { recursive: true });
-    }
+    });
   });
 });
 
@@ -71,11 +69,9 @@ Deno.test(needing(["root", "fuse3"], {
         ...["workload", "zero-infinity", ...SMALL, "--verify"],
         ...["--tiers", `file:${fs.path}`, "--output", out],
       ]);
-      assert.equal(r.code, 1, r.stderr);
-      const lines = r.stderr.trim().split("\n");
-      assert.equal(lines.length, 1, r.stderr);
-      assert.match(
-        lines[0]!,
+      assertOneLine(
+        r,
+        1,
         new RegExp(
           `^tierbench: rank \\d: verify failed on file ${fs.path}/tierbench-scratch-\\S+ at offset ` +
             `${AT}: expected 0x[0-9a-f]+, found 0x[0-9a-f]+ \\(of the object's write \\d+ of this ` +

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { toolJson } from "../tests/_helpers.ts";
 
 const S3_CEILING = new URL("./s3_ceiling.ts", import.meta.url).pathname;
 
@@ -7,16 +8,8 @@ Deno.test("bench:s3 measures raw HTTP, the SDK with each handler and the s3 tier
   const dir = await Deno.makeTempDir({ prefix: "tierbench-s3-ceiling-test-" });
   try {
     const output = join(dir, "s3.json");
-    const env: Record<string, string> = { TIERBENCH_S3_ENDPOINT: "" };
-    const out = await new Deno.Command(Deno.execPath(), {
-      args: ["run", "--allow-all", S3_CEILING, "--quick", "--rounds", "1", "--output", output],
-      env,
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
-    const text = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
-    assert.equal(out.code, 0, text);
-    const doc = JSON.parse(await Deno.readTextFile(output));
+    const env = { TIERBENCH_S3_ENDPOINT: "" };
+    const { text, doc } = await toolJson(S3_CEILING, ["--quick", "--rounds", "1"], output, env);
     assert.equal(doc.schema, "tierbench/s3-ceiling@2");
     assert.deepEqual(
       doc.stub.map((r: { op: string; size_bytes: number; depth: number }) =>

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { tempDirOnDisk } from "../tests/_helpers.ts";
+import { tempDirOnDisk, toolJson } from "../tests/_helpers.ts";
 
 const SCALE = new URL("./scale_bench.ts", import.meta.url).pathname;
 
@@ -8,28 +8,11 @@ Deno.test("bench:scale runs the null case small and large and reports wall time,
   const dir = await tempDirOnDisk();
   try {
     const output = join(dir, "scale.json");
-    const out = await new Deno.Command(Deno.execPath(), {
-      args: [
-        "run",
-        "--allow-all",
-        SCALE,
-        "--cases",
-        "null",
-        "--rounds",
-        "1",
-        "--runtime",
-        "1",
-        "--file-dir",
-        dir,
-        "--output",
-        output,
-      ],
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
-    const text = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
-    assert.equal(out.code, 0, text);
-    const doc = JSON.parse(await Deno.readTextFile(output));
+    const { doc } = await toolJson(
+      SCALE,
+      ["--cases", "null", "--rounds", "1", "--runtime", "1", "--file-dir", dir],
+      output,
+    );
     assert.deepEqual(doc.cases.map((c: { id: string }) => c.id), ["null"]);
     const [c] = doc.cases;
     for (const side of [c.small, c.large]) {

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { sh, tempDirOnDisk } from "../tests/_helpers.ts";
+import { sh, tempDirOnDisk, toolJson } from "../tests/_helpers.ts";
 import { needing } from "../tests/_requirements.ts";
 import { ioUringRefusal } from "../engines/io_uring.ts";
 
@@ -18,33 +18,15 @@ Deno.test(needing(["root", "libaio"], {
     const tmp = await tempDirOnDisk();
     try {
       const output = join(tmp, "streams.json");
-      const out = await new Deno.Command(Deno.execPath(), {
-        args: [
-          "run",
-          "--allow-all",
-          STREAMS_COMPARE,
-          "--rounds",
-          "1",
-          "--iterations",
-          "1",
-          "--warmup",
-          "0",
-          "--scale",
-          "0.001",
-          "--size",
-          "512m",
-          "--tmpfs-dir",
-          shm,
-          "--output",
-          output,
+      const { text, doc } = await toolJson(
+        STREAMS_COMPARE,
+        [
+          ...["--rounds", "1", "--iterations", "1", "--warmup", "0", "--scale", "0.001"],
+          ...["--size", "512m", "--tmpfs-dir", shm],
         ],
-        env: { TMPDIR: tmp },
-        stdout: "piped",
-        stderr: "piped",
-      }).output();
-      const text = decoder.decode(out.stdout) + decoder.decode(out.stderr);
-      assert.equal(out.code, 0, text);
-      const doc = JSON.parse(await Deno.readTextFile(output));
+        output,
+        { TMPDIR: tmp },
+      );
       assert.equal(doc.rounds.length, 1);
       const { libaio, io_uring } = doc.rounds[0].figures;
       assert.ok(Object.keys(libaio).length > 0, text);

@@ -8,6 +8,7 @@
 
 import { join, resolve } from "node:path";
 import { CephError } from "./errors.ts";
+import { logOf, pidFile } from "../service/daemon_files.ts";
 import { readText } from "./_process.ts";
 
 /** The Debian packages that hold everything the launcher runs. */
@@ -156,15 +157,7 @@ export function daemonsOf(s: { mgr: boolean; fs: boolean }): Daemon[] {
   return [MON, ...(s.mgr ? [MGR] : []), OSD, RGW, ...(s.fs ? [MDS, FUSE] : [])];
 }
 
-/** The pid file a daemon writes. */
-export function pidFile(l: Layout, d: Daemon): string {
-  return join(l.run, `${d.name}.pid`);
-}
-
-/** The log a daemon writes. */
-export function logOf(l: Layout, d: Daemon): string {
-  return join(l.log, `${d.name}.log`);
-}
+export { logOf, pidFile };
 
 /** The cluster's ceph.conf: every path inside the state directory, one replica, loopback only. */
 export function configText(l: Layout, fsid: string): string {

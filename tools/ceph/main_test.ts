@@ -1,15 +1,9 @@
 import assert from "node:assert/strict";
-import { assertHelpNames, assertUsageErrors, runScript, withTempDir } from "../service/testing.ts";
+import { runScript, testCommandLine, withTempDir } from "../service/testing.ts";
 
 const MAIN = new URL("./main.ts", import.meta.url);
 
-Deno.test("main.ts --help names every command and option and exits 0", async () => {
-  await assertHelpNames(MAIN, ["up", "down", "env", "status", "--dir", "--mgr", "--no-fs"]);
-});
-
-Deno.test("main.ts without a command, or with an unknown one, is a usage error (2)", async () => {
-  await assertUsageErrors(MAIN, "ceph");
-});
+testCommandLine(MAIN, "ceph", ["up", "down", "env", "status", "--dir", "--mgr", "--no-fs"]);
 
 Deno.test("main.ts status and env, with --dir before or after the command, find no cluster", async () => {
   await withTempDir(async (dir) => {

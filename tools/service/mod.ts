@@ -8,3 +8,4 @@
 
 export * from "./process.ts";
 export * from "./cli.ts";
+export * from "./daemon_files.ts";

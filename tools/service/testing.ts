@@ -27,7 +27,7 @@ export async function runScript(script: URL, ...args: string[]): Promise<ScriptR
 }
 
 /** Checks that `--help` exits 0 and lists each of `words` at the start of a line. */
-export async function assertHelpNames(script: URL, words: readonly string[]): Promise<void> {
+async function assertHelpNames(script: URL, words: readonly string[]): Promise<void> {
   const r = await runScript(script, "--help");
   assert.equal(r.code, 0);
   for (const word of words) {
@@ -36,7 +36,7 @@ export async function assertHelpNames(script: URL, words: readonly string[]): Pr
 }
 
 /** Checks that no command, or an unknown one, is a usage error (2) of one line named `name`, with the usage. */
-export async function assertUsageErrors(script: URL, name: string): Promise<void> {
+async function assertUsageErrors(script: URL, name: string): Promise<void> {
   const none = await runScript(script);
   assert.equal(none.code, 2);
   assert.match(none.stderr, new RegExp(`^${name}: no command given$`, "m"));
@@ -44,6 +44,20 @@ export async function assertUsageErrors(script: URL, name: string): Promise<void
   const unknown = await runScript(script, "sideways");
   assert.equal(unknown.code, 2);
   assert.match(unknown.stderr, new RegExp(`^${name}: unknown command 'sideways'`, "m"));
+}
+
+/**
+ * Registers the tests of the command line every launcher's main.ts has:
+ * `--help` lists each of `words` and exits 0; no command, or an unknown
+ * one, is a usage error (2) of one line prefixed `name:`.
+ */
+export function testCommandLine(script: URL, name: string, words: readonly string[]): void {
+  Deno.test("main.ts --help names every command and option and exits 0", async () => {
+    await assertHelpNames(script, words);
+  });
+  Deno.test("main.ts without a command, or with an unknown one, is a usage error (2)", async () => {
+    await assertUsageErrors(script, name);
+  });
 }
 
 /** Runs `fn` with a fresh temporary directory, removed afterwards. */

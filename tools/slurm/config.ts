@@ -8,6 +8,7 @@
 
 import { join, resolve } from "node:path";
 import { SlurmError } from "./errors.ts";
+import { logOf, pidFile } from "../service/daemon_files.ts";
 
 /** The Debian packages of the daemons and commands: munged, slurmctld, slurmd, srun. */
 export const SLURM_DAEMON_PACKAGES: readonly string[] = [
@@ -132,15 +133,7 @@ export const SLURMD: Daemon = { name: "slurmd", args: (l) => ["-f", l.conf] };
 /** The daemons in the order they start (and the reverse of the order they stop). */
 export const DAEMONS: readonly Daemon[] = [MUNGED, SLURMCTLD, SLURMD];
 
-/** The pid file a daemon writes. */
-export function pidFile(l: Layout, d: Daemon): string {
-  return join(l.run, `${d.name}.pid`);
-}
-
-/** The log a daemon writes. */
-export function logOf(l: Layout, d: Daemon): string {
-  return join(l.log, `${d.name}.log`);
-}
+export { logOf, pidFile };
 
 /** What the node is: its name and the resources slurm.conf gives it. */
 export interface Node {
