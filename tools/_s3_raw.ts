@@ -159,6 +159,8 @@ export async function rawLoop(o: RawLoopOptions): Promise<RawFigures> {
       clearTimeout(t0);
       clearTimeout(t1);
     });
+    // the last request may end before the timer at the window's end has run
+    if (cpu === undefined && cpu0 !== undefined) cpu = process.cpuUsage(cpu0);
     const requests = bytes / o.size;
     const cpuNs = cpu === undefined ? NaN : (cpu.user + cpu.system) * 1000;
     return {
