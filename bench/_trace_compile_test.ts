@@ -54,7 +54,7 @@ Deno.test("layout: a read of pages the trace wrote first needs none; of others, 
   );
 });
 
-Deno.test("a map whose root is not a scratch directory is refused before any file is named", async () => {
+Deno.test("a map whose root is not a scratch directory is refused before any file is named", () => {
   for (const root of ["", "relative/tierbench-scratch-t", "/data"]) {
     assert.throws(
       () => new TraceCompiler("t.trace", [{ prefix: "/d", root, direct: false }], "/tmp"),

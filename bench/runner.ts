@@ -287,6 +287,8 @@ class JobRun {
   #rateMin: ReturnType<typeof setInterval> | undefined;
   #cpuTimer: ReturnType<typeof setTimeout> | undefined;
   #cpuStart: ReturnType<typeof process.cpuUsage> | undefined;
+  /** The process's CPU over the measured window, taken when the jobs end (not release's). */
+  #cpu: ReturnType<typeof process.cpuUsage> | undefined;
 
   readonly #onAbort = () => {
     this.#interrupted = true;
@@ -387,6 +389,8 @@ class JobRun {
       void holdReadBack(gate, job.numjobs, () => hooks.beforeReadBack!(this.files), stopping);
     }
     await this.#waitFor(() => this.#results.size === job.numjobs || this.#hung);
+    // the measured window ends here: release's clean-up is not the jobs' CPU
+    if (this.#cpuStart) this.#cpu = process.cpuUsage(this.#cpuStart);
   }
 
   /**
@@ -431,7 +435,8 @@ class JobRun {
         `${job.numjobs - this.#results.size} job(s) did not stop in time and were terminated`,
       );
     }
-    const cpu = this.#cpuStart ? process.cpuUsage(this.#cpuStart) : { user: 0, system: 0 };
+    const cpu = this.#cpu ??
+      (this.#cpuStart ? process.cpuUsage(this.#cpuStart) : { user: 0, system: 0 });
     const failures = this.#failures;
     return buildResult(job, this.tier, this.shared, this.#results, this.#sampler.series(), cpu, {
       status: failures.length > 0 ? "failed" : this.#interrupted ? "interrupted" : "ok",

@@ -39,7 +39,10 @@ export function putObject(
   body: Uint8Array,
   options: SendOptions = {},
 ): Promise<PutObjectCommandOutput> {
-  return client.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: body }), options);
+  const command = new PutObjectCommand({ Bucket: bucket, Key: key, Body: body });
+  // without options when there is no signal: the SDK reuses a command's resolved middleware
+  // stack (cacheMiddleware) only for a send without options, and resolves it afresh otherwise
+  return options.abortSignal ? client.send(command, options) : client.send(command);
 }
 
 /** GETs `key`, or its `range` ("bytes=a-b") when given; the body is still to read. */
@@ -50,10 +53,13 @@ export function getObject(
   range?: string,
   options: SendOptions = {},
 ): Promise<GetObjectCommandOutput> {
-  return client.send(
-    new GetObjectCommand({ Bucket: bucket, Key: key, ...(range ? { Range: range } : {}) }),
-    options,
-  );
+  const command = new GetObjectCommand({
+    Bucket: bucket,
+    Key: key,
+    ...(range ? { Range: range } : {}),
+  });
+  // as putObject: options only with a signal, so the resolved middleware is reused
+  return options.abortSignal ? client.send(command, options) : client.send(command);
 }
 
 /** What reading a GET's body to its end found. */
@@ -123,6 +129,7 @@ async function readByob(
   let buffer = readBuffers.pop() ?? new ArrayBuffer(READ_BYTES);
   let last = monoNow();
   let idle = false;
+  let ended = false;
   // One timer per body, moved on only when it fires: a read does not touch it.
   const check = (ms: number) => {
     const quiet = monoNow() - last;
@@ -140,7 +147,10 @@ async function readByob(
         throw networkError(e);
       });
       if (value !== undefined) buffer = value.buffer as ArrayBuffer;
-      if (done) break;
+      if (done) {
+        ended = true;
+        break;
+      }
       last = monoNow();
       if (out.first < 0) out.first = last;
       if (into !== undefined && out.got + value.byteLength <= into.byteLength) {
@@ -150,7 +160,8 @@ async function readByob(
     }
   } finally {
     clearTimeout(timer);
-    reader.releaseLock();
+    // a stream read to its end holds nothing; releasing it would make (and drop) an Error
+    if (!ended) reader.releaseLock();
     if (!buffer.detached) readBuffers.push(buffer);
   }
   if (idle) {

@@ -105,3 +105,98 @@ Deno.test(`${HANDLER_ENV_VAR} picks the handler, and anything but fetch or node 
     else Deno.env.set(HANDLER_ENV_VAR, before);
   }
 });
+
+Deno.test("the fetch handler abandons an attempt whose answer has not begun within the idle timeout (a TimeoutError, retried) and sends the query string", async () => {
+  Deno.env.set("AWS_ACCESS_KEY_ID", "TESTKEY");
+  Deno.env.set("AWS_SECRET_ACCESS_KEY", "test-secret");
+  const stalled = Promise.withResolvers<void>();
+  const urls: string[] = [];
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
+    urls.push(req.url);
+    // the first request never answers; the client gives up on it
+    if (urls.length === 1) await stalled.promise;
+    return new Response("abc", { headers: { "content-length": "3" } });
+  });
+  const causes: string[] = [];
+  const client = newS3Client({
+    endpoint: `http://127.0.0.1:${server.addr.port}`,
+    region: "us-east-1",
+  }, {
+    handler: "fetch",
+    idleTimeoutMs: 200,
+    onRetry: (cause) => causes.push(cause),
+  });
+  try {
+    const t0 = performance.now();
+    const get = await client.send(
+      new GetObjectCommand({ Bucket: "b", Key: "k", VersionId: "v 1" }),
+    );
+    assert.equal(await get.Body!.transformToString(), "abc");
+    assert.equal(get.$metadata.attempts, 2);
+    assert.deepEqual(causes, ["timeout"]);
+    assert.ok(performance.now() - t0 < 5000, "the stalled attempt was abandoned in time");
+    assert.match(urls[1]!, /\/b\/k\?versionId=v%201&x-id=GetObject$/);
+  } finally {
+    stalled.resolve();
+    client.destroy();
+    await server.shutdown();
+  }
+});
+
+Deno.test("the fetch handler: the caller's abort signal fails the request as an AbortError, before the answer and while its body streams", async () => {
+  Deno.env.set("AWS_ACCESS_KEY_ID", "TESTKEY");
+  Deno.env.set("AWS_SECRET_ACCESS_KEY", "test-secret");
+  const hold = Promise.withResolvers<void>();
+  let n = 0;
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async () => {
+    if (n++ === 0) await hold.promise; // no answer
+    // an answer whose body never ends
+    const body = new ReadableStream<Uint8Array>({
+      start(c) {
+        c.enqueue(new Uint8Array(16));
+      },
+    });
+    return new Response(body);
+  });
+  const client = newS3Client({
+    endpoint: `http://127.0.0.1:${server.addr.port}`,
+    region: "us-east-1",
+  }, {
+    handler: "fetch",
+  });
+  try {
+    const before = new AbortController();
+    setTimeout(() => before.abort(), 100);
+    const e = await client.send(new GetObjectCommand({ Bucket: "b", Key: "k" }), {
+      abortSignal: before.signal,
+    }).catch((e) => e);
+    assert.equal(e?.name, "AbortError", String(e));
+    hold.resolve();
+    const during = new AbortController();
+    const get = await client.send(new GetObjectCommand({ Bucket: "b", Key: "k" }), {
+      abortSignal: during.signal,
+    });
+    const reader = (get.Body as unknown as ReadableStream<Uint8Array>).getReader();
+    assert.equal((await reader.read()).value?.byteLength, 16);
+    during.abort();
+    await assert.rejects(reader.read());
+  } finally {
+    client.destroy();
+    await server.shutdown();
+  }
+});
+
+Deno.test("a client makes its request signer once, not once per request", async () => {
+  Deno.env.set("AWS_ACCESS_KEY_ID", "TESTKEY");
+  Deno.env.set("AWS_SECRET_ACCESS_KEY", "test-secret");
+  const client = newS3Client({ endpoint: "http://127.0.0.1:1", region: "us-east-1" });
+  try {
+    const signer = (client.config as unknown as { signer: (s?: unknown) => Promise<unknown> })
+      .signer;
+    const first = await signer(undefined);
+    assert.equal(await signer(undefined), first);
+    assert.match(String(first?.constructor.name), /Signature/);
+  } finally {
+    client.destroy();
+  }
+});

@@ -19,6 +19,7 @@
 
 import { GetObjectCommand, PutObjectCommand, S3Client } from "@aws-sdk/client-s3";
 import { FetchHttpHandler } from "@smithy/fetch-http-handler";
+import process from "node:process";
 
 /** Which client a raw loop uses. */
 export type RawClient = "http" | "sdk" | "sdk-fetch";
@@ -104,9 +105,21 @@ function sdkRequests(o: RawLoopOptions, client: S3Client): Request {
   };
 }
 
+/** What one raw measurement found. */
+export interface RawFigures {
+  /** Bytes per second over the measured window. */
+  readonly bw: number;
+  /**
+   * CPU time of the whole process (every thread, getrusage RUSAGE_SELF) over
+   * the measured window divided by the requests completed in it, in ns;
+   * NaN when none completed.
+   */
+  readonly cpuNsPerRequest: number;
+}
+
 /**
- * Measures one pattern with one raw client; returns bytes per second over
- * the measured window.
+ * Measures one pattern with one raw client: its bandwidth, and its process
+ * CPU per request, over the measured window.
  *
  * @example
  * ```ts ignore
@@ -114,7 +127,7 @@ function sdkRequests(o: RawLoopOptions, client: S3Client): Request {
  *   prefix: "p/", op: "GET", size: 1 << 20, depth: 8, objects: 8, rampMs: 1000, runtimeMs: 3000 });
  * ```
  */
-export async function rawLoop(o: RawLoopOptions): Promise<number> {
+export async function rawLoop(o: RawLoopOptions): Promise<RawFigures> {
   const client = sdkClient(o);
   const body = randomBytes(o.size);
   try {
@@ -129,6 +142,10 @@ export async function rawLoop(o: RawLoopOptions): Promise<number> {
     const end = start + o.runtimeMs;
     let bytes = 0;
     let next = 0;
+    let cpu0: ReturnType<typeof process.cpuUsage> | undefined;
+    let cpu: ReturnType<typeof process.cpuUsage> | undefined;
+    const t0 = setTimeout(() => (cpu0 = process.cpuUsage()), start - performance.now());
+    const t1 = setTimeout(() => (cpu = process.cpuUsage(cpu0)), end - performance.now());
     const lane = async () => {
       const request = http?.({ buffer: new ArrayBuffer(256 * 1024) }) ?? sdkRequests(o, client);
       while (performance.now() < end) {
@@ -138,8 +155,18 @@ export async function rawLoop(o: RawLoopOptions): Promise<number> {
         if (t >= start && t <= end) bytes += o.size;
       }
     };
-    await Promise.all(Array.from({ length: o.depth }, lane));
-    return bytes / (o.runtimeMs / 1000);
+    await Promise.all(Array.from({ length: o.depth }, lane)).finally(() => {
+      clearTimeout(t0);
+      clearTimeout(t1);
+    });
+    // the last request may end before the timer at the window's end has run
+    if (cpu === undefined && cpu0 !== undefined) cpu = process.cpuUsage(cpu0);
+    const requests = bytes / o.size;
+    const cpuNs = cpu === undefined ? NaN : (cpu.user + cpu.system) * 1000;
+    return {
+      bw: bytes / (o.runtimeMs / 1000),
+      cpuNsPerRequest: requests > 0 ? cpuNs / requests : NaN,
+    };
   } finally {
     client.destroy();
   }

@@ -15,6 +15,11 @@
  *
  * Each raw loop runs in a Worker, as tierbench's jobs do. Measurers take
  * turns, the order rotating each round; figures are medians over rounds.
+ * Besides bandwidth, each row carries each measurer's CPU per request: the
+ * CPU time of this whole process (the stub has its own) over the measured
+ * window divided by the requests completed in it, and its ratio to raw
+ * HTTP's; on a loaded machine that figure moves less than bandwidth. A
+ * progress line on stderr names the point, round and measurer running.
  * Targets: the tier at ≥ 0.8× raw in every row and ≥ 1.5 GB/s at 1 MiB × 8.
  * The SDK and the tier on an S3 server (the local Ceph's RGW) follow, for
  * the record, with the CPU the server's processes (radosgw, ceph-osd) used
@@ -46,7 +51,7 @@ import { S3Tier } from "../tiers/s3.ts";
 import { newRunId } from "../tiers/scratch.ts";
 import { deletePrefix } from "../tiers/s3_scratch.ts";
 import { newS3Client } from "../tiers/s3_client.ts";
-import type { RawClient, RawLoopOptions } from "./_s3_raw.ts";
+import type { RawClient, RawFigures, RawLoopOptions } from "./_s3_raw.ts";
 import { resultsPath, writeResults } from "./_results.ts";
 
 const MiB = 1024 ** 2;
@@ -113,6 +118,16 @@ interface PointResult {
   /** Median over rounds of each measurer's bandwidth. */
   bw_median: Partial<Record<Measurer, number>>;
   /**
+   * CPU time of the bench's whole process over each round's measured window
+   * divided by the requests completed in it, ns, per measurer (the stub runs
+   * in a process of its own, so this is the client's alone).
+   */
+  cpu_ns_per_request: Partial<Record<Measurer, number[]>>;
+  /** Median over rounds of each measurer's CPU per request. */
+  cpu_median_ns: Partial<Record<Measurer, number>>;
+  /** Median over rounds of each measurer's CPU per request over raw HTTP's (stub only). */
+  cpu_ratio_to_raw: Partial<Record<Measurer, number>>;
+  /**
    * Median over rounds of each measurer's bandwidth over raw HTTP's (stub only); rounds where
    * raw moved nothing are left out, and the ratio is absent when none is left.
    */
@@ -124,13 +139,13 @@ interface PointResult {
 }
 
 /** A raw loop in a Worker of its own, as a tierbench job runs. */
-function rawLoopInWorker(o: RawLoopOptions): Promise<number> {
+function rawLoopInWorker(o: RawLoopOptions): Promise<RawFigures> {
   const w = new Worker(RAW_WORKER, { type: "module", name: `bench:s3 ${o.client}` });
-  return new Promise<number>((resolve, reject) => {
-    w.onmessage = (e: MessageEvent<{ bw?: number; error?: string }>) => {
+  return new Promise<RawFigures>((resolve, reject) => {
+    w.onmessage = (e: MessageEvent<RawFigures | { error: string }>) => {
       w.terminate();
-      if (e.data.error !== undefined) reject(new Error(e.data.error));
-      else resolve(e.data.bw ?? 0);
+      if ("error" in e.data) reject(new Error(e.data.error));
+      else resolve(e.data);
     };
     w.onerror = (e) => {
       e.preventDefault();
@@ -147,7 +162,7 @@ async function tierLoop(
   tier: S3Tier,
   point: Point,
   timing: Timing,
-): Promise<{ bw: number; retries: number }> {
+): Promise<RawFigures & { retries: number }> {
   const job = parseJobOptions({
     tier: `s3://${tier.spec.path}`,
     endpoint: server.endpoint,
@@ -162,7 +177,13 @@ async function tierLoop(
   const r = await runJob(tier, job);
   if (r.status !== "ok") throw new Error(r.error ?? "the tier's run failed");
   const d = point.op === "GET" ? r.read : r.write;
-  return { bw: d.bw_bytes, retries: r.jobs.reduce((n, j) => n + j.retries, 0) };
+  // the whole process's CPU over the measured window, as the raw loops count theirs
+  const cpuNs = ((r.cpu.usr_pct + r.cpu.sys_pct) / 100) * d.runtime * 1e6;
+  return {
+    bw: d.bw_bytes,
+    cpuNsPerRequest: d.total_ios > 0 ? cpuNs / d.total_ios : NaN,
+    retries: r.jobs.reduce((n, j) => n + j.retries, 0),
+  };
 }
 
 /** CPU seconds the processes named `names` have used so far (utime + stime of each). */
@@ -191,8 +212,11 @@ async function measureOnce(
   run: { server: Server; tier: S3Tier; point: Point; timing: Timing },
 ): Promise<void> {
   const figures = (res.bw_bytes[m] ??= []);
+  const cpu = (res.cpu_ns_per_request[m] ??= []);
   if (m !== "tier") {
-    figures.push(await rawLoopInWorker({ ...raw, client: m }));
+    const f = await rawLoopInWorker({ ...raw, client: m });
+    figures.push(f.bw);
+    cpu.push(f.cpuNsPerRequest);
     return;
   }
   const cpu0 = res.server_cores ? await processCpuSeconds(SERVER_PROCESSES) : 0;
@@ -203,6 +227,7 @@ async function measureOnce(
     res.server_cores.push(cpu / ((performance.now() - t0) / 1000));
   }
   figures.push(t.bw);
+  cpu.push(t.cpuNsPerRequest);
   res.tier_retries.push(t.retries);
 }
 
@@ -214,6 +239,15 @@ function summarize(res: PointResult): void {
     // A round whose raw loop moved nothing in its window gives no ratio (none at all: absent).
     const ratio = raw === undefined ? NaN : medianRatio(v, raw);
     if (!Number.isNaN(ratio)) res.ratio_to_raw[m] = ratio;
+  }
+  for (const [m, v] of Object.entries(res.cpu_ns_per_request) as [Measurer, number[]][]) {
+    const known = v.filter((x) => !Number.isNaN(x));
+    if (known.length > 0) res.cpu_median_ns[m] = median(known);
+    const raw = res.cpu_ns_per_request.http ?? [];
+    // rounds where either figure is missing (nothing completed) give no ratio
+    const both = v.flatMap((x, i) => Number.isNaN(x) || Number.isNaN(raw[i] ?? NaN) ? [] : [i]);
+    const ratio = medianRatio(both.map((i) => v[i]!), both.map((i) => raw[i]!));
+    if (Number.isFinite(ratio)) res.cpu_ratio_to_raw[m] = ratio;
   }
 }
 
@@ -227,6 +261,7 @@ async function measure(
   rounds: number,
   say: (line: string) => void,
 ): Promise<PointResult[]> {
+  const progress = progressLine(say);
   const id = newRunId();
   const base = `tierbench-s3-ceiling-${id}`;
   const loc = { endpoint: server.endpoint, region: REGION };
@@ -244,6 +279,9 @@ async function measure(
         bw_bytes: {},
         bw_median: {},
         ratio_to_raw: {},
+        cpu_ns_per_request: {},
+        cpu_median_ns: {},
+        cpu_ratio_to_raw: {},
         tier_retries: [],
         ...(server.label === "stub" ? {} : { server_cores: [] }),
       };
@@ -262,7 +300,12 @@ async function measure(
       const ms = server.measurers;
       for (let round = 0; round < rounds; round++) {
         for (let i = 0; i < ms.length; i++) {
-          await measureOnce(ms[(round + i) % ms.length]!, res, raw, {
+          const m = ms[(round + i) % ms.length]!;
+          progress(
+            `${server.label}: ${label(point)} (point ${results.length + 1}/${POINTS.length}), ` +
+              `round ${round + 1}/${rounds}: ${NAMES[m]}`,
+          );
+          await measureOnce(m, res, raw, {
             server,
             tier,
             point,
@@ -272,6 +315,7 @@ async function measure(
         }
       }
       summarize(res);
+      progress("");
       say(
         `${server.label}: ${label(point)}: ` + ms.map((m) =>
           `${NAMES[m]} ${mbs(res.bw_median[m]!)}`
@@ -287,8 +331,28 @@ async function measure(
   return results;
 }
 
+/**
+ * Where a run is, on stderr: on a terminal one line rewritten in place
+ * (`""` clears it), elsewhere a line each through `say`.
+ */
+function progressLine(say: (line: string) => void): (text: string) => void {
+  if (!Deno.stderr.isTerminal()) return (text) => text === "" || say(text);
+  const encoder = new TextEncoder();
+  return (text) =>
+    Deno.stderr.writeSync(encoder.encode(`\r\x1b[K${text === "" ? "" : `bench:s3: ${text}`}`));
+}
+
 function mbs(bytesPerSecond: number): string {
   return (bytesPerSecond / 1e6).toFixed(0);
+}
+
+/** The measurers whose CPU per request the table shows (the JSON has every one's). */
+function cpuMeasurers(measurers: readonly Measurer[]): Measurer[] {
+  return measurers.filter((m) => m === "http" || m === "tier");
+}
+
+function us(ns: number | undefined): string {
+  return ns === undefined ? "–" : (ns / 1000).toFixed(0);
 }
 
 function label(p: { op: string; size: number; depth: number }): string {
@@ -310,7 +374,8 @@ function table(rows: PointResult[], measurers: readonly Measurer[]): string {
     "op",
     ...measurers.map((m) => `${NAMES[m]} MB/s`),
     ...(stub ? measurers.filter((m) => m !== "http").map((m) => `${NAMES[m]} / raw`) : []),
-    ...(stub ? ["met"] : ["server CPU (cores)", "retries"]),
+    ...cpuMeasurers(measurers).map((m) => `${NAMES[m]} CPU µs/req`),
+    ...(stub ? ["s3 tier CPU / raw", "met"] : ["server CPU (cores)", "retries"]),
   ];
   const t = new Table({ head, style: { head: [], border: [] } });
   for (const r of rows) {
@@ -321,7 +386,9 @@ function table(rows: PointResult[], measurers: readonly Measurer[]): string {
       r.server,
       label({ op: r.op, size: r.size_bytes, depth: r.depth }),
       ...measurers.map((m) => mbs(r.bw_median[m] ?? 0)),
-      ...(stub ? [...ratios, met(r) ? "yes" : "NO"] : [
+      ...(stub ? ratios : []),
+      ...cpuMeasurers(measurers).map((m) => us(r.cpu_median_ns[m])),
+      ...(stub ? [r.cpu_ratio_to_raw.tier?.toFixed(2) ?? "–", met(r) ? "yes" : "NO"] : [
         median(r.server_cores ?? [0]).toFixed(2),
         String(r.tier_retries.reduce((a, b) => a + b, 0)),
       ]),
