@@ -5,7 +5,7 @@
  * @module
  */
 
-import { Command, Option, type OptionValues } from "@commander-js/extra-typings";
+import { type Command, Option, type OptionValues } from "@commander-js/extra-typings";
 import { ConfigError } from "../core/errors.ts";
 import { parseSize } from "../core/units.ts";
 import { STREAM_ENGINES } from "../bench/workload.ts";
