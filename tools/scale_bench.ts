@@ -391,7 +391,7 @@ function table(rows: Summary[]): string {
       "tool",
       "jobs CPU/I/O ns",
       "process CPU/I/O ns",
-      "ctx sw/I/O",
+      "ctx sw/1000 I/Os",
       "I/Os",
       "wall s",
       "peak RSS MiB",
@@ -406,7 +406,7 @@ function table(rows: Summary[]): string {
         s.tool,
         pair(s.small.jobs_cpu_per_io_ns, s.large.jobs_cpu_per_io_ns),
         pair(s.small.process_cpu_per_io_ns, s.large.process_cpu_per_io_ns),
-        pair(s.small.context_switches_per_io, s.large.context_switches_per_io, f2),
+        pair(s.small.context_switches_per_io * 1000, s.large.context_switches_per_io * 1000, f2),
         pair(s.small.ios, s.large.ios),
         `${s.small.wall_s.toFixed(1)} → ${s.large.wall_s.toFixed(1)}`,
         s.tool === "tierbench"
