@@ -1543,6 +1543,7 @@ export const FIO_OPTION_FACTS: readonly FioOptionFacts[] = [
     "name": "flow",
     "type": "INT",
     "offs": 1,
+    "maxval": 1000,
     "def": "0",
     "help": "Weight for flow control of this job",
   },

@@ -78,6 +78,7 @@ function number(entry: string, key: string): number | undefined {
     "ZBD_MAX_WRITE_ZONES": 4096,
     "FIO_IO_U_LIST_MAX_LEN": 8,
     "FIO_MAX_MAJOR": 0,
+    "FLOW_MAX_WEIGHT": 1000, // flow.h
   };
   if (v in known) return known[v];
   if (/^\d+\s*\*\s*\d+$/.test(v)) return v.split("*").reduce((a, b) => a * Number(b), 1);
