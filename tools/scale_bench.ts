@@ -199,6 +199,7 @@ function workloadRun(ranks: number, d: Dirs): Invocation {
 /** fio on pattern `p` with `jobs` jobs, each on a file of its own in a directory of the run. */
 function fioRun(p: Pattern, jobs: number, d: Dirs, runtimeS: number, tool: Tool): Invocation {
   const dir = join(d.tmpfs, "fio");
+  if (p.engine !== "null") Deno.mkdirSync(dir, { recursive: true }); // fio makes files, not directories
   const args = [
     "--name=scale",
     ...(p.engine === "null" ? [] : [`--directory=${dir}`]),
