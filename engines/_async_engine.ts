@@ -151,14 +151,6 @@ export class AsyncEngine implements JobEngine {
    * written, no sync run. A job that verifies is not warmed (its checks
    * would find nothing read).
    */
-  /**
-   * A sixth of the runtime's warm-up: each of these is a system call, and
-   * 30,000 of them cost a job some 150 ms of CPU before the barrier (64 jobs
-   * on 2 cores: 20 s of CPU to start instead of 12) for no lower CPU per I/O
-   * than 6,000 (16 s).
-   */
-  readonly warmIos = 6_000;
-
   warm(rt: JobRuntime): void {
     if (this.#verifier !== undefined) return;
     this.#zeroLength = true;

@@ -577,9 +577,7 @@ export function warmUp(plan: JobPlan, engine: JobEngine, ios = WARM_UP_IOS): voi
   // loop entered once is compiled only for that entry (on-stack replacement).
   if (engine.warm === undefined) return;
   for (let i = 0; i < WARM_UP_CALLS; i++) {
-    engine.warm(
-      throwawayRuntime(plan, Math.ceil((engine.warmIos ?? ios) / WARM_UP_CALLS) * plan.bs),
-    );
+    engine.warm(throwawayRuntime(plan, Math.ceil(ios / WARM_UP_CALLS) * plan.bs));
   }
 }
 
@@ -677,8 +675,6 @@ export interface JobEngine {
    * are not warmed.
    */
   warm?(rt: JobRuntime): void;
-  /** How many I/Os {@linkcode JobEngine.warm} makes in all; as many as the runtime's warm-up when absent. */
-  readonly warmIos?: number;
   /** Releases the file, buffers, kernel context or connections. */
   close(): void | Promise<void>;
   /**
