@@ -191,6 +191,45 @@ async function layOutFiles(
   return out;
 }
 
+/** What the main thread shares with a replay's Workers, and the first failure. */
+interface Shared {
+  readonly ctrlBuf: SharedArrayBuffer;
+  readonly ctrl: Int32Array;
+  readonly progBuf: SharedArrayBuffer;
+  readonly prog: Float64Array;
+  readonly workers: Worker[];
+  /** Resolved when every Worker is ready (or one failed). */
+  readonly readyAll: PromiseWithResolvers<void>;
+  ready: number;
+  failure: string | undefined;
+  /** Tells every Worker to stop, and opens the start for those still waiting on it. */
+  readonly stop: () => void;
+}
+
+/** The control words and progress slots of `threads` Workers, none started yet. */
+function sharedState(threads: number): Shared {
+  const ctrlBuf = new SharedArrayBuffer(8);
+  const ctrl = new Int32Array(ctrlBuf);
+  const progBuf = new SharedArrayBuffer(Math.max(1, threads) * PROGRESS_SLOTS * 8);
+  const stop = () => {
+    Atomics.store(ctrl, CTRL.STOP, 1);
+    Atomics.notify(ctrl, CTRL.STOP);
+    Atomics.store(ctrl, CTRL.GO, 1);
+    Atomics.notify(ctrl, CTRL.GO);
+  };
+  return {
+    ctrlBuf,
+    ctrl,
+    progBuf,
+    prog: new Float64Array(progBuf),
+    workers: [],
+    readyAll: Promise.withResolvers<void>(),
+    ready: 0,
+    failure: undefined,
+    stop,
+  };
+}
+
 /** Starts one Worker per thread, opens the start together, watches, gathers the reports. */
 async function runThreads(
   o: TraceReplayOptions,
@@ -199,79 +238,102 @@ async function runThreads(
   signal: AbortSignal | undefined,
   progress: (phase: RunProgress["phase"], fraction: number, read?: number, write?: number) => void,
 ): Promise<{ reports: ThreadReplayReport[]; cpu: CpuUsage }> {
-  const ctrlBuf = new SharedArrayBuffer(8);
-  const ctrl = new Int32Array(ctrlBuf);
-  const progBuf = new SharedArrayBuffer(Math.max(1, c.threads.length) * PROGRESS_SLOTS * 8);
-  const prog = new Float64Array(progBuf);
-  const totalOps = c.threads.reduce((t, th) => t + th.ops, 0);
-  const stop = () => {
-    Atomics.store(ctrl, CTRL.STOP, 1);
-    Atomics.notify(ctrl, CTRL.STOP);
-    Atomics.store(ctrl, CTRL.GO, 1);
-    Atomics.notify(ctrl, CTRL.GO);
-  };
-  signal?.addEventListener("abort", stop);
-  const workers: Worker[] = [];
-  let failure: string | undefined;
-  let ready = 0;
-  const readyAll = Promise.withResolvers<void>();
+  const sh = sharedState(c.threads.length);
+  signal?.addEventListener("abort", sh.stop);
   /** Resolved when a call outlasts --timeout: the stuck Workers never answer. */
   const timedOut = Promise.withResolvers<undefined[]>();
-  const done = c.threads.map((th, slot) => {
-    const w = new Worker(WORKER_URL, { type: "module", name: `trace ${th.name}` });
-    workers.push(w);
-    return new Promise<ThreadReplayReport | undefined>((resolve) => {
-      w.onmessage = (e: MessageEvent<TraceThreadMessage>) => {
-        const m = e.data;
-        if (m.type === "ready") {
-          if (++ready === c.threads.length) readyAll.resolve();
-          return;
-        }
-        if (m.type === "failed") {
-          failure ??= m.message;
-          stop();
-          readyAll.resolve();
-          return resolve(undefined);
-        }
-        resolve(m.report);
-      };
-      w.onerror = (e) => {
-        e.preventDefault();
-        failure ??= e.message;
-        stop();
-        readyAll.resolve();
-        resolve(undefined);
-      };
-      const start: TraceThreadStart = {
-        plan: {
-          thread: th.name,
-          files: c.files,
-          fileTier: c.fileTier,
-          tiers: o.maps.length,
-          phases: c.phases.length,
-          contexts: th.contexts,
-          syncBytes: th.syncBytes,
-          speed: o.speed,
-          verify: o.verify === true,
-          timelineCap: o.timelineCap ?? 20_000,
-        },
-        opsPath: th.path,
-        ctrl: ctrlBuf,
-        progress: progBuf,
-        slot,
-        laidOut: o.verify ? laid : [],
-      };
-      w.postMessage(start);
-    });
-  });
-  if (c.threads.length === 0) readyAll.resolve();
-  await readyAll.promise;
+  const done = c.threads.map((_, slot) => startThread(o, c, laid, sh, slot));
+  if (c.threads.length === 0) sh.readyAll.resolve();
+  await sh.readyAll.promise;
   // a recording of the replay (trace record -- tierbench trace replay …) starts a phase here
   Deno.writeTextFileSync("/dev/null", `${MARKER_PREFIX}replay`);
   const cpuStart = process.cpuUsage();
-  Atomics.store(ctrl, CTRL.GO, 1);
-  Atomics.notify(ctrl, CTRL.GO);
-  const watch = setInterval(() => {
+  Atomics.store(sh.ctrl, CTRL.GO, 1);
+  Atomics.notify(sh.ctrl, CTRL.GO);
+  const watch = watchThreads(o, c, sh, progress, () => timedOut.resolve([]));
+  try {
+    const reports: (ThreadReplayReport | undefined)[] = await Promise.race([
+      Promise.all(done),
+      timedOut.promise,
+    ]);
+    const cpu = process.cpuUsage(cpuStart);
+    if (sh.failure !== undefined) throw new Error(sh.failure);
+    return { reports: reports.filter((r): r is ThreadReplayReport => r !== undefined), cpu };
+  } finally {
+    clearInterval(watch);
+    signal?.removeEventListener("abort", sh.stop);
+    for (const w of sh.workers) w.terminate();
+  }
+}
+
+/** Starts the Worker of thread `slot`: its report, or undefined when it (or another) failed. */
+function startThread(
+  o: TraceReplayOptions,
+  c: Compiled,
+  laid: LaidOut,
+  sh: Shared,
+  slot: number,
+): Promise<ThreadReplayReport | undefined> {
+  const th = c.threads[slot]!;
+  const w = new Worker(WORKER_URL, { type: "module", name: `trace ${th.name}` });
+  sh.workers.push(w);
+  return new Promise<ThreadReplayReport | undefined>((resolve) => {
+    const fail = (message: string) => {
+      sh.failure ??= message;
+      sh.stop();
+      sh.readyAll.resolve();
+      resolve(undefined);
+    };
+    w.onmessage = (e: MessageEvent<TraceThreadMessage>) => {
+      const m = e.data;
+      if (m.type === "ready") {
+        if (++sh.ready === c.threads.length) sh.readyAll.resolve();
+        return;
+      }
+      if (m.type === "failed") return fail(m.message);
+      resolve(m.report);
+    };
+    w.onerror = (e) => {
+      e.preventDefault();
+      fail(e.message);
+    };
+    const start: TraceThreadStart = {
+      plan: {
+        thread: th.name,
+        files: c.files,
+        fileTier: c.fileTier,
+        tiers: o.maps.length,
+        phases: c.phases.length,
+        contexts: th.contexts,
+        syncBytes: th.syncBytes,
+        speed: o.speed,
+        verify: o.verify === true,
+        timelineCap: o.timelineCap ?? 20_000,
+      },
+      opsPath: th.path,
+      ctrl: sh.ctrlBuf,
+      progress: sh.progBuf,
+      slot,
+      laidOut: o.verify ? laid : [],
+    };
+    w.postMessage(start);
+  });
+}
+
+/**
+ * Every 200 ms: the threads' progress summed and reported, and the first call
+ * busy longer than --timeout made the failure (the Workers given up, `onTimeout` called).
+ */
+function watchThreads(
+  o: TraceReplayOptions,
+  c: Compiled,
+  sh: Shared,
+  progress: (phase: RunProgress["phase"], fraction: number, read?: number, write?: number) => void,
+  onTimeout: () => void,
+): ReturnType<typeof setInterval> {
+  const totalOps = c.threads.reduce((t, th) => t + th.ops, 0);
+  const prog = sh.prog;
+  return setInterval(() => {
     let ops = 0, read = 0, write = 0;
     const now = monoNow();
     for (let t = 0; t < c.threads.length; t++) {
@@ -280,33 +342,20 @@ async function runThreads(
       read += prog[b + PROGRESS.READ]!;
       write += prog[b + PROGRESS.WRITE]!;
       const since = prog[b + PROGRESS.BUSY_SINCE]!;
-      if (since > 0 && now - since > o.timeoutMs && failure === undefined) {
+      if (since > 0 && now - since > o.timeoutMs && sh.failure === undefined) {
         const file = c.files[prog[b + PROGRESS.BUSY_FILE]!] ?? "a context";
         const at = prog[b + PROGRESS.BUSY_OFFSET]!;
-        failure =
+        sh.failure =
           `a call of thread ${c.threads[t]!.name} on ${file}${at >= 0 ? ` at offset ${at}` : ""} ` +
           `took longer than --timeout ${o.timeoutMs / 1000} s`;
-        stop();
+        sh.stop();
         // a call stuck in the kernel does not return: the Workers are given up
-        for (const w of workers) w.terminate();
-        timedOut.resolve([]);
+        for (const w of sh.workers) w.terminate();
+        onTimeout();
       }
     }
     progress("measure", totalOps > 0 ? ops / totalOps : 1, read, write);
   }, 200);
-  try {
-    const reports: (ThreadReplayReport | undefined)[] = await Promise.race([
-      Promise.all(done),
-      timedOut.promise,
-    ]);
-    const cpu = process.cpuUsage(cpuStart);
-    if (failure !== undefined) throw new Error(failure);
-    return { reports: reports.filter((r): r is ThreadReplayReport => r !== undefined), cpu };
-  } finally {
-    clearInterval(watch);
-    signal?.removeEventListener("abort", stop);
-    for (const w of workers) w.terminate();
-  }
 }
 
 function direction(ds: ThreadDirection[], seconds: number): TraceReplayDirection {
