@@ -404,44 +404,9 @@ function buildResult(
     read: direction(reports.map((r) => r.tiers[i]!.read), replayed),
     write: direction(reports.map((r) => r.tiers[i]!.write), replayed),
   }));
-  const phases = c.phases.flatMap((p, i) => {
-    if (!p.io) return [];
-    const s = Math.min(...reports.map((r) => r.phases[i]![0]));
-    const e = Math.max(...reports.map((r) => r.phases[i]![1]));
-    return [{
-      name: p.name,
-      recorded_s: round6((p.end - p.start) / 1e6),
-      replayed_s: Number.isFinite(s) ? round6((e - s) / 1000) : 0,
-    }];
-  });
-  const spans: TraceReplayResult["timeline"]["spans"] = [];
-  for (const r of reports) {
-    for (let k = 0; k < r.spans.length; k += 4) {
-      const [a, b, code, bytes] = [r.spans[k]!, r.spans[k + 1]!, r.spans[k + 2]!, r.spans[k + 3]!];
-      spans.push([
-        r.thread,
-        OP_NAMES[code] ?? String(code),
-        bytes,
-        round3(a - start),
-        round3(b - start),
-      ]);
-    }
-  }
-  const extra: string[] = [...notes, ...c.notes];
-  const late = reports.reduce((t, r) => t + r.lateReaps, 0);
-  if (late > 0) {
-    extra.push(`${late} completions reaped later than recorded (to free a slot, or at the end)`);
-  }
-  const refused = reports.reduce((t, r) => t + r.directRefused, 0);
-  if (refused > 0) {
-    extra.push(`${refused} files opened without O_DIRECT: their file system refused it`);
-  }
-  const meta = reports.reduce((t, r) => t + r.metaFailed, 0);
-  if (meta > 0) {
-    extra.push(
-      `${meta} metadata calls (open, unlink, mkdir, rename, fallocate) failed here, not in the recording`,
-    );
-  }
+  const phases = phaseResults(c, reports);
+  const spans = timelineSpans(reports, start);
+  const extra = replayNotes(notes, c, reports);
   return {
     trace: o.trace,
     speed: o.speed,
@@ -450,13 +415,7 @@ function buildResult(
       replayed_s: round6(replayed),
     },
     tiers: tierResults,
-    threads: reports.map((r) => ({
-      thread: r.thread,
-      process: c.threads.find((t) => t.name === r.thread)?.process ?? r.thread,
-      ops: r.ops,
-      recorded_s: r.ops > 0 ? round6((r.recordedEnd - r.recordedStart) / 1e6) : 0,
-      replayed_s: r.ops > 0 ? round6((r.end - r.start) / 1000) : 0,
-    })),
+    threads: threadResults(c, reports),
     phases,
     ops: c.ops,
     layout: { files: laid.length, bytes: laid.reduce((t, [, b]) => t + b, 0) },
@@ -479,6 +438,76 @@ function buildResult(
       cut: reports.some((r) => r.spansCut),
     },
   };
+}
+
+/** Recorded beside replayed time of each phase that did I/O. */
+function phaseResults(c: Compiled, reports: ThreadReplayReport[]): TraceReplayResult["phases"] {
+  return c.phases.flatMap((p, i) => {
+    if (!p.io) return [];
+    const s = Math.min(...reports.map((r) => r.phases[i]![0]));
+    const e = Math.max(...reports.map((r) => r.phases[i]![1]));
+    return [{
+      name: p.name,
+      recorded_s: round6((p.end - p.start) / 1e6),
+      replayed_s: Number.isFinite(s) ? round6((e - s) / 1000) : 0,
+    }];
+  });
+}
+
+/** Every thread's kept spans, thread by thread, times in ms from the replay's `start`. */
+function timelineSpans(
+  reports: ThreadReplayReport[],
+  start: number,
+): TraceReplayResult["timeline"]["spans"] {
+  const spans: TraceReplayResult["timeline"]["spans"] = [];
+  for (const r of reports) {
+    for (let k = 0; k < r.spans.length; k += 4) {
+      const [a, b, code, bytes] = [r.spans[k]!, r.spans[k + 1]!, r.spans[k + 2]!, r.spans[k + 3]!];
+      spans.push([
+        r.thread,
+        OP_NAMES[code] ?? String(code),
+        bytes,
+        round3(a - start),
+        round3(b - start),
+      ]);
+    }
+  }
+  return spans;
+}
+
+/** The reader's and compiler's notes, then what the replay did unlike the recording. */
+function replayNotes(
+  notes: readonly string[],
+  c: Compiled,
+  reports: ThreadReplayReport[],
+): string[] {
+  const extra: string[] = [...notes, ...c.notes];
+  const late = reports.reduce((t, r) => t + r.lateReaps, 0);
+  if (late > 0) {
+    extra.push(`${late} completions reaped later than recorded (to free a slot, or at the end)`);
+  }
+  const refused = reports.reduce((t, r) => t + r.directRefused, 0);
+  if (refused > 0) {
+    extra.push(`${refused} files opened without O_DIRECT: their file system refused it`);
+  }
+  const meta = reports.reduce((t, r) => t + r.metaFailed, 0);
+  if (meta > 0) {
+    extra.push(
+      `${meta} metadata calls (open, unlink, mkdir, rename, fallocate) failed here, not in the recording`,
+    );
+  }
+  return extra;
+}
+
+/** Each thread's ops and its recorded beside replayed time. */
+function threadResults(c: Compiled, reports: ThreadReplayReport[]): TraceReplayResult["threads"] {
+  return reports.map((r) => ({
+    thread: r.thread,
+    process: c.threads.find((t) => t.name === r.thread)?.process ?? r.thread,
+    ops: r.ops,
+    recorded_s: r.ops > 0 ? round6((r.recordedEnd - r.recordedStart) / 1e6) : 0,
+    replayed_s: r.ops > 0 ? round6((r.end - r.start) / 1000) : 0,
+  }));
 }
 
 const round3 = (x: number) => Math.round(x * 1000) / 1000;
