@@ -266,6 +266,32 @@ export function cpuTimes(who: keyof typeof RUSAGE = "thread"): CpuTimes {
   return { usr_ns: us(0) * 1000, sys_ns: us(2) * 1000 };
 }
 
+/** Context switches counted by getrusage: voluntary (it waited) and involuntary (preempted). */
+export interface ContextSwitches {
+  voluntary: number;
+  involuntary: number;
+}
+
+/**
+ * The context switches of this thread, this process or its children that
+ * have been waited for (getrusage's ru_nvcsw and ru_nivcsw).
+ *
+ * @example
+ * ```ts
+ * import { contextSwitches } from "./libc.ts";
+ * const c = contextSwitches("process");
+ * console.assert(c.voluntary >= 0 && c.involuntary >= 0);
+ * ```
+ */
+export function contextSwitches(who: keyof typeof RUSAGE = "thread"): ContextSwitches {
+  const usage = new BigInt64Array(18);
+  if (libc().getrusage(RUSAGE[who], new Uint8Array(usage.buffer)) !== 0) {
+    return { voluntary: 0, involuntary: 0 };
+  }
+  // struct rusage on 64-bit Linux: 4 longs of timevals, then 14 longs, ru_nvcsw and ru_nivcsw last.
+  return { voluntary: Number(usage[16]!), involuntary: Number(usage[17]!) };
+}
+
 /** access(2) modes. */
 export const ACCESS = { W_OK: 2, X_OK: 1 } as const;
 

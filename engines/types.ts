@@ -670,7 +670,9 @@ export interface JobEngine {
   /**
    * Runs the engine's loop on `rt`, a throwaway runtime that stops after
    * some thousands of I/Os, before the job waits at the start barrier (see
-   * {@linkcode warmUp}); only engines whose loop does no I/O have it.
+   * {@linkcode warmUp}): engines whose loop does no I/O run it as it is, the
+   * kernel-queue engines with requests of zero bytes; engines without it
+   * are not warmed.
    */
   warm?(rt: JobRuntime): void;
   /** Releases the file, buffers, kernel context or connections. */
