@@ -409,6 +409,23 @@ export function parseJobOptions(
     throw new ConfigError("tier", "is required", TIER_FORMS);
   }
   const tier = parseTierSpec(raw.tier);
+  const o = readFields(raw);
+  checkSizes(raw, o);
+  const fileTier = tier.kind === "memory" || tier.kind === "file" || tier.kind === "pfs";
+  const { engine, engineChoice } = engineFor(raw, o, fileTier, chooseEngine);
+  checkFiles(raw, o, tier, fileTier);
+  if (raw.verify) checkVerify(tier, { ...o, engine });
+  checkRate(tier, raw);
+  checkS3(raw, o, tier);
+  checkBuffers(o);
+  return assembleJob(raw, o, tier, engine, engineChoice);
+}
+
+/** The option fields as the schema reads them. */
+type Fields = z.infer<typeof SCHEMA>;
+
+/** The option text with its defaults, read by the schema; the first field at fault refused. */
+function readFields(raw: RawJobOptions): Fields {
   const parsed = SCHEMA.safeParse({
     rw: raw.rw ?? DEFAULTS.rw,
     rwmixread: raw.rwmixread ?? DEFAULTS.rwmixread,
@@ -433,8 +450,11 @@ export function parseJobOptions(
     rateProcess: raw.rateProcess ?? DEFAULTS.rateProcess,
   });
   if (!parsed.success) throw toConfigError(parsed.error.issues);
-  const o = parsed.data;
+  return parsed.data;
+}
 
+/** bs within bounds, size at least bs, a runtime above 0, a timeout taken. */
+function checkSizes(raw: RawJobOptions, o: Fields): void {
   if (o.bs > MAX_BS) {
     throw new ConfigError("bs", `${raw.bs} is larger than the 256m this tool allows`);
   }
@@ -445,7 +465,19 @@ export function parseJobOptions(
     throw new ConfigError("runtime", "must be greater than 0");
   }
   if (raw.timeout !== undefined) parseTimeout(raw.timeout);
-  const fileTier = tier.kind === "memory" || tier.kind === "file" || tier.kind === "pfs";
+}
+
+/**
+ * The engine named, or the one `chooseEngine` picks for an iodepth above 1
+ * on a file tier; refused where psync would have to keep more than one I/O
+ * in flight or an io_uring option is given to another engine.
+ */
+function engineFor(
+  raw: RawJobOptions,
+  o: Fields,
+  fileTier: boolean,
+  chooseEngine: ((iodepth: number) => EngineChoice) | undefined,
+): { engine: Engine; engineChoice: EngineChoice | undefined } {
   const engineChoice = raw.engine === undefined && o.iodepth > 1 && fileTier
     ? chooseEngine?.(o.iodepth)
     : undefined;
@@ -467,6 +499,11 @@ export function parseJobOptions(
   if (uringFlag !== undefined && engine !== "io_uring") {
     throw new ConfigError(uringFlag, "applies to --engine io_uring only");
   }
+  return { engine, engineChoice };
+}
+
+/** What --direct, --nrfiles, --file-layout, --filename and --allow-device cannot do. */
+function checkFiles(raw: RawJobOptions, o: Fields, tier: TierSpec, fileTier: boolean): void {
   if (tier.kind === "s3" && raw.direct) {
     throw new ConfigError(
       "direct",
@@ -482,21 +519,7 @@ export function parseJobOptions(
       `applies to file tiers only, not ${tier.kind}`,
     );
   }
-  if (raw.filename !== undefined) {
-    if (!fileTier) {
-      throw new ConfigError("filename", `applies to file tiers only, not ${tier.kind}`);
-    }
-    if (o.rw !== "read" && o.rw !== "randread") {
-      throw new ConfigError(
-        "filename",
-        "an existing file is only read: write patterns get fresh files in the scratch directory",
-        "read, randread",
-      );
-    }
-    if (o.nrfiles > 1 || o.fileLayout !== "files") {
-      throw new ConfigError("filename", "names one file: drop --nrfiles and --file-layout");
-    }
-  }
+  if (raw.filename !== undefined) checkFilename(o, tier, fileTier);
   if (raw.allowDevice && raw.filename === undefined) {
     throw new ConfigError(
       "allow-device",
@@ -504,8 +527,27 @@ export function parseJobOptions(
       "--filename DEVICE with --rw read or randread",
     );
   }
-  if (raw.verify) checkVerify(tier, { ...o, engine });
-  checkRate(tier, raw);
+}
+
+/** What an existing file (--filename) cannot be used for. */
+function checkFilename(o: Fields, tier: TierSpec, fileTier: boolean): void {
+  if (!fileTier) {
+    throw new ConfigError("filename", `applies to file tiers only, not ${tier.kind}`);
+  }
+  if (o.rw !== "read" && o.rw !== "randread") {
+    throw new ConfigError(
+      "filename",
+      "an existing file is only read: write patterns get fresh files in the scratch directory",
+      "read, randread",
+    );
+  }
+  if (o.nrfiles > 1 || o.fileLayout !== "files") {
+    throw new ConfigError("filename", "names one file: drop --nrfiles and --file-layout");
+  }
+}
+
+/** An s3 tier's part size at least S3's smallest, its objects at least one block. */
+function checkS3(raw: RawJobOptions, o: Fields, tier: TierSpec): void {
   if (tier.kind === "s3" && o.partSize < MIN_PART_SIZE) {
     throw new ConfigError(
       "part-size",
@@ -516,8 +558,14 @@ export function parseJobOptions(
   if (tier.kind === "s3" && objectSize < o.bs) {
     throw new ConfigError("object-size", `${raw.objectSize} is smaller than --bs ${raw.bs}`);
   }
-  // Every job holds iodepth buffers of bs: a grid point or a run beyond half of this machine's
-  // memory would be killed by the kernel halfway instead of refused here.
+}
+
+/**
+ * Every job holds iodepth buffers of bs: a grid point or a run beyond half
+ * of this machine's memory would be killed by the kernel halfway instead of
+ * refused here.
+ */
+function checkBuffers(o: Fields): void {
   const buffers = o.bs * o.iodepth * o.numjobs;
   const memory = Deno.systemMemoryInfo().total;
   if (buffers > memory / 2) {
@@ -528,6 +576,16 @@ export function parseJobOptions(
       "a smaller --bs, --iodepth or --numjobs",
     );
   }
+}
+
+/** The checked fields as a {@linkcode JobOptions}: sizes in whole blocks, defaults resolved. */
+function assembleJob(
+  raw: RawJobOptions,
+  o: Fields,
+  tier: TierSpec,
+  engine: Engine,
+  engineChoice: EngineChoice | undefined,
+): JobOptions {
   const size = o.size - (o.size % o.bs);
   const ioSize = o.ioSize ?? size;
   if (ioSize < o.bs) {
@@ -550,30 +608,13 @@ export function parseJobOptions(
     direct: raw.direct ?? false,
     engine,
     ...(engineChoice ? { engineChoice } : {}),
-    ...(engine === "io_uring"
-      ? {
-        ioUring: {
-          fixedbufs: raw.fixedbufs ?? false,
-          registerfiles: raw.registerfiles ?? false,
-          sqthreadPoll: raw.sqthreadPoll ?? false,
-        },
-      }
-      : {}),
+    ...ioUringOf(raw, engine),
     seed: o.seed,
     logAvgMsec: o.logAvgMsec,
     nrfiles: o.nrfiles,
     fileLayout: o.fileLayout,
     endFsync: raw.endFsync ?? tier.kind === "pfs",
-    s3: tier.kind === "s3"
-      ? {
-        // user information is never used (S3 signs with the credentials): never kept either
-        endpoint: raw.endpoint === undefined ? undefined : withoutUserInfo(raw.endpoint),
-        region: raw.region,
-        objectSize: objectSize - (objectSize % o.bs),
-        partSize: o.partSize,
-        multipartThreshold: o.multipartThreshold,
-      }
-      : undefined,
+    s3: s3Of(raw, o, tier),
     filename: raw.filename,
     ...(o.timeout === undefined ? {} : { timeoutMs: o.timeout }),
     ...(raw.allowDevice ? { allowDevice: true } : {}),
@@ -583,6 +624,32 @@ export function parseJobOptions(
       : o.rateIops !== undefined
       ? { rate: { iops: o.rateIops, process: o.rateProcess } }
       : {}),
+  };
+}
+
+/** The io_uring options, on the io_uring engine only. */
+function ioUringOf(raw: RawJobOptions, engine: Engine): { ioUring?: IoUringOptions } {
+  if (engine !== "io_uring") return {};
+  return {
+    ioUring: {
+      fixedbufs: raw.fixedbufs ?? false,
+      registerfiles: raw.registerfiles ?? false,
+      sqthreadPoll: raw.sqthreadPoll ?? false,
+    },
+  };
+}
+
+/** The s3 tier's options; undefined on another tier. */
+function s3Of(raw: RawJobOptions, o: Fields, tier: TierSpec): S3Options | undefined {
+  if (tier.kind !== "s3") return undefined;
+  const objectSize = o.objectSize ?? o.bs;
+  return {
+    // user information is never used (S3 signs with the credentials): never kept either
+    endpoint: raw.endpoint === undefined ? undefined : withoutUserInfo(raw.endpoint),
+    region: raw.region,
+    objectSize: objectSize - (objectSize % o.bs),
+    partSize: o.partSize,
+    multipartThreshold: o.multipartThreshold,
   };
 }
 
