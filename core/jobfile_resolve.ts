@@ -25,7 +25,7 @@ import {
 import { jobSeeds, RAND, Taus88 } from "./fio_random.ts";
 import type { Distribution, IoPattern, SizeDraw } from "./io_pattern.ts";
 import type { FioData, FioErrors, FioJobExtras, FioLayout, FioLogs } from "./fio_job.ts";
-import { cloneFiles, type StatFn } from "./fio_job_files.ts";
+import { type CloneFiles, cloneFiles, type StatFn } from "./fio_job_files.ts";
 import { type JobFileEntry, JobFileError, type ParsedJobFile } from "./jobfile.ts";
 import { ConfigError } from "./errors.ts";
 
@@ -183,6 +183,24 @@ function readSettings(entries: readonly JobFileEntry[], ctx: ResolveContext) {
 /** What resolveJob makes of one job. */
 type Resolved = Omit<ResolvedJob, "options">;
 
+/** What resolveJob has decided about a job before its files. */
+interface JobDraft {
+  readonly s: FioSettings;
+  readonly name: string;
+  readonly section: string;
+  readonly where: string;
+  readonly engine: ReturnType<typeof engineOf>;
+  readonly rw: ReturnType<typeof rwOf>;
+  readonly numjobs: number;
+  readonly tier: string;
+  readonly timeBased: boolean;
+  readonly sizes: [SizeDraw, SizeDraw];
+  readonly seedOptions: ReturnType<typeof seedOptionsOf>;
+  readonly seeds: readonly bigint[];
+  readonly threadNumber: number;
+  readonly ctx: ResolveContext;
+}
+
 function resolveJob(
   s: FioSettings,
   own: ReadonlyMap<string, JobFileEntry>,
@@ -199,10 +217,46 @@ function resolveJob(
   checkValues(s, engine);
   const tier = tierOf(s, own, engine, ctx);
   const timeBased = s.flag("time_based") && s.num("runtime") > 0;
-  const runtimeUs = s.num("runtime");
-  const raw: RawJobOptions = {
+  const raw = rawOptionsOf(s, own, { name, tier, engine, rw, numjobs, timeBased });
+  const sizes = sizesOf(s);
+  raw.bs = String(Math.min(sizes[0].max, 256 * 1024 ** 2));
+  const seedOptions = seedOptionsOf(s);
+  const seeds = jobSeeds({ ...seedOptions, threadNumber, random: rw.random });
+  if (!isFileTier(tier)) {
+    onlyBasics(s, tier);
+    const job = parseAt(raw, s, where, name);
+    return { name, where, job, schedule: scheduleOf(s, seeds) };
+  }
+  const draft: JobDraft = {
+    s,
     name,
+    section,
+    where,
+    engine,
+    rw,
+    numjobs,
     tier,
+    timeBased,
+    sizes,
+    seedOptions,
+    seeds,
+    threadNumber,
+    ctx,
+  };
+  const job = resolveOnFiles(draft, raw);
+  return { name, where, job, schedule: scheduleOf(s, seeds) };
+}
+
+/** A job's options in the form parseJobOptions takes, from fio's settings and tierbench's keys. */
+function rawOptionsOf(
+  s: FioSettings,
+  own: ReadonlyMap<string, JobFileEntry>,
+  j: Pick<JobDraft, "name" | "tier" | "engine" | "rw" | "numjobs" | "timeBased">,
+): RawJobOptions {
+  const { engine, rw } = j;
+  return {
+    name: j.name,
+    tier: j.tier,
     rw: rw.random
       ? (rw.dirs === "mixed" ? "randrw" : `rand${rw.dirs}`)
       : rw.dirs === "mixed"
@@ -210,7 +264,7 @@ function resolveJob(
       : rw.dirs,
     rwmixread: String(s.num("rwmixread")),
     iodepth: String(engine === "libaio" || engine === "io_uring" ? s.num("iodepth") : 1),
-    numjobs: String(numjobs),
+    numjobs: String(j.numjobs),
     direct: s.latest("direct", "buffered") === "buffered" ? !s.flag("buffered") : s.flag("direct"),
     engine: engine === "null" ? "psync" : engine,
     ...(engine === "io_uring"
@@ -221,43 +275,48 @@ function resolveJob(
       }
       : {}),
     ramp: `${Math.round(s.num("ramp_time") / 1000)}ms`,
-    ...(timeBased ? { runtime: `${Math.max(1, Math.round(runtimeUs / 1000))}ms` } : {}),
+    ...(j.timeBased ? { runtime: `${Math.max(1, Math.round(s.num("runtime") / 1000))}ms` } : {}),
     logAvgMsec: String(Math.min(3_600_000, Math.max(10, s.num("log_avg_msec") || 500))),
     endFsync: s.flag("end_fsync"),
     ...rateOf(s, rw.dirs),
     ...ownOptions(own),
   };
-  const sizes = sizesOf(s);
-  const minBs = Math.min(sizes[0].min, sizes[1].min);
-  raw.bs = String(Math.min(sizes[0].max, 256 * 1024 ** 2));
-  const seedOptions = {
+}
+
+/** randseed, randrepeat and allrandrepeat, as jobSeeds and each clone's pattern take them. */
+function seedOptionsOf(s: FioSettings) {
+  return {
     randseed: s.num("randseed"),
     randseedSet: s.has("randseed"),
     randrepeat: s.flag("randrepeat"),
     allrandrepeat: s.flag("allrandrepeat"),
   };
-  const seeds = jobSeeds({ ...seedOptions, threadNumber, random: rw.random });
-  const fileTier = tier.startsWith("file:") || tier.startsWith("memory:") ||
-    tier.startsWith("pfs:") || tier === "null:";
-  if (!fileTier) {
-    onlyBasics(s, tier);
-    const job = parseAt(raw, s, where, name);
-    return { name, where, job, schedule: scheduleOf(s, seeds) };
-  }
+}
+
+/** Whether a tier spec names a tier with files (or null:, whose jobs are laid out as files). */
+function isFileTier(tier: string): boolean {
+  return tier.startsWith("file:") || tier.startsWith("memory:") || tier.startsWith("pfs:") ||
+    tier === "null:";
+}
+
+/** A job on files: each clone's files and pattern, its sizes from them, and fio's extras. */
+function resolveOnFiles(d: JobDraft, raw: RawJobOptions): JobOptions {
+  const { s, sizes } = d;
+  const minBs = Math.min(sizes[0].min, sizes[1].min);
   const clones = cloneFiles(s, {
-    cwd: ctx.cwd,
-    stat: ctx.stat,
-    jobname: section,
-    where,
-    diskless: engine === "null" || tier === "null:",
-    numjobs,
+    cwd: d.ctx.cwd,
+    stat: d.ctx.stat,
+    jobname: d.section,
+    where: d.where,
+    diskless: d.engine === "null" || d.tier === "null:",
+    numjobs: d.numjobs,
     minBs,
-    fileSizeSeed: seeds[RAND.FILE_SIZE]!,
+    fileSizeSeed: d.seeds[RAND.FILE_SIZE]!,
   });
   const total = clones[0]!.pattern.reduce((a, f) => a + f.ioSize, 0);
   if (total < minBs) {
     throw new JobFileError(
-      where,
+      d.where,
       "size",
       `${total} bytes is less than the smallest block (${minBs})`,
     );
@@ -266,9 +325,21 @@ function resolveJob(
   const ioSizeSet = s.has("io_size") && s.num("io_size") > 0;
   const loopBytes = ioSizeSet ? ioSizeOf(s, total) : total;
   raw.ioSize = String(Math.max(loopBytes * Math.max(1, s.num("loops")), sizes[0].max));
-  const job = parseAt(raw, s, where, name);
-  const patternBase = patternOf(s, rw, sizes, timeBased, loopBytes, ioSizeSet);
-  const fio: FioJobExtras = {
+  const job = parseAt(raw, s, d.where, d.name);
+  return { ...job, fio: fioExtrasOf(d, clones, loopBytes, ioSizeSet) };
+}
+
+/** What a job on files carries besides its JobOptions (core/fio_job.ts). */
+function fioExtrasOf(
+  d: JobDraft,
+  clones: readonly CloneFiles[],
+  loopBytes: number,
+  ioSizeSet: boolean,
+): FioJobExtras {
+  const { s, rw, threadNumber } = d;
+  const runtimeUs = s.num("runtime");
+  const patternBase = patternOf(s, rw, d.sizes, d.timeBased, loopBytes, ioSizeSet);
+  return {
     options: inForce(s),
     uniqueFilename: s.flag("unique_filename"),
     clones: clones.map((c, k) => ({
@@ -276,23 +347,22 @@ function resolveJob(
       pattern: {
         ...patternBase,
         files: c.pattern,
-        seeds: { ...seedOptions, threadNumber: threadNumber + k },
+        seeds: { ...d.seedOptions, threadNumber: threadNumber + k },
       },
     })),
     layout: layoutOf(s, rw),
     openSync: syncOf(s),
     fsyncOnClose: s.flag("fsync_on_close"),
-    ...(!timeBased && runtimeUs > 0
+    ...(!d.timeBased && runtimeUs > 0
       ? { runtimeCapMs: Math.max(1, Math.round(runtimeUs / 1000)) }
       : {}),
-    data: dataOf(s, rw.dirs, ctx),
+    data: dataOf(s, rw.dirs, d.ctx),
     ...errorsOf(s),
-    ...logsOf(s, name, threadNumber, ctx.cwd),
+    ...logsOf(s, d.name, threadNumber, d.ctx.cwd),
     ...rateMinOf(s),
     ...flowOf(s),
     ...thinktimeOf(s),
   };
-  return { name, where, job: { ...job, fio }, schedule: scheduleOf(s, seeds) };
 }
 
 /** The options in force for a job as written, by fio's names (bare keys as "1"). */
