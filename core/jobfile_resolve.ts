@@ -43,6 +43,13 @@ export interface JobSchedule {
   readonly exitall?: "group" | "stonewall" | "all";
   /** When this job fails, every job ends. */
   readonly exitallOnError: boolean;
+  /**
+   * Its reporting group (fio's groupid): a new one at a stonewall or
+   * new_group after a group with jobs.
+   */
+  readonly groupid: number;
+  /** The index, among the file's jobs, of the job `waitFor` names (the last of that name). */
+  readonly waitForJob?: number;
 }
 
 /** One job of the file, resolved. */
@@ -139,7 +146,7 @@ function written(entries: readonly JobFileEntry[]): Record<string, string> {
  */
 export function resolveJobFile(parsed: ParsedJobFile, ctx: ResolveContext): ResolvedJobFile {
   const globals: JobFileEntry[] = [];
-  const jobs: ResolvedJob[] = [];
+  const jobs: (Resolved & Pick<ResolvedJob, "options">)[] = [];
   let threadNumber = 1;
   const names = new Set<string>();
   for (const section of parsed.sections) {
@@ -166,7 +173,23 @@ export function resolveJobFile(parsed: ParsedJobFile, ctx: ResolveContext): Reso
     if (!names.has(w)) throw new JobFileError(j.where, "wait_for", `no job is named ${w}`);
   }
   const global = written(globals.filter((e) => e.where !== "command line"));
-  return { global, jobs };
+  return { global, jobs: placeJobs(jobs) };
+}
+
+/** Each job's place among the others: its groupid and the index of the job it waits for. */
+function placeJobs(jobs: readonly (Resolved & Pick<ResolvedJob, "options">)[]): ResolvedJob[] {
+  const index = new Map(jobs.map((j, i) => [j.name, i]));
+  let groupid = 0, inGroup = 0;
+  return jobs.map((j) => {
+    if ((j.schedule.stonewall || j.schedule.newGroup) && inGroup > 0) {
+      groupid++;
+      inGroup = 0;
+    }
+    inGroup += j.job.numjobs;
+    const w = j.schedule.waitFor;
+    const waitForJob = w === undefined ? {} : { waitForJob: index.get(w)! };
+    return { ...j, schedule: { ...j.schedule, groupid, ...waitForJob } };
+  });
 }
 
 /** fio's settings of `entries` and tierbench's own keys among them. */
@@ -181,7 +204,9 @@ function readSettings(entries: readonly JobFileEntry[], ctx: ResolveContext) {
 }
 
 /** What resolveJob makes of one job. */
-type Resolved = Omit<ResolvedJob, "options">;
+type Resolved = Omit<ResolvedJob, "options" | "schedule"> & {
+  readonly schedule: ReturnType<typeof scheduleOf>;
+};
 
 /** What resolveJob has decided about a job before its files. */
 interface JobDraft {
@@ -838,7 +863,11 @@ function thinktimeOf(s: FioSettings) {
   };
 }
 
-function scheduleOf(s: FioSettings, seeds: readonly bigint[]): JobSchedule {
+/** A job's schedule as its own options say it; its place among the others comes after. */
+function scheduleOf(
+  s: FioSettings,
+  seeds: readonly bigint[],
+): Omit<JobSchedule, "groupid" | "waitForJob"> {
   const lo = s.num("startdelay", 0), hi = s.num("startdelay", 1);
   const delayUs = hi > lo ? new Taus88(seeds[RAND.START_DELAY]!).between(lo, hi) : lo;
   const exitall = s.flag("exitall");
