@@ -22,7 +22,6 @@ import { reportSession, type ReportTo } from "./_session.ts";
 import type { LaunchInfo } from "../cluster/mod.ts";
 import { runAcross } from "./_cluster.ts";
 import { userCwd } from "./_paths.ts";
-import { isAbsolute, join } from "node:path";
 
 /** How a job file is run besides where its results go. */
 export interface JobFileRun {
@@ -51,26 +50,14 @@ export async function runJobFile(
   launch?: LaunchInfo,
 ): Promise<void> {
   const cwd = userCwd();
+  // relative names are relative to where the user stands, as fio's are to its directory
   const parsed = readJobFileText(path, {
     keywords: hostKeywords(),
-    exists: (p) => {
-      try {
-        Deno.statSync(isAbsolute(p) ? p : join(cwd, p));
-        return true;
-      } catch {
-        return false;
-      }
-    },
-    readFile: (p) => Deno.readTextFileSync(isAbsolute(p) ? p : join(cwd, p)),
+    cwd,
     ...(run.sections ? { sections: run.sections } : {}),
     ...(run.commandLine ? { commandLine: run.commandLine } : {}),
   });
-  // relative names are relative to where the user stands, as fio's are to its directory
-  const file = resolveJobFile(parsed, {
-    ...hostResolveContext(),
-    cwd,
-    readFile: (p) => Deno.readFileSync(isAbsolute(p) ? p : join(cwd, p)),
-  });
+  const file = resolveJobFile(parsed, hostResolveContext(cwd));
   const jobs = file.jobs.map((j) => j.job);
   const fioSource = {
     global: file.global,

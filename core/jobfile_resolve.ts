@@ -78,10 +78,13 @@ export interface ResolveContext {
   readonly readFile: (path: string) => Uint8Array;
 }
 
-/** This process's view: Deno.cwd(), Deno.statSync, Deno.readFileSync. */
-export function hostResolveContext(): ResolveContext {
+/**
+ * This process's view: relative names under `cwd` (default Deno.cwd()),
+ * Deno.statSync, Deno.readFileSync.
+ */
+export function hostResolveContext(cwd?: string): ResolveContext {
   return {
-    cwd: Deno.cwd(),
+    cwd: cwd ?? Deno.cwd(),
     stat: (path) => {
       try {
         const st = Deno.statSync(path);
@@ -97,7 +100,7 @@ export function hostResolveContext(): ResolveContext {
         return undefined;
       }
     },
-    readFile: (p) => Deno.readFileSync(p),
+    readFile: (p) => Deno.readFileSync(cwd === undefined || isAbsolute(p) ? p : join(cwd, p)),
   };
 }
 
