@@ -311,44 +311,48 @@ const MAX_BS = 256 * 1024 ** 2;
 /** S3's smallest part of a multipart upload (all parts but the last). */
 const MIN_PART_SIZE = 5 * 1024 ** 2;
 
+/** A field's issue: the value as given, what it is not. */
+function badField(ctx: z.RefinementCtx, name: string, message: string): never {
+  ctx.addIssue({ code: "custom", message, path: [name] });
+  return z.NEVER;
+}
+
+/** A size: text with an optional suffix, or a number of bytes already read (a job file's). */
 const sizeField = (name: string) =>
-  z.string().transform((s, ctx) => {
-    const n = parseSize(s);
-    if (n === undefined || n <= 0) {
-      ctx.addIssue({
-        code: "custom",
-        message: `"${s}" is not a size (use a number with an optional k, m, g or t suffix)`,
-        path: [name],
-      });
-      return z.NEVER;
+  z.union([z.string(), z.number()]).transform((v, ctx) => {
+    const n = typeof v === "number" ? v : parseSize(v);
+    if (n === undefined || !Number.isSafeInteger(n) || n <= 0) {
+      return badField(
+        ctx,
+        name,
+        `"${v}" is not a size (use a number with an optional k, m, g or t suffix)`,
+      );
     }
     return n;
   });
 
+/** A duration: text (seconds, or with a unit), or a number of ms already read (a job file's). */
 const durationField = (name: string) =>
-  z.string().transform((s, ctx) => {
-    const n = parseDuration(s);
-    if (n === undefined) {
-      ctx.addIssue({
-        code: "custom",
-        message: `"${s}" is not a duration (seconds, or a number with ms, s, m or h)`,
-        path: [name],
-      });
-      return z.NEVER;
+  z.union([z.string(), z.number()]).transform((v, ctx) => {
+    const n = typeof v === "number" ? v : parseDuration(v);
+    if (n === undefined || !(n >= 0 && n <= Number.MAX_SAFE_INTEGER)) {
+      const as = typeof v === "number" ? `${v}ms` : v;
+      return badField(
+        ctx,
+        name,
+        `"${as}" is not a duration (seconds, or a number with ms, s, m or h)`,
+      );
     }
     return n;
   });
 
+/** An integer from `min` to `max`: text of digits, or a number already read (a job file's). */
 const intField = (name: string, min: number, max: number) =>
-  z.string().transform((s, ctx) => {
-    const n = Number(s);
-    if (!/^\d+$/.test(s.trim()) || n < min || n > max) {
-      ctx.addIssue({
-        code: "custom",
-        message: `"${s}" is not an integer from ${min} to ${max}`,
-        path: [name],
-      });
-      return z.NEVER;
+  z.union([z.string(), z.number()]).transform((v, ctx) => {
+    const n = Number(v);
+    const whole = typeof v === "number" ? Number.isInteger(n) && n >= 0 : /^\d+$/.test(v.trim());
+    if (!whole || n < min || n > max) {
+      return badField(ctx, name, `"${v}" is not an integer from ${min} to ${max}`);
     }
     return n;
   });
@@ -405,6 +409,55 @@ export function parseJobOptions(
   raw: RawJobOptions,
   chooseEngine?: (iodepth: number) => EngineChoice,
 ): JobOptions {
+  return jobOptionsOf(raw, chooseEngine);
+}
+
+/** {@linkcode RawJobOptions}' fields that hold a number: bytes, ms, counts. */
+type NumericField =
+  | "rwmixread"
+  | "bs"
+  | "size"
+  | "ioSize"
+  | "runtime"
+  | "ramp"
+  | "iodepth"
+  | "numjobs"
+  | "seed"
+  | "logAvgMsec"
+  | "nrfiles"
+  | "objectSize"
+  | "partSize"
+  | "multipartThreshold"
+  | "rate"
+  | "rateIops";
+
+/**
+ * Job options whose numbers may be values already read instead of text:
+ * sizes in bytes, durations in ms, counts (a job file's, read as fio reads
+ * them); text is read as {@linkcode parseJobOptions} reads it.
+ */
+export type JobValues =
+  & Omit<RawJobOptions, NumericField>
+  & { [K in NumericField]?: string | number | undefined };
+
+/**
+ * {@linkcode parseJobOptions} for options whose numbers may have been read
+ * already: checks them and resolves defaults into a {@linkcode JobOptions},
+ * with the same refusals.
+ *
+ * @throws {ConfigError} naming the first field at fault and its allowed values.
+ *
+ * @example
+ * ```ts
+ * import { jobOptionsOf } from "./config.ts";
+ * const job = jobOptionsOf({ tier: "memory:", bs: 8192, size: "1m", ramp: 500 });
+ * console.assert(job.bs === 8192 && job.size === 1024 * 1024 && job.rampMs === 500);
+ * ```
+ */
+export function jobOptionsOf(
+  raw: JobValues,
+  chooseEngine?: (iodepth: number) => EngineChoice,
+): JobOptions {
   if (raw.tier === undefined) {
     throw new ConfigError("tier", "is required", TIER_FORMS);
   }
@@ -425,7 +478,7 @@ export function parseJobOptions(
 type Fields = z.infer<typeof SCHEMA>;
 
 /** The option text with its defaults, read by the schema; the first field at fault refused. */
-function readFields(raw: RawJobOptions): Fields {
+function readFields(raw: JobValues): Fields {
   const parsed = SCHEMA.safeParse({
     rw: raw.rw ?? DEFAULTS.rw,
     rwmixread: raw.rwmixread ?? DEFAULTS.rwmixread,
@@ -454,7 +507,7 @@ function readFields(raw: RawJobOptions): Fields {
 }
 
 /** bs within bounds, size at least bs, a runtime above 0, a timeout taken. */
-function checkSizes(raw: RawJobOptions, o: Fields): void {
+function checkSizes(raw: JobValues, o: Fields): void {
   if (o.bs > MAX_BS) {
     throw new ConfigError("bs", `${raw.bs} is larger than the 256m this tool allows`);
   }
@@ -473,7 +526,7 @@ function checkSizes(raw: RawJobOptions, o: Fields): void {
  * in flight or an io_uring option is given to another engine.
  */
 function engineFor(
-  raw: RawJobOptions,
+  raw: JobValues,
   o: Fields,
   fileTier: boolean,
   chooseEngine: ((iodepth: number) => EngineChoice) | undefined,
@@ -503,7 +556,7 @@ function engineFor(
 }
 
 /** What --direct, --nrfiles, --file-layout, --filename and --allow-device cannot do. */
-function checkFiles(raw: RawJobOptions, o: Fields, tier: TierSpec, fileTier: boolean): void {
+function checkFiles(raw: JobValues, o: Fields, tier: TierSpec, fileTier: boolean): void {
   if (tier.kind === "s3" && raw.direct) {
     throw new ConfigError(
       "direct",
@@ -547,7 +600,7 @@ function checkFilename(o: Fields, tier: TierSpec, fileTier: boolean): void {
 }
 
 /** An s3 tier's part size at least S3's smallest, its objects at least one block. */
-function checkS3(raw: RawJobOptions, o: Fields, tier: TierSpec): void {
+function checkS3(raw: JobValues, o: Fields, tier: TierSpec): void {
   if (tier.kind === "s3" && o.partSize < MIN_PART_SIZE) {
     throw new ConfigError(
       "part-size",
@@ -580,7 +633,7 @@ function checkBuffers(o: Fields): void {
 
 /** The checked fields as a {@linkcode JobOptions}: sizes in whole blocks, defaults resolved. */
 function assembleJob(
-  raw: RawJobOptions,
+  raw: JobValues,
   o: Fields,
   tier: TierSpec,
   engine: Engine,
@@ -628,7 +681,7 @@ function assembleJob(
 }
 
 /** The io_uring options, on the io_uring engine only. */
-function ioUringOf(raw: RawJobOptions, engine: Engine): { ioUring?: IoUringOptions } {
+function ioUringOf(raw: JobValues, engine: Engine): { ioUring?: IoUringOptions } {
   if (engine !== "io_uring") return {};
   return {
     ioUring: {
@@ -640,7 +693,7 @@ function ioUringOf(raw: RawJobOptions, engine: Engine): { ioUring?: IoUringOptio
 }
 
 /** The s3 tier's options; undefined on another tier. */
-function s3Of(raw: RawJobOptions, o: Fields, tier: TierSpec): S3Options | undefined {
+function s3Of(raw: JobValues, o: Fields, tier: TierSpec): S3Options | undefined {
   if (tier.kind !== "s3") return undefined;
   const objectSize = o.objectSize ?? o.bs;
   return {
@@ -654,7 +707,7 @@ function s3Of(raw: RawJobOptions, o: Fields, tier: TierSpec): S3Options | undefi
 }
 
 /** What `--rate`, `--rate-iops` and `--rate-process` cannot do together or on a tier. */
-function checkRate(tier: TierSpec, raw: RawJobOptions): void {
+function checkRate(tier: TierSpec, raw: JobValues): void {
   if (raw.rate !== undefined && raw.rateIops !== undefined) {
     throw new ConfigError(
       "rate",

@@ -12,7 +12,7 @@
  */
 
 import { isAbsolute, join } from "node:path";
-import { type JobOptions, parseJobOptions, type RawJobOptions } from "./config.ts";
+import { type JobOptions, jobOptionsOf, type JobValues, type RawJobOptions } from "./config.ts";
 import { FIO_OPTIONS, TIERBENCH_KEYS } from "./fio_options.ts";
 import {
   FioSettings,
@@ -247,7 +247,7 @@ function resolveJob(
   const timeBased = s.flag("time_based") && s.num("runtime") > 0;
   const raw = rawOptionsOf(s, own, { name, tier, engine, rw, numjobs, timeBased });
   const sizes = sizesOf(s);
-  raw.bs = String(Math.min(sizes[0].max, 256 * 1024 ** 2));
+  raw.bs = Math.min(sizes[0].max, 256 * 1024 ** 2);
   const seedOptions = seedOptionsOf(s);
   const seeds = jobSeeds({ ...seedOptions, threadNumber, random: rw.random });
   if (!isFileTier(tier)) {
@@ -275,12 +275,12 @@ function resolveJob(
   return { name, where, job, schedule: scheduleOf(s, seeds) };
 }
 
-/** A job's options in the form parseJobOptions takes, from fio's settings and tierbench's keys. */
+/** A job's options as jobOptionsOf takes them: fio's values as read, tierbench's keys as written. */
 function rawOptionsOf(
   s: FioSettings,
   own: ReadonlyMap<string, JobFileEntry>,
   j: Pick<JobDraft, "name" | "tier" | "engine" | "rw" | "numjobs" | "timeBased">,
-): RawJobOptions {
+): JobValues {
   const { engine, rw } = j;
   return {
     name: j.name,
@@ -290,9 +290,9 @@ function rawOptionsOf(
       : rw.dirs === "mixed"
       ? "rw"
       : rw.dirs,
-    rwmixread: String(s.num("rwmixread")),
-    iodepth: String(engine === "libaio" || engine === "io_uring" ? s.num("iodepth") : 1),
-    numjobs: String(j.numjobs),
+    rwmixread: s.num("rwmixread"),
+    iodepth: engine === "libaio" || engine === "io_uring" ? s.num("iodepth") : 1,
+    numjobs: j.numjobs,
     direct: s.latest("direct", "buffered") === "buffered" ? !s.flag("buffered") : s.flag("direct"),
     engine: engine === "null" ? "psync" : engine,
     ...(engine === "io_uring"
@@ -302,9 +302,9 @@ function rawOptionsOf(
         sqthreadPoll: s.flag("sqthread_poll"),
       }
       : {}),
-    ramp: `${Math.round(s.num("ramp_time") / 1000)}ms`,
-    ...(j.timeBased ? { runtime: `${Math.max(1, Math.round(s.num("runtime") / 1000))}ms` } : {}),
-    logAvgMsec: String(Math.min(3_600_000, Math.max(10, s.num("log_avg_msec") || 500))),
+    ramp: Math.round(s.num("ramp_time") / 1000),
+    ...(j.timeBased ? { runtime: Math.max(1, Math.round(s.num("runtime") / 1000)) } : {}),
+    logAvgMsec: Math.min(3_600_000, Math.max(10, s.num("log_avg_msec") || 500)),
     endFsync: s.flag("end_fsync"),
     ...rateOf(s, rw.dirs),
     ...ownOptions(own),
@@ -328,7 +328,7 @@ function isFileTier(tier: string): boolean {
 }
 
 /** A job on files: each clone's files and pattern, its sizes from them, and fio's extras. */
-function resolveOnFiles(d: JobDraft, raw: RawJobOptions): JobOptions {
+function resolveOnFiles(d: JobDraft, raw: JobValues): JobOptions {
   const { s, sizes } = d;
   const minBs = Math.min(sizes[0].min, sizes[1].min);
   const clones = cloneFiles(s, {
@@ -349,10 +349,10 @@ function resolveOnFiles(d: JobDraft, raw: RawJobOptions): JobOptions {
       `${total} bytes is less than the smallest block (${minBs})`,
     );
   }
-  raw.size = String(Math.max(total, sizes[0].max, sizes[1].max));
+  raw.size = Math.max(total, sizes[0].max, sizes[1].max);
   const ioSizeSet = s.has("io_size") && s.num("io_size") > 0;
   const loopBytes = ioSizeSet ? ioSizeOf(s, total) : total;
-  raw.ioSize = String(Math.max(loopBytes * Math.max(1, s.num("loops")), sizes[0].max));
+  raw.ioSize = Math.max(loopBytes * Math.max(1, s.num("loops")), sizes[0].max);
   const job = parseAt(raw, s, d.where, d.name);
   return { ...job, fio: fioExtrasOf(d, clones, loopBytes, ioSizeSet) };
 }
@@ -443,10 +443,10 @@ function onlyBasics(s: FioSettings, tier: string): void {
   if (bs[0] !== bs[1]) refuse(s.where("bs")!, `one block size on ${tier} (no R,W pair)`);
 }
 
-/** parseJobOptions on what the job file gave, its refusal said at the key's line. */
-function parseAt(raw: RawJobOptions, s: FioSettings, where: string, name: string): JobOptions {
+/** jobOptionsOf on what the job file gave, its refusal said at the key's line. */
+function parseAt(raw: JobValues, s: FioSettings, where: string, name: string): JobOptions {
   try {
-    return parseJobOptions(raw);
+    return jobOptionsOf(raw);
   } catch (e) {
     if (!(e instanceof ConfigError)) throw e;
     const key = FIELD_KEYS[e.field] ?? e.field;
@@ -710,7 +710,7 @@ function distributionOf(s: FioSettings): Distribution {
   }
 }
 
-function rateOf(s: FioSettings, dirs: string): RawJobOptions {
+function rateOf(s: FioSettings, dirs: string): JobValues {
   const rate = [s.num("rate", 0), s.num("rate", 1)];
   const iops = [s.num("rate_iops", 0), s.num("rate_iops", 1)];
   const any = rate.some((x) => x > 0) || iops.some((x) => x > 0);
@@ -736,8 +736,8 @@ function rateOf(s: FioSettings, dirs: string): RawJobOptions {
     );
   }
   const process = s.word("rate_process");
-  if (key === "rate") return { rate: String(rate[d]), rateProcess: process };
-  return { rateIops: String(iops[d]), rateProcess: process };
+  if (key === "rate") return { rate: rate[d], rateProcess: process };
+  return { rateIops: iops[d], rateProcess: process };
 }
 
 function layoutOf(s: FioSettings, rw: ReturnType<typeof rwOf>): FioLayout {
