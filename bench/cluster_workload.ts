@@ -18,6 +18,7 @@ import { type Group, NO_DEADLINE_MS } from "../cluster/types.ts";
 import { DEFAULT_TIMEOUT_MS, type TierSpec } from "../core/config.ts";
 import { round3 } from "../core/stats.ts";
 import type { ClusterWorkload } from "../schema/cluster.ts";
+import type { ResultDocument } from "../schema/result.ts";
 import { type RunStatus, worstStatus } from "../schema/run_status.ts";
 import type { WorkloadResult } from "../schema/workload.ts";
 import { newRunId } from "../tiers/scratch.ts";
@@ -27,13 +28,14 @@ import {
   clusterProcesses,
   clusterSection,
   failOnLost,
+  type LostMember,
   LostMembers,
   removeLostScratch,
   scratchIdOf,
 } from "./cluster_document.ts";
 import { decodeJson, encodeJson } from "./cluster_phase.ts";
 import type { ClusterOutcome } from "./cluster_session.ts";
-import { runWorkload, type RunWorkloadOptions } from "./workload.ts";
+import { runWorkload, type RunWorkloadOptions, type WorkloadOutcome } from "./workload.ts";
 import { removeLockDir, runLockDir } from "./_node_lock.ts";
 import { aggregateWorkloads } from "./workload_aggregate.ts";
 
@@ -86,17 +88,7 @@ export async function runClusterWorkload(
   const signal = opts.signal ? AbortSignal.any([opts.signal, group.lost]) : group.lost;
   const members = new LostMembers(group);
   const lost = members.list;
-  const noteLost = (e?: unknown) => members.note(e);
-  const phase = `the start of workload ${def.name}`;
-  let met = false, released = false, barrierMs = 0, gatherMs = 0;
-  // The slowest node's layout sets when everyone starts.
-  const barrier = async () => {
-    met = true;
-    const t0 = performance.now();
-    await group.barrier(phase, START_WAIT_MS);
-    barrierMs = performance.now() - t0;
-    released = true;
-  };
+  const start = new StartBarrier(group, `the start of workload ${def.name}`);
   // The node's processes share one lock folder (mlp-offload's locks), removed once all are done.
   const lockDir = runLockDir(`${runId}-${group.members[group.rank]!.node}`);
   const outcome = await runWorkload(def, setup, specs, workloadOptions, {
@@ -105,51 +97,26 @@ export async function runClusterWorkload(
     lockDir,
     signal,
     scratchId: scratchIdOf(runId, group.rank),
-    beforeStart: barrier,
+    beforeStart: start.meet,
   });
   // What group.lost names first is the cause; a hub that gave up after it may look lost too.
-  noteLost();
-  let broken = false;
-  if (!met) {
-    // Ended before its ranks laid out (a tier that would not set up): keep the group in step.
-    try {
-      await barrier();
-    } catch (e) {
-      noteLost(e);
-      broken = true;
-    }
-  } else if (outcome.error !== undefined && noteLost(outcome.error)) {
-    broken = true;
-  }
+  members.note();
+  const broken = await keepInStep(start, members, outcome);
   const doc = outcome.doc;
   const mine: WorkloadReport = {
     status: doc.status,
     ...(doc.error !== undefined ? { error: doc.error } : {}),
     ...(doc.workload ? { workload: doc.workload } : {}),
   };
-  let reports: WorkloadReport[] | undefined;
-  let gathered = false;
-  if (!broken && lost.length === 0) {
-    const t0 = performance.now();
-    try {
-      reports = (await group.gather(encodeJson(mine), NO_DEADLINE_MS))?.map((b) =>
-        decodeJson<WorkloadReport>(b)
-      );
-      gathered = true;
-      gatherMs = performance.now() - t0;
-    } catch (e) {
-      if (!noteLost(e)) {
-        doc.status = "failed";
-        doc.error = e instanceof Error ? e.message : String(e);
-      }
-    }
-  }
+  const gathered = !broken && lost.length === 0
+    ? await gatherReports(group, members, mine, doc)
+    : undefined;
   if (gathered) {
     // every process has gathered, so no rank opens a lock file again once this barrier is met
     try {
       await group.barrier(`the end of workload ${def.name}`, timeoutMs);
     } catch (e) {
-      noteLost(e);
+      members.note(e);
     }
   }
   await removeLockDir(lockDir);
@@ -169,9 +136,130 @@ export async function runClusterWorkload(
     doc.error = lost[0]!.error;
     return { doc, root };
   }
+  if (writeRootDocument(group, lost, doc, mine, gathered, start)) return { doc, root };
+  return { doc, root, ...(outcome.error === undefined ? {} : { error: outcome.error }) };
+}
+
+/**
+ * The barrier every node meets at after its layout: the slowest node's
+ * layout sets when everyone starts.
+ */
+class StartBarrier {
+  /** Whether this process came to it. */
+  met = false;
+  /** Whether every process met there. */
+  released = false;
+  /** How long this process waited there. */
+  ms = 0;
+
+  constructor(readonly group: Group, readonly phase: string) {}
+
+  readonly meet = async (): Promise<void> => {
+    this.met = true;
+    const t0 = performance.now();
+    await this.group.barrier(this.phase, START_WAIT_MS);
+    this.ms = performance.now() - t0;
+    this.released = true;
+  };
+}
+
+/**
+ * After the run, keeps the group in step: a process that ended before its
+ * ranks laid out (a tier that would not set up) still meets at the start
+ * barrier. Whether the group is broken (a member lost).
+ */
+async function keepInStep(
+  start: StartBarrier,
+  members: LostMembers,
+  outcome: WorkloadOutcome,
+): Promise<boolean> {
+  if (!start.met) {
+    try {
+      await start.meet();
+    } catch (e) {
+      members.note(e);
+      return true;
+    }
+    return false;
+  }
+  return outcome.error !== undefined && members.note(outcome.error);
+}
+
+/** Every process's report, gathered to the root. */
+interface Gathered {
+  /** On the root, by rank; elsewhere undefined. */
+  readonly reports: WorkloadReport[] | undefined;
+  readonly ms: number;
+}
+
+/**
+ * Gathers every process's report to the root; undefined when the gather
+ * failed (the document failed with its error, unless a member was lost).
+ */
+async function gatherReports(
+  group: Group,
+  members: LostMembers,
+  mine: WorkloadReport,
+  doc: ResultDocument,
+): Promise<Gathered | undefined> {
+  const t0 = performance.now();
+  try {
+    const reports = (await group.gather(encodeJson(mine), NO_DEADLINE_MS))?.map((b) =>
+      decodeJson<WorkloadReport>(b)
+    );
+    return { reports, ms: performance.now() - t0 };
+  } catch (e) {
+    if (!members.note(e)) {
+      doc.status = "failed";
+      doc.error = e instanceof Error ? e.message : String(e);
+    }
+    return undefined;
+  }
+}
+
+/**
+ * The root's document: the aggregate of the processes that ended ok, every
+ * process's own result in `cluster`, and the run failed when a member was
+ * lost or a process did not end ok. Whether it failed for a member lost.
+ */
+function writeRootDocument(
+  group: Group,
+  lost: readonly LostMember[],
+  doc: ResultDocument,
+  mine: WorkloadReport,
+  gathered: Gathered | undefined,
+  start: StartBarrier,
+): boolean {
+  const reports = gathered?.reports;
   // Without a gather (a member lost), this process's own result is all there is.
   const parts = reports ?? group.members.map((_, r) => (r === group.rank ? mine : undefined));
-  const shares: ClusterWorkload[] = parts.flatMap((p, rank) =>
+  const shares = sharesOf(group, parts);
+  aggregateShares(doc, shares, group.size);
+  doc.cluster = clusterSection(group, lost, {
+    processes: clusterProcesses(group),
+    runs: [],
+    workloads_per_process: shares,
+    coordination: {
+      barrier_ms: start.released ? [round3(start.ms)] : [],
+      gather_ms: gathered?.reports ? [round3(gathered.ms)] : [],
+    },
+  });
+  if (failOnLost(doc, lost)) return true;
+  const failed = parts.findIndex((p) => p !== undefined && p.status !== "ok");
+  if (failed >= 0 && doc.status === "ok") {
+    const p = parts[failed]!;
+    doc.status = worstStatus(parts.flatMap((x) => (x ? [x.status] : [])));
+    doc.error = `rank ${failed} on ${group.members[failed]!.node}: ${p.error ?? p.status}`;
+  }
+  return false;
+}
+
+/** Each process's own result, for `cluster.workloads_per_process`. */
+function sharesOf(
+  group: Group,
+  parts: readonly (WorkloadReport | undefined)[],
+): ClusterWorkload[] {
+  return parts.flatMap((p, rank) =>
     p?.workload
       ? [{
         rank,
@@ -182,31 +270,17 @@ export async function runClusterWorkload(
       }]
       : []
   );
+}
+
+/** The document's `workload`: the aggregate of the shares that ended ok, if any. */
+function aggregateShares(doc: ResultDocument, shares: readonly ClusterWorkload[], size: number) {
   const ok = shares.filter((s) => s.status === "ok");
-  if (ok.length > 0) {
-    doc.workload = aggregateWorkloads(ok);
-    if (ok.length < group.size) {
-      doc.workload.notes.push(
-        `the aggregate covers ranks ${ok.map((s) => s.rank).join(", ")} only: ` +
-          `the other processes did not end ok`,
-      );
-    }
+  if (ok.length === 0) return;
+  doc.workload = aggregateWorkloads(ok);
+  if (ok.length < size) {
+    doc.workload.notes.push(
+      `the aggregate covers ranks ${ok.map((s) => s.rank).join(", ")} only: ` +
+        `the other processes did not end ok`,
+    );
   }
-  doc.cluster = clusterSection(group, lost, {
-    processes: clusterProcesses(group),
-    runs: [],
-    workloads_per_process: shares,
-    coordination: {
-      barrier_ms: released ? [round3(barrierMs)] : [],
-      gather_ms: reports ? [round3(gatherMs)] : [],
-    },
-  });
-  if (failOnLost(doc, lost)) return { doc, root };
-  const failed = parts.findIndex((p) => p !== undefined && p.status !== "ok");
-  if (failed >= 0 && doc.status === "ok") {
-    const p = parts[failed]!;
-    doc.status = worstStatus(parts.flatMap((x) => (x ? [x.status] : [])));
-    doc.error = `rank ${failed} on ${group.members[failed]!.node}: ${p.error ?? p.status}`;
-  }
-  return { doc, root, ...(outcome.error === undefined ? {} : { error: outcome.error }) };
 }

@@ -22,7 +22,9 @@ import type { RunResult } from "../schema/result.ts";
 import type { RunStatus } from "../schema/run_status.ts";
 import { notStartedResult, runJob } from "./runner.ts";
 import { checkSpace } from "../tiers/space.ts";
+import type { Tier } from "../tiers/types.ts";
 import {
+  type Session,
   type SessionOptions,
   type SessionOutcome,
   sessionTimeout,
@@ -85,153 +87,233 @@ export function runJobSchedule(
     readonly triggerTimeoutMs?: number;
   },
 ): Promise<SessionOutcome> {
-  // Jobs given by options (a scratch directory each) are refused before any I/O when their
-  // files would not fit; a job file's jobs lay their files out as fio does, and a file system
-  // that fills fails them with ENOSPC, or is gone on after (continue_on_error), as in fio.
+  checkJobSpace(jobs);
+  const timeoutMs = opts.timeoutMs ?? sessionTimeout(jobs.map((j) => j.job));
+  return withSession({ ...opts, timeoutMs }, (session) => new Schedule(jobs, opts, session).run());
+}
+
+/** Options of {@linkcode runJobSchedule}. */
+type ScheduleOptions = Parameters<typeof runJobSchedule>[1];
+
+/**
+ * Refuses, before any I/O, jobs given by options (a scratch directory each)
+ * whose files would not fit; a job file's jobs lay their files out as fio
+ * does, and a file system that fills fails them with ENOSPC, or is gone on
+ * after (continue_on_error), as in fio.
+ */
+function checkJobSpace(jobs: readonly ScheduledJob[]): void {
   const groups: JobOptions[][] = [];
   for (const { job, stonewall } of jobs) {
     if (stonewall || groups.length === 0) groups.push([]);
     if (!job.fio) groups.at(-1)!.push(job);
   }
   checkSpace(groups, false);
-  const timeoutMs = opts.timeoutMs ?? sessionTimeout(jobs.map((j) => j.job));
-  return withSession({ ...opts, timeoutMs }, async ({ doc, tier: open, runId }) => {
-    let t0 = 0; // fio's genesis: the files laid out, the first jobs ready to start their clocks
-    let triggered = false;
-    let trigger: ReturnType<typeof setTimeout> | undefined;
-    const startClock = () => {
-      if (t0 !== 0) return;
-      t0 = performance.now();
-      if (opts.triggerTimeoutMs === undefined) return;
-      trigger = setTimeout(() => {
-        triggered = true;
-        endAll();
-      }, opts.triggerTimeoutMs);
-    };
-    const results: (RunResult | undefined)[] = new Array(jobs.length).fill(undefined);
-    const started = new Set<number>();
-    const ended = new Set<number>();
-    const running = new Map<number, Running>();
-    // the jobs from one stonewall to the next (exit_what=stonewall ends them together)
+}
+
+/** One run of a job file's jobs in a session: what has started, runs and ended. */
+class Schedule {
+  readonly #jobs: readonly ScheduledJob[];
+  readonly #opts: ScheduleOptions;
+  readonly #session: Session;
+  /** fio's genesis: the files laid out, the first jobs ready to start their clocks. */
+  #t0 = 0;
+  #triggered = false;
+  #trigger: ReturnType<typeof setTimeout> | undefined;
+  readonly #results: (RunResult | undefined)[];
+  readonly #started = new Set<number>();
+  readonly #ended = new Set<number>();
+  readonly #running = new Map<number, Running>();
+  /** Each job's stonewall: the jobs from one to the next (exit_what=stonewall ends them together). */
+  readonly #wall: number[];
+  readonly #exitall: boolean;
+  /** Nothing starts any more. */
+  #closed = false;
+  #thrown: unknown;
+
+  constructor(jobs: readonly ScheduledJob[], opts: ScheduleOptions, session: Session) {
+    this.#jobs = jobs;
+    this.#opts = opts;
+    this.#session = session;
+    this.#results = new Array(jobs.length).fill(undefined);
     let walls = 0;
-    const wall = jobs.map((j, i) => (i > 0 && j.stonewall ? ++walls : walls));
-    const exitall = jobs.some((j) => j.exitall !== undefined);
-    let closed = false; // nothing starts any more
-    let thrown: unknown;
-    const stopAll = (reason?: unknown) => {
-      closed = true;
-      for (const r of running.values()) r.stop.abort(reason);
-    };
-    const endAll = () => {
-      closed = true;
-      for (const r of running.values()) r.end.abort();
-    };
-    const onAbort = () => stopAll(opts.signal?.reason);
-    opts.signal?.addEventListener("abort", onAbort);
-    const afterEnd = (i: number) => {
-      const s = jobs[i]!;
-      const r = results[i];
-      if (r?.status === "failed" && s.exitallOnError) stopAll(r.error);
-      if (!exitall) return;
-      const what = s.exitall ?? "group";
-      if (what === "all") return endAll();
-      for (const [k, other] of running) {
-        const same = what === "group"
-          ? (jobs[k]!.groupid ?? k) === (s.groupid ?? i)
-          : wall[k] === wall[i];
-        if (same) other.end.abort();
-      }
-    };
-    const start = (i: number, together: Barrier) => {
-      const s = jobs[i]!;
-      const stop = new AbortController();
-      const end = new AbortController();
-      started.add(i);
-      const done = (async () => {
-        const tier = await open(s.job.tier, s.job.s3, `${runId}-j${i}`);
-        opts.onRunStart?.(s.job, i);
-        const delay = s.startDelayMs ?? 0;
-        const job = s.job.fio ? { ...s.job, fio: { ...s.job.fio, laidOut: true } } : s.job;
-        results[i] = await runJob(tier, job, {
-          signal: stop.signal,
-          stonewall: end.signal,
-          // the jobs started together start their clocks together, as fio's threads do
-          beforeStart: () => together.arrive(i),
-          ...(opts.onProgress ? { onProgress: opts.onProgress } : {}),
-          ...(opts.flows ? { flows: opts.flows } : {}),
-          ...(delay > 0 ? { beforeClock: (signal) => sleepUntil(t0 + delay, signal) } : {}),
-        });
-      })().catch((e) => {
-        thrown ??= e;
-        stopAll(e);
-      }).finally(() => {
-        void together.arrive(i);
-        ended.add(i);
-        running.delete(i);
-        afterEnd(i);
-      });
-      running.set(i, { stop, end, done });
-    };
+    this.#wall = jobs.map((j, i) => (i > 0 && j.stonewall ? ++walls : walls));
+    this.#exitall = jobs.some((j) => j.exitall !== undefined);
+  }
+
+  /** Lays the files out, runs the jobs, and puts their results in the document. */
+  async run(): Promise<RunStatus> {
+    const signal = this.#opts.signal;
+    const onAbort = () => this.#stopAll(signal?.reason);
+    signal?.addEventListener("abort", onAbort);
     try {
-      const layout = new AbortController();
-      const stopLayout = () => layout.abort();
-      opts.signal?.addEventListener("abort", stopLayout);
-      try {
-        await layOutAll(jobs, results, started, ended, async (i, job) => {
-          const tier = await open(job.tier, job.s3, `${runId}-j${i}`);
-          return await runJob(tier, job, {
-            signal: layout.signal,
-            ...(opts.onProgress ? { onProgress: opts.onProgress } : {}),
-          });
-        });
-      } finally {
-        opts.signal?.removeEventListener("abort", stopLayout);
-      }
-      if (layout.signal.aborted) closed = true;
-      for (;;) {
-        // fio's run_threads: start, in order, what may start; a stonewall waits for an empty run
-        const now: number[] = [];
-        for (let i = 0; i < jobs.length && !closed; i++) {
-          if (started.has(i)) continue;
-          const s = jobs[i]!;
-          if (s.stonewall && (running.size > 0 || now.length > 0)) break;
-          if (s.waitFor !== undefined && !ended.has(s.waitFor)) continue;
-          now.push(i);
-          started.add(i);
-        }
-        const together = new Barrier(now);
-        // before the jobs' own waits on it: their startdelay counts from t0
-        void together.opened.then(startClock);
-        for (const i of now) start(i, together);
-        if (running.size === 0) break; // all ended, or what is left can never start
-        await Promise.race([...running.values()].map((r) => r.done));
-      }
+      await this.#layOut();
+      await this.#runInWaves();
     } finally {
-      opts.signal?.removeEventListener("abort", onAbort);
-      clearTimeout(trigger);
-      await Promise.allSettled([...running.values()].map((r) => r.done));
+      signal?.removeEventListener("abort", onAbort);
+      clearTimeout(this.#trigger);
+      await Promise.allSettled([...this.#running.values()].map((r) => r.done));
     }
-    if (thrown !== undefined) throw thrown;
-    // as fio reports them: the jobs the run ended before they started, with nothing done
-    if (triggered || closed) {
-      for (const [i, s] of jobs.entries()) {
-        if (results[i] || opts.signal?.aborted) continue;
-        const tier = await open(s.job.tier, s.job.s3, `${runId}-j${i}`);
-        const why = triggered
-          ? "the run ended (--trigger-timeout) before it started"
-          : "exit_what=all ended the run before it started";
-        results[i] = notStartedResult(tier, s.job, why);
-      }
+    if (this.#thrown !== undefined) throw this.#thrown;
+    await this.#noteNotStarted();
+    return this.#report();
+  }
+
+  /** Job `i`'s tier, on its own scratch area. */
+  #tier(i: number, job: JobOptions): Promise<Tier> {
+    return this.#session.tier(job.tier, job.s3, `${this.#session.runId}-j${i}`);
+  }
+
+  #startClock(): void {
+    if (this.#t0 !== 0) return;
+    this.#t0 = performance.now();
+    if (this.#opts.triggerTimeoutMs === undefined) return;
+    this.#trigger = setTimeout(() => {
+      this.#triggered = true;
+      this.#endAll();
+    }, this.#opts.triggerTimeoutMs);
+  }
+
+  /** Interrupts every running job (a signal, an error elsewhere); nothing starts after. */
+  #stopAll(reason?: unknown): void {
+    this.#closed = true;
+    for (const r of this.#running.values()) r.stop.abort(reason);
+  }
+
+  /** Ends every running job as a normal end; nothing starts after. */
+  #endAll(): void {
+    this.#closed = true;
+    for (const r of this.#running.values()) r.end.abort();
+  }
+
+  /** What job `i`'s end ends too: exitall_on_error, exitall and exit_what. */
+  #afterEnd(i: number): void {
+    const s = this.#jobs[i]!;
+    const r = this.#results[i];
+    if (r?.status === "failed" && s.exitallOnError) this.#stopAll(r.error);
+    if (!this.#exitall) return;
+    const what = s.exitall ?? "group";
+    if (what === "all") return this.#endAll();
+    for (const [k, other] of this.#running) {
+      const same = what === "group"
+        ? (this.#jobs[k]!.groupid ?? k) === (s.groupid ?? i)
+        : this.#wall[k] === this.#wall[i];
+      if (same) other.end.abort();
     }
-    for (const r of results) if (r) doc.runs.push(r);
+  }
+
+  /** fio's create_serialize (see {@linkcode layOutAll}), stopped by the signal. */
+  async #layOut(): Promise<void> {
+    const signal = this.#opts.signal;
+    const layout = new AbortController();
+    const stopLayout = () => layout.abort();
+    signal?.addEventListener("abort", stopLayout);
+    try {
+      await layOutAll(this.#jobs, this.#results, this.#started, this.#ended, async (i, job) => {
+        const tier = await this.#tier(i, job);
+        return await runJob(tier, job, {
+          signal: layout.signal,
+          ...(this.#opts.onProgress ? { onProgress: this.#opts.onProgress } : {}),
+        });
+      });
+    } finally {
+      signal?.removeEventListener("abort", stopLayout);
+    }
+    if (layout.signal.aborted) this.#closed = true;
+  }
+
+  /** fio's run_threads: start, in order, what may start, until every job has ended. */
+  async #runInWaves(): Promise<void> {
+    for (;;) {
+      const now = this.#startable();
+      const together = new Barrier(now);
+      // before the jobs' own waits on it: their startdelay counts from t0
+      void together.opened.then(() => this.#startClock());
+      for (const i of now) this.#start(i, together);
+      if (this.#running.size === 0) break; // all ended, or what is left can never start
+      await Promise.race([...this.#running.values()].map((r) => r.done));
+    }
+  }
+
+  /** The jobs that may start now, in order, marked started; a stonewall waits for an empty run. */
+  #startable(): number[] {
+    const now: number[] = [];
+    for (let i = 0; i < this.#jobs.length && !this.#closed; i++) {
+      if (this.#started.has(i)) continue;
+      const s = this.#jobs[i]!;
+      if (s.stonewall && (this.#running.size > 0 || now.length > 0)) break;
+      if (s.waitFor !== undefined && !this.#ended.has(s.waitFor)) continue;
+      now.push(i);
+      this.#started.add(i);
+    }
+    return now;
+  }
+
+  /** Starts job `i`, its clock with the others of `together`. */
+  #start(i: number, together: Barrier): void {
+    const stop = new AbortController();
+    const end = new AbortController();
+    this.#started.add(i);
+    const done = this.#runOne(i, together, stop, end).catch((e) => {
+      this.#thrown ??= e;
+      this.#stopAll(e);
+    }).finally(() => {
+      void together.arrive(i);
+      this.#ended.add(i);
+      this.#running.delete(i);
+      this.#afterEnd(i);
+    });
+    this.#running.set(i, { stop, end, done });
+  }
+
+  /** Runs job `i` once its tier is set up, its result in the file's place. */
+  async #runOne(
+    i: number,
+    together: Barrier,
+    stop: AbortController,
+    end: AbortController,
+  ): Promise<void> {
+    const s = this.#jobs[i]!;
+    const opts = this.#opts;
+    const tier = await this.#tier(i, s.job);
+    opts.onRunStart?.(s.job, i);
+    const delay = s.startDelayMs ?? 0;
+    const job = s.job.fio ? { ...s.job, fio: { ...s.job.fio, laidOut: true } } : s.job;
+    this.#results[i] = await runJob(tier, job, {
+      signal: stop.signal,
+      stonewall: end.signal,
+      // the jobs started together start their clocks together, as fio's threads do
+      beforeStart: () => together.arrive(i),
+      ...(opts.onProgress ? { onProgress: opts.onProgress } : {}),
+      ...(opts.flows ? { flows: opts.flows } : {}),
+      ...(delay > 0 ? { beforeClock: (signal) => sleepUntil(this.#t0 + delay, signal) } : {}),
+    });
+  }
+
+  /** As fio reports them: the jobs the run ended before they started, with nothing done. */
+  async #noteNotStarted(): Promise<void> {
+    if (!this.#triggered && !this.#closed) return;
+    for (const [i, s] of this.#jobs.entries()) {
+      if (this.#results[i] || this.#opts.signal?.aborted) continue;
+      const tier = await this.#tier(i, s.job);
+      const why = this.#triggered
+        ? "the run ended (--trigger-timeout) before it started"
+        : "exit_what=all ended the run before it started";
+      this.#results[i] = notStartedResult(tier, s.job, why);
+    }
+  }
+
+  /** The results into the document, in the file's order; the run's status. */
+  #report(): RunStatus {
+    const doc = this.#session.doc;
+    for (const r of this.#results) if (r) doc.runs.push(r);
     const bad = doc.runs.find((r) => r.status === "failed") ??
       doc.runs.find((r) => r.status !== "ok");
     if (bad) {
       if (bad.error !== undefined) doc.error = bad.error;
       return bad.status as RunStatus;
     }
-    return opts.signal?.aborted ? "interrupted" : "ok";
-  });
+    return this.#opts.signal?.aborted ? "interrupted" : "ok";
+  }
 }
 
 /**

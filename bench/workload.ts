@@ -11,43 +11,23 @@
  * @module
  */
 
-import { join } from "node:path";
-import { removeLockDir, runLockDir } from "./_node_lock.ts";
-import { DEFAULT_TIMEOUT_MS, formatTierSpec, type TierSpec } from "../core/config.ts";
-import type { Tier } from "../tiers/types.ts";
+import { formatTierSpec, type TierSpec } from "../core/config.ts";
 import { formatBytes } from "../core/units.ts";
 import { ConfigError } from "../core/errors.ts";
 import type { ResultDocument } from "../schema/result.ts";
-import type { RunStatus } from "../schema/run_status.ts";
 import { withSession } from "./session.ts";
-import { cString, freeBytes, libc, O } from "../core/libc.ts";
+import { freeBytes } from "../core/libc.ts";
 import type { S3TierOptions } from "../tiers/s3.ts";
-import type { S3Tier } from "../tiers/s3.ts";
-import type { FileBackedTier } from "../tiers/file_backed.ts";
 import type { WorkloadDefinition, WorkloadOptions, WorkloadPaths } from "../workloads/common.ts";
 import type { WorkloadProgram } from "../workloads/ops.ts";
-import type { PathRuntime, StreamEngine } from "./_rank.ts";
+import type { StreamEngine } from "./_rank.ts";
+import { runWorkloadSession, type WorkloadProgress } from "./_workload_ranks.ts";
 
 export { STREAM_ENGINES, type StreamEngine } from "./_rank.ts";
-import type { RankMessage, RankStart } from "./_rank_worker.ts";
-import { NodeSync } from "./_sync.ts";
+export type { WorkloadProgress } from "./_workload_ranks.ts";
 import { ioUringRefusal } from "../engines/io_uring.ts";
-import { aggregate, type WorkloadPathResult, type WorkloadResult } from "../schema/workload.ts";
+import type { WorkloadResult } from "../schema/workload.ts";
 import { describeSetup, type TrainingSetup } from "../workloads/setup.ts";
-
-const WORKER_URL = new URL("./_rank_worker.ts", import.meta.url);
-
-/** Progress of a workload run, for the progress line. */
-export interface WorkloadProgress {
-  /** Iteration rank 0 is in, from 0 (warm-up first). */
-  iteration: number;
-  iterations: number;
-  bytesRead: number;
-  bytesWritten: number;
-  elapsedMs: number;
-  /** Bytes moved so far on each path (`local`, `remote`, …). */
-  paths?: { name: string; bytesRead: number; bytesWritten: number }[];
-}
 
 /** Options of {@linkcode runWorkload}. */
 export interface RunWorkloadOptions {
@@ -145,17 +125,6 @@ export function pathsOf(
     ...(remote !== undefined ? { remote } : {}),
   };
   return { paths, byName };
-}
-
-/** Whether O_DIRECT opens in `dir` (some network file systems refuse it). */
-function directWorks(dir: string): boolean {
-  const path = join(dir, ".direct-probe");
-  const fd = libc().open(cString(path), O.RDWR | O.CREAT | O.DIRECT | O.CLOEXEC, 0o600);
-  if (fd >= 0) libc().close(fd);
-  try {
-    Deno.removeSync(path);
-  } catch { /* not made */ }
-  return fd >= 0;
 }
 
 /**
@@ -290,19 +259,51 @@ export async function runWorkload(
   opts: RunWorkloadOptions = {},
 ): Promise<WorkloadOutcome> {
   const { paths, byName } = pathsOf(specs);
-  let program;
+  const program = buildProgram(def, setup, paths, workloadOptions);
+  if (opts.backgroundRate !== undefined) checkBackgroundRate(program, byName);
+  checkWorkloadSpace(program, byName);
+  const timelineIteration = program.warmupIterations + program.iterations - 1;
+  const result = newWorkloadResult(def, setup, workloadOptions, program, timelineIteration);
+  const engine = opts.engine ?? "libaio";
+  if (engine === "io_uring" && specs.some((s) => s.kind !== "s3")) {
+    const refused = ioUringRefusal();
+    if (refused !== undefined) throw new ConfigError("engine", refused);
+  }
+  const session = { ...opts, kind: "workload", config: opts.config ?? {} } as const;
+  const run = { program, result, byName, engine, timelineIteration, opts };
+  return await withSession(session, (s) => runWorkloadSession(run, s));
+}
+
+/**
+ * Builds the program, first refusing one too large to hold.
+ *
+ * @throws {ConfigError} naming --iterations (too large) or --tiers (what the
+ * workload cannot place on them).
+ */
+function buildProgram(
+  def: WorkloadDefinition,
+  setup: TrainingSetup,
+  paths: WorkloadPaths,
+  workloadOptions: WorkloadOptions,
+): WorkloadProgram {
   try {
     checkProgramSize(def, setup, paths, workloadOptions);
-    program = def.build(setup, paths, workloadOptions);
+    return def.build(setup, paths, workloadOptions);
   } catch (e) {
     if (e instanceof RangeError) throw new ConfigError("tiers", e.message, undefined, { cause: e });
     throw e;
   }
-  const backgroundRate = opts.backgroundRate;
-  if (backgroundRate !== undefined) checkBackgroundRate(program, byName);
-  checkWorkloadSpace(program, byName);
-  const timelineIteration = program.warmupIterations + program.iterations - 1;
-  const result: WorkloadResult = {
+}
+
+/** The document's `workload` before the run: what was set up, no figures yet. */
+function newWorkloadResult(
+  def: WorkloadDefinition,
+  setup: TrainingSetup,
+  workloadOptions: WorkloadOptions,
+  program: WorkloadProgram,
+  timelineIteration: number,
+): WorkloadResult {
+  return {
     name: def.name,
     setup: describeSetup(setup),
     options: Object.fromEntries(
@@ -320,176 +321,4 @@ export async function runWorkload(
       spans: [],
     },
   };
-  const engine = opts.engine ?? "libaio";
-  if (engine === "io_uring" && specs.some((s) => s.kind !== "s3")) {
-    const refused = ioUringRefusal();
-    if (refused !== undefined) throw new ConfigError("engine", refused);
-  }
-  const session = { ...opts, kind: "workload", config: opts.config ?? {} } as const;
-  return await withSession(session, async ({ doc, tier: open }) => {
-    doc.workload = result;
-    const workers: Worker[] = [];
-    const usesLocks = program.ranks.some((r) => r.ops.some((op) => op.kind === "lock"));
-    const lockDir = opts.lockDir ?? runLockDir(doc.run_id);
-    const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    /** The tiers under the paths, with where their requests go, to give up a hung one. */
-    const opened: { tier: Tier; under: string }[] = [];
-    let status: RunStatus = "ok";
-    try {
-      const runtimes: PathRuntime[] = [];
-      for (const [index, policy] of program.paths.entries()) {
-        const spec = byName.get(policy.name);
-        if (!spec) {
-          throw new TypeError(`workload uses path "${policy.name}", which no tier provides`);
-        }
-        const tier = await open(spec, opts.s3, opts.scratchId);
-        const facts = tier.describe();
-        let direct = false;
-        let runtime: PathRuntime;
-        if (spec.kind === "s3") {
-          const s3 = tier as S3Tier;
-          runtime = {
-            policy,
-            index,
-            direct,
-            s3: { loc: s3.location, bucket: s3.bucket, prefix: s3.scratchPrefix },
-            timeoutMs,
-          };
-          opened.push({ tier, under: "s3" });
-        } else {
-          const dir = (tier as FileBackedTier).scratchDir;
-          direct = spec.kind !== "memory" && directWorks(dir);
-          if (spec.kind === "pfs" && !direct) {
-            result.notes.push(`${policy.name}: O_DIRECT refused on ${spec.path}; buffered I/O`);
-          }
-          runtime = { policy, index, direct, dir, engine, timeoutMs };
-          opened.push({ tier, under: dir });
-        }
-        runtimes.push(runtime);
-        result.paths.push(
-          {
-            ...policy,
-            direct,
-            ...(spec.kind === "s3" ? {} : { engine }),
-            tier: facts,
-          } satisfies WorkloadPathResult,
-        );
-      }
-      const sync = new NodeSync(program.ranks.length, runtimes.length);
-      const onAbort = () => sync.abort();
-      opts.signal?.addEventListener("abort", onAbort);
-      const messages: RankMessage[] = [];
-      const t0 = performance.now();
-      const timer = opts.onProgress
-        ? setInterval(() => {
-          const [r, w] = sync.totals();
-          const perPath = sync.pathTotals();
-          opts.onProgress!({
-            iteration: sync.iteration,
-            iterations: program.warmupIterations + program.iterations,
-            bytesRead: r,
-            bytesWritten: w,
-            elapsedMs: performance.now() - t0,
-            paths: runtimes.map((rt, i) => ({
-              name: rt.policy.name,
-              bytesRead: perPath[i]?.[0] ?? 0,
-              bytesWritten: perPath[i]?.[1] ?? 0,
-            })),
-          });
-        }, 200)
-        : undefined;
-      // With a beforeStart hook, the ranks wait at the start gate after their layout.
-      const beforeStart = opts.beforeStart;
-      const laidOut = new Set<number>();
-      let gate: Promise<void> | undefined;
-      let gateFailed: { error: unknown } | undefined;
-      const reachGate = (rank: number) => {
-        laidOut.add(rank);
-        if (!beforeStart || gate || laidOut.size < program.ranks.length) return;
-        gate = beforeStart().then(() => sync.open(), (error) => {
-          gateFailed = { error };
-          sync.abort();
-        });
-      };
-      try {
-        await new Promise<void>((resolve) => {
-          for (const rp of program.ranks) {
-            const w = new Worker(WORKER_URL, { type: "module", name: `rank${rp.rank}` });
-            workers.push(w);
-            const finish = (m: RankMessage) => {
-              if (m.type === "ready") return reachGate(m.rank);
-              messages.push(m);
-              // A rank that ended before the gate still lets the others meet there.
-              reachGate(m.type === "done" ? m.report.rank : m.rank);
-              if (m.type !== "done") sync.abort();
-              if (messages.length === program.ranks.length) resolve();
-            };
-            w.onmessage = (e: MessageEvent<RankMessage>) => finish(e.data);
-            w.onerror = (e: ErrorEvent) => {
-              e.preventDefault();
-              finish({ type: "failed", rank: rp.rank, message: e.message });
-            };
-            const start: RankStart = {
-              program: rp,
-              paths: runtimes,
-              ranks: program.ranks.length,
-              sync: sync.buffers,
-              timelineIteration,
-              ...(beforeStart ? { gated: true } : {}),
-              ...(backgroundRate === undefined ? {} : { backgroundRate }),
-              ...(usesLocks ? { lockDir } : {}),
-              ...(opts.verify ? { verify: { runId: doc.run_id } } : {}),
-            };
-            w.postMessage(start);
-          }
-        });
-        await gate;
-      } finally {
-        if (timer !== undefined) clearInterval(timer);
-        opts.signal?.removeEventListener("abort", onAbort);
-      }
-      if (gateFailed) throw gateFailed.error;
-      for (const [i, path] of result.paths.entries()) {
-        [path.peak_readers, path.peak_writers] = sync.peak(i);
-      }
-      const failure = messages.find((m) => m.type === "failed");
-      for (const m of messages) {
-        if (m.type !== "failed" || m.timedOut === undefined) continue;
-        // touching a tier that stopped answering would hang too: leave it to `clean`
-        const hung = opened.find((o) =>
-          m.timedOut === o.under || m.timedOut!.startsWith(`${o.under}/`)
-        );
-        hung?.tier.abandon?.(`a request timed out after ${timeoutMs / 1000} s`);
-      }
-      if (failure && failure.type === "failed") {
-        status = "failed";
-        doc.error = `rank ${failure.rank}: ${failure.message}`;
-      } else if (messages.some((m) => m.type === "aborted")) {
-        status = "interrupted";
-        doc.error = "interrupted";
-      } else {
-        const reports = messages.flatMap((m) => (m.type === "done" ? [m.report] : []));
-        reports.sort((a, b) => a.rank - b.rank);
-        Object.assign(result, aggregate(program, reports, timelineIteration));
-        if (opts.verify) {
-          result.verify = {
-            checked_bytes: reports.reduce((n, r) => n + (r.verified_bytes ?? 0), 0),
-          };
-        }
-        if (backgroundRate !== undefined) {
-          const schedules = reports.flatMap((r) => r.background ?? []);
-          result.background_rate = {
-            bytes_per_s: backgroundRate,
-            met: schedules.every((x) => x.met),
-            schedules,
-          };
-        }
-      }
-    } finally {
-      for (const w of workers) w.terminate();
-      // the workers are gone, so no rank of this process opens a lock file again
-      if (usesLocks && opts.lockDir === undefined) await removeLockDir(lockDir);
-    }
-    return status;
-  });
 }

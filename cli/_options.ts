@@ -24,6 +24,29 @@ import { MODEL_NAMES } from "../workloads/model.ts";
 import { CONCURRENCY_DEFAULTS } from "../bench/concurrency.ts";
 import { DEFAULT_TIMEOUT_MS } from "../core/config.ts";
 
+/**
+ * An integer option's value `v`, at least `min`; else a ConfigError naming
+ * `--flag`, with `allowed` as its hint.
+ *
+ * @example
+ * ```ts
+ * import { parseInteger } from "./_options.ts";
+ * console.assert(parseInteger("threads", "4", 1) === 4);
+ * try {
+ *   parseInteger("threads", "0", 1);
+ * } catch (e) {
+ *   console.assert((e as Error).message === '--threads: "0" is not an integer ≥ 1');
+ * }
+ * ```
+ */
+export function parseInteger(flag: string, v: string, min: number, allowed?: string): number {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < min) {
+    throw new ConfigError(flag, `"${v}" is not an integer ≥ ${min}`, allowed);
+  }
+  return n;
+}
+
 /** A default such as 1e8 as `--help` shows it ("1e8", not "100000000" or "1e+8"). */
 export function exponent(n: number): string {
   return n.toExponential().replace("+", "");

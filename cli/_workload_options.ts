@@ -10,7 +10,7 @@ import { ConfigError } from "../core/errors.ts";
 import { parseSize } from "../core/units.ts";
 import { STREAM_ENGINES } from "../bench/workload.ts";
 import type { WorkloadOptions } from "../workloads/common.ts";
-import { iodepthOption, ioengineOption } from "./_options.ts";
+import { iodepthOption, ioengineOption, parseInteger } from "./_options.ts";
 
 /**
  * The options of the streams after `--bs`: their depth, engine, the node-wide
@@ -197,15 +197,6 @@ function parseStreamBs(v: string): number {
   return bs;
 }
 
-/** An integer option, at least `min`. */
-function parseInteger(flag: string, v: string, min: number): number {
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < min) {
-    throw new ConfigError(flag, `"${v}" is not an integer ≥ ${min}`);
-  }
-  return n;
-}
-
 /** `--host-cache-size`: a size above zero, in bytes. */
 function parseHostCacheSize(v: string): number {
   const size = parseSize(v);
@@ -221,15 +212,12 @@ function parseHostCacheSize(v: string): number {
 
 /** `--checkpoint-subgroup-size`: elements, an integer ≥ 1. */
 function parseCheckpointSubgroupSize(v: string): number {
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < 1) {
-    throw new ConfigError(
-      "checkpoint-subgroup-size",
-      `"${v}" is not an integer ≥ 1`,
-      "elements, e.g. 1e9 (DeepSpeed's sub_group_size)",
-    );
-  }
-  return n;
+  return parseInteger(
+    "checkpoint-subgroup-size",
+    v,
+    1,
+    "elements, e.g. 1e9 (DeepSpeed's sub_group_size)",
+  );
 }
 
 /**
@@ -239,7 +227,6 @@ function parseCheckpointSubgroupSize(v: string): number {
  */
 function parseRemoteRatio(v: string): number {
   const r = Number(v);
-  if (Number.isInteger(r) && r >= 0) return r;
   if (r > 0 && r < 1) {
     throw new ConfigError(
       "remote-ratio",
@@ -250,11 +237,7 @@ function parseRemoteRatio(v: string): number {
       "an integer ≥ 0, e.g. 3 for one in three; 0 for none",
     );
   }
-  throw new ConfigError(
-    "remote-ratio",
-    `"${v}" is not an integer ≥ 0`,
-    "e.g. 3 for one in three; 0 for none",
-  );
+  return parseInteger("remote-ratio", v, 0, "e.g. 3 for one in three; 0 for none");
 }
 
 /** `--background-rate`: bytes/s (size suffixes, an optional `/s`), or undefined when not given. */

@@ -239,15 +239,19 @@ function benchPhases(
 ): BenchPhases {
   const processes = quickCurves ? [...new Set(["1", o.ranksPerNode])].join(",") : o.processes;
   const curveBs = o.quick && !given("concurrencyBs") ? "1m" : o.concurrencyBs;
+  // what the matrix and the curves run alike: each point's ramp, file size, checks and S3 endpoint
+  const alike = {
+    ramp: p.settle,
+    size: o.size,
+    endpoint: p.endpoint,
+    steady: BENCH_STEADY,
+    timeout: o.timeout,
+    verify: o.verify,
+  };
   const contention = tiers.length >= 2
     ? benchContention(tiers, {
       runtime: o.runtime,
-      ramp: p.settle,
-      size: o.size,
-      endpoint: p.endpoint,
-      steady: BENCH_STEADY,
-      timeout: o.timeout,
-      verify: o.verify,
+      ...alike,
       // the pairs again at the most processes the curves reach: the plan's ranks at once
       ...(o.concurrency
         ? {
@@ -264,12 +268,7 @@ function benchPhases(
       processes,
       bs: curveBs,
       runtime: shorterTime(o.runtime, BENCH_TIMES.curveRuntime),
-      ramp: p.settle,
-      size: o.size,
-      endpoint: p.endpoint,
-      steady: BENCH_STEADY,
-      timeout: o.timeout,
-      verify: o.verify,
+      ...alike,
     })
     : undefined;
   const counts = o.processes ??

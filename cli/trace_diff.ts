@@ -24,6 +24,7 @@ import {
   readDeepSpeedInputs,
   setupWithDeepSpeed,
 } from "./_deepspeed.ts";
+import { parseInteger } from "./_options.ts";
 import { resolvePath } from "./_paths.ts";
 
 /** `--tolerance`: a percentage (`1%`, `0.5%`) or a fraction (`0.01`). */
@@ -113,10 +114,7 @@ function stepsToCompare(
   // a step is complete when its last micro-step was marked
   let n = Math.floor(recorded.markedSteps / micro);
   if (steps !== undefined) {
-    const k = Number(steps);
-    if (!Number.isInteger(k) || k < 1) {
-      throw new ConfigError("steps", `"${steps}" is not an integer ≥ 1`);
-    }
+    const k = parseInteger("steps", steps, 1);
     if (k > n) throw new ConfigError("steps", `${k}: ${trace} has ${n} steps`);
     n = k;
   }

@@ -7,7 +7,7 @@
 
 import { Command } from "@commander-js/extra-typings";
 import { DEFAULT_TIMEOUT_MS, formatTierSpec, parseTimeout } from "../core/config.ts";
-import { runClusterWorkload } from "../bench/cluster_workload.ts";
+import { type ClusterWorkloadOptions, runClusterWorkload } from "../bench/cluster_workload.ts";
 import { runWorkload } from "../bench/workload.ts";
 import type { WorkloadDefinition } from "../workloads/common.ts";
 import { WORKLOAD_NAMES, workloadByName } from "../workloads/registry.ts";
@@ -22,7 +22,7 @@ import {
   setupOf,
 } from "./_options.ts";
 import { parseTierList } from "./_paths.ts";
-import { reportSession } from "./_session.ts";
+import { reportSession, type SessionContext } from "./_session.ts";
 import { acrossProcesses, launchedBy } from "./_cluster.ts";
 import {
   type FlagSource,
@@ -111,11 +111,18 @@ async function workload(
     timeout_ms: timeoutMs,
     ...(o.verify ? { verify: true } : {}),
   };
-  const paced = {
+  // one session's run options, the same on this node and across the launcher's processes
+  const runOptions = ({ runId, signal, progress }: SessionContext): ClusterWorkloadOptions => ({
+    signal,
+    runId,
+    onProgress: (p) => progress.updateWorkload(name, p),
+    s3,
+    config,
+    engine,
     ...(backgroundRate === undefined ? {} : { backgroundRate }),
     timeoutMs,
     verify: o.verify,
-  };
+  });
   const launch = launchedBy();
   if (launch) {
     // Each process is one node's share; the root writes the one document.
@@ -123,30 +130,10 @@ async function workload(
       launch,
       o,
       DEFAULT_TIMEOUT_MS,
-      ({ group, runId, signal, progress }) =>
-        runClusterWorkload(group, def, setup, specs, options, {
-          signal,
-          runId,
-          onProgress: (p) => progress.updateWorkload(name, p),
-          s3,
-          config,
-          engine,
-          ...paced,
-        }),
+      (session) =>
+        runClusterWorkload(session.group, def, setup, specs, options, runOptions(session)),
     );
     return;
   }
-  await reportSession(
-    o,
-    ({ runId, signal, progress }) =>
-      runWorkload(def, setup, specs, options, {
-        signal,
-        runId,
-        onProgress: (p) => progress.updateWorkload(name, p),
-        s3,
-        config,
-        engine,
-        ...paced,
-      }),
-  );
+  await reportSession(o, (session) => runWorkload(def, setup, specs, options, runOptions(session)));
 }

@@ -23,34 +23,44 @@ import { ONE, ratesAt, ratesOf, type SolveContext, tierAt } from "./_solve_conte
 import { closedOf, simulated, withSimulation } from "./_solve_place.ts";
 import { reserveText } from "./_solve_explain.ts";
 
+/** Bytes of one fp32 state (params, m, v or gradients) of every rank on the node. */
+function nodeStateBytes(input: SolveInput): number {
+  const s = input.setup;
+  return s.bytesPerState * shardParameters(s) * s.ranksPerNode;
+}
+
+/** `bytes` in GiB to `digits` decimals, without the unit. */
+function gib(bytes: number, digits: number): string {
+  return (bytes / 2 ** 30).toFixed(digits);
+}
+
+/** `p` marked infeasible, `note` saying why. */
+function infeasible(p: Prediction, note: string): Prediction {
+  return { ...p, feasible: false, note };
+}
+
 /** ZeRO-Offload: every state in host memory, no I/O; feasible when it fits. */
 export function baselineOffload(
   input: SolveInput,
   computeS: number,
   available: number,
 ): Prediction {
-  const s = input.setup;
-  const P = shardParameters(s);
-  const R = s.ranksPerNode;
+  const state = nodeStateBytes(input);
   // fp32 params, m, v and gradients of every rank
   const host_memory = hostMemoryUse({
-    gradientsBytes: s.bytesPerState * P * R,
+    gradientsBytes: state,
     gradients: "host",
-    stateBytes: 3 * s.bytesPerState * P * R,
+    stateBytes: 3 * state,
     bufferCount: 0,
     bufferBytes: 0,
   }, available);
   const p = { ...predictPhase({ paths: [], computeS }), host_memory };
   if (!host_memory.fits) {
-    return {
-      ...p,
-      feasible: false,
-      note: `needs ${
-        (host_memory.total_bytes / 2 ** 30).toFixed(0)
-      } GiB of host memory for the optimizer state and gradients, ${
-        (available / 2 ** 30).toFixed(0)
-      } GiB is available${reserveText(input)}`,
-    };
+    return infeasible(
+      p,
+      `needs ${gib(host_memory.total_bytes, 0)} GiB of host memory for the optimizer state and ` +
+        `gradients, ${gib(available, 0)} GiB is available${reserveText(input)}`,
+    );
   }
   return p;
 }
@@ -68,14 +78,14 @@ export function baselineInfinity(
   buffers: number,
 ): Prediction {
   const s = input.setup;
-  const P = shardParameters(s);
   const R = s.ranksPerNode;
   const t = input.local;
+  const state = nodeStateBytes(input);
   const closed = predictPhase({
     paths: [{
       rates: ratesOf(tierAt(t, R, R), "local", 1, 1),
-      readBytes: 4 * s.bytesPerState * P * R,
-      writeBytes: 3 * s.bytesPerState * P * R,
+      readBytes: 4 * state,
+      writeBytes: 3 * state,
     }],
     computeS,
   });
@@ -88,23 +98,18 @@ export function baselineInfinity(
   }, available);
   const p = withSimulation({ ...closed, host_memory }, simulateInfinity(s, { local: t }));
   if (!host_memory.fits) {
-    return {
-      ...p,
-      feasible: false,
-      note: `its pinned swap buffers need ${(buffers / 2 ** 30).toFixed(1)} GiB of host memory, ${
-        (available / 2 ** 30).toFixed(1)
-      } GiB is available${reserveText(input)}`,
-    };
+    return infeasible(
+      p,
+      `its pinned swap buffers need ${gib(buffers, 1)} GiB of host memory, ` +
+        `${gib(available, 1)} GiB is available${reserveText(input)}`,
+    );
   }
-  const need = 4 * s.bytesPerState * P * R;
+  const need = 4 * state;
   if (t.capacityBytes !== undefined && need > t.capacityBytes) {
-    return {
-      ...p,
-      feasible: false,
-      note: `needs ${(need / 2 ** 30).toFixed(0)} GiB on ${t.label}, it has ${
-        (t.capacityBytes / 2 ** 30).toFixed(0)
-      } GiB`,
-    };
+    return infeasible(
+      p,
+      `needs ${gib(need, 0)} GiB on ${t.label}, it has ${gib(t.capacityBytes, 0)} GiB`,
+    );
   }
   return p;
 }
@@ -134,13 +139,11 @@ export function mlpOffloadPrediction(c: SolveContext, like: readonly PlannedPath
     return cap !== undefined && f.subgroups > Math.floor(cap / c.subgroupNode);
   });
   return over
-    ? {
-      ...p,
-      feasible: false,
-      note:
-        `MLP-Offload's fixed ratio puts ${over.subgroups} subgroups per rank on ${over.tier}, ` +
+    ? infeasible(
+      p,
+      `MLP-Offload's fixed ratio puts ${over.subgroups} subgroups per rank on ${over.tier}, ` +
         `more than its capacity holds`,
-    }
+    )
     : p;
 }
 

@@ -141,6 +141,22 @@ export async function deletePrefix(
   keepLast?: string,
   timeoutMs?: number,
 ): Promise<number> {
+  const at: PrefixAt = { client, loc, bucket, prefix, timeoutMs };
+  await abortUploads(at);
+  return await deleteObjects(at, keepLast);
+}
+
+/** Where {@linkcode deletePrefix} works and how long each of its requests may take. */
+interface PrefixAt {
+  readonly client: S3Client;
+  readonly loc: S3Location;
+  readonly bucket: string;
+  readonly prefix: string;
+  readonly timeoutMs: number | undefined;
+}
+
+/** Aborts every multipart upload under the prefix, page by page (one gone already is fine). */
+async function abortUploads({ client, loc, bucket, prefix, timeoutMs }: PrefixAt): Promise<void> {
   let uploadMarker: { key?: string; id?: string } = {};
   for (;;) {
     const r = await sendWithin(
@@ -180,7 +196,14 @@ export async function deletePrefix(
       ...(r.NextUploadIdMarker ? { id: r.NextUploadIdMarker } : {}),
     };
   }
+}
 
+/**
+ * Deletes the objects under the prefix a listing page at a time, `keepLast`
+ * after all the others; returns how many it deleted.
+ */
+async function deleteObjects(at: PrefixAt, keepLast: string | undefined): Promise<number> {
+  const { client, loc, bucket, prefix, timeoutMs } = at;
   let deleted = 0;
   let last = false;
   let previous: string | undefined;
@@ -211,23 +234,31 @@ export async function deletePrefix(
       });
     }
     previous = objects[0]?.Key;
-    const ctx = { operation: "DeleteObjects", bucket, key: prefix, loc };
-    const d = await sendWithin(timeoutMs, ctx, (o) =>
-      client.send(
-        new DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: objects, Quiet: true } }),
-        o,
-      ));
-    const failed = d.Errors?.[0];
-    if (failed) {
-      throw s3ErrorFrom(
-        Object.assign(new Error(failed.Message ?? "delete failed"), {
-          name: failed.Code ?? "DeleteFailed",
-        }),
-        ctx,
-      );
-    }
+    await deleteBatch(at, objects);
     deleted += objects.length;
     if (last) break;
   }
   return deleted;
+}
+
+/** One DeleteObjects request; the first key it could not delete fails it. */
+async function deleteBatch(
+  { client, loc, bucket, prefix, timeoutMs }: PrefixAt,
+  objects: { Key: string }[],
+): Promise<void> {
+  const ctx = { operation: "DeleteObjects", bucket, key: prefix, loc };
+  const d = await sendWithin(timeoutMs, ctx, (o) =>
+    client.send(
+      new DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: objects, Quiet: true } }),
+      o,
+    ));
+  const failed = d.Errors?.[0];
+  if (failed) {
+    throw s3ErrorFrom(
+      Object.assign(new Error(failed.Message ?? "delete failed"), {
+        name: failed.Code ?? "DeleteFailed",
+      }),
+      ctx,
+    );
+  }
 }

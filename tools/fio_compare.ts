@@ -504,55 +504,19 @@ function progressLine(round: number, rounds: number, label: string, text: string
 async function compare(s: Settings): Promise<void> {
   const began = performance.now();
   const date = new Date();
-  if (s.device === "loop") requireRoot();
-  const fio = await fioVersion(s.fio);
-  await checkDir("dir", s.dir);
-  await checkDir("tmpfs-dir", s.tmpfsDir);
-  if (!["tmpfs", "ramfs"].includes(pathFacts(s.tmpfsDir).fs_type)) {
-    throw new UsageError(`--tmpfs-dir: ${s.tmpfsDir} is not on tmpfs`);
-  }
-  const defs = casesOf(s.device).filter((c) =>
-    s.cases.length === 0 || s.cases.some((x) => c.id.includes(x))
-  );
-
+  const { fio, defs } = await preflight(s);
   const runner = new ChildRunner();
   runner.install();
   const loop = s.device === "loop" ? new LoopDevice() : undefined;
   let scratch: Scratch | undefined;
   let env: Environment;
-  const caseRounds = new Map<string, CaseRound[]>(defs.map((c) => [c.id, []]));
-  const rssRounds: RssRound[] = [];
+  const rounds: Rounds = { cases: new Map(defs.map((c) => [c.id, []])), rss: [] };
   try {
     const loopFacts = await loop?.setup(runner, s.tmpfsDir, loopBytes(s.size));
     env = describeEnvironment(s, fio, date, loopFacts);
     scratch = await Scratch.create({ dir: loopFacts?.mount_point ?? s.dir, tmpfsDir: s.tmpfsDir });
     const ctx: Context = { settings: s, scratch, runner };
-    for (let round = 1; round <= s.rounds; round++) {
-      for (const c of defs) {
-        const r = await measureCase(ctx, c, round);
-        caseRounds.get(c.id)!.push(r);
-        const m = c.metric === "bw" ? "bw_bytes" : "iops";
-        progressLine(
-          round,
-          s.rounds,
-          c.label,
-          `${turnTaker(s.control)} ${fmtFigure(m, metricOf(c, r.tierbench))}, fio ${
-            fmtFigure(m, metricOf(c, r.fio))
-          }, ratio ${r.ratio.toFixed(3)}; CPU/I/O ${fmtCpu(r.tierbench.cpu_per_io_ns)} vs ${
-            fmtCpu(r.fio.cpu_per_io_ns)
-          }, ratio ${r.cpu_per_io_ratio.toFixed(3)}`,
-        );
-      }
-      if (s.control) continue; // the RSS check is tierbench's alone
-      const r = await measureRss(ctx, round);
-      rssRounds.push(r);
-      progressLine(
-        round,
-        s.rounds,
-        "peak RSS 8g vs 1g",
-        `${fmtMiB(r.rss_8g_bytes)} / ${fmtMiB(r.rss_1g_bytes)}, ratio ${r.ratio.toFixed(3)}`,
-      );
-    }
+    for (let round = 1; round <= s.rounds; round++) await measureRound(ctx, defs, round, rounds);
   } catch (e) {
     // Said once the finally below has run.
     if (e instanceof CompareError || e instanceof Interrupted) {
@@ -564,9 +528,74 @@ async function compare(s: Settings): Promise<void> {
     loop?.removeSync();
     runner.uninstall();
   }
+  await report(s, env, defs, rounds, began);
+}
 
-  const cases = defs.map((c) => summarizeCase(c, caseRounds.get(c.id)!));
-  const rss = s.control ? undefined : summarizeRss(rssRounds, RSS.target);
+/** The figures of every round so far: each case's, by case id, and the RSS check's. */
+interface Rounds {
+  readonly cases: Map<string, CaseRound[]>;
+  readonly rss: RssRound[];
+}
+
+/** Checks fio and the directories before anything is made; the cases to run. */
+async function preflight(s: Settings): Promise<{ fio: string; defs: CaseDef[] }> {
+  if (s.device === "loop") requireRoot();
+  const fio = await fioVersion(s.fio);
+  await checkDir("dir", s.dir);
+  await checkDir("tmpfs-dir", s.tmpfsDir);
+  if (!["tmpfs", "ramfs"].includes(pathFacts(s.tmpfsDir).fs_type)) {
+    throw new UsageError(`--tmpfs-dir: ${s.tmpfsDir} is not on tmpfs`);
+  }
+  const defs = casesOf(s.device).filter((c) =>
+    s.cases.length === 0 || s.cases.some((x) => c.id.includes(x))
+  );
+  return { fio, defs };
+}
+
+/** One round: every case with both tools, then (unless a control run) the RSS check. */
+async function measureRound(
+  ctx: Context,
+  defs: readonly CaseDef[],
+  round: number,
+  rounds: Rounds,
+): Promise<void> {
+  const s = ctx.settings;
+  for (const c of defs) {
+    const r = await measureCase(ctx, c, round);
+    rounds.cases.get(c.id)!.push(r);
+    const m = c.metric === "bw" ? "bw_bytes" : "iops";
+    progressLine(
+      round,
+      s.rounds,
+      c.label,
+      `${turnTaker(s.control)} ${fmtFigure(m, metricOf(c, r.tierbench))}, fio ${
+        fmtFigure(m, metricOf(c, r.fio))
+      }, ratio ${r.ratio.toFixed(3)}; CPU/I/O ${fmtCpu(r.tierbench.cpu_per_io_ns)} vs ${
+        fmtCpu(r.fio.cpu_per_io_ns)
+      }, ratio ${r.cpu_per_io_ratio.toFixed(3)}`,
+    );
+  }
+  if (s.control) return; // the RSS check is tierbench's alone
+  const r = await measureRss(ctx, round);
+  rounds.rss.push(r);
+  progressLine(
+    round,
+    s.rounds,
+    "peak RSS 8g vs 1g",
+    `${fmtMiB(r.rss_8g_bytes)} / ${fmtMiB(r.rss_1g_bytes)}, ratio ${r.ratio.toFixed(3)}`,
+  );
+}
+
+/** Writes the JSON, then prints the table (terminal and Markdown) and where the JSON went. */
+async function report(
+  s: Settings,
+  env: Environment,
+  defs: readonly CaseDef[],
+  rounds: Rounds,
+  began: number,
+): Promise<void> {
+  const cases = defs.map((c) => summarizeCase(c, rounds.cases.get(c.id)!));
+  const rss = s.control ? undefined : summarizeRss(rounds.rss, RSS.target);
   const body = rows(cases, rss);
   const header = headerLine(env, s);
   await writeJson(s.output, {

@@ -10,32 +10,19 @@
  * deno fmt core/fio_option_table.ts
  * ```
  *
+ * Each entry has the shape core/fio_option_facts.ts declares (written there
+ * once; the generated table imports it).
+ *
  * Options fio declares twice (a build without a feature declares the
  * unsupported stand-in) keep the Linux build's declaration.
  *
  * @module
  */
 
-/** One option as fio declares it. */
-interface Declared {
-  name: string;
-  alias?: string;
-  type: string;
-  minval?: number;
-  maxval?: number;
-  pow2?: true;
-  seconds?: true;
-  time?: true;
-  neg?: true;
-  def?: string;
-  words?: string[];
-  /** How many of off1..off6 the option stores to (per-direction values). */
-  offs: number;
-  cb?: true;
-  help?: string;
-  engine?: string;
-  profile?: string;
-}
+import type { FioOptionFacts } from "../core/fio_option_facts.ts";
+
+/** One option as fio declares it, built up field by field. */
+type Declared = { -readonly [K in keyof FioOptionFacts]: FioOptionFacts[K] };
 
 /** The brace-balanced `{ … }` entries of the first array after `marker`. */
 function entries(src: string, marker: string): string[] {
@@ -91,6 +78,7 @@ function number(entry: string, key: string): number | undefined {
     "ZBD_MAX_WRITE_ZONES": 4096,
     "FIO_IO_U_LIST_MAX_LEN": 8,
     "FIO_MAX_MAJOR": 0,
+    "FLOW_MAX_WEIGHT": 1000, // flow.h
   };
   if (v in known) return known[v];
   if (/^\d+\s*\*\s*\d+$/.test(v)) return v.split("*").reduce((a, b) => a * Number(b), 1);
@@ -166,34 +154,9 @@ if (import.meta.main) {
  * @module
  */
 
-/** One option as fio declares it. */
-export interface FioOptionFacts {
-  readonly name: string;
-  readonly alias?: string;
-  /** fio's FIO_OPT_* type without the prefix: INT, BOOL, STR, STR_SET, STR_VAL, … */
-  readonly type: string;
-  readonly minval?: number;
-  readonly maxval?: number;
-  readonly pow2?: true;
-  /** A time whose plain number means seconds (else microseconds). */
-  readonly seconds?: true;
-  /** A time (microseconds), not a size. */
-  readonly time?: true;
-  /** A bool stored negated (\`buffered\` sets \`!direct\`). */
-  readonly neg?: true;
-  readonly def?: string;
-  /** The words a STR option takes. */
-  readonly words?: readonly string[];
-  /** How many per-direction slots (read, write, trim) a value fills. */
-  readonly offs: number;
-  /** fio checks or stores the value in a callback of its own. */
-  readonly cb?: true;
-  readonly help?: string;
-  /** Only with this ioengine. */
-  readonly engine?: string;
-  /** A profile's option (accepted everywhere, used by that profile only). */
-  readonly profile?: string;
-}
+import type { FioOptionFacts } from "./fio_option_facts.ts";
+
+export type { FioOptionFacts };
 
 /** fio's version these facts come from. */
 export const FIO_OPTIONS_VERSION = ${JSON.stringify(version)};

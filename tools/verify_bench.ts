@@ -74,8 +74,11 @@ async function checksums(): Promise<[string, number][]> {
   ];
 }
 
-async function main(): Promise<void> {
-  const o = new Command()
+/** The command line, parsed. */
+type Settings = ReturnType<typeof parseArgs>;
+
+function parseArgs(args: string[]) {
+  return new Command()
     .name("bench:verify")
     .option("--file-dir <dir>", "directory on the disk for the file tier", Deno.cwd())
     .option("--memory-dir <dir>", "tmpfs directory for the memory tier", DEFAULT_MEMORY_DIR)
@@ -83,10 +86,12 @@ async function main(): Promise<void> {
     .option("--runtime <s>", "measured seconds per run", "2")
     .option("--ramp <s>", "warm-up per run, excluded", "0.5")
     .option("--size <size>", "file size per run", "256m")
-    .parse(["deno", "bench:verify", ...Deno.args])
+    .parse(["deno", "bench:verify", ...args])
     .opts();
-  const rounds = Number(o.rounds);
-  const runId = newRunId();
+}
+
+/** Every tier × block size × direction measured. */
+function pointsOf(): Point[] {
   const points: Point[] = [];
   for (const tier of ["memory", "file"] as const) {
     for (const bs of ["4k", "1m"]) {
@@ -96,6 +101,16 @@ async function main(): Promise<void> {
       }
     }
   }
+  return points;
+}
+
+/** Bandwidths of each pattern (`tier rw bs`), without and with verify, one per round. */
+type Bandwidths = Map<string, { plain: number[]; verify: number[] }>;
+
+/** Runs every point with and without verify, `rounds` times, taking turns at going first. */
+async function measure(o: Settings, rounds: number): Promise<Bandwidths> {
+  const runId = newRunId();
+  const points = pointsOf();
   // One tier object per tier and mode, all under this run id.
   const tiers = new Map<string, Tier>();
   const tierOf = async (p: Point, verify: boolean): Promise<Tier> => {
@@ -110,7 +125,7 @@ async function main(): Promise<void> {
     }
     return t;
   };
-  const bw = new Map<string, { plain: number[]; verify: number[] }>();
+  const bw: Bandwidths = new Map();
   try {
     for (let round = 0; round < rounds; round++) {
       for (const p of points) {
@@ -142,6 +157,11 @@ async function main(): Promise<void> {
   } finally {
     for (const t of tiers.values()) await t[Symbol.asyncDispose]();
   }
+  return bw;
+}
+
+/** Prints the medians, verify against plain, then the checksums' rates. */
+async function report(o: Settings, rounds: number, bw: Bandwidths): Promise<void> {
   const host = hostFacts();
   console.log(
     `bench:verify on ${host.cpu_model} (${host.cores} cores), ${rounds} rounds of ` +
@@ -164,6 +184,12 @@ async function main(): Promise<void> {
   const c = new Table({ head: ["checksum, 1 MiB blocks", "MiB/s"] });
   for (const [name, r] of await checksums()) c.push([name, r.toFixed(0)]);
   console.log(c.toString());
+}
+
+async function main(): Promise<void> {
+  const o = parseArgs(Deno.args);
+  const rounds = Number(o.rounds);
+  await report(o, rounds, await measure(o, rounds));
 }
 
 if (import.meta.main) await main();

@@ -288,66 +288,18 @@ export const mlpOffload: WorkloadDefinition = {
     const remotePath = settings.share === 0 && paths.remote === undefined
       ? undefined
       : requirePath("mlp-offload", "remote", paths);
-    const bs = options.bs ?? MLP_OFFLOAD_BS;
     const policyOf = { bs: MLP_OFFLOAD_BS, iodepth: MLP_OFFLOAD_IODEPTH };
     const layout = swapLayout(setup, {
       pipeline: true,
       threads: settings.threads,
       bufferCount: settings.bufferCount,
-      blockSize: bs,
+      blockSize: options.bs ?? MLP_OFFLOAD_BS,
     });
     const remote = remoteSubgroups(layout.length, settings.share);
     const names = { local, remote: remotePath ?? local };
     const ranks: RankProgram[] = [];
     for (let r = 0; r < setup.ranksPerNode; r++) {
       ranks.push(rankProgram(r, setup, names, layout, remote, settings));
-    }
-    const ids = layout.filter((sg) => sg.swapped).map((sg) => sg.index);
-    const states = MLP_OFFLOAD_STATES.length;
-    const derived: Record<string, number | string | boolean> = {
-      shard_parameters: shardParameters(setup),
-      subgroups_per_rank: layout.length,
-      subgroup_grouping: "whole parameter partitions accumulated to >= sub_group_size (stage3.py)",
-      subgroup_elements_min: Math.min(...layout.map((sg) => sg.elements)),
-      subgroup_elements_max: Math.max(...layout.map((sg) => sg.elements)),
-      subgroups_in_host_memory: layout.length - ids.length,
-      swap_alignment_elements: alignedElements(1, setup.bytesPerState, settings.threads),
-      remote_rule: settings.distOptRatio !== undefined
-        ? `i % ${settings.distOptRatio} == 0`
-        : "ceil((i+1)*share) > ceil(i*share)",
-      ...(settings.distOptRatio !== undefined ? { dist_opt_ratio: settings.distOptRatio } : {}),
-      remote_ratio: settings.share,
-      subgroups_local: remote.filter((r) => !r).length,
-      subgroups_remote: remote.filter((r) => r).length,
-      buffer_count: settings.bufferCount,
-      cache_subgroups_per_path: settings.cache.local,
-      ...(settings.cache.remote !== settings.cache.local
-        ? { cache_subgroups_remote: settings.cache.remote }
-        : {}),
-      cache_rule: settings.swapGradients ? "buffer_count // 4 - 1" : "buffer_count // 3",
-      host_cache_bytes_per_rank: [...passOf(0, ids, remote, settings.cache).kept]
-        .reduce((t, i) => t + states * layout[i]!.stateBytes, 0),
-      locks: settings.locks,
-      lock_scope: settings.lockScope,
-      threads: settings.threads,
-      gradients: settings.swapGradients ? "swapped" : "host",
-    };
-    // bytes of the update per path: iteration 0 (nothing cached) and 1 (the steady state,
-    // descending; ascending passes differ only where the smaller last subgroup is cached)
-    for (const it of [0, 1]) {
-      const pass = passOf(it, ids, remote, settings.cache);
-      for (const role of ["local", "remote"] as const) {
-        const mine = ids.filter((i) => remote[i] === (role === "remote"));
-        const sum = (keep: (i: number) => boolean) =>
-          mine.reduce((t, i) => t + (keep(i) ? states * layout[i]!.stateBytes : 0), 0);
-        derived[`update_${role}_read_bytes_it${it}`] = sum((i) => !pass.hits.has(i));
-        derived[`update_${role}_hit_bytes_it${it}`] = sum((i) => pass.hits.has(i));
-        derived[`update_${role}_write_bytes_it${it}`] = sum((i) => !pass.kept.has(i));
-        if (settings.swapGradients) {
-          // every subgroup's gradients come back from its path, cached state or not
-          derived[`update_${role}_gradient_read_bytes_it${it}`] = sum(() => true) / states;
-        }
-      }
     }
     const threaded = { ...options, threads: settings.threads };
     return {
@@ -361,22 +313,99 @@ export const mlpOffload: WorkloadDefinition = {
       ranks,
       warmupIterations: setup.warmupIterations,
       iterations: setup.iterations,
-      derived,
-      notes: [
-        settings.swapGradients
-          ? "gradients swapped: each subgroup's written to its path after the backward pass, read back with its state in the update"
-          : "gradients stay in host memory: the backward phase is think time only",
-        "the subgroups cached after the last iteration are not written back",
-        settings.locks === "none"
-          ? "no node-wide locks"
-          : `node-wide locks on ${settings.locks === "both" ? "both paths" : "the remote path"}, ` +
-            (settings.lockScope === "transfer"
-              ? "each held for a whole transfer (lock scope transfer)"
-              : "each held while waiting for one transfer and issuing the next (lock scope wait-issue)"),
-      ],
+      derived: {
+        ...derivedOf(setup, layout, remote, settings),
+        ...updateBytesOf(layout, remote, settings),
+      },
+      notes: notesOf(settings),
     };
   },
 };
+
+/** The program's derived figures: subgroups, their paths, the host cache, locks. */
+function derivedOf(
+  setup: TrainingSetup,
+  layout: readonly SwapSubgroup[],
+  remote: readonly boolean[],
+  settings: Settings,
+): Record<string, number | string | boolean> {
+  const ids = layout.filter((sg) => sg.swapped).map((sg) => sg.index);
+  const states = MLP_OFFLOAD_STATES.length;
+  return {
+    shard_parameters: shardParameters(setup),
+    subgroups_per_rank: layout.length,
+    subgroup_grouping: "whole parameter partitions accumulated to >= sub_group_size (stage3.py)",
+    subgroup_elements_min: Math.min(...layout.map((sg) => sg.elements)),
+    subgroup_elements_max: Math.max(...layout.map((sg) => sg.elements)),
+    subgroups_in_host_memory: layout.length - ids.length,
+    swap_alignment_elements: alignedElements(1, setup.bytesPerState, settings.threads),
+    remote_rule: settings.distOptRatio !== undefined
+      ? `i % ${settings.distOptRatio} == 0`
+      : "ceil((i+1)*share) > ceil(i*share)",
+    ...(settings.distOptRatio !== undefined ? { dist_opt_ratio: settings.distOptRatio } : {}),
+    remote_ratio: settings.share,
+    subgroups_local: remote.filter((r) => !r).length,
+    subgroups_remote: remote.filter((r) => r).length,
+    buffer_count: settings.bufferCount,
+    cache_subgroups_per_path: settings.cache.local,
+    ...(settings.cache.remote !== settings.cache.local
+      ? { cache_subgroups_remote: settings.cache.remote }
+      : {}),
+    cache_rule: settings.swapGradients ? "buffer_count // 4 - 1" : "buffer_count // 3",
+    host_cache_bytes_per_rank: [...passOf(0, ids, remote, settings.cache).kept]
+      .reduce((t, i) => t + states * layout[i]!.stateBytes, 0),
+    locks: settings.locks,
+    lock_scope: settings.lockScope,
+    threads: settings.threads,
+    gradients: settings.swapGradients ? "swapped" : "host",
+  };
+}
+
+/**
+ * Bytes of the update per path: iteration 0 (nothing cached) and 1 (the steady state,
+ * descending; ascending passes differ only where the smaller last subgroup is cached).
+ */
+function updateBytesOf(
+  layout: readonly SwapSubgroup[],
+  remote: readonly boolean[],
+  settings: Settings,
+): Record<string, number> {
+  const ids = layout.filter((sg) => sg.swapped).map((sg) => sg.index);
+  const states = MLP_OFFLOAD_STATES.length;
+  const derived: Record<string, number> = {};
+  for (const it of [0, 1]) {
+    const pass = passOf(it, ids, remote, settings.cache);
+    for (const role of ["local", "remote"] as const) {
+      const mine = ids.filter((i) => remote[i] === (role === "remote"));
+      const sum = (keep: (i: number) => boolean) =>
+        mine.reduce((t, i) => t + (keep(i) ? states * layout[i]!.stateBytes : 0), 0);
+      derived[`update_${role}_read_bytes_it${it}`] = sum((i) => !pass.hits.has(i));
+      derived[`update_${role}_hit_bytes_it${it}`] = sum((i) => pass.hits.has(i));
+      derived[`update_${role}_write_bytes_it${it}`] = sum((i) => !pass.kept.has(i));
+      if (settings.swapGradients) {
+        // every subgroup's gradients come back from its path, cached state or not
+        derived[`update_${role}_gradient_read_bytes_it${it}`] = sum(() => true) / states;
+      }
+    }
+  }
+  return derived;
+}
+
+/** What the program leaves out or assumes, in words. */
+function notesOf(settings: Settings): string[] {
+  return [
+    settings.swapGradients
+      ? "gradients swapped: each subgroup's written to its path after the backward pass, read back with its state in the update"
+      : "gradients stay in host memory: the backward phase is think time only",
+    "the subgroups cached after the last iteration are not written back",
+    settings.locks === "none"
+      ? "no node-wide locks"
+      : `node-wide locks on ${settings.locks === "both" ? "both paths" : "the remote path"}, ` +
+        (settings.lockScope === "transfer"
+          ? "each held for a whole transfer (lock scope transfer)"
+          : "each held while waiting for one transfer and issuing the next (lock scope wait-issue)"),
+  ];
+}
 
 /** The options with the remote path's own readers and writers, where given, as its limits. */
 function remoteLimits(options: WorkloadOptions): WorkloadOptions {

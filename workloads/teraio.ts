@@ -219,97 +219,131 @@ export const teraio: WorkloadDefinition = {
   },
 };
 
+/** What both phases of one rank's program need. */
+interface RankContext {
+  readonly b: ProgramBuilder;
+  readonly plan: TeraioPlan;
+  readonly locals: readonly string[];
+  /** Forward milliseconds of one layer. */
+  readonly fwdMs: number;
+  /** One path's share of a tensor of `bytes` (unscaled), scaled. */
+  share(bytes: number): number;
+  /** Per backward layer, the reads its start releases (layer l last first). */
+  readonly released: readonly (readonly { l: number; t: TeraioTensorPlan }[])[];
+}
+
 function rankProgram(
   rank: number,
   setup: TrainingSetup,
   locals: readonly string[],
   plan: TeraioPlan,
 ): RankProgram {
-  const b = new ProgramBuilder(rank);
+  const c: RankContext = {
+    b: new ProgramBuilder(rank),
+    plan,
+    locals,
+    fwdMs: gpuMs(setup, layerForwardFlops(setup.model, setup.microBatch, setup.tensorParallel)),
+    share: (bytes: number) => scaledBytes(setup, bytes / locals.length),
+    released: releasedReads(plan),
+  };
+  // each phase's barrier waits for the last op of every stream so far
+  for (let it = 0; it < totalIterations(setup); it++) {
+    const writes = forwardOps(c, it);
+    backwardOps(c, it, writes);
+  }
+  return c.b.build();
+}
+
+/** Reads grouped by the backward layer whose start releases them, layer l last first. */
+function releasedReads(plan: TeraioPlan): { l: number; t: TeraioTensorPlan }[][] {
   const n = plan.layers.length;
-  const fwdMs = gpuMs(
-    setup,
-    layerForwardFlops(setup.model, setup.microBatch, setup.tensorParallel),
-  );
-  const share = (bytes: number) => scaledBytes(setup, bytes / locals.length);
-  // reads grouped by the backward layer whose start releases them, layer l last first
   const released: { l: number; t: TeraioTensorPlan }[][] = Array.from({ length: n }, () => []);
   for (let l = n - 1; l >= 0; l--) {
     for (const t of plan.layers[l]!) {
       if (t.offload) released[Math.min(l + t.distance, n - 1)]!.push({ l, t });
     }
   }
-  // each phase's barrier waits for the last op of every stream so far
-  for (let it = 0; it < totalIterations(setup); it++) {
-    // forward: each layer's offloaded tensors written behind it, striped over the paths
-    let phase = "forward";
-    const open = b.barrier({ iteration: it, phase });
-    const writes = new Map<string, number>();
-    const writtenBy: number[][] = []; // per layer: the last write of every path so far
-    for (let l = 0; l < n; l++) {
-      const fwd = b.add({
-        kind: "compute",
-        stream: "compute",
-        iteration: it,
-        phase,
-        ms: fwdMs,
-        label: `layer${l}.forward`,
-        after: [open, ...(writtenBy[l - TERAIO_WRITE_BEHIND] ?? [])],
-      });
-      for (const t of plan.layers[l]!) {
-        if (!t.offload) continue;
-        for (const [k, path] of locals.entries()) {
-          const object = `layer${l}.${t.name}.s${k}`;
-          writes.set(
-            object,
-            b.add({
-              kind: "write",
-              stream: `${path}:write`,
-              iteration: it,
-              phase,
-              path,
-              object,
-              bytes: share(t.bytes),
-              label: `layer${l}.${t.name}`,
-              after: [fwd],
-            }),
-          );
-        }
-      }
-      writtenBy.push(locals.flatMap((p) => b.lastHeldOn(`${p}:write`) ?? []));
-    }
-    // backward: last layer first; reads released d layers ahead of their layer
-    phase = "backward";
-    const start = b.barrier({ iteration: it, phase });
-    const bwd: number[] = [];
-    const reads: number[][] = Array.from({ length: n }, () => []);
-    for (let j = n - 1; j >= 0; j--) {
-      for (const { l, t } of released[j]!) {
-        for (const [k, path] of locals.entries()) {
-          const object = `layer${l}.${t.name}.s${k}`;
-          reads[l]!.push(b.add({
-            kind: "read",
-            stream: `${path}:read`,
+  return released;
+}
+
+/**
+ * Forward: each layer's offloaded tensors written behind it, striped over the
+ * paths; returns the write of each object.
+ */
+function forwardOps(c: RankContext, it: number): Map<string, number> {
+  const { b, plan, locals } = c;
+  const phase = "forward";
+  const open = b.barrier({ iteration: it, phase });
+  const writes = new Map<string, number>();
+  const writtenBy: number[][] = []; // per layer: the last write of every path so far
+  for (let l = 0; l < plan.layers.length; l++) {
+    const fwd = b.add({
+      kind: "compute",
+      stream: "compute",
+      iteration: it,
+      phase,
+      ms: c.fwdMs,
+      label: `layer${l}.forward`,
+      after: [open, ...(writtenBy[l - TERAIO_WRITE_BEHIND] ?? [])],
+    });
+    for (const t of plan.layers[l]!) {
+      if (!t.offload) continue;
+      for (const [k, path] of locals.entries()) {
+        const object = `layer${l}.${t.name}.s${k}`;
+        writes.set(
+          object,
+          b.add({
+            kind: "write",
+            stream: `${path}:write`,
             iteration: it,
             phase,
             path,
             object,
-            bytes: share(t.bytes),
+            bytes: c.share(t.bytes),
             label: `layer${l}.${t.name}`,
-            after: [start, writes.get(object), bwd[j + 1]],
-          }));
-        }
+            after: [fwd],
+          }),
+        );
       }
-      bwd[j] = b.add({
-        kind: "compute",
-        stream: "compute",
-        iteration: it,
-        phase,
-        ms: 2 * fwdMs,
-        label: `layer${j}.backward`,
-        after: reads[j]!,
-      });
     }
+    writtenBy.push(locals.flatMap((p) => b.lastHeldOn(`${p}:write`) ?? []));
   }
-  return b.build();
+  return writes;
+}
+
+/** Backward: last layer first; reads released d layers ahead of their layer. */
+function backwardOps(c: RankContext, it: number, writes: ReadonlyMap<string, number>): void {
+  const { b, locals } = c;
+  const n = c.plan.layers.length;
+  const phase = "backward";
+  const start = b.barrier({ iteration: it, phase });
+  const bwd: number[] = [];
+  const reads: number[][] = Array.from({ length: n }, () => []);
+  for (let j = n - 1; j >= 0; j--) {
+    for (const { l, t } of c.released[j]!) {
+      for (const [k, path] of locals.entries()) {
+        const object = `layer${l}.${t.name}.s${k}`;
+        reads[l]!.push(b.add({
+          kind: "read",
+          stream: `${path}:read`,
+          iteration: it,
+          phase,
+          path,
+          object,
+          bytes: c.share(t.bytes),
+          label: `layer${l}.${t.name}`,
+          after: [start, writes.get(object), bwd[j + 1]],
+        }));
+      }
+    }
+    bwd[j] = b.add({
+      kind: "compute",
+      stream: "compute",
+      iteration: it,
+      phase,
+      ms: 2 * c.fwdMs,
+      label: `layer${j}.backward`,
+      after: reads[j]!,
+    });
+  }
 }
