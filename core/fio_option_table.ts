@@ -582,12 +582,14 @@ export const FIO_OPTION_FACTS: readonly FioOptionFacts[] = [
     "name": "verify_interval",
     "type": "INT",
     "offs": 1,
+    "minval": 80,
     "help": "Store verify buffer header every N bytes",
   },
   {
     "name": "verify_offset",
     "type": "INT",
     "offs": 1,
+    "minval": 40,
     "help": "Offset verify header location by N bytes",
   },
   {
@@ -812,6 +814,7 @@ export const FIO_OPTION_FACTS: readonly FioOptionFacts[] = [
     "name": "max_open_zones",
     "type": "INT",
     "offs": 1,
+    "maxval": 4096,
     "def": "0",
     "help": "Limit on the number of simultaneously opened sequential write zones with zonemode=zbd",
   },
@@ -819,6 +822,7 @@ export const FIO_OPTION_FACTS: readonly FioOptionFacts[] = [
     "name": "job_max_open_zones",
     "type": "INT",
     "offs": 1,
+    "maxval": 4096,
     "def": "0",
     "help":
       "Limit on the number of simultaneously opened sequential write zones with zonemode=zbd by one thread/process",
@@ -877,8 +881,14 @@ export const FIO_OPTION_FACTS: readonly FioOptionFacts[] = [
     "def": "0",
     "help": "Set job CPU nice value",
   },
-  { "name": "prio", "type": "INT", "offs": 1, "help": "Set job IO priority value" },
-  { "name": "prioclass", "type": "INT", "offs": 1, "help": "Set job IO priority class" },
+  { "name": "prio", "type": "INT", "offs": 1, "maxval": 7, "help": "Set job IO priority value" },
+  {
+    "name": "prioclass",
+    "type": "INT",
+    "offs": 1,
+    "maxval": 3,
+    "help": "Set job IO priority class",
+  },
   {
     "name": "thinktime",
     "type": "INT",
@@ -1192,6 +1202,8 @@ export const FIO_OPTION_FACTS: readonly FioOptionFacts[] = [
     "name": "log_entries",
     "type": "INT",
     "offs": 1,
+    "minval": 1024,
+    "maxval": 1048576,
     "help": "Initial number of entries in a job IO log",
   },
   {
@@ -1249,6 +1261,7 @@ export const FIO_OPTION_FACTS: readonly FioOptionFacts[] = [
     "type": "INT",
     "offs": 1,
     "minval": 1024,
+    "maxval": 536870912,
     "help": "Log in compressed chunks of this size",
   },
   {
@@ -1605,6 +1618,8 @@ export const FIO_OPTION_FACTS: readonly FioOptionFacts[] = [
     "type": "INT",
     "offs": 2,
     "engine": "libaio",
+    "minval": 1,
+    "maxval": 3,
     "help": "Set asynchronous IO priority class",
   },
   {
@@ -1612,6 +1627,7 @@ export const FIO_OPTION_FACTS: readonly FioOptionFacts[] = [
     "type": "INT",
     "offs": 2,
     "engine": "libaio",
+    "maxval": 7,
     "help": "Set asynchronous IO priority level",
   },
   {
@@ -1648,6 +1664,8 @@ export const FIO_OPTION_FACTS: readonly FioOptionFacts[] = [
     "type": "INT",
     "offs": 2,
     "engine": "io_uring",
+    "minval": 1,
+    "maxval": 3,
     "help": "Set asynchronous IO priority class",
   },
   {
@@ -1655,6 +1673,7 @@ export const FIO_OPTION_FACTS: readonly FioOptionFacts[] = [
     "type": "INT",
     "offs": 2,
     "engine": "io_uring",
+    "maxval": 7,
     "help": "Set asynchronous IO priority level",
   },
   {

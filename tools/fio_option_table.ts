@@ -66,23 +66,37 @@ function text(entry: string, key: string): string | undefined {
   return [...m[1]!.matchAll(/"((?:[^"\\]|\\.)*)"/g)].map((x) => x[1]).join("");
 }
 
+/** The constants fio's option bounds are written with, as fio 3.33 defines them. */
+const CONSTANTS: Record<string, number> = {
+  "INT_MAX": 2 ** 31 - 1,
+  "UINT_MAX": 2 ** 32 - 1,
+  "MAX_NR_FILES": 256,
+  "ZBD_MAX_WRITE_ZONES": 4096,
+  "ZBD_MAX_OPEN_ZONES": 4096, // zbd_types.h
+  "FIO_IO_U_LIST_MAX_LEN": 8,
+  "FIO_MAX_MAJOR": 0,
+  "FLOW_MAX_WEIGHT": 1000, // flow.h
+  "DEF_LOG_ENTRIES": 1024, // iolog.h
+  "MAX_LOG_ENTRIES": 1024 * 1024, // iolog.h: 1024 * DEF_LOG_ENTRIES
+  "IOPRIO_MIN_PRIO": 0, // os/os-linux.h
+  "IOPRIO_MAX_PRIO": 7,
+  "IOPRIO_MIN_PRIO_CLASS": 0,
+  "IOPRIO_MAX_PRIO_CLASS": 3,
+  "sizeof(struct verify_header)": 40, // verify.h: 2+2+4+8+8+4+4+2+2+4 bytes
+};
+
+/** A bound's C expression: a number, a constant, or sums and products of them. */
 function number(entry: string, key: string): number | undefined {
   const v = field(entry, key);
   if (v === undefined) return undefined;
-  const n = Number(v.replace(/U?L*$/i, ""));
-  if (Number.isFinite(n)) return n;
-  const known: Record<string, number> = {
-    "INT_MAX": 2 ** 31 - 1,
-    "UINT_MAX": 2 ** 32 - 1,
-    "MAX_NR_FILES": 256,
-    "ZBD_MAX_WRITE_ZONES": 4096,
-    "FIO_IO_U_LIST_MAX_LEN": 8,
-    "FIO_MAX_MAJOR": 0,
-    "FLOW_MAX_WEIGHT": 1000, // flow.h
-  };
-  if (v in known) return known[v];
-  if (/^\d+\s*\*\s*\d+$/.test(v)) return v.split("*").reduce((a, b) => a * Number(b), 1);
-  return undefined;
+  const terms = v.split("+").map((t) => t.split("*").map((f) => factor(f.trim())));
+  if (terms.flat().some((f) => f === undefined)) return undefined;
+  return terms.reduce((sum, t) => sum + t.reduce((p, f) => p! * f!, 1)!, 0);
+}
+
+function factor(f: string): number | undefined {
+  const n = Number(f.replace(/U?L*$/i, ""));
+  return Number.isFinite(n) && f !== "" ? n : CONSTANTS[f];
 }
 
 function declared(entry: string, extra: Partial<Declared>): Declared | undefined {
