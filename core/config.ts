@@ -311,44 +311,48 @@ const MAX_BS = 256 * 1024 ** 2;
 /** S3's smallest part of a multipart upload (all parts but the last). */
 const MIN_PART_SIZE = 5 * 1024 ** 2;
 
+/** A field's issue: the value as given, what it is not. */
+function badField(ctx: z.RefinementCtx, name: string, message: string): never {
+  ctx.addIssue({ code: "custom", message, path: [name] });
+  return z.NEVER;
+}
+
+/** A size: text with an optional suffix, or a number of bytes already read (a job file's). */
 const sizeField = (name: string) =>
-  z.string().transform((s, ctx) => {
-    const n = parseSize(s);
-    if (n === undefined || n <= 0) {
-      ctx.addIssue({
-        code: "custom",
-        message: `"${s}" is not a size (use a number with an optional k, m, g or t suffix)`,
-        path: [name],
-      });
-      return z.NEVER;
+  z.union([z.string(), z.number()]).transform((v, ctx) => {
+    const n = typeof v === "number" ? v : parseSize(v);
+    if (n === undefined || !Number.isSafeInteger(n) || n <= 0) {
+      return badField(
+        ctx,
+        name,
+        `"${v}" is not a size (use a number with an optional k, m, g or t suffix)`,
+      );
     }
     return n;
   });
 
+/** A duration: text (seconds, or with a unit), or a number of ms already read (a job file's). */
 const durationField = (name: string) =>
-  z.string().transform((s, ctx) => {
-    const n = parseDuration(s);
-    if (n === undefined) {
-      ctx.addIssue({
-        code: "custom",
-        message: `"${s}" is not a duration (seconds, or a number with ms, s, m or h)`,
-        path: [name],
-      });
-      return z.NEVER;
+  z.union([z.string(), z.number()]).transform((v, ctx) => {
+    const n = typeof v === "number" ? v : parseDuration(v);
+    if (n === undefined || !(n >= 0 && n <= Number.MAX_SAFE_INTEGER)) {
+      const as = typeof v === "number" ? `${v}ms` : v;
+      return badField(
+        ctx,
+        name,
+        `"${as}" is not a duration (seconds, or a number with ms, s, m or h)`,
+      );
     }
     return n;
   });
 
+/** An integer from `min` to `max`: text of digits, or a number already read (a job file's). */
 const intField = (name: string, min: number, max: number) =>
-  z.string().transform((s, ctx) => {
-    const n = Number(s);
-    if (!/^\d+$/.test(s.trim()) || n < min || n > max) {
-      ctx.addIssue({
-        code: "custom",
-        message: `"${s}" is not an integer from ${min} to ${max}`,
-        path: [name],
-      });
-      return z.NEVER;
+  z.union([z.string(), z.number()]).transform((v, ctx) => {
+    const n = Number(v);
+    const whole = typeof v === "number" ? Number.isInteger(n) && n >= 0 : /^\d+$/.test(v.trim());
+    if (!whole || n < min || n > max) {
+      return badField(ctx, name, `"${v}" is not an integer from ${min} to ${max}`);
     }
     return n;
   });
@@ -405,10 +409,76 @@ export function parseJobOptions(
   raw: RawJobOptions,
   chooseEngine?: (iodepth: number) => EngineChoice,
 ): JobOptions {
+  return jobOptionsOf(raw, chooseEngine);
+}
+
+/** {@linkcode RawJobOptions}' fields that hold a number: bytes, ms, counts. */
+type NumericField =
+  | "rwmixread"
+  | "bs"
+  | "size"
+  | "ioSize"
+  | "runtime"
+  | "ramp"
+  | "iodepth"
+  | "numjobs"
+  | "seed"
+  | "logAvgMsec"
+  | "nrfiles"
+  | "objectSize"
+  | "partSize"
+  | "multipartThreshold"
+  | "rate"
+  | "rateIops";
+
+/**
+ * Job options whose numbers may be values already read instead of text:
+ * sizes in bytes, durations in ms, counts (a job file's, read as fio reads
+ * them); text is read as {@linkcode parseJobOptions} reads it.
+ */
+export type JobValues =
+  & Omit<RawJobOptions, NumericField>
+  & { [K in NumericField]?: string | number | undefined };
+
+/**
+ * {@linkcode parseJobOptions} for options whose numbers may have been read
+ * already: checks them and resolves defaults into a {@linkcode JobOptions},
+ * with the same refusals.
+ *
+ * @throws {ConfigError} naming the first field at fault and its allowed values.
+ *
+ * @example
+ * ```ts
+ * import { jobOptionsOf } from "./config.ts";
+ * const job = jobOptionsOf({ tier: "memory:", bs: 8192, size: "1m", ramp: 500 });
+ * console.assert(job.bs === 8192 && job.size === 1024 * 1024 && job.rampMs === 500);
+ * ```
+ */
+export function jobOptionsOf(
+  raw: JobValues,
+  chooseEngine?: (iodepth: number) => EngineChoice,
+): JobOptions {
   if (raw.tier === undefined) {
     throw new ConfigError("tier", "is required", TIER_FORMS);
   }
   const tier = parseTierSpec(raw.tier);
+  const o = readFields(raw);
+  checkSizes(raw, o);
+  const fileTier = tier.kind === "memory" || tier.kind === "file" || tier.kind === "pfs";
+  const { engine, engineChoice } = engineFor(raw, o, fileTier, chooseEngine);
+  checkFiles(raw, o, tier, fileTier);
+  if (raw.verify) checkVerify(tier, { ...o, engine });
+  checkRate(tier, raw);
+  checkS3(raw, o, tier);
+  checkBuffers(o);
+  return assembleJob(raw, o, tier, engine, engineChoice);
+}
+
+/** The option fields as the schema reads them. */
+type Fields = z.infer<typeof SCHEMA>;
+
+/** The option text with its defaults, read by the schema; the first field at fault refused. */
+function readFields(raw: JobValues): Fields {
   const parsed = SCHEMA.safeParse({
     rw: raw.rw ?? DEFAULTS.rw,
     rwmixread: raw.rwmixread ?? DEFAULTS.rwmixread,
@@ -433,8 +503,11 @@ export function parseJobOptions(
     rateProcess: raw.rateProcess ?? DEFAULTS.rateProcess,
   });
   if (!parsed.success) throw toConfigError(parsed.error.issues);
-  const o = parsed.data;
+  return parsed.data;
+}
 
+/** bs within bounds, size at least bs, a runtime above 0, a timeout taken. */
+function checkSizes(raw: JobValues, o: Fields): void {
   if (o.bs > MAX_BS) {
     throw new ConfigError("bs", `${raw.bs} is larger than the 256m this tool allows`);
   }
@@ -445,7 +518,19 @@ export function parseJobOptions(
     throw new ConfigError("runtime", "must be greater than 0");
   }
   if (raw.timeout !== undefined) parseTimeout(raw.timeout);
-  const fileTier = tier.kind === "memory" || tier.kind === "file" || tier.kind === "pfs";
+}
+
+/**
+ * The engine named, or the one `chooseEngine` picks for an iodepth above 1
+ * on a file tier; refused where psync would have to keep more than one I/O
+ * in flight or an io_uring option is given to another engine.
+ */
+function engineFor(
+  raw: JobValues,
+  o: Fields,
+  fileTier: boolean,
+  chooseEngine: ((iodepth: number) => EngineChoice) | undefined,
+): { engine: Engine; engineChoice: EngineChoice | undefined } {
   const engineChoice = raw.engine === undefined && o.iodepth > 1 && fileTier
     ? chooseEngine?.(o.iodepth)
     : undefined;
@@ -467,6 +552,11 @@ export function parseJobOptions(
   if (uringFlag !== undefined && engine !== "io_uring") {
     throw new ConfigError(uringFlag, "applies to --engine io_uring only");
   }
+  return { engine, engineChoice };
+}
+
+/** What --direct, --nrfiles, --file-layout, --filename and --allow-device cannot do. */
+function checkFiles(raw: JobValues, o: Fields, tier: TierSpec, fileTier: boolean): void {
   if (tier.kind === "s3" && raw.direct) {
     throw new ConfigError(
       "direct",
@@ -482,21 +572,7 @@ export function parseJobOptions(
       `applies to file tiers only, not ${tier.kind}`,
     );
   }
-  if (raw.filename !== undefined) {
-    if (!fileTier) {
-      throw new ConfigError("filename", `applies to file tiers only, not ${tier.kind}`);
-    }
-    if (o.rw !== "read" && o.rw !== "randread") {
-      throw new ConfigError(
-        "filename",
-        "an existing file is only read: write patterns get fresh files in the scratch directory",
-        "read, randread",
-      );
-    }
-    if (o.nrfiles > 1 || o.fileLayout !== "files") {
-      throw new ConfigError("filename", "names one file: drop --nrfiles and --file-layout");
-    }
-  }
+  if (raw.filename !== undefined) checkFilename(o, tier, fileTier);
   if (raw.allowDevice && raw.filename === undefined) {
     throw new ConfigError(
       "allow-device",
@@ -504,8 +580,27 @@ export function parseJobOptions(
       "--filename DEVICE with --rw read or randread",
     );
   }
-  if (raw.verify) checkVerify(tier, { ...o, engine });
-  checkRate(tier, raw);
+}
+
+/** What an existing file (--filename) cannot be used for. */
+function checkFilename(o: Fields, tier: TierSpec, fileTier: boolean): void {
+  if (!fileTier) {
+    throw new ConfigError("filename", `applies to file tiers only, not ${tier.kind}`);
+  }
+  if (o.rw !== "read" && o.rw !== "randread") {
+    throw new ConfigError(
+      "filename",
+      "an existing file is only read: write patterns get fresh files in the scratch directory",
+      "read, randread",
+    );
+  }
+  if (o.nrfiles > 1 || o.fileLayout !== "files") {
+    throw new ConfigError("filename", "names one file: drop --nrfiles and --file-layout");
+  }
+}
+
+/** An s3 tier's part size at least S3's smallest, its objects at least one block. */
+function checkS3(raw: JobValues, o: Fields, tier: TierSpec): void {
   if (tier.kind === "s3" && o.partSize < MIN_PART_SIZE) {
     throw new ConfigError(
       "part-size",
@@ -516,8 +611,14 @@ export function parseJobOptions(
   if (tier.kind === "s3" && objectSize < o.bs) {
     throw new ConfigError("object-size", `${raw.objectSize} is smaller than --bs ${raw.bs}`);
   }
-  // Every job holds iodepth buffers of bs: a grid point or a run beyond half of this machine's
-  // memory would be killed by the kernel halfway instead of refused here.
+}
+
+/**
+ * Every job holds iodepth buffers of bs: a grid point or a run beyond half
+ * of this machine's memory would be killed by the kernel halfway instead of
+ * refused here.
+ */
+function checkBuffers(o: Fields): void {
   const buffers = o.bs * o.iodepth * o.numjobs;
   const memory = Deno.systemMemoryInfo().total;
   if (buffers > memory / 2) {
@@ -528,6 +629,16 @@ export function parseJobOptions(
       "a smaller --bs, --iodepth or --numjobs",
     );
   }
+}
+
+/** The checked fields as a {@linkcode JobOptions}: sizes in whole blocks, defaults resolved. */
+function assembleJob(
+  raw: JobValues,
+  o: Fields,
+  tier: TierSpec,
+  engine: Engine,
+  engineChoice: EngineChoice | undefined,
+): JobOptions {
   const size = o.size - (o.size % o.bs);
   const ioSize = o.ioSize ?? size;
   if (ioSize < o.bs) {
@@ -550,30 +661,13 @@ export function parseJobOptions(
     direct: raw.direct ?? false,
     engine,
     ...(engineChoice ? { engineChoice } : {}),
-    ...(engine === "io_uring"
-      ? {
-        ioUring: {
-          fixedbufs: raw.fixedbufs ?? false,
-          registerfiles: raw.registerfiles ?? false,
-          sqthreadPoll: raw.sqthreadPoll ?? false,
-        },
-      }
-      : {}),
+    ...ioUringOf(raw, engine),
     seed: o.seed,
     logAvgMsec: o.logAvgMsec,
     nrfiles: o.nrfiles,
     fileLayout: o.fileLayout,
     endFsync: raw.endFsync ?? tier.kind === "pfs",
-    s3: tier.kind === "s3"
-      ? {
-        // user information is never used (S3 signs with the credentials): never kept either
-        endpoint: raw.endpoint === undefined ? undefined : withoutUserInfo(raw.endpoint),
-        region: raw.region,
-        objectSize: objectSize - (objectSize % o.bs),
-        partSize: o.partSize,
-        multipartThreshold: o.multipartThreshold,
-      }
-      : undefined,
+    s3: s3Of(raw, o, tier),
     filename: raw.filename,
     ...(o.timeout === undefined ? {} : { timeoutMs: o.timeout }),
     ...(raw.allowDevice ? { allowDevice: true } : {}),
@@ -586,8 +680,34 @@ export function parseJobOptions(
   };
 }
 
+/** The io_uring options, on the io_uring engine only. */
+function ioUringOf(raw: JobValues, engine: Engine): { ioUring?: IoUringOptions } {
+  if (engine !== "io_uring") return {};
+  return {
+    ioUring: {
+      fixedbufs: raw.fixedbufs ?? false,
+      registerfiles: raw.registerfiles ?? false,
+      sqthreadPoll: raw.sqthreadPoll ?? false,
+    },
+  };
+}
+
+/** The s3 tier's options; undefined on another tier. */
+function s3Of(raw: JobValues, o: Fields, tier: TierSpec): S3Options | undefined {
+  if (tier.kind !== "s3") return undefined;
+  const objectSize = o.objectSize ?? o.bs;
+  return {
+    // user information is never used (S3 signs with the credentials): never kept either
+    endpoint: raw.endpoint === undefined ? undefined : withoutUserInfo(raw.endpoint),
+    region: raw.region,
+    objectSize: objectSize - (objectSize % o.bs),
+    partSize: o.partSize,
+    multipartThreshold: o.multipartThreshold,
+  };
+}
+
 /** What `--rate`, `--rate-iops` and `--rate-process` cannot do together or on a tier. */
-function checkRate(tier: TierSpec, raw: RawJobOptions): void {
+function checkRate(tier: TierSpec, raw: JobValues): void {
   if (raw.rate !== undefined && raw.rateIops !== undefined) {
     throw new ConfigError(
       "rate",

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { parseJobOptions, parseTierSpec } from "./config.ts";
+import { jobOptionsOf, parseJobOptions, parseTierSpec } from "./config.ts";
 import { ConfigError } from "./errors.ts";
 
 function configError(fn: () => unknown): ConfigError {
@@ -181,4 +181,53 @@ Deno.test("parseJobOptions() refuses I/O buffers beyond half of the machine's me
     size: "256m",
   });
   assert.equal(ok.iodepth, half);
+});
+
+Deno.test("jobOptionsOf() takes numbers already read as bytes, ms and counts, the same job as their text gives, refused with the same line", () => {
+  const values = jobOptionsOf({
+    tier: "memory:",
+    bs: 8192,
+    size: 1048576,
+    ioSize: 2097152,
+    ramp: 500,
+    runtime: 2000,
+    iodepth: 4,
+    engine: "libaio",
+    numjobs: 2,
+    logAvgMsec: 250,
+    rate: 1048576,
+  });
+  const text = parseJobOptions({
+    tier: "memory:",
+    bs: "8192",
+    size: "1048576",
+    ioSize: "2097152",
+    ramp: "500ms",
+    runtime: "2000ms",
+    iodepth: "4",
+    engine: "libaio",
+    numjobs: "2",
+    logAvgMsec: "250",
+    rate: "1048576",
+  });
+  assert.deepEqual(values, text);
+  assert.deepEqual(values.rampMs, 500);
+  assert.deepEqual(values.runtimeMs, 2000);
+  const refused = (f: () => unknown) => configError(f).message;
+  assert.equal(
+    refused(() => jobOptionsOf({ tier: "memory:", iodepth: 5000, engine: "libaio" })),
+    refused(() => parseJobOptions({ tier: "memory:", iodepth: "5000", engine: "libaio" })),
+  );
+  assert.equal(
+    refused(() => jobOptionsOf({ tier: "memory:", size: 2 ** 54 })),
+    refused(() => parseJobOptions({ tier: "memory:", size: String(2 ** 54) })),
+  );
+  assert.match(
+    refused(() => jobOptionsOf({ tier: "memory:", numjobs: 1.5 })),
+    /"1.5" is not an integer/,
+  );
+  assert.match(
+    refused(() => jobOptionsOf({ tier: "memory:", ramp: -1 })),
+    /"-1ms" is not a duration/,
+  );
 });

@@ -268,6 +268,99 @@ export function readDecimal(
   return { value: n.value * timeMultiplier(str.slice(p), o.seconds), percent: false };
 }
 
+/** The multipliers of the units fio's arithmetic takes (`m` aside: minutes or MiB). */
+const ARITHMETIC_UNITS: Record<string, number> = {
+  k: 1024,
+  kb: 1024,
+  mb: 1024 ** 2,
+  ms: 1000,
+  us: 1,
+  g: 1024 ** 3,
+  gb: 1024 ** 3,
+  t: 1024 ** 4,
+  tb: 1024 ** 4,
+  p: 1024 ** 5,
+  pb: 1024 ** 5,
+  kib: 1000,
+  mib: 1e6,
+  gib: 1e9,
+  pib: 1e12,
+  s: 1e6,
+  d: 86_400e6,
+  h: 3_600e6,
+};
+
+/** A unit's multiplier in fio's arithmetic; `m` is minutes for a time, else MiB. */
+function arithmeticUnit(token: string, time: boolean): number | undefined {
+  const l = token.toLowerCase();
+  if (l === "m") return time ? 60e6 : 1024 ** 2;
+  return ARITHMETIC_UNITS[l];
+}
+
+/**
+ * Reads fio's arithmetic tokens by recursive descent: a sum of products of
+ * powers (`^` binds right) of numbers, each with an optional unit. Throws on
+ * a token out of place or a division by zero.
+ */
+class ArithmeticReader {
+  /** The next token's index. */
+  i = 0;
+  /** Whether some number carried a unit. */
+  units = false;
+
+  constructor(readonly tokens: readonly string[], readonly time: boolean) {}
+
+  /** A number with its unit, a parenthesised sum, or a negated primary. */
+  primary(): number {
+    const t = this.tokens[this.i++];
+    let v: number;
+    if (t === "(") {
+      v = this.sum();
+      if (this.tokens[this.i++] !== ")") throw new SyntaxError("missing )");
+    } else if (t === "-") return -this.primary();
+    else if (t !== undefined && /^\d*\.?\d/.test(t)) v = Number(t);
+    else throw new SyntaxError(`unexpected ${t}`);
+    const next = this.tokens[this.i];
+    const s = next === undefined ? undefined : arithmeticUnit(next, this.time);
+    if (s !== undefined) {
+      this.i++;
+      this.units = true;
+      v *= s;
+    }
+    return v;
+  }
+
+  power(): number {
+    const b = this.primary();
+    if (this.tokens[this.i] !== "^") return b;
+    this.i++;
+    return b ** this.power();
+  }
+
+  product(): number {
+    let v = this.power();
+    for (;;) {
+      const op = this.tokens[this.i];
+      if (op !== "*" && op !== "/" && op !== "%") return v;
+      this.i++;
+      const r = this.power();
+      if (op !== "*" && r === 0) throw new RangeError("divide by zero");
+      v = op === "*" ? v * r : op === "/" ? v / r : v % r;
+    }
+  }
+
+  sum(): number {
+    let v = this.product();
+    for (;;) {
+      const op = this.tokens[this.i];
+      if (op !== "+" && op !== "-") return v;
+      this.i++;
+      const r = this.product();
+      v = op === "+" ? v + r : v - r;
+    }
+  }
+}
+
 /**
  * fio's arithmetic in parentheses (HOWTO "Job file parameters"): + - * / % ^
  * on numbers with size or time suffixes; a time without a unit is in
@@ -280,82 +373,12 @@ function evalArithmetic(
   const cut = str.search(/[#:,]/);
   const text = cut < 0 ? str : str.slice(0, cut);
   const tokens = text.match(/\d*\.?\d+(?:[eE][-+]?\d+)?|[a-zA-Z]+|[-+*/%^()]|\S/g) ?? [];
-  let i = 0;
-  let units = false;
-  const suffix = (s: string): number | undefined => {
-    const l = s.toLowerCase();
-    const table: Record<string, number> = {
-      k: 1024,
-      kb: 1024,
-      mb: 1024 ** 2,
-      ms: 1000,
-      us: 1,
-      g: 1024 ** 3,
-      gb: 1024 ** 3,
-      t: 1024 ** 4,
-      tb: 1024 ** 4,
-      p: 1024 ** 5,
-      pb: 1024 ** 5,
-      kib: 1000,
-      mib: 1e6,
-      gib: 1e9,
-      pib: 1e12,
-      s: 1e6,
-      m: o.time ? 60e6 : 1024 ** 2,
-      d: 86_400e6,
-      h: 3_600e6,
-    };
-    return table[l];
-  };
-  const primary = (): number => {
-    const t = tokens[i++];
-    let v: number;
-    if (t === "(") {
-      v = sum();
-      if (tokens[i++] !== ")") throw new SyntaxError("missing )");
-    } else if (t === "-") return -primary();
-    else if (t !== undefined && /^\d*\.?\d/.test(t)) v = Number(t);
-    else throw new SyntaxError(`unexpected ${t}`);
-    const s = tokens[i] === undefined ? undefined : suffix(tokens[i]!);
-    if (s !== undefined) {
-      i++;
-      units = true;
-      v *= s;
-    }
-    return v;
-  };
-  const power = (): number => {
-    const b = primary();
-    if (tokens[i] !== "^") return b;
-    i++;
-    return b ** power();
-  };
-  const product = (): number => {
-    let v = power();
-    for (;;) {
-      const op = tokens[i];
-      if (op !== "*" && op !== "/" && op !== "%") return v;
-      i++;
-      const r = power();
-      if (op !== "*" && r === 0) throw new RangeError("divide by zero");
-      v = op === "*" ? v * r : op === "/" ? v / r : v % r;
-    }
-  };
-  const sum = (): number => {
-    let v = product();
-    for (;;) {
-      const op = tokens[i];
-      if (op !== "+" && op !== "-") return v;
-      i++;
-      const r = product();
-      v = op === "+" ? v + r : v - r;
-    }
-  };
+  const reader = new ArithmeticReader(tokens, o.time);
   try {
-    let v = sum();
-    if (i !== tokens.length) return undefined;
+    let v = reader.sum();
+    if (reader.i !== tokens.length) return undefined;
     // a time without a unit is in the option's own unit: seconds (10^6 µs) or µs
-    if (!units && o.seconds) v *= 1e6;
+    if (!reader.units && o.seconds) v *= 1e6;
     return Math.trunc(v);
   } catch {
     return undefined;

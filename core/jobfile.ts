@@ -18,7 +18,7 @@
  * @module
  */
 
-import { dirname, join } from "node:path";
+import { dirname, isAbsolute, join } from "node:path";
 import { ConfigError } from "./errors.ts";
 import { type FioKeywords, replaceKeywords, substituteEnv } from "./fio_values.ts";
 
@@ -67,14 +67,26 @@ export interface JobFileContext {
   readonly env?: (name: string) => string | undefined;
   /** `$pagesize`, `$mb_memory`, `$ncpus`. */
   readonly keywords: FioKeywords;
-  /** Reads an included file (default: Deno.readTextFileSync). */
+  /** The directory relative names are read from (default: this process's). */
+  readonly cwd?: string;
+  /** Reads an included file (default: Deno.readTextFileSync, relative to `cwd`). */
   readonly readFile?: (path: string) => string;
-  /** Whether a path exists from the current directory (default: Deno.statSync). */
+  /** Whether a path exists from the current directory (default: Deno.statSync, relative to `cwd`). */
   readonly exists?: (path: string) => boolean;
   /** fio's `--section`: only these job sections (and every global one) are read. */
   readonly sections?: readonly string[];
   /** Options given beside the file (`--key=value`), defaults for every job. */
   readonly commandLine?: readonly { readonly key: string; readonly value: string | undefined }[];
+}
+
+/** `path` as read from `ctx.cwd`. */
+function fromCwd(ctx: JobFileContext, path: string): string {
+  return ctx.cwd === undefined || isAbsolute(path) ? path : join(ctx.cwd, path);
+}
+
+/** Reads a file's text as `ctx` says. */
+function readText(ctx: JobFileContext, path: string): string {
+  return ctx.readFile ? ctx.readFile(path) : Deno.readTextFileSync(fromCwd(ctx, path));
 }
 
 /** A line's own text: blanks around it and a `;` or `#` comment removed (strip_blank_end). */
@@ -123,7 +135,7 @@ function included(
   if (depth > 16) throw new JobFileError(where, "include", `${name}: includes nest too deep`);
   const exists = ctx.exists ?? ((p: string) => {
     try {
-      Deno.statSync(p);
+      Deno.statSync(fromCwd(ctx, p));
       return true;
     } catch {
       return false;
@@ -132,7 +144,7 @@ function included(
   const path = !exists(name) && from.includes("/") ? join(dirname(from), name) : name;
   let text: string;
   try {
-    text = (ctx.readFile ?? Deno.readTextFileSync)(path);
+    text = readText(ctx, path);
   } catch (e) {
     throw new JobFileError(where, "include", `${path} cannot be read: ${(e as Error).message}`, {
       cause: e,
@@ -239,9 +251,7 @@ export function parseJobFileText(
 export function readJobFileText(path: string, ctx: JobFileContext): ParsedJobFile {
   let text: string;
   try {
-    text = path === "-"
-      ? new TextDecoder().decode(readAllStdin())
-      : (ctx.readFile ?? Deno.readTextFileSync)(path);
+    text = path === "-" ? new TextDecoder().decode(readAllStdin()) : readText(ctx, path);
   } catch (e) {
     const why = e instanceof Deno.errors.NotFound ? "no such file" : (e as Error).message;
     throw new JobFileError(path, "job file", `cannot be read (${why}; fio: unable to open it)`, {

@@ -12,7 +12,7 @@
  */
 
 import { isAbsolute, join } from "node:path";
-import { type JobOptions, parseJobOptions, type RawJobOptions } from "./config.ts";
+import { type JobOptions, jobOptionsOf, type JobValues, type RawJobOptions } from "./config.ts";
 import { FIO_OPTIONS, TIERBENCH_KEYS } from "./fio_options.ts";
 import {
   FioSettings,
@@ -25,7 +25,7 @@ import {
 import { jobSeeds, RAND, Taus88 } from "./fio_random.ts";
 import type { Distribution, IoPattern, SizeDraw } from "./io_pattern.ts";
 import type { FioData, FioErrors, FioJobExtras, FioLayout, FioLogs } from "./fio_job.ts";
-import { cloneFiles, type StatFn } from "./fio_job_files.ts";
+import { type CloneFiles, cloneFiles, type StatFn } from "./fio_job_files.ts";
 import { type JobFileEntry, JobFileError, type ParsedJobFile } from "./jobfile.ts";
 import { ConfigError } from "./errors.ts";
 
@@ -43,6 +43,13 @@ export interface JobSchedule {
   readonly exitall?: "group" | "stonewall" | "all";
   /** When this job fails, every job ends. */
   readonly exitallOnError: boolean;
+  /**
+   * Its reporting group (fio's groupid): a new one at a stonewall or
+   * new_group after a group with jobs.
+   */
+  readonly groupid: number;
+  /** The index, among the file's jobs, of the job `waitFor` names (the last of that name). */
+  readonly waitForJob?: number;
 }
 
 /** One job of the file, resolved. */
@@ -71,10 +78,13 @@ export interface ResolveContext {
   readonly readFile: (path: string) => Uint8Array;
 }
 
-/** This process's view: Deno.cwd(), Deno.statSync, Deno.readFileSync. */
-export function hostResolveContext(): ResolveContext {
+/**
+ * This process's view: relative names under `cwd` (default Deno.cwd()),
+ * Deno.statSync, Deno.readFileSync.
+ */
+export function hostResolveContext(cwd?: string): ResolveContext {
   return {
-    cwd: Deno.cwd(),
+    cwd: cwd ?? Deno.cwd(),
     stat: (path) => {
       try {
         const st = Deno.statSync(path);
@@ -90,7 +100,7 @@ export function hostResolveContext(): ResolveContext {
         return undefined;
       }
     },
-    readFile: (p) => Deno.readFileSync(p),
+    readFile: (p) => Deno.readFileSync(cwd === undefined || isAbsolute(p) ? p : join(cwd, p)),
   };
 }
 
@@ -139,7 +149,7 @@ function written(entries: readonly JobFileEntry[]): Record<string, string> {
  */
 export function resolveJobFile(parsed: ParsedJobFile, ctx: ResolveContext): ResolvedJobFile {
   const globals: JobFileEntry[] = [];
-  const jobs: ResolvedJob[] = [];
+  const jobs: (Resolved & Pick<ResolvedJob, "options">)[] = [];
   let threadNumber = 1;
   const names = new Set<string>();
   for (const section of parsed.sections) {
@@ -166,7 +176,23 @@ export function resolveJobFile(parsed: ParsedJobFile, ctx: ResolveContext): Reso
     if (!names.has(w)) throw new JobFileError(j.where, "wait_for", `no job is named ${w}`);
   }
   const global = written(globals.filter((e) => e.where !== "command line"));
-  return { global, jobs };
+  return { global, jobs: placeJobs(jobs) };
+}
+
+/** Each job's place among the others: its groupid and the index of the job it waits for. */
+function placeJobs(jobs: readonly (Resolved & Pick<ResolvedJob, "options">)[]): ResolvedJob[] {
+  const index = new Map(jobs.map((j, i) => [j.name, i]));
+  let groupid = 0, inGroup = 0;
+  return jobs.map((j) => {
+    if ((j.schedule.stonewall || j.schedule.newGroup) && inGroup > 0) {
+      groupid++;
+      inGroup = 0;
+    }
+    inGroup += j.job.numjobs;
+    const w = j.schedule.waitFor;
+    const waitForJob = w === undefined ? {} : { waitForJob: index.get(w)! };
+    return { ...j, schedule: { ...j.schedule, groupid, ...waitForJob } };
+  });
 }
 
 /** fio's settings of `entries` and tierbench's own keys among them. */
@@ -181,7 +207,27 @@ function readSettings(entries: readonly JobFileEntry[], ctx: ResolveContext) {
 }
 
 /** What resolveJob makes of one job. */
-type Resolved = Omit<ResolvedJob, "options">;
+type Resolved = Omit<ResolvedJob, "options" | "schedule"> & {
+  readonly schedule: ReturnType<typeof scheduleOf>;
+};
+
+/** What resolveJob has decided about a job before its files. */
+interface JobDraft {
+  readonly s: FioSettings;
+  readonly name: string;
+  readonly section: string;
+  readonly where: string;
+  readonly engine: ReturnType<typeof engineOf>;
+  readonly rw: ReturnType<typeof rwOf>;
+  readonly numjobs: number;
+  readonly tier: string;
+  readonly timeBased: boolean;
+  readonly sizes: [SizeDraw, SizeDraw];
+  readonly seedOptions: ReturnType<typeof seedOptionsOf>;
+  readonly seeds: readonly bigint[];
+  readonly threadNumber: number;
+  readonly ctx: ResolveContext;
+}
 
 function resolveJob(
   s: FioSettings,
@@ -199,18 +245,54 @@ function resolveJob(
   checkValues(s, engine);
   const tier = tierOf(s, own, engine, ctx);
   const timeBased = s.flag("time_based") && s.num("runtime") > 0;
-  const runtimeUs = s.num("runtime");
-  const raw: RawJobOptions = {
+  const raw = rawOptionsOf(s, own, { name, tier, engine, rw, numjobs, timeBased });
+  const sizes = sizesOf(s);
+  raw.bs = Math.min(sizes[0].max, 256 * 1024 ** 2);
+  const seedOptions = seedOptionsOf(s);
+  const seeds = jobSeeds({ ...seedOptions, threadNumber, random: rw.random });
+  if (!isFileTier(tier)) {
+    onlyBasics(s, tier);
+    const job = parseAt(raw, s, where, name);
+    return { name, where, job, schedule: scheduleOf(s, seeds) };
+  }
+  const draft: JobDraft = {
+    s,
     name,
+    section,
+    where,
+    engine,
+    rw,
+    numjobs,
     tier,
+    timeBased,
+    sizes,
+    seedOptions,
+    seeds,
+    threadNumber,
+    ctx,
+  };
+  const job = resolveOnFiles(draft, raw);
+  return { name, where, job, schedule: scheduleOf(s, seeds) };
+}
+
+/** A job's options as jobOptionsOf takes them: fio's values as read, tierbench's keys as written. */
+function rawOptionsOf(
+  s: FioSettings,
+  own: ReadonlyMap<string, JobFileEntry>,
+  j: Pick<JobDraft, "name" | "tier" | "engine" | "rw" | "numjobs" | "timeBased">,
+): JobValues {
+  const { engine, rw } = j;
+  return {
+    name: j.name,
+    tier: j.tier,
     rw: rw.random
       ? (rw.dirs === "mixed" ? "randrw" : `rand${rw.dirs}`)
       : rw.dirs === "mixed"
       ? "rw"
       : rw.dirs,
-    rwmixread: String(s.num("rwmixread")),
-    iodepth: String(engine === "libaio" || engine === "io_uring" ? s.num("iodepth") : 1),
-    numjobs: String(numjobs),
+    rwmixread: s.num("rwmixread"),
+    iodepth: engine === "libaio" || engine === "io_uring" ? s.num("iodepth") : 1,
+    numjobs: j.numjobs,
     direct: s.latest("direct", "buffered") === "buffered" ? !s.flag("buffered") : s.flag("direct"),
     engine: engine === "null" ? "psync" : engine,
     ...(engine === "io_uring"
@@ -220,55 +302,72 @@ function resolveJob(
         sqthreadPoll: s.flag("sqthread_poll"),
       }
       : {}),
-    ramp: `${Math.round(s.num("ramp_time") / 1000)}ms`,
-    ...(timeBased ? { runtime: `${Math.max(1, Math.round(runtimeUs / 1000))}ms` } : {}),
-    logAvgMsec: String(Math.min(3_600_000, Math.max(10, s.num("log_avg_msec") || 500))),
+    ramp: Math.round(s.num("ramp_time") / 1000),
+    ...(j.timeBased ? { runtime: Math.max(1, Math.round(s.num("runtime") / 1000)) } : {}),
+    logAvgMsec: Math.min(3_600_000, Math.max(10, s.num("log_avg_msec") || 500)),
     endFsync: s.flag("end_fsync"),
     ...rateOf(s, rw.dirs),
     ...ownOptions(own),
   };
-  const sizes = sizesOf(s);
-  const minBs = Math.min(sizes[0].min, sizes[1].min);
-  raw.bs = String(Math.min(sizes[0].max, 256 * 1024 ** 2));
-  const seedOptions = {
+}
+
+/** randseed, randrepeat and allrandrepeat, as jobSeeds and each clone's pattern take them. */
+function seedOptionsOf(s: FioSettings) {
+  return {
     randseed: s.num("randseed"),
     randseedSet: s.has("randseed"),
     randrepeat: s.flag("randrepeat"),
     allrandrepeat: s.flag("allrandrepeat"),
   };
-  const seeds = jobSeeds({ ...seedOptions, threadNumber, random: rw.random });
-  const fileTier = tier.startsWith("file:") || tier.startsWith("memory:") ||
-    tier.startsWith("pfs:") || tier === "null:";
-  if (!fileTier) {
-    onlyBasics(s, tier);
-    const job = parseAt(raw, s, where, name);
-    return { name, where, job, schedule: scheduleOf(s, seeds) };
-  }
+}
+
+/** Whether a tier spec names a tier with files (or null:, whose jobs are laid out as files). */
+function isFileTier(tier: string): boolean {
+  return tier.startsWith("file:") || tier.startsWith("memory:") || tier.startsWith("pfs:") ||
+    tier === "null:";
+}
+
+/** A job on files: each clone's files and pattern, its sizes from them, and fio's extras. */
+function resolveOnFiles(d: JobDraft, raw: JobValues): JobOptions {
+  const { s, sizes } = d;
+  const minBs = Math.min(sizes[0].min, sizes[1].min);
   const clones = cloneFiles(s, {
-    cwd: ctx.cwd,
-    stat: ctx.stat,
-    jobname: section,
-    where,
-    diskless: engine === "null" || tier === "null:",
-    numjobs,
+    cwd: d.ctx.cwd,
+    stat: d.ctx.stat,
+    jobname: d.section,
+    where: d.where,
+    diskless: d.engine === "null" || d.tier === "null:",
+    numjobs: d.numjobs,
     minBs,
-    fileSizeSeed: seeds[RAND.FILE_SIZE]!,
+    fileSizeSeed: d.seeds[RAND.FILE_SIZE]!,
   });
   const total = clones[0]!.pattern.reduce((a, f) => a + f.ioSize, 0);
   if (total < minBs) {
     throw new JobFileError(
-      where,
+      d.where,
       "size",
       `${total} bytes is less than the smallest block (${minBs})`,
     );
   }
-  raw.size = String(Math.max(total, sizes[0].max, sizes[1].max));
+  raw.size = Math.max(total, sizes[0].max, sizes[1].max);
   const ioSizeSet = s.has("io_size") && s.num("io_size") > 0;
   const loopBytes = ioSizeSet ? ioSizeOf(s, total) : total;
-  raw.ioSize = String(Math.max(loopBytes * Math.max(1, s.num("loops")), sizes[0].max));
-  const job = parseAt(raw, s, where, name);
-  const patternBase = patternOf(s, rw, sizes, timeBased, loopBytes, ioSizeSet);
-  const fio: FioJobExtras = {
+  raw.ioSize = Math.max(loopBytes * Math.max(1, s.num("loops")), sizes[0].max);
+  const job = parseAt(raw, s, d.where, d.name);
+  return { ...job, fio: fioExtrasOf(d, clones, loopBytes, ioSizeSet) };
+}
+
+/** What a job on files carries besides its JobOptions (core/fio_job.ts). */
+function fioExtrasOf(
+  d: JobDraft,
+  clones: readonly CloneFiles[],
+  loopBytes: number,
+  ioSizeSet: boolean,
+): FioJobExtras {
+  const { s, rw, threadNumber } = d;
+  const runtimeUs = s.num("runtime");
+  const patternBase = patternOf(s, rw, d.sizes, d.timeBased, loopBytes, ioSizeSet);
+  return {
     options: inForce(s),
     uniqueFilename: s.flag("unique_filename"),
     clones: clones.map((c, k) => ({
@@ -276,23 +375,22 @@ function resolveJob(
       pattern: {
         ...patternBase,
         files: c.pattern,
-        seeds: { ...seedOptions, threadNumber: threadNumber + k },
+        seeds: { ...d.seedOptions, threadNumber: threadNumber + k },
       },
     })),
     layout: layoutOf(s, rw),
     openSync: syncOf(s),
     fsyncOnClose: s.flag("fsync_on_close"),
-    ...(!timeBased && runtimeUs > 0
+    ...(!d.timeBased && runtimeUs > 0
       ? { runtimeCapMs: Math.max(1, Math.round(runtimeUs / 1000)) }
       : {}),
-    data: dataOf(s, rw.dirs, ctx),
+    data: dataOf(s, rw.dirs, d.ctx),
     ...errorsOf(s),
-    ...logsOf(s, name, threadNumber, ctx.cwd),
+    ...logsOf(s, d.name, threadNumber, d.ctx.cwd),
     ...rateMinOf(s),
     ...flowOf(s),
     ...thinktimeOf(s),
   };
-  return { name, where, job: { ...job, fio }, schedule: scheduleOf(s, seeds) };
 }
 
 /** The options in force for a job as written, by fio's names (bare keys as "1"). */
@@ -345,10 +443,10 @@ function onlyBasics(s: FioSettings, tier: string): void {
   if (bs[0] !== bs[1]) refuse(s.where("bs")!, `one block size on ${tier} (no R,W pair)`);
 }
 
-/** parseJobOptions on what the job file gave, its refusal said at the key's line. */
-function parseAt(raw: RawJobOptions, s: FioSettings, where: string, name: string): JobOptions {
+/** jobOptionsOf on what the job file gave, its refusal said at the key's line. */
+function parseAt(raw: JobValues, s: FioSettings, where: string, name: string): JobOptions {
   try {
-    return parseJobOptions(raw);
+    return jobOptionsOf(raw);
   } catch (e) {
     if (!(e instanceof ConfigError)) throw e;
     const key = FIELD_KEYS[e.field] ?? e.field;
@@ -612,7 +710,7 @@ function distributionOf(s: FioSettings): Distribution {
   }
 }
 
-function rateOf(s: FioSettings, dirs: string): RawJobOptions {
+function rateOf(s: FioSettings, dirs: string): JobValues {
   const rate = [s.num("rate", 0), s.num("rate", 1)];
   const iops = [s.num("rate_iops", 0), s.num("rate_iops", 1)];
   const any = rate.some((x) => x > 0) || iops.some((x) => x > 0);
@@ -638,8 +736,8 @@ function rateOf(s: FioSettings, dirs: string): RawJobOptions {
     );
   }
   const process = s.word("rate_process");
-  if (key === "rate") return { rate: String(rate[d]), rateProcess: process };
-  return { rateIops: String(iops[d]), rateProcess: process };
+  if (key === "rate") return { rate: rate[d], rateProcess: process };
+  return { rateIops: iops[d], rateProcess: process };
 }
 
 function layoutOf(s: FioSettings, rw: ReturnType<typeof rwOf>): FioLayout {
@@ -768,7 +866,11 @@ function thinktimeOf(s: FioSettings) {
   };
 }
 
-function scheduleOf(s: FioSettings, seeds: readonly bigint[]): JobSchedule {
+/** A job's schedule as its own options say it; its place among the others comes after. */
+function scheduleOf(
+  s: FioSettings,
+  seeds: readonly bigint[],
+): Omit<JobSchedule, "groupid" | "waitForJob"> {
   const lo = s.num("startdelay", 0), hi = s.num("startdelay", 1);
   const delayUs = hi > lo ? new Taus88(seeds[RAND.START_DELAY]!).between(lo, hi) : lo;
   const exitall = s.flag("exitall");

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { withTempDir } from "../tests/_helpers.ts";
-import { JobFileError, parseJobFileText } from "./jobfile.ts";
+import { JobFileError, parseJobFileText, readJobFileText } from "./jobfile.ts";
 import { hostResolveContext, type ResolvedJobFile, resolveJobFile } from "./jobfile_resolve.ts";
 
 const keywords = { pagesize: 4096, mbMemory: 2048, ncpus: 4 };
@@ -59,6 +59,25 @@ Deno.test("include: the included lines join the section, relative to the includi
       ),
       /bad\.fio:1: \[b\]: an included file cannot start a new section/,
     );
+  });
+});
+
+Deno.test("with cwd, a relative include, job file and buffer_pattern file are read from it, not this process's directory", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(join(dir, "common.fio"), "ioengine=null\nsize=1m\n");
+    await Deno.writeTextFile(
+      join(dir, "main.fio"),
+      "[a]\ninclude common.fio\nbuffer_pattern='p'\n",
+    );
+    await Deno.writeFile(join(dir, "p"), new Uint8Array([1, 2, 3]));
+    const f = readJobFileText("main.fio", { keywords, cwd: dir });
+    assert.deepEqual(f.sections[0]!.entries.map((e) => e.key), [
+      "ioengine",
+      "size",
+      "buffer_pattern",
+    ]);
+    const r = resolveJobFile(f, hostResolveContext(dir));
+    assert.deepEqual(r.jobs[0]!.job.fio!.data.pattern, [1, 2, 3]);
   });
 });
 
