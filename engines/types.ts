@@ -556,6 +556,9 @@ const WARM_UP_LOG_MS = 0.5;
  * CPU per I/O. Here the compile requests go out while the other jobs are
  * still starting or wait at the barrier.
  */
+/** The engine classes whose loop this thread has warmed. */
+const loopsWarmed = new Set<unknown>();
+
 export function warmUp(plan: JobPlan, engine: JobEngine, ios = WARM_UP_IOS): void {
   const log = plan.logAvgMsec === undefined ? undefined : WARM_UP_LOG_MS;
   const rt = throwawayRuntime(plan, 0, log);
@@ -574,8 +577,10 @@ export function warmUp(plan: JobPlan, engine: JobEngine, ios = WARM_UP_IOS): voi
     t0 = t1;
   }
   // An engine whose loop does no I/O runs it too, for as many, over several calls: a
-  // loop entered once is compiled only for that entry (on-stack replacement).
-  if (engine.warm === undefined) return;
+  // loop entered once is compiled only for that entry (on-stack replacement). Once per
+  // engine in a Worker: its compiled loop stays for the Worker's next jobs.
+  if (engine.warm === undefined || loopsWarmed.has(engine.constructor)) return;
+  loopsWarmed.add(engine.constructor);
   for (let i = 0; i < WARM_UP_CALLS; i++) {
     engine.warm(throwawayRuntime(plan, Math.ceil(ios / WARM_UP_CALLS) * plan.bs));
   }
