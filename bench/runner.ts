@@ -914,23 +914,17 @@ function jobsCpu(
   return { usr_ns: Math.round(usr), sys_ns: Math.round(sys) };
 }
 
-function buildResult(
-  job: JobOptions,
-  tier: Tier,
-  shared: SharedCounters,
-  results: Map<number, Extract<JobMessage, { type: "result" }>>,
-  series: TimeSeries,
-  cpu: { user: number; system: number },
-  outcome: { status: RunResult["status"]; error: string | undefined; cutShort?: boolean },
-): RunResult {
-  const f = shared.f64;
-  const start = f[RUN.MEASURE_START]!;
-  const read = newLatencyHistograms();
-  const write = newLatencyHistograms();
-  for (const r of results.values()) {
-    mergeLatency(read, decodeLatency(r.read));
-    mergeLatency(write, decodeLatency(r.write));
-  }
+/** Bytes and ops of both directions, as the jobs' shared counters hold them. */
+type Moved = { rb: number; wb: number; ro: number; wo: number };
+
+/** Each job's counters from the shared memory, their sums, and when the first and last ended. */
+function jobFigures(job: JobOptions, f: Float64Array, start: number): {
+  jobs: RunResult["jobs"];
+  firstEnd: number;
+  lastEnd: number;
+  tot: Moved;
+  fd: Moved;
+} {
   const jobs: RunResult["jobs"] = [];
   let firstEnd = Infinity, lastEnd = 0;
   const fd = { rb: 0, wb: 0, ro: 0, wo: 0 };
@@ -961,31 +955,74 @@ function buildResult(
     fd.wo += f[b + JOB.FD_WRITE_OPS]!;
   }
   if (!Number.isFinite(firstEnd)) firstEnd = 0;
-  // A time-based run measures exactly its runtime unless it was cut short (or ended early).
-  const whole = job.runtimeMs !== undefined && outcome.status === "ok" &&
-    (!outcome.cutShort || lastEnd >= job.runtimeMs - 1);
-  const runtime = whole ? job.runtimeMs! : lastEnd;
-  const firstDone = whole ? job.runtimeMs : firstEnd;
-  const direction = (
-    h: LatencyHistograms,
-    bytes: number,
-    ops: number,
-    fdBytes: number,
-    fdOps: number,
-  ): DirectionResult => ({
+  return { jobs, firstEnd, lastEnd, tot, fd };
+}
+
+/** The measured window, ms: the run's runtime, when the first job was done, when the last ended. */
+type Window = { runtime: number; firstDone: number; lastEnd: number };
+
+/** One direction's figures over the window: bytes, rates, latency, first and last done. */
+function directionResult(
+  w: Window,
+  h: LatencyHistograms,
+  bytes: number,
+  ops: number,
+  fdBytes: number,
+  fdOps: number,
+): DirectionResult {
+  return {
     io_bytes: bytes,
-    bw_bytes: span(runtime, bytes, ops).bw_bytes,
-    iops: span(runtime, bytes, ops).iops,
-    runtime: Math.round(runtime),
+    bw_bytes: span(w.runtime, bytes, ops).bw_bytes,
+    iops: span(w.runtime, bytes, ops).iops,
+    runtime: Math.round(w.runtime),
     total_ios: ops,
     lat_ns: latencyStats(h.lat),
     clat_ns: latencyStats(h.clat),
     slat_ns: latencyStats(h.slat),
-    first_done: span(firstDone, fdBytes, fdOps),
-    last_done: span(lastEnd, bytes, ops),
+    first_done: span(w.firstDone, fdBytes, fdOps),
+    last_done: span(w.lastEnd, bytes, ops),
     ...(h.ttfb.totalCount > 0 ? { ttfb_ns: latencyStats(h.ttfb) } : {}),
     hist: encodeLatency(h),
-  });
+  };
+}
+
+/** The jobs' I/O errors summed, with the first one's message and errno; undefined when none. */
+function ioErrorsOf(
+  results: Map<number, Extract<JobMessage, { type: "result" }>>,
+): RunResult["io_errors"] {
+  const errs = [...results.values()].flatMap((r) => (r.errors ? [r.errors] : []));
+  if (errs.length === 0) return undefined;
+  return {
+    read: errs.reduce((a, e) => a + e.read, 0),
+    write: errs.reduce((a, e) => a + e.write, 0),
+    first: errs.find((e) => e.first)?.first ?? "",
+    first_errno: errs.find((e) => e.first)?.firstErrno ?? 0,
+  };
+}
+
+function buildResult(
+  job: JobOptions,
+  tier: Tier,
+  shared: SharedCounters,
+  results: Map<number, Extract<JobMessage, { type: "result" }>>,
+  series: TimeSeries,
+  cpu: { user: number; system: number },
+  outcome: { status: RunResult["status"]; error: string | undefined; cutShort?: boolean },
+): RunResult {
+  const f = shared.f64;
+  const start = f[RUN.MEASURE_START]!;
+  const read = newLatencyHistograms();
+  const write = newLatencyHistograms();
+  for (const r of results.values()) {
+    mergeLatency(read, decodeLatency(r.read));
+    mergeLatency(write, decodeLatency(r.write));
+  }
+  const { jobs, firstEnd, lastEnd, tot, fd } = jobFigures(job, f, start);
+  // A time-based run measures exactly its runtime unless it was cut short (or ended early).
+  const whole = job.runtimeMs !== undefined && outcome.status === "ok" &&
+    (!outcome.cutShort || lastEnd >= job.runtimeMs - 1);
+  const runtime = whole ? job.runtimeMs! : lastEnd;
+  const w: Window = { runtime, firstDone: whole ? job.runtimeMs : firstEnd, lastEnd };
   const wall = runtime / 1000;
   const result: RunResult = {
     name: job.name,
@@ -993,8 +1030,8 @@ function buildResult(
     tier: tier.describe(),
     options: options(job),
     ramp: { ms: job.rampMs, excluded: true },
-    read: direction(read, tot.rb, tot.ro, fd.rb, fd.ro),
-    write: direction(write, tot.wb, tot.wo, fd.wb, fd.wo),
+    read: directionResult(w, read, tot.rb, tot.ro, fd.rb, fd.ro),
+    write: directionResult(w, write, tot.wb, tot.wo, fd.wb, fd.wo),
     timeseries: withIntervalLatency(series, [...results.values()], tot.ro > 0, tot.wo > 0),
     cpu: {
       usr_pct: wall > 0 ? round2((cpu.user / 1e6 / wall) * 100) : 0,
@@ -1008,15 +1045,8 @@ function buildResult(
     result.schedule = scheduleOf(rateIntervalMs(job.rate, job.bs), schedules);
   }
   if (outcome.error !== undefined) result.error = outcome.error;
-  const errs = [...results.values()].flatMap((r) => (r.errors ? [r.errors] : []));
-  if (errs.length > 0) {
-    result.io_errors = {
-      read: errs.reduce((a, e) => a + e.read, 0),
-      write: errs.reduce((a, e) => a + e.write, 0),
-      first: errs.find((e) => e.first)?.first ?? "",
-      first_errno: errs.find((e) => e.first)?.firstErrno ?? 0,
-    };
-  }
+  const ioErrors = ioErrorsOf(results);
+  if (ioErrors !== undefined) result.io_errors = ioErrors;
   return result;
 }
 

@@ -166,21 +166,53 @@ export function planSweep(raw: RawSweepOptions): SweepPlan {
       "file:DIR, memory:[DIR], pfs:DIR, s3://BUCKET, null:",
     );
   }
-  const rws = splitList("rw", raw.rw ?? SWEEP_DEFAULTS.rw, RW_MODES.join(", ")).map((rw) => {
+  const rws = rwList(raw.rw ?? SWEEP_DEFAULTS.rw);
+  const direct = raw.direct ?? true;
+  const directTiers = raw.tiers.some((t) => t.kind === "file" || t.kind === "pfs");
+  const bsText = bsList(raw.bs ?? SWEEP_DEFAULTS.bs, direct && directTiers);
+  const iodepths = intList("iodepth", raw.iodepth ?? SWEEP_DEFAULTS.iodepth, 1, 4096);
+  const numjobs = intList("numjobs", raw.numjobs ?? SWEEP_DEFAULTS.numjobs, 1, 1024);
+  const steady = raw.steady ?? false;
+  const { ssLimitPct, ssDurMs } = steadyWindow(raw);
+  const ssSamples = ssDurMs / 1000;
+  const runtimeMs = pointRuntimeMs(raw, steady, ssDurMs);
+  const rampText = raw.ramp ?? SWEEP_DEFAULTS.ramp;
+  const rampMs = parseDuration(rampText);
+  if (rampMs === undefined) throw new ConfigError("ramp", `"${rampText}" is not a duration`);
+  const version = raw.deepspeedVersion ?? DEFAULT_DEEPSPEED_VERSION;
+  // any release x.y.z: its aio keys follow from the version boundaries, as for `plan`
+  parseDeepSpeedVersion(version);
+  const grid: Grid = { rws, bsText, iodepths, numjobs, runtimeMs, rampMs, direct };
+  return {
+    groups: raw.tiers.flatMap((tier) => tierGroups(raw, tier, grid)),
+    criterion: criterionText(steady, ssSamples, ssLimitPct, rampMs, runtimeMs),
+    steady,
+    ssSamples,
+    ssLimitPct,
+    deepspeedVersion: version as DeepSpeedVersion,
+    pointMs: rampMs + runtimeMs,
+  };
+}
+
+/** `--rw` as a list of patterns, each one fio knows. */
+function rwList(text: string): RwMode[] {
+  return splitList("rw", text, RW_MODES.join(", ")).map((rw) => {
     if (!(RW_MODES as readonly string[]).includes(rw)) {
       throw new ConfigError("rw", `unknown value "${rw}"`, RW_MODES.join(", "));
     }
     return rw as RwMode;
   });
-  const direct = raw.direct ?? true;
-  const directTiers = raw.tiers.some((t) => t.kind === "file" || t.kind === "pfs");
-  const bsText = splitList("bs", raw.bs ?? SWEEP_DEFAULTS.bs, "e.g. 128k,1m,8m");
+}
+
+/** `--bs` as a list of sizes as written; whole 4 KiB blocks when `aligned` (O_DIRECT on a file or pfs tier). */
+function bsList(text: string, aligned: boolean): string[] {
+  const bsText = splitList("bs", text, "e.g. 128k,1m,8m");
   for (const s of bsText) {
     const n = parseSize(s);
     if (n === undefined || n <= 0) {
       throw new ConfigError("bs", `"${s}" is not a size (a number with an optional k, m or g)`);
     }
-    if (direct && directTiers && n % DIRECT_ALIGN !== 0) {
+    if (aligned && n % DIRECT_ALIGN !== 0) {
       throw new ConfigError(
         "bs",
         `"${s}" is not a multiple of 4k, which O_DIRECT on a file or pfs tier needs ` +
@@ -188,9 +220,11 @@ export function planSweep(raw: RawSweepOptions): SweepPlan {
       );
     }
   }
-  const iodepths = intList("iodepth", raw.iodepth ?? SWEEP_DEFAULTS.iodepth, 1, 4096);
-  const numjobs = intList("numjobs", raw.numjobs ?? SWEEP_DEFAULTS.numjobs, 1, 1024);
-  const steady = raw.steady ?? false;
+  return bsText;
+}
+
+/** The slope test's limit (`--ss-limit`, %) and window (`--ss-dur`, whole seconds as ms). */
+function steadyWindow(raw: RawSweepOptions): { ssLimitPct: number; ssDurMs: number } {
   const ssLimitText = (raw.ssLimit ?? SWEEP_DEFAULTS.ssLimit).replace(/%$/, "");
   const ssLimitPct = Number(ssLimitText);
   if (!(ssLimitPct > 0 && ssLimitPct <= 100)) {
@@ -204,7 +238,11 @@ export function planSweep(raw: RawSweepOptions): SweepPlan {
   if (ssDurMs === undefined || ssDurMs % 1000 !== 0 || ssDurMs < 3000 || ssDurMs > 600_000) {
     throw new ConfigError("ss-dur", `"${raw.ssDur}" is not whole seconds from 3 to 600`, "e.g. 5");
   }
-  const ssSamples = ssDurMs / 1000;
+  return { ssLimitPct, ssDurMs };
+}
+
+/** A point's `--runtime`, ms (its default depends on `steady`); with `steady` at least the window. */
+function pointRuntimeMs(raw: RawSweepOptions, steady: boolean, ssDurMs: number): number {
   const runtimeText = raw.runtime ??
     (steady ? SWEEP_DEFAULTS.steadyRuntime : SWEEP_DEFAULTS.runtime);
   const runtimeMs = parseDuration(runtimeText);
@@ -214,47 +252,63 @@ export function planSweep(raw: RawSweepOptions): SweepPlan {
   if (steady && runtimeMs < ssDurMs) {
     throw new ConfigError(
       "runtime",
-      `${runtimeText} is shorter than the steady-state window (--ss-dur ${ssSamples}s)`,
+      `${runtimeText} is shorter than the steady-state window (--ss-dur ${ssDurMs / 1000}s)`,
     );
   }
-  const rampText = raw.ramp ?? SWEEP_DEFAULTS.ramp;
-  const rampMs = parseDuration(rampText);
-  if (rampMs === undefined) throw new ConfigError("ramp", `"${rampText}" is not a duration`);
-  const version = raw.deepspeedVersion ?? DEFAULT_DEEPSPEED_VERSION;
-  // any release x.y.z: its aio keys follow from the version boundaries, as for `plan`
-  parseDeepSpeedVersion(version);
+  return runtimeMs;
+}
 
-  const groups: SweepGroup[] = [];
-  for (const tier of raw.tiers) {
-    const fileTier = tier.kind === "memory" || tier.kind === "file" || tier.kind === "pfs";
-    for (const rw of rws) {
-      const jobs: JobOptions[] = [];
-      for (const bs of bsText) {
-        for (const nj of numjobs) {
-          for (const depth of iodepths) {
-            jobs.push(parseJobOptions({
-              name: `${tier.kind} ${rw} ${bs} d${depth} j${nj}`,
-              tier: formatTierSpec(tier),
-              rw,
-              bs,
-              size: raw.size ?? SWEEP_DEFAULTS.size,
-              runtime: `${runtimeMs}ms`,
-              ramp: `${rampMs}ms`,
-              iodepth: String(depth),
-              numjobs: String(nj),
-              direct: direct && (tier.kind === "file" || tier.kind === "pfs"),
-              engine: fileTier ? raw.engine ?? "libaio" : "psync",
-              endpoint: raw.endpoint,
-              region: raw.region,
-              timeout: raw.timeout,
-              verify: raw.verify,
-            }));
-          }
+/** The validated axes of the grid and each point's timing. */
+interface Grid {
+  readonly rws: readonly RwMode[];
+  readonly bsText: readonly string[];
+  readonly iodepths: readonly number[];
+  readonly numjobs: readonly number[];
+  readonly runtimeMs: number;
+  readonly rampMs: number;
+  readonly direct: boolean;
+}
+
+/** One tier's grids, a group per pattern: its points by bs, then numjobs, then iodepth. */
+function tierGroups(raw: RawSweepOptions, tier: TierSpec, grid: Grid): SweepGroup[] {
+  const fileTier = tier.kind === "memory" || tier.kind === "file" || tier.kind === "pfs";
+  return grid.rws.map((rw) => {
+    const jobs: JobOptions[] = [];
+    for (const bs of grid.bsText) {
+      for (const nj of grid.numjobs) {
+        for (const depth of grid.iodepths) {
+          jobs.push(parseJobOptions({
+            name: `${tier.kind} ${rw} ${bs} d${depth} j${nj}`,
+            tier: formatTierSpec(tier),
+            rw,
+            bs,
+            size: raw.size ?? SWEEP_DEFAULTS.size,
+            runtime: `${grid.runtimeMs}ms`,
+            ramp: `${grid.rampMs}ms`,
+            iodepth: String(depth),
+            numjobs: String(nj),
+            direct: grid.direct && (tier.kind === "file" || tier.kind === "pfs"),
+            engine: fileTier ? raw.engine ?? "libaio" : "psync",
+            endpoint: raw.endpoint,
+            region: raw.region,
+            timeout: raw.timeout,
+            verify: raw.verify,
+          }));
         }
       }
-      groups.push({ tier, rw, jobs });
     }
-  }
+    return { tier, rw, jobs };
+  });
+}
+
+/** The plan's criterion in words: how long a point runs, when it is steady, which is best. */
+function criterionText(
+  steady: boolean,
+  ssSamples: number,
+  ssLimitPct: number,
+  rampMs: number,
+  runtimeMs: number,
+): string {
   const window = `the last ${ssSamples} one-second bandwidth samples after a ${
     rampMs / 1000
   } s ramp`;
@@ -264,17 +318,9 @@ export function planSweep(raw: RawSweepOptions): SweepPlan {
     ? `${slope}; each point runs until that holds or for ${runtimeMs / 1000} s (then steady: false)`
     : `fixed time: ${rampMs / 1000} s ramp + ${runtimeMs / 1000} s measured per point; ` +
       `steady = ${slope}`;
-  return {
-    groups,
-    criterion: `${criterion}; best = highest bandwidth, ties within ${
-      TIE_MARGIN * 100
-    }% go to the smaller iodepth×numjobs`,
-    steady,
-    ssSamples,
-    ssLimitPct,
-    deepspeedVersion: version as DeepSpeedVersion,
-    pointMs: rampMs + runtimeMs,
-  };
+  return `${criterion}; best = highest bandwidth, ties within ${
+    TIE_MARGIN * 100
+  }% go to the smaller iodepth×numjobs`;
 }
 
 export { bwSlopePct, isSteady } from "./steady.ts";

@@ -17,33 +17,17 @@ import { ConfigError } from "../core/errors.ts";
 import type { TierSpec } from "../core/config.ts";
 import { formatTierSpec } from "../core/config.ts";
 import { monoNow } from "../core/libc.ts";
-import {
-  decodeLatency,
-  encodeLatency,
-  type LatencyHistograms,
-  latencyStats,
-  mergeLatency,
-  newLatencyHistograms,
-} from "../core/recorder.ts";
-import { CTRL, OP_NAMES, PROGRESS, PROGRESS_SLOTS } from "../engines/trace_ops.ts";
-import {
-  layOutTraceFile,
-  type ThreadDirection,
-  type ThreadReplayReport,
-} from "../engines/trace_replay.ts";
+import { CTRL, PROGRESS, PROGRESS_SLOTS } from "../engines/trace_ops.ts";
+import { layOutTraceFile, type ThreadReplayReport } from "../engines/trace_replay.ts";
 import { TraceReader } from "../trace/reader.ts";
 import { MARKER_PREFIX } from "../trace/strace.ts";
-import type {
-  TraceReplayDirection,
-  TraceReplayResult,
-  TraceReplayTier,
-} from "../schema/trace_replay.ts";
 import type { Tier } from "../tiers/types.ts";
 import type { FileBackedTier } from "../tiers/file_backed.ts";
 import type { RunProgress } from "./runner.ts";
 import { type SessionOutcome, withSession } from "./session.ts";
 import { type Compiled, directoriesOf, type MapTarget, TraceCompiler } from "./_trace_compile.ts";
 import type { TraceThreadMessage, TraceThreadStart } from "./_trace_worker.ts";
+import { buildResult, type CpuUsage, type LaidOut } from "./_trace_result.ts";
 
 const WORKER_URL = new URL("./_trace_worker.ts", import.meta.url);
 
@@ -168,12 +152,6 @@ export function replayTrace(o: TraceReplayOptions): Promise<SessionOutcome> {
   );
 }
 
-/** User and system CPU time, µs (node:process). */
-type CpuUsage = { user: number; system: number };
-
-/** The laid-out files: [file, bytes]. */
-type LaidOut = [number, number][];
-
 /** Lays out what the trace reads before writing, reporting the fraction done. */
 async function layOutFiles(
   c: Compiled,
@@ -191,6 +169,45 @@ async function layOutFiles(
   return out;
 }
 
+/** What the main thread shares with a replay's Workers, and the first failure. */
+interface Shared {
+  readonly ctrlBuf: SharedArrayBuffer;
+  readonly ctrl: Int32Array;
+  readonly progBuf: SharedArrayBuffer;
+  readonly prog: Float64Array;
+  readonly workers: Worker[];
+  /** Resolved when every Worker is ready (or one failed). */
+  readonly readyAll: PromiseWithResolvers<void>;
+  ready: number;
+  failure: string | undefined;
+  /** Tells every Worker to stop, and opens the start for those still waiting on it. */
+  readonly stop: () => void;
+}
+
+/** The control words and progress slots of `threads` Workers, none started yet. */
+function sharedState(threads: number): Shared {
+  const ctrlBuf = new SharedArrayBuffer(8);
+  const ctrl = new Int32Array(ctrlBuf);
+  const progBuf = new SharedArrayBuffer(Math.max(1, threads) * PROGRESS_SLOTS * 8);
+  const stop = () => {
+    Atomics.store(ctrl, CTRL.STOP, 1);
+    Atomics.notify(ctrl, CTRL.STOP);
+    Atomics.store(ctrl, CTRL.GO, 1);
+    Atomics.notify(ctrl, CTRL.GO);
+  };
+  return {
+    ctrlBuf,
+    ctrl,
+    progBuf,
+    prog: new Float64Array(progBuf),
+    workers: [],
+    readyAll: Promise.withResolvers<void>(),
+    ready: 0,
+    failure: undefined,
+    stop,
+  };
+}
+
 /** Starts one Worker per thread, opens the start together, watches, gathers the reports. */
 async function runThreads(
   o: TraceReplayOptions,
@@ -199,79 +216,102 @@ async function runThreads(
   signal: AbortSignal | undefined,
   progress: (phase: RunProgress["phase"], fraction: number, read?: number, write?: number) => void,
 ): Promise<{ reports: ThreadReplayReport[]; cpu: CpuUsage }> {
-  const ctrlBuf = new SharedArrayBuffer(8);
-  const ctrl = new Int32Array(ctrlBuf);
-  const progBuf = new SharedArrayBuffer(Math.max(1, c.threads.length) * PROGRESS_SLOTS * 8);
-  const prog = new Float64Array(progBuf);
-  const totalOps = c.threads.reduce((t, th) => t + th.ops, 0);
-  const stop = () => {
-    Atomics.store(ctrl, CTRL.STOP, 1);
-    Atomics.notify(ctrl, CTRL.STOP);
-    Atomics.store(ctrl, CTRL.GO, 1);
-    Atomics.notify(ctrl, CTRL.GO);
-  };
-  signal?.addEventListener("abort", stop);
-  const workers: Worker[] = [];
-  let failure: string | undefined;
-  let ready = 0;
-  const readyAll = Promise.withResolvers<void>();
+  const sh = sharedState(c.threads.length);
+  signal?.addEventListener("abort", sh.stop);
   /** Resolved when a call outlasts --timeout: the stuck Workers never answer. */
   const timedOut = Promise.withResolvers<undefined[]>();
-  const done = c.threads.map((th, slot) => {
-    const w = new Worker(WORKER_URL, { type: "module", name: `trace ${th.name}` });
-    workers.push(w);
-    return new Promise<ThreadReplayReport | undefined>((resolve) => {
-      w.onmessage = (e: MessageEvent<TraceThreadMessage>) => {
-        const m = e.data;
-        if (m.type === "ready") {
-          if (++ready === c.threads.length) readyAll.resolve();
-          return;
-        }
-        if (m.type === "failed") {
-          failure ??= m.message;
-          stop();
-          readyAll.resolve();
-          return resolve(undefined);
-        }
-        resolve(m.report);
-      };
-      w.onerror = (e) => {
-        e.preventDefault();
-        failure ??= e.message;
-        stop();
-        readyAll.resolve();
-        resolve(undefined);
-      };
-      const start: TraceThreadStart = {
-        plan: {
-          thread: th.name,
-          files: c.files,
-          fileTier: c.fileTier,
-          tiers: o.maps.length,
-          phases: c.phases.length,
-          contexts: th.contexts,
-          syncBytes: th.syncBytes,
-          speed: o.speed,
-          verify: o.verify === true,
-          timelineCap: o.timelineCap ?? 20_000,
-        },
-        opsPath: th.path,
-        ctrl: ctrlBuf,
-        progress: progBuf,
-        slot,
-        laidOut: o.verify ? laid : [],
-      };
-      w.postMessage(start);
-    });
-  });
-  if (c.threads.length === 0) readyAll.resolve();
-  await readyAll.promise;
+  const done = c.threads.map((_, slot) => startThread(o, c, laid, sh, slot));
+  if (c.threads.length === 0) sh.readyAll.resolve();
+  await sh.readyAll.promise;
   // a recording of the replay (trace record -- tierbench trace replay …) starts a phase here
   Deno.writeTextFileSync("/dev/null", `${MARKER_PREFIX}replay`);
   const cpuStart = process.cpuUsage();
-  Atomics.store(ctrl, CTRL.GO, 1);
-  Atomics.notify(ctrl, CTRL.GO);
-  const watch = setInterval(() => {
+  Atomics.store(sh.ctrl, CTRL.GO, 1);
+  Atomics.notify(sh.ctrl, CTRL.GO);
+  const watch = watchThreads(o, c, sh, progress, () => timedOut.resolve([]));
+  try {
+    const reports: (ThreadReplayReport | undefined)[] = await Promise.race([
+      Promise.all(done),
+      timedOut.promise,
+    ]);
+    const cpu = process.cpuUsage(cpuStart);
+    if (sh.failure !== undefined) throw new Error(sh.failure);
+    return { reports: reports.filter((r): r is ThreadReplayReport => r !== undefined), cpu };
+  } finally {
+    clearInterval(watch);
+    signal?.removeEventListener("abort", sh.stop);
+    for (const w of sh.workers) w.terminate();
+  }
+}
+
+/** Starts the Worker of thread `slot`: its report, or undefined when it (or another) failed. */
+function startThread(
+  o: TraceReplayOptions,
+  c: Compiled,
+  laid: LaidOut,
+  sh: Shared,
+  slot: number,
+): Promise<ThreadReplayReport | undefined> {
+  const th = c.threads[slot]!;
+  const w = new Worker(WORKER_URL, { type: "module", name: `trace ${th.name}` });
+  sh.workers.push(w);
+  return new Promise<ThreadReplayReport | undefined>((resolve) => {
+    const fail = (message: string) => {
+      sh.failure ??= message;
+      sh.stop();
+      sh.readyAll.resolve();
+      resolve(undefined);
+    };
+    w.onmessage = (e: MessageEvent<TraceThreadMessage>) => {
+      const m = e.data;
+      if (m.type === "ready") {
+        if (++sh.ready === c.threads.length) sh.readyAll.resolve();
+        return;
+      }
+      if (m.type === "failed") return fail(m.message);
+      resolve(m.report);
+    };
+    w.onerror = (e) => {
+      e.preventDefault();
+      fail(e.message);
+    };
+    const start: TraceThreadStart = {
+      plan: {
+        thread: th.name,
+        files: c.files,
+        fileTier: c.fileTier,
+        tiers: o.maps.length,
+        phases: c.phases.length,
+        contexts: th.contexts,
+        syncBytes: th.syncBytes,
+        speed: o.speed,
+        verify: o.verify === true,
+        timelineCap: o.timelineCap ?? 20_000,
+      },
+      opsPath: th.path,
+      ctrl: sh.ctrlBuf,
+      progress: sh.progBuf,
+      slot,
+      laidOut: o.verify ? laid : [],
+    };
+    w.postMessage(start);
+  });
+}
+
+/**
+ * Every 200 ms: the threads' progress summed and reported, and the first call
+ * busy longer than --timeout made the failure (the Workers given up, `onTimeout` called).
+ */
+function watchThreads(
+  o: TraceReplayOptions,
+  c: Compiled,
+  sh: Shared,
+  progress: (phase: RunProgress["phase"], fraction: number, read?: number, write?: number) => void,
+  onTimeout: () => void,
+): ReturnType<typeof setInterval> {
+  const totalOps = c.threads.reduce((t, th) => t + th.ops, 0);
+  const prog = sh.prog;
+  return setInterval(() => {
     let ops = 0, read = 0, write = 0;
     const now = monoNow();
     for (let t = 0; t < c.threads.length; t++) {
@@ -280,156 +320,18 @@ async function runThreads(
       read += prog[b + PROGRESS.READ]!;
       write += prog[b + PROGRESS.WRITE]!;
       const since = prog[b + PROGRESS.BUSY_SINCE]!;
-      if (since > 0 && now - since > o.timeoutMs && failure === undefined) {
+      if (since > 0 && now - since > o.timeoutMs && sh.failure === undefined) {
         const file = c.files[prog[b + PROGRESS.BUSY_FILE]!] ?? "a context";
         const at = prog[b + PROGRESS.BUSY_OFFSET]!;
-        failure =
+        sh.failure =
           `a call of thread ${c.threads[t]!.name} on ${file}${at >= 0 ? ` at offset ${at}` : ""} ` +
           `took longer than --timeout ${o.timeoutMs / 1000} s`;
-        stop();
+        sh.stop();
         // a call stuck in the kernel does not return: the Workers are given up
-        for (const w of workers) w.terminate();
-        timedOut.resolve([]);
+        for (const w of sh.workers) w.terminate();
+        onTimeout();
       }
     }
     progress("measure", totalOps > 0 ? ops / totalOps : 1, read, write);
   }, 200);
-  try {
-    const reports: (ThreadReplayReport | undefined)[] = await Promise.race([
-      Promise.all(done),
-      timedOut.promise,
-    ]);
-    const cpu = process.cpuUsage(cpuStart);
-    if (failure !== undefined) throw new Error(failure);
-    return { reports: reports.filter((r): r is ThreadReplayReport => r !== undefined), cpu };
-  } finally {
-    clearInterval(watch);
-    signal?.removeEventListener("abort", stop);
-    for (const w of workers) w.terminate();
-  }
 }
-
-function direction(ds: ThreadDirection[], seconds: number): TraceReplayDirection {
-  const h: LatencyHistograms = newLatencyHistograms();
-  let bytes = 0, ops = 0, short = 0;
-  for (const d of ds) {
-    mergeLatency(h, decodeLatency(d.hist));
-    bytes += d.bytes;
-    ops += d.ops;
-    short += d.short;
-  }
-  return {
-    io_bytes: bytes,
-    bw_bytes: seconds > 0 ? bytes / seconds : 0,
-    iops: seconds > 0 ? ops / seconds : 0,
-    total_ios: ops,
-    short_reads: short,
-    lat_ns: latencyStats(h.lat),
-    clat_ns: latencyStats(h.clat),
-    slat_ns: latencyStats(h.slat),
-    hist: encodeLatency(h),
-  };
-}
-
-const round6 = (x: number) => Math.round(x * 1e6) / 1e6;
-
-/** The trace_replay section from the threads' reports. */
-function buildResult(
-  o: TraceReplayOptions,
-  c: Compiled,
-  reports: ThreadReplayReport[],
-  tiers: Tier[],
-  laid: LaidOut,
-  notes: readonly string[],
-  cpu: CpuUsage,
-): TraceReplayResult {
-  const ran = reports.filter((r) => r.ops > 0);
-  const start = Math.min(...ran.map((r) => r.start));
-  const end = Math.max(...ran.map((r) => r.end));
-  const replayed = ran.length > 0 ? (end - start) / 1000 : 0;
-  const recStart = Math.min(...ran.map((r) => r.recordedStart));
-  const recEnd = Math.max(...ran.map((r) => r.recordedEnd));
-  const tierResults: TraceReplayTier[] = o.maps.map((m, i) => ({
-    prefix: m.prefix,
-    tier: tiers[i]!.describe(),
-    read: direction(reports.map((r) => r.tiers[i]!.read), replayed),
-    write: direction(reports.map((r) => r.tiers[i]!.write), replayed),
-  }));
-  const phases = c.phases.flatMap((p, i) => {
-    if (!p.io) return [];
-    const s = Math.min(...reports.map((r) => r.phases[i]![0]));
-    const e = Math.max(...reports.map((r) => r.phases[i]![1]));
-    return [{
-      name: p.name,
-      recorded_s: round6((p.end - p.start) / 1e6),
-      replayed_s: Number.isFinite(s) ? round6((e - s) / 1000) : 0,
-    }];
-  });
-  const spans: TraceReplayResult["timeline"]["spans"] = [];
-  for (const r of reports) {
-    for (let k = 0; k < r.spans.length; k += 4) {
-      const [a, b, code, bytes] = [r.spans[k]!, r.spans[k + 1]!, r.spans[k + 2]!, r.spans[k + 3]!];
-      spans.push([
-        r.thread,
-        OP_NAMES[code] ?? String(code),
-        bytes,
-        round3(a - start),
-        round3(b - start),
-      ]);
-    }
-  }
-  const extra: string[] = [...notes, ...c.notes];
-  const late = reports.reduce((t, r) => t + r.lateReaps, 0);
-  if (late > 0) {
-    extra.push(`${late} completions reaped later than recorded (to free a slot, or at the end)`);
-  }
-  const refused = reports.reduce((t, r) => t + r.directRefused, 0);
-  if (refused > 0) {
-    extra.push(`${refused} files opened without O_DIRECT: their file system refused it`);
-  }
-  const meta = reports.reduce((t, r) => t + r.metaFailed, 0);
-  if (meta > 0) {
-    extra.push(
-      `${meta} metadata calls (open, unlink, mkdir, rename, fallocate) failed here, not in the recording`,
-    );
-  }
-  return {
-    trace: o.trace,
-    speed: o.speed,
-    total: {
-      recorded_s: ran.length > 0 ? round6((recEnd - recStart) / 1e6) : 0,
-      replayed_s: round6(replayed),
-    },
-    tiers: tierResults,
-    threads: reports.map((r) => ({
-      thread: r.thread,
-      process: c.threads.find((t) => t.name === r.thread)?.process ?? r.thread,
-      ops: r.ops,
-      recorded_s: r.ops > 0 ? round6((r.recordedEnd - r.recordedStart) / 1e6) : 0,
-      replayed_s: r.ops > 0 ? round6((r.end - r.start) / 1000) : 0,
-    })),
-    phases,
-    ops: c.ops,
-    layout: { files: laid.length, bytes: laid.reduce((t, [, b]) => t + b, 0) },
-    cpu: {
-      usr_pct: replayed > 0 ? round6(cpu.user / 1e4 / replayed) : 0,
-      sys_pct: replayed > 0 ? round6(cpu.system / 1e4 / replayed) : 0,
-    },
-    ...(o.verify
-      ? {
-        verify: {
-          checked_bytes: reports.reduce((t, r) => t + r.verified, 0),
-          unchecked_bytes: reports.reduce((t, r) => t + r.unverifiable, 0),
-        },
-      }
-      : {}),
-    notes: extra,
-    timeline: {
-      columns: ["thread", "op", "bytes", "start_ms", "end_ms"],
-      spans,
-      cut: reports.some((r) => r.spansCut),
-    },
-  };
-}
-
-const round3 = (x: number) => Math.round(x * 1000) / 1000;

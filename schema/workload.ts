@@ -236,7 +236,23 @@ export function aggregate(
   reports: readonly RankReport[],
   timelineIteration: number,
 ): Pick<WorkloadResult, "summary" | "iterations" | "ranks" | "timeline"> {
-  const origin = Math.min(...reports.map((r) => r.started));
+  const iterations = phasesByIteration(reports).map(([iteration, list]) =>
+    iterationResult(program, reports, iteration, list)
+  );
+  return {
+    summary: measuredSummary(iterations.filter((it) => !it.warmup)),
+    iterations,
+    ranks: rankResults(reports),
+    timeline: {
+      iteration: timelineIteration,
+      columns: ["rank", "stream", "kind", "label", "bytes", "start_ms", "end_ms"],
+      spans: timelineSpans(reports, timelineIteration),
+    },
+  };
+}
+
+/** Every rank's phases grouped by iteration, in iteration order (ranks in report order within one). */
+function phasesByIteration(reports: readonly RankReport[]): [number, RankPhase[]][] {
   const byIteration = new Map<number, RankPhase[]>();
   for (const r of reports) {
     for (const ph of r.phases) {
@@ -245,65 +261,78 @@ export function aggregate(
       l.push(ph);
     }
   }
-  const iterations: IterationResult[] = [];
-  for (const [iteration, list] of [...byIteration.entries()].sort((a, b) => a[0] - b[0])) {
-    const names = [...new Set(list.map((p) => p.phase))];
-    const phases: Record<string, PhaseResult> = {};
-    for (const name of names) {
-      const of = list.filter((p) => p.phase === name);
-      const time = (Math.max(...of.map((p) => p.end)) - Math.min(...of.map((p) => p.start))) / 1000;
-      const io: Record<string, PathIoResult> = {};
-      for (const p of of) {
-        for (const [k, v] of Object.entries(p.io)) {
-          const t = io[k] ??= { bytes: 0, ops: 0, bw_bytes: 0, busy_s: 0, slot_wait_s: 0 };
-          t.bytes += v.bytes;
-          t.ops += v.ops;
-          t.busy_s += v.busy_ms / 1000;
-          t.slot_wait_s += v.slot_wait_ms / 1000;
-        }
-      }
-      for (const t of Object.values(io)) t.bw_bytes = time > 0 ? t.bytes / time : 0;
-      phases[name] = {
-        time_s: time,
-        stall_s: Math.max(...of.map((p) => p.stall_ms)) / 1000,
-        background: of.every((p) => p.background),
-        io,
-      };
+  return [...byIteration.entries()].sort((a, b) => a[0] - b[0]);
+}
+
+/** One iteration over all ranks: each phase from its first start to its last end, the slowest rank's stall. */
+function iterationResult(
+  program: WorkloadProgram,
+  reports: readonly RankReport[],
+  iteration: number,
+  list: readonly RankPhase[],
+): IterationResult {
+  const names = [...new Set(list.map((p) => p.phase))];
+  const phases: Record<string, PhaseResult> = {};
+  for (const name of names) phases[name] = phaseResult(list.filter((p) => p.phase === name));
+  // the final drain (waiting for a lazy flush to land) is not part of training's iteration
+  const held = list.filter((p) => !p.background && p.phase !== "drain");
+  const stallPerRank = reports.map((r) =>
+    r.phases.filter((p) => p.iteration === iteration).reduce((t, p) => t + p.stall_ms, 0)
+  );
+  return {
+    iteration,
+    warmup: iteration < program.warmupIterations,
+    iteration_s: held.length === 0
+      ? 0
+      : (Math.max(...held.map((p) => p.end)) - Math.min(...held.map((p) => p.start))) / 1000,
+    stall_s: Math.max(...stallPerRank) / 1000,
+    phases,
+  };
+}
+
+/** One phase of one iteration over the ranks that ran it: its span, I/O summed per path, the longest stall. */
+function phaseResult(of: readonly RankPhase[]): PhaseResult {
+  const time = (Math.max(...of.map((p) => p.end)) - Math.min(...of.map((p) => p.start))) / 1000;
+  const io: Record<string, PathIoResult> = {};
+  for (const p of of) {
+    for (const [k, v] of Object.entries(p.io)) {
+      const t = io[k] ??= { bytes: 0, ops: 0, bw_bytes: 0, busy_s: 0, slot_wait_s: 0 };
+      t.bytes += v.bytes;
+      t.ops += v.ops;
+      t.busy_s += v.busy_ms / 1000;
+      t.slot_wait_s += v.slot_wait_ms / 1000;
     }
-    // the final drain (waiting for a lazy flush to land) is not part of training's iteration
-    const held = list.filter((p) => !p.background && p.phase !== "drain");
-    const stallPerRank = reports.map((r) =>
-      r.phases.filter((p) => p.iteration === iteration).reduce((t, p) => t + p.stall_ms, 0)
+  }
+  for (const t of Object.values(io)) t.bw_bytes = time > 0 ? t.bytes / time : 0;
+  return {
+    time_s: time,
+    stall_s: Math.max(...of.map((p) => p.stall_ms)) / 1000,
+    background: of.every((p) => p.background),
+    io,
+  };
+}
+
+/** The medians over the measured iterations, with each path's bytes per iteration; null when none. */
+function measuredSummary(measured: readonly IterationResult[]): WorkloadSummary | null {
+  if (measured.length === 0) return null;
+  const keys = [
+    ...new Set(
+      measured.flatMap((it) => Object.values(it.phases).flatMap((p) => Object.keys(p.io))),
+    ),
+  ];
+  const bytes: Record<string, number> = {};
+  for (const k of keys.sort()) {
+    bytes[k] = median(
+      measured.map((it) => Object.values(it.phases).reduce((t, p) => t + (p.io[k]?.bytes ?? 0), 0)),
     );
-    iterations.push({
-      iteration,
-      warmup: iteration < program.warmupIterations,
-      iteration_s: held.length === 0
-        ? 0
-        : (Math.max(...held.map((p) => p.end)) - Math.min(...held.map((p) => p.start))) / 1000,
-      stall_s: Math.max(...stallPerRank) / 1000,
-      phases,
-    });
   }
-  const measured = iterations.filter((it) => !it.warmup);
-  let summary: WorkloadSummary | null = null;
-  if (measured.length > 0) {
-    const keys = [
-      ...new Set(
-        measured.flatMap((it) => Object.values(it.phases).flatMap((p) => Object.keys(p.io))),
-      ),
-    ];
-    const bytes: Record<string, number> = {};
-    for (const k of keys.sort()) {
-      bytes[k] = median(
-        measured.map((it) =>
-          Object.values(it.phases).reduce((t, p) => t + (p.io[k]?.bytes ?? 0), 0)
-        ),
-      );
-    }
-    summary = summaryOf(measured, bytes);
-  }
-  const ranks = reports.map((r) => ({
+  return summaryOf(measured, bytes);
+}
+
+/** Each rank's phases, times in s from the first rank's start. */
+function rankResults(reports: readonly RankReport[]): WorkloadResult["ranks"] {
+  const origin = Math.min(...reports.map((r) => r.started));
+  return reports.map((r) => ({
     rank: r.rank,
     phases: r.phases.map((p) => ({
       iteration: p.iteration,
@@ -315,10 +344,17 @@ export function aggregate(
       io: p.io,
     })),
   }));
+}
+
+/** Every rank's timeline spans, ms from the first start of a phase of `iteration`. */
+function timelineSpans(
+  reports: readonly RankReport[],
+  iteration: number,
+): WorkloadResult["timeline"]["spans"] {
   const spans: WorkloadResult["timeline"]["spans"] = [];
   const t0 = Math.min(
     ...reports.flatMap((r) =>
-      r.phases.filter((p) => p.iteration === timelineIteration).map((p) => p.start)
+      r.phases.filter((p) => p.iteration === iteration).map((p) => p.start)
     ),
   );
   for (const r of reports) {
@@ -326,14 +362,5 @@ export function aggregate(
       spans.push([r.rank, stream, kind, label, b, round3(s - t0), round3(e - t0)]);
     }
   }
-  return {
-    summary,
-    iterations,
-    ranks,
-    timeline: {
-      iteration: timelineIteration,
-      columns: ["rank", "stream", "kind", "label", "bytes", "start_ms", "end_ms"],
-      spans,
-    },
-  };
+  return spans;
 }
