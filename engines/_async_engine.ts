@@ -90,6 +90,20 @@ export class AsyncEngine implements JobEngine {
   #syncData = false;
   /** While warming: every request is zero bytes long and a sync is skipped. */
   #zeroLength = false;
+  /**
+   * Under --verify, the I/Os in flight per block (see {@linkcode blockKeys}):
+   * an I/O on a block that one still in flight covers waits for it, as fio's
+   * serialize_overlap. Two writes of one block in flight at once may land in
+   * either order (the kernel and the device keep none), so the older could be
+   * what stays, one generation behind what verify expects; a time-based job
+   * over a small file comes back to a block while one slow write of it is
+   * still out.
+   */
+  readonly #busy: Map<number, number> | undefined;
+  /** The I/O the runtime chose waits for an overlapping one to complete (#busy). */
+  #held = false;
+  /** When the held I/O was let through (its latency runs from then). */
+  #heldAt = 0;
 
   /** An engine on the job's opened `files` and its set-up `queue`. */
   protected constructor(plan: JobPlan, files: JobFiles, queue: KernelQueue) {
@@ -98,6 +112,7 @@ export class AsyncEngine implements JobEngine {
     this.#files = files;
     this.#queue = queue;
     this.#verifier = verifierOf(plan);
+    this.#busy = this.#verifier === undefined ? undefined : new Map();
     const fill = writeFiller(plan);
     this.#fill = fill?.perWrite ? fill : undefined;
     const slotBuffers = this.#verifier !== undefined || this.#fill !== undefined;
@@ -187,22 +202,28 @@ export class AsyncEngine implements JobEngine {
     let returned = -1;
     while (this.#qLen > 0 || (this.#issuing && this.#nFree > 0 && this.#syncFile < 0)) {
       if (this.#qLen === 0) {
-        if (this.#paced && this.#inFlight > 0) {
-          const wait = rt.untilDue(monoNow());
-          if (wait > PACE_EARLY_MS) return wait - PACE_EARLY_MS;
+        if (!this.#held) {
+          if (this.#paced && this.#inFlight > 0) {
+            const wait = rt.untilDue(monoNow());
+            if (wait > PACE_EARLY_MS) return wait - PACE_EARLY_MS;
+          }
+          const now = returned >= 0 ? returned : monoNow();
+          if (!rt.mayIssue(now)) {
+            this.#issuing = false;
+            break;
+          }
+          rt.next();
+          if (rt.op >= OP.FSYNC) {
+            this.#syncFile = rt.file;
+            this.#syncData = rt.op === OP.FDATASYNC;
+            break;
+          }
+          this.#heldAt = now;
         }
-        const now = returned >= 0 ? returned : monoNow();
-        if (!rt.mayIssue(now)) {
-          this.#issuing = false;
-          break;
-        }
-        rt.next();
-        if (rt.op >= OP.FSYNC) {
-          this.#syncFile = rt.file;
-          this.#syncData = rt.op === OP.FDATASYNC;
-          break;
-        }
-        this.#prepare(rt, now);
+        // what is in flight is all in the kernel here, so a reap frees the block
+        this.#held = this.#overlapsInFlight(rt);
+        if (this.#held) break;
+        this.#prepare(rt, this.#heldAt);
       }
       const first = queued[this.#qHead]!;
       // The submit can block (buffered I/O done inline, a FUSE mount): the watchdog sees it.
@@ -234,6 +255,7 @@ export class AsyncEngine implements JobEngine {
     this.#fileOf[slot] = f;
     this.#jobOffsets[slot] = rt.jobOffset;
     this.#lengths[slot] = len;
+    if (this.#busy !== undefined) this.#mark(f, rt.jobOffset, len, 1);
     if (!read) {
       if (this.#verifier !== undefined) {
         this.#verifier.prepareWrite(this.#blocks[slot]!, where, rt.jobOffset);
@@ -244,6 +266,28 @@ export class AsyncEngine implements JobEngine {
     const depth = this.#queued.length;
     const at = this.#qHead + this.#qLen++;
     this.#queued[at < depth ? at : at - depth] = slot;
+  }
+
+  /** Under --verify: whether the I/O the runtime chose covers a block an I/O in flight covers. */
+  #overlapsInFlight(rt: JobRuntime): boolean {
+    const busy = this.#busy;
+    if (busy === undefined || busy.size === 0) return false;
+    for (
+      const k of blockKeys(this.#plan.bs, this.#files.fds.length, rt.file, rt.jobOffset, rt.length)
+    ) {
+      if (busy.has(k)) return true;
+    }
+    return false;
+  }
+
+  /** Counts an I/O of `len` bytes at `jobOffset` of file `f` in (+1) or out (-1) of #busy. */
+  #mark(f: number, jobOffset: number, len: number, by: 1 | -1): void {
+    const busy = this.#busy!;
+    for (const k of blockKeys(this.#plan.bs, this.#files.fds.length, f, jobOffset, len)) {
+      const n = (busy.get(k) ?? 0) + by;
+      if (n > 0) busy.set(k, n);
+      else busy.delete(k);
+    }
   }
 
   /** Runs the pattern's sync once nothing is in flight (fio's fsync= and fdatasync=). */
@@ -326,8 +370,7 @@ export class AsyncEngine implements JobEngine {
           this.#jobOffsets[slot]!,
         );
       }
-      this.#inKernel[slot] = 0;
-      this.#free[this.#nFree++] = slot;
+      this.#freeSlot(slot);
     }
     q.release(n);
     this.#inFlight -= n;
@@ -343,9 +386,17 @@ export class AsyncEngine implements JobEngine {
     if (!rt.tolerates(read, errno, `${call} ${this.#files.paths[this.#fileOf[slot]!]}`)) {
       return false;
     }
+    this.#freeSlot(slot);
+    return true;
+  }
+
+  /** Slot `slot`'s I/O is done: the slot is free again, its blocks no longer in flight. */
+  #freeSlot(slot: number): void {
+    if (this.#busy !== undefined) {
+      this.#mark(this.#fileOf[slot]!, this.#jobOffsets[slot]!, this.#lengths[slot]!, -1);
+    }
     this.#inKernel[slot] = 0;
     this.#free[this.#nFree++] = slot;
-    return true;
   }
 
   /** Tells the watchdog the job waits on slot `slot`'s I/O, begun at `since`. */
@@ -373,4 +424,29 @@ export class AsyncEngine implements JobEngine {
     this.#queue.close(this.#plan.timeoutMs ?? 30_000);
     this.#files.close();
   }
+}
+
+/**
+ * The keys of the `bs` blocks an I/O of `len` bytes at `jobOffset` of file
+ * `f` (of `files`) covers: one per block, the same for every I/O that covers
+ * that block of that file.
+ *
+ * @example
+ * ```ts
+ * import { blockKeys } from "./_async_engine.ts";
+ * console.assert(blockKeys(4096, 1, 0, 8192, 8192).join() === "2,3");
+ * ```
+ */
+export function blockKeys(
+  bs: number,
+  files: number,
+  f: number,
+  jobOffset: number,
+  len: number,
+): number[] {
+  const first = Math.floor(jobOffset / bs);
+  const last = Math.floor((jobOffset + Math.max(len, 1) - 1) / bs);
+  const keys: number[] = [];
+  for (let b = first; b <= last; b++) keys.push(b * files + f);
+  return keys;
 }
