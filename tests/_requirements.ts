@@ -1,7 +1,8 @@
 // A real single-node Ceph (S3 through RGW, CephFS through ceph-fuse), run by tools/services/ceph/:
 // the launcher's own list of packages.
 import { CEPH_PACKAGES } from "../tools/services/ceph/config.ts";
-// A real single-node Slurm (munged, slurmctld, slurmd; srun with PMIx), run by tools/services/slurm/.
+// A real single-node Slurm (munged, slurmctld, slurmd; srun with PMIx), run by
+// tools/services/slurm/.
 import { SLURM_DAEMON_PACKAGES, SLURM_PACKAGES } from "../tools/services/slurm/config.ts";
 // The names engines/ loads libaio by, newest Debian first.
 import { LIBAIO_NAMES } from "../engines/libaio.ts";
@@ -155,9 +156,10 @@ export const REQUIREMENTS: { readonly [N in Need]: Requirement } = {
     detection: { every: [{ command: "mpirun.mpich" }, { library: "libmpich.so.12" }] },
     packages: ["mpich"],
   },
-  // tools/services/slurm/'s cluster: munged, slurmctld, slurmd, srun (the packages hold them all), and
-  // what `srun --mpi=pmix` needs: Slurm's mpi/pmix plugin dlopens the unversioned libpmix.so,
-  // which only libpmix-dev provides (libpmix2, or libpmix2t64, holds libpmix.so.2 alone)
+  // tools/services/slurm/'s cluster: munged, slurmctld, slurmd, srun (the packages hold them
+  // all), and what `srun --mpi=pmix` needs: Slurm's mpi/pmix plugin dlopens the unversioned
+  // libpmix.so, which only libpmix-dev provides (libpmix2, or libpmix2t64, holds libpmix.so.2
+  // alone)
   slurm: {
     name: "slurm",
     detection: {

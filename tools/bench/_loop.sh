@@ -2,8 +2,8 @@
 # A file tier that does not share the virtual disk with anything else, for the rounds scripts
 # (DEVICE=loop in replay_rounds.sh): an ext4 file system on a loop device over a sparse file on
 # /dev/shm, mounted at DIR. Its speed is set by memory and CPU, not by the host's page cache, and
-# Ceph's own writes to the disk do not reach it; a THROTTLE (tools/bench/_throttle.sh) then caps it at a
-# known rate. Root only. Sourced; the caller removes it at exit with `loop_remove`.
+# Ceph's own writes to the disk do not reach it; a THROTTLE (tools/bench/_throttle.sh) then caps
+# it at a known rate. Root only. Sourced; the caller removes it at exit with `loop_remove`.
 #
 #   . tools/bench/_loop.sh
 #   loop_make 8g "$FILE_DIR" replay_rounds

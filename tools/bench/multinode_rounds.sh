@@ -9,8 +9,8 @@
 # Then a Markdown summary of all three. Coordination cost: `deno task bench:coord`.
 #
 # THROTTLE=300m caps the file tier's disk at that many bytes/s each way during `bench` (a cgroup-v1
-# blkio throttle on its processes, as tools/bench/replay_rounds.sh does; the Ceph daemons stay outside),
-# so the node-local tier behaves like a device of known bandwidth and the plan has a reason to use
+# blkio throttle on its processes, as tools/bench/replay_rounds.sh does; the Ceph daemons stay
+# outside), so the node-local tier behaves like a device of known bandwidth and the plan has a reason to use
 # the shared tier; THROTTLE=none (the default) leaves the disk as it is.
 #
 # Needs root, Ceph, Open MPI and Slurm (the test command installs them); no other Ceph or Slurm may

@@ -10,8 +10,8 @@
 # Ceph daemons stay outside), so that the disk behaves like a device of known bandwidth instead
 # of a virtual disk whose speed follows the host's page cache. THROTTLE=none runs unthrottled.
 # DEVICE=loop puts the file tier on an ext4 loop device over /dev/shm instead of the disk
-# (tools/bench/_loop.sh): Ceph's own writes to the disk then no longer reach the file tier's device, and
-# THROTTLE caps the loop device. LOOP_SIZE (default 8g, sparse) is its size.
+# (tools/bench/_loop.sh): Ceph's own writes to the disk then no longer reach the file tier's
+# device, and THROTTLE caps the loop device. LOOP_SIZE (default 8g, sparse) is its size.
 #
 # Needs root and the Ceph packages (see README); no other cluster may be up (Ceph's ports are
 # fixed). Writes only under $OUT, $FILE_DIR (the file tier's scratch, removed by each command), its
