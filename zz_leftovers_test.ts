@@ -2,7 +2,7 @@
  * The end-of-suite check: after every other test module, nothing of
  * tierbench is left — no scratch directory in /tmp, /dev/shm or the working
  * directory, no scratch prefix in the tests' S3 bucket, no tierbench process,
- * no process or directory of the tests' Slurm (tools/slurm/cluster_test.ts).
+ * no process or directory of the tests' Slurm (tools/services/slurm/cluster_test.ts).
  *
  * Why here and under this name: `deno test` runs test modules one after the
  * other in the sorted order of their paths, and `zz_leftovers_test.ts` at the
@@ -19,7 +19,7 @@ import { join } from "node:path";
 import { SCRATCH_PREFIX } from "./tiers/scratch.ts";
 import { ROOT } from "./tests/_helpers.ts";
 import { CEPH_TEST_DIR, listKeys, remoteEnv, remoteSource } from "./tests/_remote.ts";
-import { SLURM_TEST_DIR, slurmProcesses } from "./tools/slurm/mod.ts";
+import { SLURM_TEST_DIR, slurmProcesses } from "./tools/services/slurm/mod.ts";
 
 /** Scratch directories directly inside `dir` (none when it does not exist). */
 async function scratchIn(dir: string): Promise<string[]> {
@@ -63,7 +63,7 @@ async function tierbenchProcesses(): Promise<string[]> {
     }
     const cli = args.some((a) =>
       a === `${root}/main.ts` || (a === "main.ts" && cwd === root) ||
-      a.endsWith("tools/s3_stub.ts") || a.endsWith("tools/_s3_raw_worker.ts")
+      a.endsWith("tools/services/s3_stub.ts") || a.endsWith("tools/bench/_s3_raw_worker.ts")
     );
     const fio = args[0]?.endsWith("fio") === true && args.some((a) => a.includes(SCRATCH_PREFIX));
     if (cli || fio) found.push(`${pid}: ${args.join(" ")}`);

@@ -8,7 +8,7 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { s3StubHandler } from "../tools/s3_stub.ts";
+import { s3StubHandler } from "../tools/services/s3_stub.ts";
 import { type CliResult, finished, sh, spawnCli, tempDirOnDisk } from "./_helpers.ts";
 
 export { finished };
@@ -124,7 +124,7 @@ export interface HangingS3 extends AsyncDisposable {
 }
 
 /**
- * The stub S3 server of tools/s3_stub.ts on a free loopback port, except
+ * The stub S3 server of tools/services/s3_stub.ts on a free loopback port, except
  * that each PUT of a measured write object (a key ending in `/o<n>`) is read
  * and then never answered, as a stalled server does. Everything else (the
  * bucket check, markers, warm-up objects, listings, deletes) is answered.
@@ -171,7 +171,7 @@ export function hangingS3(): HangingS3 {
   };
 }
 
-/** The stub S3 server of tools/s3_stub.ts on a free loopback port. */
+/** The stub S3 server of tools/services/s3_stub.ts on a free loopback port. */
 export interface StubS3 extends AsyncDisposable {
   /** `http://127.0.0.1:PORT`. */
   readonly endpoint: string;

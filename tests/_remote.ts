@@ -4,7 +4,7 @@
  * Either named by the environment (`TIERBENCH_S3_ENDPOINT`,
  * `TIERBENCH_S3_BUCKET`, `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`,
  * `TIERBENCH_PFS_DIR`), or, where Ceph is installed, a real single-node
- * cluster started by tools/ceph in {@linkcode CEPH_TEST_DIR}: one per
+ * cluster started by tools/services/ceph in {@linkcode CEPH_TEST_DIR}: one per
  * test process, shared by every test module, and stopped once the test
  * process has exited. Ports are fixed, so a second test process on the same
  * machine waits until the first is done with it.
@@ -13,7 +13,7 @@
  * runtime and fires `unload` at the end of every module, so stopping there
  * would stop (and the next module restart) the cluster once per module. A
  * small watchdog process waits for the test process instead, then stops the
- * cluster from its state directory with `sh` alone (tools/ceph/watchdog.ts),
+ * cluster from its state directory with `sh` alone (tools/services/ceph/watchdog.ts),
  * under a lock that CI's exit trap takes too: a checkout deleted right after
  * the test command still has its cluster stopped.
  *
@@ -24,8 +24,8 @@
  */
 
 import { ListObjectsV2Command, type S3Client } from "@aws-sdk/client-s3";
-import { cephUp } from "../tools/ceph/mod.ts";
-import { startWatchdog } from "../tools/ceph/watchdog.ts";
+import { cephUp } from "../tools/services/ceph/mod.ts";
+import { startWatchdog } from "../tools/services/ceph/watchdog.ts";
 import { newS3Client } from "../tiers/s3_client.ts";
 import { pidAlive } from "../tiers/scratch.ts";
 import { missing, type Need, needing } from "./_requirements.ts";
@@ -131,7 +131,7 @@ async function ownTestCluster(): Promise<void> {
 
 /**
  * A process that waits for this one to exit, then stops the cluster from its
- * state directory (tools/ceph/watchdog.ts: nothing of this checkout runs) and
+ * state directory (tools/services/ceph/watchdog.ts: nothing of this checkout runs) and
  * lets go of it.
  */
 function startOwnerWatchdog(): void {

@@ -1,8 +1,9 @@
-// A real single-node Ceph (S3 through RGW, CephFS through ceph-fuse), run by tools/ceph/:
+// A real single-node Ceph (S3 through RGW, CephFS through ceph-fuse), run by tools/services/ceph/:
 // the launcher's own list of packages.
-import { CEPH_PACKAGES } from "../tools/ceph/config.ts";
-// A real single-node Slurm (munged, slurmctld, slurmd; srun with PMIx), run by tools/slurm/.
-import { SLURM_DAEMON_PACKAGES, SLURM_PACKAGES } from "../tools/slurm/config.ts";
+import { CEPH_PACKAGES } from "../tools/services/ceph/config.ts";
+// A real single-node Slurm (munged, slurmctld, slurmd; srun with PMIx), run by
+// tools/services/slurm/.
+import { SLURM_DAEMON_PACKAGES, SLURM_PACKAGES } from "../tools/services/slurm/config.ts";
 // The names engines/ loads libaio by, newest Debian first.
 import { LIBAIO_NAMES } from "../engines/libaio.ts";
 /**
@@ -82,7 +83,7 @@ export interface Requirement {
 
 /** Everything the test suite needs, and how each need is detected and installed. */
 export const REQUIREMENTS: { readonly [N in Need]: Requirement } = {
-  // mounts (tmpfs, ramfs, btrfs images), loop devices, tools/ceph/
+  // mounts (tmpfs, ramfs, btrfs images), loop devices, tools/services/ceph/
   root: {
     name: "root",
     detection: { root: true },
@@ -155,9 +156,10 @@ export const REQUIREMENTS: { readonly [N in Need]: Requirement } = {
     detection: { every: [{ command: "mpirun.mpich" }, { library: "libmpich.so.12" }] },
     packages: ["mpich"],
   },
-  // tools/slurm/'s cluster: munged, slurmctld, slurmd, srun (the packages hold them all), and
-  // what `srun --mpi=pmix` needs: Slurm's mpi/pmix plugin dlopens the unversioned libpmix.so,
-  // which only libpmix-dev provides (libpmix2, or libpmix2t64, holds libpmix.so.2 alone)
+  // tools/services/slurm/'s cluster: munged, slurmctld, slurmd, srun (the packages hold them
+  // all), and what `srun --mpi=pmix` needs: Slurm's mpi/pmix plugin dlopens the unversioned
+  // libpmix.so, which only libpmix-dev provides (libpmix2, or libpmix2t64, holds libpmix.so.2
+  // alone)
   slurm: {
     name: "slurm",
     detection: {

@@ -8,7 +8,7 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { remountFs, startRgw, stopFuse, stopRgw } from "../tools/ceph/mod.ts";
+import { remountFs, startRgw, stopFuse, stopRgw } from "../tools/services/ceph/mod.ts";
 import { type CliResult, finished, runCli, scratchLeft, sh, spawnCli } from "../tests/_helpers.ts";
 import { assertOneLine } from "../tests/_cli.ts";
 import { waitUntil } from "../tests/_faults.ts";

@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { ROOT, scratchLeft } from "./_helpers.ts";
 import { listKeys, type RemoteEnv, remoteTest, uniquePrefix } from "./_remote.ts";
 import type { ResultDocument } from "../schema/result.ts";
-import { SLURM_TEST_DIR, slurmDown, type SlurmEnv, slurmUp } from "../tools/slurm/mod.ts";
+import { SLURM_TEST_DIR, slurmDown, type SlurmEnv, slurmUp } from "../tools/services/slurm/mod.ts";
 
 const host = Deno.hostname();
 

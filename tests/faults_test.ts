@@ -27,7 +27,7 @@ import {
   stubS3,
   waitUntil,
 } from "./_faults.ts";
-import { startFaultProxy } from "../tools/s3_fault_proxy.ts";
+import { startFaultProxy } from "../tools/services/s3_fault_proxy.ts";
 import { partialPathOf } from "../core/output_file.ts";
 import { makeScratchDir, removeScratchDirWithin } from "../tiers/scratch.ts";
 

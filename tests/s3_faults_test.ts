@@ -1,6 +1,6 @@
 /**
- * S3 fault storms: the fault proxy (tools/s3_fault_proxy.ts) on loopback
- * between the CLI's SDK and a server — the stub of tools/s3_stub.ts, which
+ * S3 fault storms: the fault proxy (tools/services/s3_fault_proxy.ts) on loopback
+ * between the CLI's SDK and a server — the stub of tools/services/s3_stub.ts, which
  * needs nothing, and the tests' real Ceph RGW — answering a share of object
  * requests with 503 SlowDown, 500, a connection dropped mid-body, a body
  * trickled out, or no answer at all.
@@ -17,7 +17,7 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { type FaultKind, startFaultProxy } from "../tools/s3_fault_proxy.ts";
+import { type FaultKind, startFaultProxy } from "../tools/services/s3_fault_proxy.ts";
 import { partialPathOf } from "../core/output_file.ts";
 import { withTempDir } from "./_helpers.ts";
 import {

@@ -13,7 +13,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { withTempDir } from "./_helpers.ts";
 import { finished, spawnCliWithEnv, STUB_CREDENTIALS, stubS3 } from "./_faults.ts";
-import { startFaultProxy } from "../tools/s3_fault_proxy.ts";
+import { startFaultProxy } from "../tools/services/s3_fault_proxy.ts";
 
 const URL_USER = "urlUser7Kq2";
 const URL_PASSWORD = "urlPassw0rd/9xZ";
