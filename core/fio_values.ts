@@ -222,10 +222,16 @@ function timeMultiplier(rest: string, seconds: boolean): number {
   return 1;
 }
 
+/** The largest value strtoll reads (LLONG_MAX). */
+const LLONG_MAX = 2n ** 63n - 1n;
+
 /** C's strtoll on the start of `s` (leading blanks, a sign, digits; hex where fio asks). */
 function strtoll(s: string, hex: boolean): { value: number; end: number } | undefined {
   const m = hex ? /^[\s]*([+-]?)(?:0[xX])?([0-9a-fA-F]+)/.exec(s) : /^[\s]*([+-]?)([0-9]+)/.exec(s);
   if (!m) return undefined;
+  // strtoll fails with ERANGE past a signed 64-bit integer, and fio fails the value with it
+  const big = BigInt((hex ? "0x" : "") + m[2]!) * (m[1] === "-" ? -1n : 1n);
+  if (big > LLONG_MAX || big < -LLONG_MAX - 1n) return undefined;
   const v = parseInt(m[2]!, hex ? 16 : 10);
   return { value: m[1] === "-" ? -v : v, end: m[0].length };
 }

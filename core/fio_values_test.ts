@@ -21,6 +21,16 @@ Deno.test("fio's surprises are kept: a blank before the number, decimals, kib, s
   assert.deepEqual(parts("size", "50%"), [-50]);
 });
 
+Deno.test("a number past a signed 64-bit integer is refused, as fio's strtoll fails it", () => {
+  // fio 3.33 --parse-only: 2^63 - 1 is read, 2^63 (and a seed of 300 digits) fails parsing
+  assert.deepEqual(parts("randseed", "9223372036854775807"), [9223372036854775807]);
+  assert.deepEqual(parts("randseed", "0x7fffffffffffffff"), [9223372036854775807]);
+  for (const v of ["9223372036854775808", "0x8000000000000000", "9".repeat(300)]) {
+    assert.throws(() => readFioValue(opt("randseed"), v, 1024), /is not a number/, v);
+  }
+  assert.throws(() => readFioValue(opt("size"), "9223372036854775808", 1024), /is not a number/);
+});
+
 Deno.test("per-direction values fill read, write and trim as fio stores them", () => {
   const v = readFioValue(opt("bs"), "4k,8k", 1024);
   assert.equal(v.kind, "numbers");
