@@ -9,7 +9,7 @@ import { type JobEngine, JobRuntime, SyscallFailure, warmUp } from "../engines/t
 import { errnoName, strerror } from "../core/libc.ts";
 import type { JobFailure, JobMessage, JobPlan, JobStart } from "../core/job_protocol.ts";
 import { encodeLatency } from "../core/recorder.ts";
-import { S3Error } from "../core/errors.ts";
+import { errorLine, S3Error } from "../core/errors.ts";
 import { redactSecrets } from "../core/secrets.ts";
 import { VerifyError } from "../core/verify.ts";
 import { readBackWritten } from "../engines/verify_readback.ts";
@@ -76,8 +76,8 @@ function describe(e: unknown): JobFailure {
       message: redactSecrets(e.message),
     };
   }
-  const err = e instanceof Error ? e : new Error(String(e));
-  return { kind: "other", name: err.name, message: redactSecrets(err.message) };
+  const name = e instanceof Error ? e.name : "Error";
+  return { kind: "other", name, message: redactSecrets(errorLine(e)) };
 }
 
 scope.onmessage = async (event: MessageEvent<JobStart>) => {

@@ -7,7 +7,7 @@
  */
 
 import { redactSecrets } from "../core/secrets.ts";
-import { RequestTimeoutError, S3Error } from "../core/errors.ts";
+import { errorLine, RequestTimeoutError, S3Error } from "../core/errors.ts";
 import { type PathRuntime, RankExecutor } from "./_rank.ts";
 import type { RankReport } from "../schema/workload.ts";
 import { AbortedError, NodeSync } from "./_sync.ts";
@@ -74,7 +74,7 @@ scope.onmessage = async (e: MessageEvent<RankStart>) => {
     if (err instanceof AbortedError) out = { type: "aborted", rank: m.program.rank };
     else {
       sync.abort();
-      const message = err instanceof Error ? err.message : String(err);
+      const message = errorLine(err);
       const timedOut = err instanceof RequestTimeoutError
         ? err.path
         : err instanceof S3Error && err.code === "timed out"

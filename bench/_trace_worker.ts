@@ -12,6 +12,7 @@ import { workerScope } from "../core/worker_scope.ts";
 import { CTRL, type ThreadReplayPlan } from "../engines/trace_ops.ts";
 import { type ThreadReplayReport, TraceThreadReplay } from "../engines/trace_replay.ts";
 import { readFrames } from "./_trace_compile.ts";
+import { errorLine } from "../core/errors.ts";
 
 /** Main → thread: the one message that starts it. */
 export interface TraceThreadStart {
@@ -50,7 +51,7 @@ scope.onmessage = (e: MessageEvent<TraceThreadStart>) => {
     Atomics.notify(ctrl, CTRL.GO);
     out = {
       type: "failed",
-      message: redactSecrets(err instanceof Error ? err.message : String(err)),
+      message: redactSecrets(errorLine(err)),
     };
   } finally {
     replay?.close();

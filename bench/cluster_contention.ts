@@ -36,6 +36,7 @@ import {
 } from "./contention.ts";
 import { aggregateContention } from "./contention_aggregate.ts";
 import { tierLabels } from "./contention_groups.ts";
+import { errorLine } from "../core/errors.ts";
 
 /** What a process sends the root at the end. */
 interface Report {
@@ -113,7 +114,7 @@ export async function runContentionAcross(
   });
   if (!failOnLost(doc, lost) && steps.broken && doc.status === "ok") {
     doc.status = "failed";
-    doc.error = messageOf(steps.broken.error);
+    doc.error = errorLine(steps.broken.error);
   }
   return {
     doc,
@@ -236,8 +237,4 @@ function sumReports(group: Group, doc: ResultDocument, reports: readonly Report[
     if (error !== undefined) doc.error ??= error;
   }
   return runs;
-}
-
-function messageOf(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
 }

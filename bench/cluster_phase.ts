@@ -14,6 +14,7 @@ import type { RunResult } from "../schema/result.ts";
 import type { Tier } from "../tiers/types.ts";
 import type { ProcessRun } from "./cluster_aggregate.ts";
 import { type RunHooks, runJob } from "./runner.ts";
+import { errorLine } from "../core/errors.ts";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -36,7 +37,7 @@ export function decodeJson<T>(bytes: Uint8Array): T {
 export class PhaseError extends Error {
   override name = "PhaseError";
   constructor(readonly run: RunResult | undefined, cause: unknown) {
-    super(cause instanceof Error ? cause.message : String(cause), { cause });
+    super(errorLine(cause), { cause });
   }
 }
 

@@ -38,6 +38,7 @@ import type { ClusterOutcome } from "./cluster_session.ts";
 import { runWorkload, type RunWorkloadOptions, type WorkloadOutcome } from "./workload.ts";
 import { removeLockDir, runLockDir } from "./_node_lock.ts";
 import { aggregateWorkloads } from "./workload_aggregate.ts";
+import { errorLine } from "../core/errors.ts";
 
 /** Options of {@linkcode runClusterWorkload}: those of runWorkload that a group leaves open. */
 export type ClusterWorkloadOptions = Omit<
@@ -211,7 +212,7 @@ async function gatherReports(
   } catch (e) {
     if (!members.note(e)) {
       doc.status = "failed";
-      doc.error = e instanceof Error ? e.message : String(e);
+      doc.error = errorLine(e);
     }
     return undefined;
   }

@@ -25,7 +25,7 @@ import {
   type TierSpec,
 } from "../core/config.ts";
 import { splitList } from "../core/list.ts";
-import { ConfigError, DirectIoUnsupportedError } from "../core/errors.ts";
+import { ConfigError, DirectIoUnsupportedError, errorLine } from "../core/errors.ts";
 import { formatSize, parseSize } from "../core/units.ts";
 import type { ContentionDirection } from "../schema/contention.ts";
 import type {
@@ -518,7 +518,7 @@ export async function runConcurrency(
         return outcome.status;
       } catch (e) {
         section.status = "failed";
-        section.error = e instanceof Error ? e.message : String(e);
+        section.error = errorLine(e);
         throw e;
       }
     },

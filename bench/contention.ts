@@ -36,7 +36,7 @@ import {
   parseTimeout,
   type TierSpec,
 } from "../core/config.ts";
-import { ConfigError, DirectIoUnsupportedError } from "../core/errors.ts";
+import { ConfigError, DirectIoUnsupportedError, errorLine } from "../core/errors.ts";
 import type { ResultDocument, RunResult } from "../schema/result.ts";
 import type { RunStatus } from "../schema/run_status.ts";
 import type { RunProgress } from "./runner.ts";
@@ -695,7 +695,7 @@ function emptyResult(specs: readonly TierSpec[], error: unknown): ContentionResu
   return {
     schema: CONTENTION_SCHEMA,
     status: "failed",
-    error: error instanceof Error ? error.message : String(error),
+    error: errorLine(error),
     pattern: {
       rw: CONTENTION_DIRECTIONS,
       mixed: false,
@@ -776,7 +776,7 @@ export async function runContentionSession(
         outcome = await runMatrix(m, { ...o, workers: session.workers });
       } catch (e) {
         error = e;
-        outcome = { status: "failed", error: e instanceof Error ? e.message : String(e) };
+        outcome = { status: "failed", error: errorLine(e) };
       }
       const contention: ContentionResult = {
         schema: CONTENTION_SCHEMA,

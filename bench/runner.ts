@@ -18,7 +18,7 @@ import { libaioSource } from "../engines/libaio.ts";
 import { ioUringFeatures, ioUringImpl, ioUringRefusal } from "../engines/io_uring.ts";
 import { DEFAULT_TIMEOUT_MS, formatTierSpec, type JobOptions } from "../core/config.ts";
 import { monoNow } from "../core/libc.ts";
-import { ConfigError, IoError } from "../core/errors.ts";
+import { ConfigError, errorLine, IoError } from "../core/errors.ts";
 import { redactSecrets } from "../core/secrets.ts";
 import { verifyPlans } from "../core/verify.ts";
 import { intervalLatency } from "../core/interval_log.ts";
@@ -357,7 +357,7 @@ class JobRun {
       try {
         await hooks.beforeStart();
       } catch (e) {
-        this.#failures.push(e instanceof Error ? e.message : String(e));
+        this.#failures.push(errorLine(e));
       }
     }
     if (this.#going() && hooks.beforeClock) await this.#beforeClock(hooks.beforeClock);

@@ -23,6 +23,7 @@ import type { RunStatus } from "../schema/run_status.ts";
 import { type SteadyCriterion, SteadyStop } from "./steady.ts";
 import { runJob, type RunProgress, WORKER_URL } from "./runner.ts";
 import { WorkerPool } from "./_worker_pool.ts";
+import { errorLine } from "../core/errors.ts";
 
 /** The version written into results. */
 export const VERSION = "0.1.0";
@@ -159,7 +160,7 @@ export async function withSession(
   } catch (e) {
     error = e;
     status = "failed";
-    doc.error = messageOf(e);
+    doc.error = errorLine(e);
   }
   for (const tier of tiers.values()) {
     try {
@@ -167,14 +168,10 @@ export async function withSession(
     } catch (e) {
       error ??= e;
       status = "failed";
-      doc.error ??= messageOf(e);
+      doc.error ??= errorLine(e);
     }
   }
   return endResultDocument(doc, status, error);
-}
-
-function messageOf(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
 }
 
 /** The longest --timeout of `jobs`: how long their tiers' clean-up may take. */

@@ -40,6 +40,7 @@ import { EXIT_FAILED, fail } from "./_exit.ts";
 import { finish } from "./_finish.ts";
 import { withSignals } from "./_signals.ts";
 import { ProgressLine } from "./progress.ts";
+import { errorLine } from "../core/errors.ts";
 
 /** This process's launch, or undefined when no launcher started it (a plain run). */
 export function launchedBy(): LaunchInfo | undefined {
@@ -76,7 +77,7 @@ export async function acrossProcesses(
     try {
       group = await joinGroup(info, { version: VERSION, timeoutMs });
     } catch (e) {
-      fail(`rank ${info.rank} on ${info.node}: ${messageOf(e)}`, EXIT_FAILED);
+      fail(`rank ${info.rank} on ${info.node}: ${errorLine(e)}`, EXIT_FAILED);
     }
     let disposed = false;
     const dispose = async () => {
@@ -179,10 +180,6 @@ export async function contentionAcross(
         DEFAULT_TIMEOUT_MS,
       ),
   );
-}
-
-function messageOf(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
 }
 
 /** What `bench` across nodes runs: the root's profile, then the scaling curve on every node. */

@@ -9,7 +9,7 @@
  */
 
 import { CommanderError } from "@commander-js/extra-typings";
-import { ConfigError } from "../core/errors.ts";
+import { ConfigError, errorLine } from "../core/errors.ts";
 import { redactSecrets } from "../core/secrets.ts";
 
 /** Exit status for usage errors. */
@@ -35,5 +35,5 @@ export function exitOnError(e: unknown): void {
     fail(e.message.replace(/^error: /, "").replace(/\s*\n\s*/g, " "), EXIT_USAGE);
   }
   if (e instanceof ConfigError) fail(e.message, EXIT_USAGE);
-  fail(e instanceof Error ? e.message : String(e), EXIT_FAILED);
+  fail(errorLine(e), EXIT_FAILED);
 }

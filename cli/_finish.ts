@@ -5,7 +5,7 @@
  * @module
  */
 
-import { ConfigError } from "../core/errors.ts";
+import { ConfigError, errorLine } from "../core/errors.ts";
 import type { SessionOutcome } from "../bench/session.ts";
 import { type ResultDocument, stringifyResult } from "../schema/result.ts";
 import { partialPathOf, writeFileAtomic, writeFileNew } from "../core/output_file.ts";
@@ -100,7 +100,7 @@ async function writeOutput(output: string, text: string, complete: boolean): Pro
     await writeFileAtomic(output, text);
     return output;
   } catch (e) {
-    const why = e instanceof Error ? e.message : String(e);
+    const why = errorLine(e);
     return fail(`could not write the results to ${output}: ${why}`, EXIT_FAILED);
   }
 }

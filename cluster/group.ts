@@ -18,6 +18,7 @@ import { RankLostError, RankTimeoutError, VersionMismatchError } from "./errors.
 import { openMpi } from "./mpi.ts";
 import { openTcp } from "./tcp.ts";
 import type { Group, LaunchInfo, Member } from "./types.ts";
+import { errorLine } from "../core/errors.ts";
 
 /** Options of {@linkcode joinGroup}. */
 export interface JoinOptions {
@@ -55,7 +56,7 @@ function failureOf(e: unknown): Failure {
     return { kind: "timeout", ranks: e.ranks, timeoutMs: e.timeoutMs };
   }
   if (e instanceof VersionMismatchError) return { kind: "version", mine: e.mine, theirs: e.theirs };
-  return { kind: "error", message: `rank 0 failed: ${e instanceof Error ? e.message : String(e)}` };
+  return { kind: "error", message: `rank 0 failed: ${errorLine(e)}` };
 }
 
 class StarGroup implements Group {

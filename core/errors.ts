@@ -297,3 +297,36 @@ export function ioErrorFrom(e: unknown, syscall: string, path: string): unknown 
   if (typeof code !== "string") return e;
   return new IoError({ syscall, errno: 0, code, path }, { cause: e });
 }
+
+/** Deno's wording of a failed system call: `<description> (os error <n>): <call> '<path>'`. */
+const OS_ERROR = /^(.+?) \(os error \d+\)(?:: (.+))?$/s;
+
+/**
+ * The one line that says why `e` failed: its message, or, for an error out
+ * of Deno's own calls that carries an errno name (`No space left on device
+ * (os error 28): mkdir '/x'`), the same facts in the order tierbench's own
+ * {@linkcode IoError} gives them: the call and path, the errno name, the
+ * description and the hint.
+ *
+ * @example
+ * ```ts
+ * import { errorLine } from "./errors.ts";
+ * const e = Object.assign(
+ *   new Error("No space left on device (os error 28): mkdir '/x'"),
+ *   { code: "ENOSPC" },
+ * );
+ * console.assert(errorLine(e).startsWith("mkdir '/x': ENOSPC (No space left on device)"));
+ * console.assert(errorLine(new Error("plain")) === "plain");
+ * ```
+ */
+export function errorLine(e: unknown): string {
+  if (!(e instanceof Error)) return String(e);
+  const code = (e as { code?: unknown }).code;
+  const parts = typeof code === "string" && /^E[A-Z0-9]+$/.test(code)
+    ? OS_ERROR.exec(e.message)
+    : null;
+  if (!parts) return e.message;
+  const [, description, call] = parts;
+  const hint = HINTS[code as string];
+  return `${call ? `${call}: ` : ""}${code} (${description})${hint ? `; ${hint}` : ""}`;
+}

@@ -6,7 +6,7 @@
  * @module
  */
 
-import { ConfigError } from "../core/errors.ts";
+import { ConfigError, errorLine } from "../core/errors.ts";
 import { describeSetup, type TrainingSetup } from "../workloads/setup.ts";
 import {
   deepspeedConfig,
@@ -261,6 +261,6 @@ function exported(make: () => unknown): Record<string, unknown> {
   try {
     return make() as Record<string, unknown>;
   } catch (e) {
-    return { error: e instanceof Error ? e.message : String(e) };
+    return { error: errorLine(e) };
   }
 }

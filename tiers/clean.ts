@@ -10,7 +10,7 @@
 import { join } from "node:path";
 import { DEFAULT_TIMEOUT_MS, type TierSpec } from "../core/config.ts";
 import { TIMED_OUT, withinTimeout } from "../core/settle.ts";
-import { ConfigError, S3Error } from "../core/errors.ts";
+import { ConfigError, errorLine, S3Error } from "../core/errors.ts";
 import {
   MARKER,
   pidAlive,
@@ -185,7 +185,7 @@ async function cleanDirectory(
         return report;
       }
     } catch (e) {
-      report.failed.push({ path, error: e instanceof Error ? e.message : String(e) });
+      report.failed.push({ path, error: errorLine(e) });
     }
   }
   return report;
@@ -240,7 +240,7 @@ async function cleanBucket(path: string, options: CleanOptions): Promise<CleanRe
         report.removed.push({ path: where, objects });
       } catch (e) {
         if (e instanceof S3Error && e.unreachable) throw e;
-        report.failed.push({ path: where, error: e instanceof Error ? e.message : String(e) });
+        report.failed.push({ path: where, error: errorLine(e) });
         if (e instanceof S3Error && e.code === "timed out") break; // the rest would wait too
       }
     }

@@ -1,0 +1,45 @@
+import assert from "node:assert/strict";
+import { withTempDir } from "../tests/_helpers.ts";
+import { errorLine, IoError } from "./errors.ts";
+
+Deno.test("errorLine() writes a failed Deno call as call and path, errno name, description and hint", async () => {
+  await withTempDir(async (dir) => {
+    const path = `${dir}/missing/x`;
+    const e = await Deno.mkdir(path).then(() => undefined, (x: unknown) => x);
+    assert.equal(errorLine(e), `mkdir '${path}': ENOENT (No such file or directory)`);
+    await Deno.writeTextFile(`${dir}/f`, "");
+    const notDir = await Deno.readDir(`${dir}/f`)[Symbol.asyncIterator]().next()
+      .then(() => undefined, (x: unknown) => x);
+    assert.match(errorLine(notDir), /: ENOTDIR \(Not a directory\)/);
+  });
+});
+
+Deno.test("errorLine() adds the hint tierbench gives for the same errno", () => {
+  const full = Object.assign(
+    new Error("No space left on device (os error 28): mkdir '/mnt/r1'"),
+    { code: "ENOSPC" },
+  );
+  assert.equal(
+    errorLine(full),
+    "mkdir '/mnt/r1': ENOSPC (No space left on device); " +
+      "free space on that file system or use a smaller --size",
+  );
+  assert.match(
+    new IoError({ syscall: "mkdir", errno: 28, code: "ENOSPC", path: "/mnt/r1" }).message,
+    /; free space on that file system/,
+  );
+});
+
+Deno.test("errorLine() leaves every other error's message and non-errors as they are", () => {
+  assert.equal(errorLine(new Error("plain")), "plain");
+  assert.equal(
+    errorLine(Object.assign(new Error("x (os error 2)"), { code: 2 })),
+    "x (os error 2)",
+  );
+  assert.equal(
+    errorLine(Object.assign(new Error("no (os error 111)"), { code: "ECONNREFUSED" })),
+    "ECONNREFUSED (no)",
+  );
+  assert.equal(errorLine("text"), "text");
+  assert.equal(errorLine(7), "7");
+});
