@@ -82,7 +82,12 @@ function describe(e: unknown): JobFailure {
 
 scope.onmessage = async (event: MessageEvent<JobStart>) => {
   const { plan, ctl, f64 } = event.data;
-  const rt = new JobRuntime(plan, { ctl, f64 });
+  // The job's runtime is made after the warm-up: the warm-up's throwaway runtimes settle the
+  // class's hidden shape in V8 (a field that held a small integer comes to hold a fraction), and
+  // a runtime made before keeps the old one, which throws the loop compiled in the warm-up away
+  // at the job's first I/O (then 64 jobs on 2 cores ran much of their window unoptimised).
+  let made: JobRuntime | undefined;
+  const runtime = () => made ??= new JobRuntime(plan, { ctl, f64 });
   let engine: JobEngine | undefined;
   let failure: JobFailure | undefined;
   try {
@@ -90,6 +95,7 @@ scope.onmessage = async (event: MessageEvent<JobStart>) => {
     const ready = !plan.target.fio || layOutFioFiles(plan, ctl);
     engine = ready ? await openEngine(plan) : undefined;
     if (engine) warmUp(plan, engine);
+    const rt = runtime();
     scope.postMessage({ type: "ready", job: plan.job } satisfies JobMessage);
     if (engine && rt.waitForStart() && !plan.createOnly) await engine.run(rt);
     if (engine && plan.verify && !rt.stopped) {
@@ -100,18 +106,19 @@ scope.onmessage = async (event: MessageEvent<JobStart>) => {
   } catch (e) {
     failure = describe(e);
   } finally {
-    rt.finish();
+    runtime().finish();
     try {
       await engine?.close();
     } catch (e) {
       failure ??= describe(e);
     }
     try {
-      rt.writeLogs();
+      runtime().writeLogs();
     } catch (e) {
       failure ??= describe(e);
     }
   }
+  const rt = runtime();
   const message: JobMessage = {
     type: "result",
     job: plan.job,

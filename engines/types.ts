@@ -62,7 +62,15 @@ export class JobRuntime {
   readonly #base: number;
   #measureStart = 0;
   #measureEnd = Infinity;
-  #issuedMeasured = 0;
+  /**
+   * Bytes issued in the measured window. It starts as -0, a double, so that V8 compiles its sum
+   * as one of doubles: from a small integer it would throw the compiled loop away when the count
+   * passes 2^30 (half a second of a 64-job run), and recompile it on threads the jobs starve.
+   */
+  #issuedMeasured = -0;
+  /** plan.bs and plan.ioSize, read per I/O from this object's own fields, not from the plan's. */
+  readonly #bs: number;
+  readonly #ioSize: number;
   #snapshotTaken = false;
   /** monoNow() of the last measured completion (or of the end-of-job fsync). */
   #lastCompletion = -1;
@@ -107,6 +115,8 @@ export class JobRuntime {
   /** The runtime of job `plan.job`, counting into the run's `shared` counters. */
   constructor(plan: JobPlan, shared: SharedCounters) {
     this.plan = plan;
+    this.#bs = plan.bs;
+    this.#ioSize = plan.ioSize;
     this.#ops = plan.pattern && new OpStream(plan.pattern);
     this.#nfiles = Math.max(1, plan.target.paths.length);
     this.#region = plan.target.regionOffset;
@@ -169,7 +179,7 @@ export class JobRuntime {
     }
     const read = this.nextIsRead();
     const off = this.#offsets.next();
-    const bs = this.plan.bs;
+    const bs = this.#bs;
     const n = this.#nfiles;
     this.isRead = read;
     this.op = read ? OP.READ : OP.WRITE;
@@ -211,8 +221,8 @@ export class JobRuntime {
     }
     if (this.#pacer) return this.#paced(now);
     if (now < this.#measureStart) return true; // ramp: does not count toward io_size
-    if (this.plan.ioSize > 0 && this.#issuedMeasured >= this.plan.ioSize) return false;
-    this.#issuedMeasured += this.plan.bs;
+    if (this.#ioSize > 0 && this.#issuedMeasured >= this.#ioSize) return false;
+    this.#issuedMeasured += this.#bs;
     return true;
   }
 
@@ -229,7 +239,7 @@ export class JobRuntime {
     if (p === undefined || Atomics.load(this.#ctl, CTL.STOP) !== 0) return 0;
     const due = p.due;
     if (due >= this.#measureEnd || now >= this.#measureEnd) return 0;
-    const full = this.plan.ioSize > 0 && this.#issuedMeasured >= this.plan.ioSize;
+    const full = this.#ioSize > 0 && this.#issuedMeasured >= this.#ioSize;
     if (full && Math.max(due, now) >= this.#measureStart) return 0;
     return Math.max(0, due - now);
   }
@@ -242,7 +252,7 @@ export class JobRuntime {
   #paced(prep: number): boolean {
     const p = this.#pacer!;
     const due = p.due;
-    const full = this.plan.ioSize > 0 && this.#issuedMeasured >= this.plan.ioSize;
+    const full = this.#ioSize > 0 && this.#issuedMeasured >= this.#ioSize;
     if (due >= this.#measureEnd || (full && Math.max(due, prep) >= this.#measureStart)) {
       this.#stopPacing(prep);
       return false;
@@ -255,7 +265,7 @@ export class JobRuntime {
     }
     p.issue(prep, at);
     this.#f64[this.#base + JOB.NEXT_DUE] = p.due;
-    if (at >= this.#measureStart) this.#issuedMeasured += this.plan.bs;
+    if (at >= this.#measureStart) this.#issuedMeasured += this.#bs;
     return true;
   }
 
@@ -350,7 +360,7 @@ export class JobRuntime {
     latNs: number,
     slatNs: number,
     ttfbNs = -1,
-    bytes = this.plan.bs,
+    bytes = this.#bs,
     offset = -1,
   ): void {
     // Under a rate: lat from the intended start; slat and clat from the real issue.
