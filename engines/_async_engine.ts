@@ -249,7 +249,10 @@ export class AsyncEngine implements JobEngine {
     const read = rt.isRead;
     const f = rt.file;
     const where = rt.offset;
-    const len = this.#zeroLength ? 0 : rt.length;
+    // rt.length is read in the warm-up too: V8 compiles no read it never saw, and would throw
+    // the warmed loop away at the first real request to add it.
+    const length = rt.length;
+    const len = this.#zeroLength ? 0 : length;
     this.#isRead[slot] = read ? 1 : 0;
     this.#offsets[slot] = where;
     this.#fileOf[slot] = f;

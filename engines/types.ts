@@ -571,11 +571,17 @@ const loopsWarmed = new Set<unknown>();
 
 export function warmUp(plan: JobPlan, engine: JobEngine, ios = WARM_UP_IOS): void {
   const log = plan.logAvgMsec === undefined ? undefined : WARM_UP_LOG_MS;
-  const rt = throwawayRuntime(plan, 0, log);
+  const shared = newSharedCounters(plan.job + 1);
+  // It ends on its runtime, as a time-based job does (the branch is then compiled too).
+  const runtimeMs = Math.max(0, ios * WARM_UP_STEP_MS - 2 * WARM_UP_RAMP_MS);
+  const rt = throwawayRuntime(plan, 0, log, shared, runtimeMs);
   // A clock of its own, so that the ramp and the snapshots come after as many I/Os however
   // fast they go (on the real clock a slow snapshot was followed by another at once).
   let t0 = monoNow();
   for (let i = 0; i < ios; i++) {
+    // Half way, as if another job had finished: `complete` then takes its first-done snapshot,
+    // which in a real run comes when the first job ends, while the others still measure.
+    if (i === ios >> 1) shared.ctl[CTL.FIRST_DONE] = 1;
     if (!rt.mayIssue(t0)) break;
     rt.next();
     const read = rt.isRead;
@@ -600,13 +606,19 @@ export function warmUp(plan: JobPlan, engine: JobEngine, ios = WARM_UP_IOS): voi
  * A runtime of `plan`, closed-loop, started, counting into counters of its
  * own, its first {@linkcode WARM_UP_RAMP_MS} a ramp: the code compiled
  * knows both sides of the ramp's branches, so the real ramp does not throw
- * it away again. It logs intervals of `logMs` when given.
+ * it away again. It logs intervals of `logMs` when given, and ends after
+ * `runtimeMs` of measured time.
  */
-function throwawayRuntime(plan: JobPlan, ioSize: number, logMs?: number): JobRuntime {
-  const shared = newSharedCounters(plan.job + 1);
+function throwawayRuntime(
+  plan: JobPlan,
+  ioSize: number,
+  logMs?: number,
+  shared = newSharedCounters(plan.job + 1),
+  runtimeMs = Infinity,
+): JobRuntime {
   shared.ctl[CTL.GO] = 1;
   shared.f64[RUN.RAMP_MS] = WARM_UP_RAMP_MS;
-  shared.f64[RUN.RUNTIME_MS] = Infinity;
+  shared.f64[RUN.RUNTIME_MS] = runtimeMs;
   // Nothing shared with the real run, and no pause: no flow, think time or fio logs.
   const {
     rate: _rate,
