@@ -564,7 +564,10 @@ const WARM_UP_LOG_MS = 0.5;
  * unoptimised (64 null jobs on 2 cores: `complete` reached TurboFan in 5 of
  * 64 jobs within a 6 s run, 60 of 64 after this warm-up), which tripled the
  * CPU per I/O. Here the compile requests go out while the other jobs are
- * still starting or wait at the barrier.
+ * still starting or wait at the barrier; tierbench's tasks also have V8
+ * compile on the thread that runs the code (`--no-concurrent-recompilation`
+ * in deno.json), so that a job's loop is optimised here, not queued behind
+ * 63 others' on threads the running jobs then starve.
  */
 /** The engine classes whose loop this thread has warmed. */
 const loopsWarmed = new Set<unknown>();

@@ -99,6 +99,7 @@ import {
   type Tool,
   turnTaker,
 } from "./_fio_summary.ts";
+import { TIERBENCH_V8_FLAGS } from "./_tierbench.ts";
 
 const MiB = 1024 ** 2;
 const GiB = 1024 ** 3;
@@ -276,6 +277,7 @@ async function runTierbench(
   const out = await ctx.runner.run(Deno.execPath(), [
     "run",
     ...TIERBENCH_PERMISSIONS,
+    TIERBENCH_V8_FLAGS,
     "--config",
     DENO_JSON,
     MAIN_TS,

@@ -40,6 +40,7 @@ import { median } from "../../core/stats.ts";
 import type { ResultDocument } from "../../schema/result.ts";
 import { resultsPath, writeResults } from "./_results.ts";
 import { intOption, UsageError } from "./_fio_process.ts";
+import { TIERBENCH_V8_FLAGS } from "./_tierbench.ts";
 
 const MAIN_TS = fileURLToPath(new URL("../../main.ts", import.meta.url));
 const DENO_JSON = fileURLToPath(new URL("../../deno.json", import.meta.url));
@@ -153,6 +154,7 @@ function tierbenchArgs(args: string[], output: string): string[] {
   return [
     "run",
     "--allow-all",
+    TIERBENCH_V8_FLAGS,
     "--config",
     DENO_JSON,
     MAIN_TS,

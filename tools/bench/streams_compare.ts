@@ -29,6 +29,7 @@ import {
   UsageError,
 } from "./_fio_process.ts";
 import { LoopDevice } from "./_loop_device.ts";
+import { TIERBENCH_V8_FLAGS } from "./_tierbench.ts";
 
 const MAIN_TS = fromFileUrl(new URL("../../main.ts", import.meta.url));
 const DENO_JSON = fromFileUrl(new URL("../../deno.json", import.meta.url));
@@ -100,6 +101,7 @@ async function runWorkload(
   const out = await runner.run(Deno.execPath(), [
     "run",
     "--allow-all",
+    TIERBENCH_V8_FLAGS,
     "--config",
     DENO_JSON,
     MAIN_TS,

@@ -1,0 +1,24 @@
+/**
+ * How the benchmark tools start tierbench: with the V8 flags its own
+ * `deno task tierbench` and `deno task bench` use.
+ *
+ * @module
+ */
+
+/**
+ * V8 compiles hot code on the thread that runs it, not on its background
+ * threads. Each job is a Worker, an isolate that compiles its own copy of
+ * the engine's loop; with many CPU-bound jobs on few cores the background
+ * compiler threads got so little time that the loops ran unoptimised through
+ * the measured window (64 jobs × depth 32 on 2 cores: 1.5× the null tier's
+ * CPU per I/O of one job, 2.2× libaio's and io_uring's on tmpfs). Compiled on
+ * its own thread, a job's loop is optimised in its warm-up, before the start
+ * barrier (docs/validation.md, "The harness as jobs and ranks grow").
+ *
+ * @example
+ * ```ts
+ * import { TIERBENCH_V8_FLAGS } from "./_tierbench.ts";
+ * console.assert(TIERBENCH_V8_FLAGS.startsWith("--v8-flags="));
+ * ```
+ */
+export const TIERBENCH_V8_FLAGS = "--v8-flags=--no-concurrent-recompilation,--no-concurrent-osr";
