@@ -200,3 +200,58 @@ Deno.test("a client makes its request signer once, not once per request", async 
     client.destroy();
   }
 });
+
+Deno.test("a client derives its signing key once per credentials and day, anew for others", async () => {
+  Deno.env.set("AWS_ACCESS_KEY_ID", "TESTKEY");
+  Deno.env.set("AWS_SECRET_ACCESS_KEY", "test-secret");
+  const client = newS3Client({ endpoint: "http://127.0.0.1:1", region: "us-east-1" });
+  try {
+    const signer = await (client.config as unknown as { signer: () => Promise<unknown> }).signer();
+    const v4 = (signer as {
+      sigv4Signer: {
+        getSigningKey(
+          c: object,
+          region: string,
+          day: string,
+          service?: string,
+        ): Promise<Uint8Array>;
+      };
+    }).sigv4Signer;
+    const a = { accessKeyId: "A", secretAccessKey: "secret-a" };
+    const b = { accessKeyId: "A", secretAccessKey: "secret-b" };
+    const key = v4.getSigningKey(a, "us-east-1", "20261127", "s3");
+    assert.equal(v4.getSigningKey(a, "us-east-1", "20261127", "s3"), key);
+    const nextDay = v4.getSigningKey(a, "us-east-1", "20261128", "s3");
+    assert.notEqual(nextDay, key);
+    assert.notDeepEqual(await nextDay, await key);
+    assert.notDeepEqual(await v4.getSigningKey(b, "us-east-1", "20261127", "s3"), await key);
+    assert.equal((await key).byteLength, 32);
+  } finally {
+    client.destroy();
+  }
+});
+
+Deno.test("the fetch handler: a PUT answered 200 with no bytes succeeds, one answered 200 with an S3 error is retried", async () => {
+  Deno.env.set("AWS_ACCESS_KEY_ID", "TESTKEY");
+  Deno.env.set("AWS_SECRET_ACCESS_KEY", "test-secret");
+  let puts = 0;
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
+    await req.arrayBuffer();
+    // the first PUT: 200 whose body is an error (S3 does this), then 200 with no body
+    if (puts++ === 0) return new Response("<Error><Code>InternalError</Code></Error>");
+    return new Response(null, { headers: { etag: '"e"' } });
+  });
+  const endpoint = `http://127.0.0.1:${server.addr.port}`;
+  const client = newS3Client({ endpoint, region: "us-east-1" }, { handler: "fetch" });
+  try {
+    const r = await client.send(
+      new PutObjectCommand({ Bucket: "b", Key: "k", Body: new Uint8Array(10) }),
+    );
+    assert.equal(r.ETag, '"e"');
+    assert.equal(r.$metadata.attempts, 2);
+    assert.equal(puts, 2);
+  } finally {
+    client.destroy();
+    await server.shutdown();
+  }
+});
