@@ -259,7 +259,7 @@ class DenoFetchHandler implements RequestHandler<HttpRequest, HttpResponse, Http
       const res = await fetch(url, {
         method: request.method,
         headers: request.headers,
-        body: (body ?? null) as BodyInit | null,
+        body: fetchBody(body),
         // the caller's signal aborts the body too; the timer only the wait for the headers
         signal: signal ? AbortSignal.any([signal, ctl.signal]) : ctl.signal,
       });
@@ -291,6 +291,58 @@ class DenoFetchHandler implements RequestHandler<HttpRequest, HttpResponse, Http
   }
 
   destroy(): void {}
+}
+
+/**
+ * Bytes as a Blob that fetch sends as they are: its stream hands fetch the
+ * bytes themselves, in one chunk, and fetch sends a Blob's size as the
+ * request's Content-Length. Given the bytes (a Uint8Array), Deno's fetch
+ * copies them twice before they leave (into a new ArrayBuffer, then into
+ * its HTTP client's buffer): for a 1 MiB PUT, a third of the CPU the
+ * request costs. The bytes are read while the request is under way, so they
+ * must not change until it has ended (the engines' PUT bodies never do).
+ */
+class BytesBlob extends Blob {
+  readonly #bytes: Uint8Array<ArrayBuffer>;
+
+  constructor(bytes: Uint8Array<ArrayBuffer>) {
+    super();
+    this.#bytes = bytes;
+  }
+
+  override get size(): number {
+    return this.#bytes.byteLength;
+  }
+
+  override stream(): ReadableStream<Uint8Array<ArrayBuffer>> {
+    const bytes = this.#bytes;
+    return new ReadableStream({
+      start(c) {
+        c.enqueue(bytes);
+        c.close();
+      },
+    });
+  }
+}
+
+/**
+ * A request body as fetch is to be given it: bytes (a Uint8Array, not
+ * empty) as a {@linkcode BytesBlob}, sent without a copy and with their
+ * length; anything else (text, a stream, nothing) as it is.
+ *
+ * @example
+ * ```ts
+ * import { fetchBody } from "./s3_client.ts";
+ * const body = fetchBody(new Uint8Array(1024)) as Blob;
+ * console.assert(body instanceof Blob && body.size === 1024);
+ * console.assert(fetchBody("text") === "text" && fetchBody(undefined) === null);
+ * ```
+ */
+export function fetchBody(body: unknown): BodyInit | null {
+  if (body instanceof Uint8Array && body.byteLength > 0 && body.buffer instanceof ArrayBuffer) {
+    return new BytesBlob(body as Uint8Array<ArrayBuffer>);
+  }
+  return (body ?? null) as BodyInit | null;
 }
 
 /** The body of every answer that says it has none. */
