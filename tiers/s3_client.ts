@@ -298,9 +298,11 @@ class DenoFetchHandler implements RequestHandler<HttpRequest, HttpResponse, Http
  * bytes themselves, in one chunk, and fetch sends a Blob's size as the
  * request's Content-Length. Given the bytes (a Uint8Array), Deno's fetch
  * copies them twice before they leave (into a new ArrayBuffer, then into
- * its HTTP client's buffer): for a 1 MiB PUT, a third of the CPU the
- * request costs. The bytes are read while the request is under way, so they
- * must not change until it has ended (the engines' PUT bodies never do).
+ * its HTTP client's buffer): about 200 µs of CPU for a 1 MiB PUT, as much as
+ * the SDK's own work. The bytes are read while the request is under way, so
+ * they must not change until it has ended (the engines' PUT bodies never
+ * do). Deno's fetch reads a Blob through its `size` and `stream()`; the
+ * client's tests check that the bytes arrive whole, with their length.
  */
 class BytesBlob extends Blob {
   readonly #bytes: Uint8Array<ArrayBuffer>;
