@@ -440,6 +440,7 @@ class CountingRetryStrategy implements RetryStrategyV2 {
 export function newS3Client(loc: S3Location, options: S3ClientOptions = {}): S3Client {
   const maxAttempts = options.maxAttempts ?? MAX_ATTEMPTS;
   const idleMs = options.idleTimeoutMs ?? REQUEST_IDLE_TIMEOUT_MS;
+  const handler = options.handler ?? handlerFromEnv();
   const client = new S3Client({
     region: loc.region,
     ...(loc.endpoint === undefined ? {} : { endpoint: loc.endpoint }),
@@ -452,11 +453,11 @@ export function newS3Client(loc: S3Location, options: S3ClientOptions = {}): S3C
     ...(options.onRetry
       ? { retryStrategy: new CountingRetryStrategy(maxAttempts, options.onRetry) }
       : {}),
-    requestHandler: requestHandler(
-      options.handler ?? handlerFromEnv(),
-      options.maxSockets ?? 50,
-      idleMs,
-    ),
+    requestHandler: requestHandler(handler, options.maxSockets ?? 50, idleMs),
+    // The SDK asks for `Expect: 100-continue` on PUTs of 2 MiB and more unless its handler is
+    // its own FetchHttpHandler: fetch never waits for the server's 100 Continue, so the header
+    // would only make the server send one; node:http waits, and keeps it.
+    ...(handler === "fetch" ? { expectContinueHeader: false } : {}),
     // The SDK resolves each command's middleware stack once instead of on every send.
     cacheMiddleware: true,
     ...(loc.endpoint === undefined ? {} : { endpointProvider: pathStyle(loc.endpoint) }),
