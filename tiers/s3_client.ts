@@ -130,10 +130,11 @@ export function splitBucketPath(path: string): { bucket: string; prefix: string 
 }
 
 /**
- * How the SDK's requests travel: `fetch`, Deno's native HTTP client through
- * the SDK's own FetchHttpHandler (the default: bodies go to and from Rust
- * without node:http's streams, and no `Expect: 100-continue` round trip per
- * PUT); `node`, the SDK's default NodeHttpHandler on Deno's node:http.
+ * How the SDK's requests travel: `fetch`, Deno's native HTTP client under
+ * the SDK's signing and retries (the default: bodies go to and from Rust
+ * without node:http's streams, PUT bodies without a copy, and no
+ * `Expect: 100-continue` per PUT); `node`, the SDK's default
+ * NodeHttpHandler on Deno's node:http.
  */
 export type S3HttpHandler = "fetch" | "node";
 
