@@ -225,7 +225,9 @@ export class TraceCompiler {
     } finally {
       for (const s of this.#threads.values()) s.out.close();
     }
-    for (const s of this.#threads.values()) s.info.waitedOn = this.#order.waitedOn.has(s.info.index);
+    for (const s of this.#threads.values()) {
+      s.info.waitedOn = this.#order.waitedOn.has(s.info.index);
+    }
     return {
       files: this.#fileList,
       fileTier: this.#fileTier,
