@@ -33,7 +33,7 @@ class Pages {
   who = new Int32Array(16);
   /** Ops the writer had done when the write was issued. */
   issued = new Int32Array(16);
-  /** Ops the writer has done once the write is done (0: not yet seen done). */
+  /** Ops the writer has done once the write is done; -(ctx + 1) while in flight on ctx. */
   done = new Int32Array(16);
   /** When it was seen done, µs as recorded. */
   end = new Float64Array(16);
@@ -49,13 +49,14 @@ class Pages {
   }
 }
 
-/** A write in flight on a context: its file, pages and issue count. */
-interface Pending {
-  readonly file: number;
-  readonly from: number;
-  readonly to: number;
-  readonly issued: number;
-}
+/** Pages with writes in flight on a context: file, first page, page past the last. */
+type Span = [file: number, from: number, to: number];
+
+/**
+ * Spans kept per context before they are merged per file: a context that
+ * never runs empty (a queue kept full) must not keep one per write.
+ */
+const SPANS = 1024;
 
 /** A truncate, unlink or rename of a file: by whom, done at which count, when. */
 interface Cut {
@@ -83,8 +84,8 @@ export type Waits = Map<number, number>;
 export class CrossThreadOrder {
   readonly #files = new Map<number, Pages>();
   readonly #cuts = new Map<number, Cut>();
-  /** Per thread and context ("thread/ctx"): its writes not yet seen done. */
-  readonly #pending = new Map<string, Pending[]>();
+  /** Per thread and context ("thread/ctx"): the pages of its writes not yet seen done. */
+  readonly #pending = new Map<string, Span[]>();
   /** Per thread: per thread it waits on, the count it already waits for. */
   readonly #waited = new Map<number, Map<number, number>>();
   /** Threads some other thread waits on. */
@@ -139,12 +140,17 @@ export class CrossThreadOrder {
 
   /** A write by `thread` submitted on context `ctx` in its op number `op`. */
   submitted(thread: number, ctx: number, file: number, offset: number, length: number, op: number) {
-    const from = this.#mark(thread, file, offset, length, op + 1, 0, 0);
+    const from = this.#mark(thread, file, offset, length, op + 1, -(ctx + 1), 0);
     if (from < 0) return;
     const key = `${thread}/${ctx}`;
     let list = this.#pending.get(key);
     if (!list) this.#pending.set(key, list = []);
-    list.push({ file, from, to: Math.ceil((offset + length) / PAGE), issued: op + 1 });
+    const to = Math.ceil((offset + length) / PAGE), last = list.at(-1);
+    if (last && last[0] === file && from <= last[2] && to >= last[1]) {
+      last[1] = Math.min(last[1], from);
+      last[2] = Math.max(last[2], to);
+    } else list.push([file, from, to]);
+    if (list.length > SPANS) this.#pending.set(key, perFile(list));
   }
 
   /**
@@ -153,10 +159,10 @@ export class CrossThreadOrder {
    */
   drained(thread: number, ctx: number, op: number, end: number): void {
     const key = `${thread}/${ctx}`;
-    for (const q of this.#pending.get(key) ?? []) {
-      const p = this.#files.get(q.file)!;
-      for (let pg = q.from; pg < q.to; pg++) {
-        if (p.who[pg] === thread + 1 && p.issued[pg] === q.issued) {
+    for (const [file, from, to] of this.#pending.get(key) ?? []) {
+      const p = this.#files.get(file)!;
+      for (let pg = from; pg < to; pg++) {
+        if (p.who[pg] === thread + 1 && p.done[pg] === -(ctx + 1)) {
           p.done[pg] = op + 1;
           p.end[pg] = end;
         }
@@ -217,6 +223,20 @@ export class CrossThreadOrder {
     }
     return w;
   }
+}
+
+/** `spans` merged into one per file, from its first page to its last. */
+function perFile(spans: Span[]): Span[] {
+  const byFile = new Map<number, Span>();
+  for (const [file, from, to] of spans) {
+    const s = byFile.get(file);
+    if (!s) byFile.set(file, [file, from, to]);
+    else {
+      s[1] = Math.min(s[1], from);
+      s[2] = Math.max(s[2], to);
+    }
+  }
+  return [...byFile.values()];
 }
 
 function need(w: Waits, thread: number, count: number): void {

@@ -48,3 +48,16 @@ Deno.test("after another thread's truncate, unlink or rename, ops on the file wa
   assert.deepEqual([...p.writeWaits(2, 1, 30)], [[0, 6]]);
   assert.equal(p.ordered, 0);
 });
+
+Deno.test("writes on a context that stays busy are all done at its drain, however many (their pages merged per file)", () => {
+  const o = new CrossThreadOrder();
+  // 3000 writes of 4 KiB over two files, every other page, then one on another context
+  for (let k = 0; k < 3000; k++) o.submitted(0, 1, k % 2, (k * 2) << 12, 4096, k);
+  o.submitted(0, 2, 0, 0, 4096, 3000);
+  o.drained(0, 1, 3001, 900);
+  // a read of each file's pages waits for the drain; the page the other context rewrote is still in flight
+  assert.deepEqual([...o.read(1, 1, 2 << 12, 3000 << 13, 1000)], [[0, 3002]]);
+  assert.equal(o.raced, 0);
+  assert.deepEqual([...o.read(2, 0, 0, 4096, 1000)], [[0, 3001]]);
+  assert.equal(o.raced, 1);
+});
