@@ -15,6 +15,7 @@ import { SCRATCH_PREFIX } from "../tiers/scratch.ts";
 import { TraceError } from "../trace/errors.ts";
 import type { TraceEvent, TraceIocb } from "../trace/events.ts";
 import { PhaseCutter } from "../trace/phases.ts";
+import { CrossThreadOrder, type Waits } from "./_trace_order.ts";
 import type { TraceReader } from "../trace/reader.ts";
 import {
   IOCB_DIRECT,
@@ -41,6 +42,10 @@ const FRAME = 4096;
 /** One thread's compiled ops. */
 export interface CompiledThread {
   readonly name: string;
+  /** Its number in the trace's order of threads (the replay's CTRL.DONE word). */
+  readonly index: number;
+  /** Whether another thread's op waits on it. */
+  waitedOn: boolean;
   readonly process: string;
   readonly path: string;
   ops: number;
@@ -53,6 +58,8 @@ export interface Compiled {
   readonly files: string[];
   readonly fileTier: number[];
   readonly threads: CompiledThread[];
+  /** Threads in the trace (the CTRL.DONE words the replay needs). */
+  readonly threadCount: number;
   /** File index → bytes to lay out before the replay. */
   readonly layout: Map<number, number>;
   /** Phase names by index, and each one's recorded first start and last end (µs). */
@@ -146,6 +153,7 @@ export class TraceCompiler {
   #failedInRecording = 0;
   #failedCompletions = 0;
   #foreignReaps = 0;
+  readonly #order = new CrossThreadOrder();
 
   /** A compiler of `trace` onto `maps`, writing ops files into `dir`. */
   constructor(trace: string, maps: readonly MapTarget[], dir: string) {
@@ -189,7 +197,16 @@ export class TraceCompiler {
       const path = join(this.#dir, `thread-${this.#threads.size}.ops`);
       s = {
         out: new OpsWriter(path),
-        info: { name, process, path, ops: 0, syncBytes: 0, contexts: {} },
+        info: {
+          name,
+          index: this.#threads.size,
+          waitedOn: false,
+          process,
+          path,
+          ops: 0,
+          syncBytes: 0,
+          contexts: {},
+        },
         inflight: new Map(),
       };
       this.#threads.set(name, s);
@@ -208,10 +225,14 @@ export class TraceCompiler {
     } finally {
       for (const s of this.#threads.values()) s.out.close();
     }
+    for (const s of this.#threads.values()) {
+      s.info.waitedOn = this.#order.waitedOn.has(s.info.index);
+    }
     return {
       files: this.#fileList,
       fileTier: this.#fileTier,
       threads: [...this.#threads.values()].map((s) => s.info).filter((t) => t.ops > 0),
+      threadCount: this.#threads.size,
       layout: this.#layout,
       phases: this.#phases,
       ops: this.#ops,
@@ -228,6 +249,20 @@ export class TraceCompiler {
       out.push(
         `${this.#failedCompletions} aio completions failed in the recording; their requests are ` +
           "replayed (strace ties no completion to its iocb) and may succeed here",
+      );
+    }
+    if (this.#order.ordered > 0) {
+      out.push(
+        `${this.#order.ordered} reads of bytes another thread wrote wait for that write, ` +
+          "as in the recording",
+      );
+    }
+    if (this.#order.raced > 0) {
+      out.push(
+        `${this.#order.raced} reads began in the recording before another thread's write of ` +
+          "their bytes was seen done (the threads raced, or a third thread reaped the write): " +
+          "the replay orders them after that write's issue only, and what they read can vary " +
+          "from run to run",
       );
     }
     if (this.#foreignReaps > 0) {
@@ -261,8 +296,62 @@ export class TraceCompiler {
     ph.io = true;
     ph.end = Math.max(ph.end, e.t + Math.max(0, e.dur));
     this.#ops[e.kind] = (this.#ops[e.kind] ?? 0) + 1;
-    th.out.add(recs);
+    th.out.add(this.#ordered(e, th, recs));
     th.info.ops++;
+  }
+
+  /**
+   * `recs`, the records of `e` (op number th.info.ops of its thread), after
+   * the WAITs on other threads it needs (bench/_trace_order.ts); the
+   * writes, drains and cuts it makes noted for the ops after it.
+   */
+  #ordered(e: Exclude<TraceEvent, { kind: "phase" }>, th: ThreadState, recs: number[]): number[] {
+    const o = this.#order, me = th.info.index, op = th.info.ops, end = e.t + Math.max(0, e.dur);
+    const waits: Waits = new Map();
+    const add = (w: Waits) => {
+      for (const [by, n] of w) if (n > (waits.get(by) ?? 0)) waits.set(by, n);
+    };
+    switch (e.kind) {
+      case "read":
+        add(o.read(me, this.#file(e.file), e.offset, e.length, e.t));
+        break;
+      case "write": {
+        const f = this.#file(e.file);
+        add(o.writeWaits(me, f, e.t));
+        o.write(me, f, e.offset, e.length, op, end);
+        break;
+      }
+      case "submit":
+        for (const i of e.iocbs.slice(0, e.res)) {
+          const f = this.#file(i.file);
+          if (i.op === "read") add(o.read(me, f, i.offset, i.length, e.t));
+          else add(o.writeWaits(me, f, e.t));
+        }
+        for (const i of e.iocbs.slice(0, e.res)) {
+          if (i.op === "write") o.submitted(me, e.ctx, this.#file(i.file), i.offset, i.length, op);
+        }
+        break;
+      case "reap":
+        if (th.inflight.get(e.ctx) === 0) o.drained(me, e.ctx, op, end);
+        break;
+      case "ftruncate":
+        o.cut(me, this.#file(e.file), op, end, e.length);
+        break;
+      case "unlink":
+        o.cut(me, this.#file(e.file), op, end);
+        break;
+      case "rename":
+        o.cut(me, this.#file(e.file), op, end);
+        o.cut(me, this.#file(e.to), op, end);
+        break;
+      case "open":
+        if (e.flags.includes("O_TRUNC")) o.cut(me, this.#file(e.file), op, end);
+        break;
+    }
+    if (waits.size === 0) return recs;
+    const out: number[] = [];
+    for (const [by, n] of waits) out.push(OP.WAIT, e.t, -1, by, n, 0, 0, recs[7]!);
+    return out.concat(recs);
   }
 
   #records(e: Exclude<TraceEvent, { kind: "phase" }>, th: ThreadState, phase: number): number[] {

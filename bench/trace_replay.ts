@@ -185,8 +185,8 @@ interface Shared {
 }
 
 /** The control words and progress slots of `threads` Workers, none started yet. */
-function sharedState(threads: number): Shared {
-  const ctrlBuf = new SharedArrayBuffer(8);
+function sharedState(threads: number, traceThreads: number): Shared {
+  const ctrlBuf = new SharedArrayBuffer((CTRL.DONE + traceThreads) * 4);
   const ctrl = new Int32Array(ctrlBuf);
   const progBuf = new SharedArrayBuffer(Math.max(1, threads) * PROGRESS_SLOTS * 8);
   const stop = () => {
@@ -216,7 +216,7 @@ async function runThreads(
   signal: AbortSignal | undefined,
   progress: (phase: RunProgress["phase"], fraction: number, read?: number, write?: number) => void,
 ): Promise<{ reports: ThreadReplayReport[]; cpu: CpuUsage }> {
-  const sh = sharedState(c.threads.length);
+  const sh = sharedState(c.threads.length, c.threadCount);
   signal?.addEventListener("abort", sh.stop);
   /** Resolved when a call outlasts --timeout: the stuck Workers never answer. */
   const timedOut = Promise.withResolvers<undefined[]>();
@@ -278,6 +278,8 @@ function startThread(
     const start: TraceThreadStart = {
       plan: {
         thread: th.name,
+        index: th.index,
+        waitedOn: th.waitedOn,
         files: c.files,
         fileTier: c.fileTier,
         tiers: o.maps.length,

@@ -235,15 +235,91 @@ const io = (
   offset: number,
   length: number,
   file = "/data/a",
+  thread = "1",
 ): TraceEvent => ({
   kind,
   t,
-  thread: "1",
+  thread,
   dur: 0,
   file,
   offset,
   length,
   res: length,
+});
+
+/** A replay of `events` on tmpfs at --speed max: its result (status ok). */
+async function replayOnTmpfs(events: TraceEvent[]) {
+  const dir = await Deno.makeTempDir({ dir: "/dev/shm", prefix: "tb-trace-" });
+  try {
+    const trace = join(dir, "t.trace");
+    await writeTrace(trace, events);
+    const { doc } = await replayTrace({
+      trace,
+      maps: [{ prefix: "/data", tier: parseTierSpec(`memory:${dir}`) }],
+      speed: "max",
+      timeoutMs: 30_000,
+    });
+    assert.equal(doc.status, "ok", doc.error);
+    return doc.trace_replay!;
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+Deno.test("a read of bytes another thread wrote waits for that write, as in the recording", async () => {
+  // thread 1 writes 256 MiB elsewhere first, then /data/a; thread 2 reads /data/a after that
+  const events: TraceEvent[] = [];
+  for (let k = 0; k < 256; k++) events.push(io("write", k, k << 20, 1 << 20, "/data/big"));
+  events.push(io("write", 300, 0, 65536));
+  for (let k = 0; k < 4; k++) events.push(io("read", 400 + k, k * 16384, 16384, "/data/a", "2"));
+  const r = await replayOnTmpfs(events);
+  assert.equal(r.tiers[0]!.read.total_ios, 4);
+  assert.equal(r.tiers[0]!.read.short_reads, 0);
+  assert.equal(r.tiers[0]!.read.io_bytes, 65536);
+  assert.ok(
+    r.notes.includes(
+      "4 reads of bytes another thread wrote wait for that write, as in the recording",
+    ),
+    r.notes.join("\n"),
+  );
+});
+
+Deno.test("a read the recording made while another thread's aio write of its bytes was in flight is said to have raced", async () => {
+  const write = { op: "write" as const, file: "/data/a", offset: 0, length: 65536 };
+  const r = await replayOnTmpfs([
+    { kind: "io_setup", t: 0, thread: "1", dur: 0, ctx: 0, nr: 4, res: 0 },
+    { kind: "submit", t: 10, thread: "1", dur: 5, ctx: 0, asked: 1, res: 1, iocbs: [write] },
+    // thread 2 reads at 100 µs; thread 1's io_getevents returns the write only at 510 µs
+    io("read", 100, 0, 65536, "/data/a", "2"),
+    {
+      kind: "reap",
+      t: 200,
+      thread: "1",
+      dur: 310,
+      ctx: 0,
+      min: 1,
+      max: 4,
+      res: 1,
+      results: [65536],
+    },
+    // after the reap: ordered, not raced
+    io("read", 600, 0, 65536, "/data/a", "2"),
+  ]);
+  assert.equal(r.tiers[0]!.read.total_ios, 2);
+  assert.ok(
+    r.notes.includes(
+      "1 reads began in the recording before another thread's write of their bytes was seen " +
+        "done (the threads raced, or a third thread reaped the write): the replay orders them " +
+        "after that write's issue only, and what they read can vary from run to run",
+    ),
+    r.notes.join("\n"),
+  );
+  assert.ok(
+    r.notes.includes(
+      "2 reads of bytes another thread wrote wait for that write, as in the recording",
+    ),
+    r.notes.join("\n"),
+  );
 });
 
 Deno.test("--speed 1x keeps the recorded think time between calls; max removes it", async () => {
@@ -358,7 +434,7 @@ Deno.test("--verify checks what is read against what was written, and names a co
   }
 });
 
-Deno.test("a DeepSpeed recording replays: aio contexts set up on the main thread, submitted on by four others; its failed completions said", async () => {
+Deno.test("a DeepSpeed recording replays: aio contexts set up on the main thread, submitted on by four others, reads after the writes they read; its failed completions said", async () => {
   const dir = await Deno.makeTempDir({ dir: "/dev/shm", prefix: "tb-trace-" });
   try {
     // DeepSpeed 0.14.5, pipelined swapper, thread_count 2: the main thread sets up every context
@@ -393,6 +469,8 @@ Deno.test("a DeepSpeed recording replays: aio contexts set up on the main thread
     assert.equal(r.tiers[0]!.write.total_ios, want.write);
     assert.equal(r.ops["io_setup"], want.setups);
     assert.equal(r.threads.length, submitters.size + 1);
+    // its readers read what the other threads wrote before: whole, every run
+    assert.equal(r.tiers[0]!.read.short_reads, 0);
     // DeepSpeed's reads into tensor views off O_DIRECT's grid failed; the replay says so
     assert.ok(want.failed > 0);
     assert.ok(

@@ -19,6 +19,7 @@
  * SUBMIT               a ctx    b n: the n IOCB records that follow
  * IOCB                 a file   b offset   c length   d op (READ, WRITE, FSYNC, FDATASYNC) + 16 × O_DIRECT
  * REAP                 a ctx    b completions to wait for
+ * WAIT                 a thread b ops: wait until that thread has done as many (no op itself)
  * ```
  *
  * @module
@@ -45,6 +46,7 @@ export const OP = {
   SUBMIT: 14,
   IOCB: 15,
   REAP: 16,
+  WAIT: 17,
 } as const;
 
 /** OPEN's `d` bits, and IOCB's O_DIRECT mark. */
@@ -65,6 +67,10 @@ export interface ReplayContext {
 export interface ThreadReplayPlan {
   /** The thread's name in the trace. */
   readonly thread: string;
+  /** Its number among the replay's threads: where it says how many ops it has done (CTRL.DONE). */
+  readonly index: number;
+  /** Whether another thread waits on it (WAIT), so it says how many ops it has done. */
+  readonly waitedOn: boolean;
   /** Every file of the replay, by index: its path on the tier. */
   readonly files: readonly string[];
   /** The tier (index in the replay's maps) each file is on. */
@@ -83,8 +89,11 @@ export interface ThreadReplayPlan {
   readonly timelineCap: number;
 }
 
-/** Where a replay's control words are in its shared Int32Array. */
-export const CTRL = { STOP: 0, GO: 1 } as const;
+/**
+ * Where a replay's control words are in its shared Int32Array: stop, go,
+ * and from DONE on, per thread (by its plan's `index`), the ops it has done.
+ */
+export const CTRL = { STOP: 0, GO: 1, DONE: 2 } as const;
 
 /**
  * Per thread in the shared Float64Array: ops done, bytes read and written,

@@ -237,6 +237,10 @@ export class TraceThreadReplay {
   /** Runs the op at `i` (and the iocbs after a submit); the index of its last record. */
   #op(r: Float64Array, i: number): number {
     const code = r[i]!, t = r[i + 1]!, dur = r[i + 2]!;
+    if (code === OP.WAIT) {
+      this.#after(r[i + 3]!, r[i + 4]!);
+      return i;
+    }
     this.#think(t);
     const t0 = monoNow();
     let bytes = 0, last = i, t1 = 0;
@@ -262,6 +266,20 @@ export class TraceThreadReplay {
     if (t1 === 0) t1 = monoNow();
     this.#done(code, t, dur, r[i + 7]!, t0, t1, bytes);
     return last;
+  }
+
+  /**
+   * Waits until thread `thread` has done `ops` ops (or the replay stops):
+   * the next op reads what that thread wrote, or works on a file it cut,
+   * after it in the recording (bench/_trace_order.ts).
+   */
+  #after(thread: number, ops: number): void {
+    const word = CTRL.DONE + thread;
+    for (let now = Atomics.load(this.#ctrl, word); now < ops;) {
+      if (Atomics.load(this.#ctrl, CTRL.STOP) !== 0) return;
+      Atomics.wait(this.#ctrl, word, now, 100);
+      now = Atomics.load(this.#ctrl, word);
+    }
   }
 
   /** At 1x, waits out the recorded pause before an op that started at `t` (µs). */
@@ -297,6 +315,10 @@ export class TraceThreadReplay {
     if (t1 > ph[2 * phase + 1]!) ph[2 * phase + 1] = t1;
     const p = this.#progress, b = this.#base;
     p[b + PROGRESS.OPS] = this.#ops;
+    if (this.#plan.waitedOn) {
+      Atomics.store(this.#ctrl, CTRL.DONE + this.#plan.index, this.#ops);
+      Atomics.notify(this.#ctrl, CTRL.DONE + this.#plan.index);
+    }
     if (this.#spans.length < this.#plan.timelineCap * 4) this.#spans.push(t0, t1, code, bytes);
     else this.#spansCut = true;
   }
