@@ -25,7 +25,6 @@ import { GetObjectCommand, PutObjectCommand, type S3Client } from "@aws-sdk/clie
 import { HttpResponse } from "@smithy/core/protocols";
 import type { HttpRequest } from "@smithy/types";
 import { newS3Client } from "../../tiers/s3_client.ts";
-import { drainBody, getObject, putObject } from "../../engines/_s3_requests.ts";
 import { startStubProcess } from "../services/s3_stub.ts";
 
 const SHAPES = [
@@ -43,6 +42,29 @@ function cpu(): number {
   return u.user + u.system;
 }
 
+/** PUTs `body` as the engines do: one PutObject, sent without options. */
+async function putObject(client: S3Client, key: string, body: Uint8Array): Promise<void> {
+  await client.send(new PutObjectCommand({ Bucket: "bench", Key: key, Body: body }));
+}
+
+/**
+ * GETs `key` and reads its body into `into` as the engines do, with a BYOB
+ * reader; returns the buffer, which the reads moved to a new ArrayBuffer.
+ */
+async function getObject(client: S3Client, key: string, into: ArrayBuffer): Promise<ArrayBuffer> {
+  const r = await client.send(new GetObjectCommand({ Bucket: "bench", Key: key }));
+  const reader = (r.Body as ReadableStream<Uint8Array>).getReader({ mode: "byob" });
+  let buf = new Uint8Array(into);
+  for (let at = 0;;) {
+    const { done, value } = await reader.read(buf.subarray(at));
+    // the read moved the buffer, ended or not
+    if (value !== undefined) buf = new Uint8Array(value.buffer);
+    if (done || value === undefined) break;
+    at = (at + value.byteLength) % buf.byteLength;
+  }
+  return buf.buffer as ArrayBuffer;
+}
+
 /** The shapes on the stub, `seconds` each after 0.3 s of warm-up. */
 async function onStub(seconds: number, only: string | undefined): Promise<void> {
   const stub = await startStubProcess();
@@ -53,11 +75,11 @@ async function onStub(seconds: number, only: string | undefined): Promise<void> 
       const label = `${s.op} ${s.size >= 1 << 20 ? `${s.size >> 20} MiB` : `${s.size >> 10} KiB`}`;
       if (only !== undefined && !label.startsWith(only)) continue;
       const body = new Uint8Array(s.size).fill(7);
-      const into = new Uint8Array(s.size);
+      const into = Array.from({ length: s.depth }, () => new ArrayBuffer(s.size));
       const key = (i: number) => `cpu/${s.size}/${i}`;
       const one = async (i: number) => {
-        if (s.op === "PUT") await putObject(client, "bench", key(i), body);
-        else await drainBody(await getObject(client, "bench", key(i)), into);
+        if (s.op === "PUT") await putObject(client, key(i), body);
+        else into[i] = await getObject(client, key(i), into[i]!);
       };
       const run = async (ms: number) => {
         let n = 0;
@@ -68,7 +90,7 @@ async function onStub(seconds: number, only: string | undefined): Promise<void> 
         return n;
       };
       await Promise.all(
-        Array.from({ length: s.depth }, (_, i) => putObject(client, "bench", key(i), body)),
+        Array.from({ length: s.depth }, (_, i) => putObject(client, key(i), body)),
       );
       await run(300);
       const c0 = cpu();
