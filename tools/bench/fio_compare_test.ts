@@ -254,8 +254,8 @@ Deno.test(needing(["root", "fio"], {
 
 /**
  * The loop device's requests per I/O: each tool's, every round, on the loop
- * device's cases (a random 4 KiB read is one request, a 1 MiB one one or two);
- * none on tmpfs and the null tier.
+ * device's cases (a random 4 KiB read is one request, a 1 MiB one one or two,
+ * give or take the file system's own); none on tmpfs and the null tier.
  */
 function assertRequestsPerIo(
   c: {
@@ -271,7 +271,7 @@ function assertRequestsPerIo(
   }
   for (const p of pairs as { tierbench: number; fio: number }[]) {
     for (const v of [p.tierbench, p.fio]) {
-      const most = c.id.startsWith("randread") ? 1.05 : c.id.startsWith("seqread") ? 2 : 3;
+      const most = c.id.startsWith("randread") ? 1.1 : c.id.startsWith("seqread") ? 2.1 : 3;
       assert.ok(v >= 0.95 && v <= most, `${c.id}: ${JSON.stringify(p)}`);
     }
   }
