@@ -47,7 +47,8 @@ for (const handler of ["fetch", "node"] as S3HttpHandler[]) {
     const { server, seen, endpoint } = faultyServer(503);
     const client = newS3Client({ endpoint, region: "us-east-1" }, { handler });
     try {
-      const body = crypto.getRandomValues(new Uint8Array(65536));
+      // a view into a larger buffer, as the engines' PUT bodies are
+      const body = crypto.getRandomValues(new Uint8Array(65536)).subarray(16, 16 + 65504);
       const put = await client.send(new PutObjectCommand({ Bucket: "b", Key: "k", Body: body }));
       assert.equal(put.$metadata.attempts, 2);
       const get = await client.send(new GetObjectCommand({ Bucket: "b", Key: "k" }));
@@ -58,6 +59,9 @@ for (const handler of ["fetch", "node"] as S3HttpHandler[]) {
         // Signed, its body not hashed.
         assert.match(s.headers.get("authorization") ?? "", /^AWS4-HMAC-SHA256 /);
         assert.equal(s.headers.get("x-amz-content-sha256"), "UNSIGNED-PAYLOAD");
+        // its length said, not sent in chunks (S3 refuses a PUT without Content-Length)
+        assert.equal(s.headers.get("content-length"), "65504");
+        assert.equal(s.headers.get("transfer-encoding"), null);
       }
     } finally {
       client.destroy();
@@ -200,3 +204,83 @@ Deno.test("a client makes its request signer once, not once per request", async 
     client.destroy();
   }
 });
+
+Deno.test("a client derives its signing key once per credentials and day, anew for others", async () => {
+  Deno.env.set("AWS_ACCESS_KEY_ID", "TESTKEY");
+  Deno.env.set("AWS_SECRET_ACCESS_KEY", "test-secret");
+  const client = newS3Client({ endpoint: "http://127.0.0.1:1", region: "us-east-1" });
+  try {
+    const signer = await (client.config as unknown as { signer: () => Promise<unknown> }).signer();
+    const v4 = (signer as {
+      sigv4Signer: {
+        getSigningKey(
+          c: object,
+          region: string,
+          day: string,
+          service?: string,
+        ): Promise<Uint8Array>;
+      };
+    }).sigv4Signer;
+    const a = { accessKeyId: "A", secretAccessKey: "secret-a" };
+    const b = { accessKeyId: "A", secretAccessKey: "secret-b" };
+    const key = v4.getSigningKey(a, "us-east-1", "20261127", "s3");
+    assert.equal(v4.getSigningKey(a, "us-east-1", "20261127", "s3"), key);
+    const nextDay = v4.getSigningKey(a, "us-east-1", "20261128", "s3");
+    assert.notEqual(nextDay, key);
+    assert.notDeepEqual(await nextDay, await key);
+    assert.notDeepEqual(await v4.getSigningKey(b, "us-east-1", "20261127", "s3"), await key);
+    assert.equal((await key).byteLength, 32);
+  } finally {
+    client.destroy();
+  }
+});
+
+Deno.test("the fetch handler: a PUT answered 200 with no bytes succeeds, one answered 200 with an S3 error is retried", async () => {
+  Deno.env.set("AWS_ACCESS_KEY_ID", "TESTKEY");
+  Deno.env.set("AWS_SECRET_ACCESS_KEY", "test-secret");
+  let puts = 0;
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
+    await req.arrayBuffer();
+    // the first PUT: 200 whose body is an error (S3 does this), then 200 with no body
+    if (puts++ === 0) return new Response("<Error><Code>InternalError</Code></Error>");
+    return new Response(null, { headers: { etag: '"e"' } });
+  });
+  const endpoint = `http://127.0.0.1:${server.addr.port}`;
+  const client = newS3Client({ endpoint, region: "us-east-1" }, { handler: "fetch" });
+  try {
+    const r = await client.send(
+      new PutObjectCommand({ Bucket: "b", Key: "k", Body: new Uint8Array(10) }),
+    );
+    assert.equal(r.ETag, '"e"');
+    assert.equal(r.$metadata.attempts, 2);
+    assert.equal(puts, 2);
+  } finally {
+    client.destroy();
+    await server.shutdown();
+  }
+});
+
+for (const [handler, expect] of [["fetch", null], ["node", "100-continue"]] as const) {
+  const how = expect === null ? "without" : "with";
+  Deno.test(`the ${handler} handler sends a PUT of 3 MiB ${how} Expect: 100-continue`, async () => {
+    Deno.env.set("AWS_ACCESS_KEY_ID", "TESTKEY");
+    Deno.env.set("AWS_SECRET_ACCESS_KEY", "test-secret");
+    const seen: (string | null)[] = [];
+    const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
+      seen.push(req.headers.get("expect"));
+      await req.arrayBuffer();
+      return new Response(null, { headers: { etag: '"e"' } });
+    });
+    const endpoint = `http://127.0.0.1:${server.addr.port}`;
+    const client = newS3Client({ endpoint, region: "us-east-1" }, { handler });
+    try {
+      const Body = new Uint8Array(3 << 20);
+      await client.send(new PutObjectCommand({ Bucket: "b", Key: "k", Body }));
+      // fetch never waits for 100 Continue: the header would only make the server send one
+      assert.deepEqual(seen, [expect]);
+    } finally {
+      client.destroy();
+      await server.shutdown();
+    }
+  });
+}

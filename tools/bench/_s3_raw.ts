@@ -6,8 +6,9 @@
  * clients:
  *
  * - `http`: unsigned HTTP through Deno's fetch, GET bodies read with a BYOB
- *   reader into a buffer per loop: the loopback ceiling (a server that
- *   checks signatures refuses it);
+ *   reader into a buffer per loop, PUT bodies handed to fetch as the s3
+ *   tier hands them (`fetchBody`: the bytes as they are, no copy): the
+ *   loopback ceiling (a server that checks signatures refuses it);
  * - `sdk`: @aws-sdk/client-s3 as it comes (its NodeHttpHandler on Deno's
  *   node:http, the body of each PUT hashed for its signature);
  * - `sdk-fetch`: the same SDK with its FetchHttpHandler (Deno's fetch).
@@ -20,6 +21,7 @@
 import { GetObjectCommand, PutObjectCommand, S3Client } from "@aws-sdk/client-s3";
 import { FetchHttpHandler } from "@smithy/fetch-http-handler";
 import process from "node:process";
+import { fetchBody } from "../../tiers/s3_client.ts";
 
 /** Which client a raw loop uses. */
 export type RawClient = "http" | "sdk" | "sdk-fetch";
@@ -69,7 +71,10 @@ async function readByob(
 function httpRequests(o: RawLoopOptions): (lane: { buffer: ArrayBuffer }) => Request {
   const url = (key: string) => `${o.endpoint}/${o.bucket}/${key}`;
   return (lane) => async (key, body) => {
-    const res = await fetch(url(key), o.op === "GET" ? {} : { method: "PUT", body });
+    const res = await fetch(
+      url(key),
+      o.op === "GET" ? {} : { method: "PUT", body: fetchBody(body) },
+    );
     if (!res.ok) throw new Error(`${o.op} ${key}: HTTP ${res.status}`);
     if (o.op === "PUT" || res.body === null) {
       await res.body?.cancel();
