@@ -41,6 +41,7 @@ const SYMBOLS = {
   clock_gettime: { parameters: ["i32", "buffer"], result: "i32" },
   access: { parameters: ["buffer", "i32"], result: "i32" },
   statvfs: { parameters: ["buffer", "buffer"], result: "i32" },
+  getpagesize: { parameters: [], result: "i32" },
 } as const satisfies Deno.ForeignLibraryInterface;
 
 /** The libc symbols, opened once per thread (each Worker opens its own). */
@@ -178,6 +179,34 @@ export function allocAligned(length: number, alignment: number): AlignedBuffer {
   if (pointer === null) throw new RangeError("posix_memalign returned NULL");
   const bytes = new Uint8Array(Deno.UnsafePointerView.getArrayBuffer(pointer, length));
   return { pointer, bytes, address: out[0]! };
+}
+
+let pageBytes: number | undefined;
+
+/** The system's page size in bytes (`getpagesize()`), read once per thread. */
+export function pageSize(): number {
+  pageBytes ??= libc().getpagesize();
+  return pageBytes;
+}
+
+/**
+ * Allocates an I/O buffer: `length` bytes starting on a page boundary (or on
+ * `alignment` where that is larger), as fio places its I/O buffers for direct
+ * I/O. Aligned only to a 512-byte sector, a 1 MiB request would span 257
+ * pages and a 4 KiB one two, each one more page for the kernel to pin, dirty
+ * and add to the bio on every O_DIRECT request. Free it with
+ * {@linkcode freeAligned}.
+ *
+ * @example
+ * ```ts
+ * import { allocIoBuffer, freeAligned, pageSize } from "./libc.ts";
+ * const b = allocIoBuffer(1 << 20, 512);
+ * console.assert(b.address % BigInt(pageSize()) === 0n);
+ * freeAligned(b);
+ * ```
+ */
+export function allocIoBuffer(length: number, alignment: number): AlignedBuffer {
+  return allocAligned(length, Math.max(alignment, pageSize()));
 }
 
 /** Releases a buffer from {@linkcode allocAligned}. */

@@ -1,7 +1,17 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { tempDirOnDisk } from "../tests/_helpers.ts";
-import { allocAligned, cString, errnoName, freeAligned, lastErrno, libc, O } from "./libc.ts";
+import {
+  allocAligned,
+  allocIoBuffer,
+  cString,
+  errnoName,
+  freeAligned,
+  lastErrno,
+  libc,
+  O,
+  pageSize,
+} from "./libc.ts";
 
 Deno.test("O.DIRECT has this architecture's value", () => {
   assert.equal(O.DIRECT, Deno.build.arch === "aarch64" ? 0o200000 : 0o40000);
@@ -14,6 +24,26 @@ Deno.test("allocAligned() returns page-aligned memory", () => {
     assert.equal(b.bytes.byteLength, 8192);
   } finally {
     freeAligned(b);
+  }
+});
+
+Deno.test("allocIoBuffer() starts an I/O buffer on a page boundary when the device asks for 512-byte sectors, as fio's buffers for direct I/O", () => {
+  assert.equal(pageSize(), 4096);
+  // posix_memalign at 512 alone hands back addresses 512 or 2,048 bytes into a page.
+  for (const length of [4096, 65536, 1 << 20, 8 << 20]) {
+    const b = allocIoBuffer(length, 512);
+    try {
+      assert.equal(b.address % 4096n, 0n, `${length} bytes at ${b.address.toString(16)}`);
+      assert.equal(b.bytes.byteLength, length);
+    } finally {
+      freeAligned(b);
+    }
+  }
+  const wide = allocIoBuffer(8192, 8192);
+  try {
+    assert.equal(wide.address % 8192n, 0n);
+  } finally {
+    freeAligned(wide);
   }
 });
 

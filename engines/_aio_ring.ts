@@ -26,7 +26,13 @@
  * @module
  */
 
-import { type AlignedBuffer, allocAligned, cString, freeAligned } from "../core/libc.ts";
+import {
+  type AlignedBuffer,
+  allocAligned,
+  allocIoBuffer,
+  cString,
+  freeAligned,
+} from "../core/libc.ts";
 
 const SYMBOLS = {
   io_setup: { parameters: ["i32", "buffer"], result: "i32" },
@@ -348,7 +354,7 @@ export class AioRing {
         Deno.UnsafePointerView.getArrayBuffer(ctx, (AIO_RING.events + this.#ringNr * 8) * 4),
       )
       : undefined;
-    this.buffers = allocAligned(depth * slotBytes, alignment);
+    this.buffers = allocIoBuffer(depth * slotBytes, alignment);
     this.#iocbs = allocAligned(depth * IOCB_SIZE, IOCB_SIZE);
     this.#events = allocAligned(depth * IO_EVENT_SIZE, IOCB_SIZE);
     this.#waitTimeout = allocAligned(16, 16);

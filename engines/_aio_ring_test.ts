@@ -143,6 +143,17 @@ Deno.test("AioRing.takeReady() reads completions from the context's ring without
   }
 });
 
+Deno.test("AioRing's slot buffers start on a page boundary at a 512-byte sector alignment, so a 1 MiB request pins 256 pages, not 257", () => {
+  const ring = AioRing.open(8, 1 << 20, 512, (syscall, errno) => {
+    throw new Error(`${syscall} ${errno}`);
+  });
+  try {
+    assert.equal(ring.buffers.address % 4096n, 0n);
+  } finally {
+    ring.close();
+  }
+});
+
 Deno.test("AioRing.open() hands a failed io_setup's errno to its caller", () => {
   assert.throws(
     () =>

@@ -11,7 +11,7 @@
 import type { JobPlan } from "../core/job_protocol.ts";
 import { XorShift32 } from "../core/offsets.ts";
 import {
-  allocAligned,
+  allocIoBuffer,
   cString,
   FADV,
   freeAligned,
@@ -145,7 +145,7 @@ export class JobFiles {
     // Under --verify a chunk holds whole blocks, each stamped for where it lands.
     const chunk = v ? Math.max(1, Math.floor(LAYOUT_BS / plan.bs)) * plan.bs : LAYOUT_BS;
     const bs = Math.min(len, Math.max(chunk, plan.bs));
-    const buf = allocAligned(bs, plan.alignment);
+    const buf = allocIoBuffer(bs, plan.alignment);
     try {
       if (v) v.fillPattern(buf.bytes);
       else fillRandom(buf.bytes, plan.seed + plan.job);

@@ -10,6 +10,7 @@
 import {
   type AlignedBuffer,
   allocAligned,
+  allocIoBuffer,
   errnoName,
   freeAligned,
   readSmallFile,
@@ -146,7 +147,7 @@ export class UringQueue implements KernelQueue {
     const ring = Uring.open(setup, failed);
     let buffers: AlignedBuffer | undefined;
     try {
-      buffers = allocAligned(setup.entries * setup.slotBytes, setup.alignment);
+      buffers = allocIoBuffer(setup.entries * setup.slotBytes, setup.alignment);
       if (setup.fixedbufs) registerBuffers(ring, buffers, setup, failed);
       // Before IORING_FEAT_SQPOLL_NONFIXED (5.11) the SQ thread took registered files only.
       const fixedFiles = setup.registerfiles === true ||

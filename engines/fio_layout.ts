@@ -24,7 +24,7 @@
 import { statfsSync } from "node:fs";
 import { CTL, type JobPlan } from "../core/job_protocol.ts";
 import {
-  allocAligned,
+  allocIoBuffer,
   cString,
   FADV,
   FALLOC_FL_KEEP_SIZE,
@@ -155,7 +155,7 @@ function write(
 ): boolean {
   const c = libc();
   const chunk = Math.min(size, Math.max(plan.bs, LAYOUT_CHUNK));
-  const buf = allocAligned(chunk, plan.alignment);
+  const buf = allocIoBuffer(chunk, plan.alignment);
   try {
     const filler = writeFiller(plan);
     let at = 0;

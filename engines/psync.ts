@@ -8,7 +8,7 @@
 import type { JobPlan } from "../core/job_protocol.ts";
 import {
   type AlignedBuffer,
-  allocAligned,
+  allocIoBuffer,
   freeAligned,
   lastErrno,
   libc,
@@ -52,7 +52,7 @@ export class PsyncEngine implements JobEngine {
     const files = JobFiles.open(plan);
     try {
       files.layOut();
-      const buf = allocAligned(plan.bs, plan.alignment);
+      const buf = allocIoBuffer(plan.bs, plan.alignment);
       fillBlocks(plan, buf.bytes);
       return new PsyncEngine(plan, files, buf, verifierOf(plan));
     } catch (e) {

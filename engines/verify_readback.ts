@@ -15,7 +15,7 @@ import type { JobPlan } from "../core/job_protocol.ts";
 import { verifierOf } from "../core/verify.ts";
 import { JobFiles } from "./_file.ts";
 import { SyscallFailure } from "./types.ts";
-import { allocAligned, freeAligned, lastErrno, libc } from "../core/libc.ts";
+import { allocIoBuffer, freeAligned, lastErrno, libc } from "../core/libc.ts";
 
 /** A gate for `numjobs` jobs: slot 0 opens it, slot 1 + j says job j is done writing. */
 export function newReadBackGate(numjobs: number): SharedArrayBuffer {
@@ -48,7 +48,7 @@ export function readBackWritten(plan: JobPlan, stopped: () => boolean): void {
   const gens = new Uint32Array(plan.verify!.generations!);
   const { bs } = plan;
   const files = JobFiles.open(plan);
-  const buf = allocAligned(bs, plan.alignment);
+  const buf = allocIoBuffer(bs, plan.alignment);
   const count = BigInt(bs);
   try {
     for (let b = 0; b < gens.length; b++) {

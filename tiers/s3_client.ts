@@ -465,6 +465,7 @@ export function newS3Client(loc: S3Location, options: S3ClientOptions = {}): S3C
   });
   memoizeUserAgent(client);
   memoizeSigner(client);
+  trimMiddleware(client);
   // Every PUT's body (PutObject, UploadPart) goes UNSIGNED-PAYLOAD: the SDK still signs
   // the request but no longer hashes the body. SHA-256 of every byte uploaded runs at
   // about 1 GB/s a core, a ceiling of the client, not of the storage; S3 and RGW accept
@@ -501,6 +502,88 @@ function pathStyle(endpoint: string): (params: { Bucket?: string | undefined }) 
     // A fresh URL each time: the SDK's middleware may change what it is given.
     return { url: new URL(url) };
   };
+}
+
+/**
+ * Takes out of the client's middleware the steps that do nothing for an
+ * S3-compatible server reached at a fixed endpoint, yet cost CPU on every
+ * request; each stays in the SDK, unused. What the server receives changes
+ * only in headers that mean nothing to S3: the User-Agent loses the SDK's
+ * per-request feature list (`m/…`), and inside AWS Lambda no trace headers
+ * (`X-Amzn-Trace-Id`, `traceparent`) would be sent. Signing, retries,
+ * Content-Length, Host, Expect, bucket-name checks, serialization and the
+ * check of 200 answers that carry an error all stay.
+ */
+function trimMiddleware(client: S3Client): void {
+  const stack = client.middlewareStack;
+  // Logs nothing (the client has no logger) but still walks the operation's input and
+  // output schemas per request to hide sensitive members from the log it does not write.
+  stack.remove("loggerMiddleware");
+  // Acts only inside AWS Lambda (trace headers from its environment), yet reads the
+  // environment per request.
+  stack.remove("recursionDetectionMiddleware");
+  // Follows a 301 to a bucket's region only with followRegionRedirects, which this client
+  // leaves off (a fixed endpoint has no other region to go to); it still reads the region
+  // twice per request.
+  stack.removeByTag("REGION_REDIRECT");
+  // S3 Express One Zone directory buckets: only an endpoint of AWS's rules says a bucket
+  // is one; a custom endpoint (pathStyle) never does, and AWS keeps its default rules.
+  if (client.config.isCustomEndpoint) stack.remove("s3ExpressMiddleware");
+  // The User-Agent, built once from the SDK's own sections instead of per request with a
+  // list of the SDK features the request used.
+  stack.remove("getUserAgentMiddleware");
+  const userAgent = userAgentOnce(client);
+  stack.add((next) => async (args) => {
+    const headers = (args.request as { headers?: Record<string, string> }).headers;
+    if (headers !== undefined) {
+      const v = await userAgent();
+      headers["user-agent"] = v.ua;
+      if (v.amz !== "") headers["x-amz-user-agent"] = v.amz;
+    }
+    return next(args);
+  }, { step: "build", priority: "low", name: "tierbenchUserAgent" });
+}
+
+/**
+ * The SDK's User-Agent and X-Amz-User-Agent as the SDK's own middleware
+ * writes them, without its per-request feature list (`m/…`): built once
+ * from the client's User-Agent sections.
+ */
+function userAgentOnce(client: S3Client): () => Promise<{ ua: string; amz: string }> {
+  const config = client.config as { defaultUserAgentProvider?: () => Promise<unknown> };
+  let values: Promise<{ ua: string; amz: string }> | undefined;
+  const make = async () => {
+    const sections = (await config.defaultUserAgentProvider?.() ?? []) as [string, string?][];
+    const parts = sections.map(userAgentSection);
+    return { ua: parts.join(" "), amz: parts.filter((p) => p.startsWith("aws-sdk-")).join(" ") };
+  };
+  return () => (values ??= make());
+}
+
+/**
+ * One User-Agent section as the SDK writes it: `prefix/name#version`
+ * (`os/linux#6.1`), `name/version` (`aws-sdk-js/3.0`), `prefix/name`
+ * (`lang/js`), with characters outside a token's replaced by `-`.
+ *
+ * @example
+ * ```ts
+ * import { userAgentSection } from "./s3_client.ts";
+ * console.assert(userAgentSection(["os/linux", "6.1.0"]) === "os/linux#6.1.0");
+ * console.assert(userAgentSection(["aws-sdk-js", "3.0"]) === "aws-sdk-js/3.0");
+ * console.assert(userAgentSection(["api/S3", "3 0"]) === "api/s3#3-0");
+ * ```
+ */
+export function userAgentSection([name, version]: readonly [string, string?]): string {
+  const escaped = name.split("/").map((p) => p.replace(/[^!$%&'*+\-.^_`|~\w]/g, "-")).join("/");
+  const slash = escaped.indexOf("/");
+  const prefix = slash < 0 ? "" : escaped.slice(0, slash);
+  const rest = slash < 0 ? escaped : escaped.slice(slash + 1);
+  const parts = [
+    prefix,
+    prefix === "api" ? rest.toLowerCase() : rest,
+    version?.replace(/[^!$%&'*+\-.^_`|~\w#]/g, "-"),
+  ].filter((p) => p !== undefined && p !== "");
+  return parts.map((p, i) => i === 0 ? p : `${i === 1 ? "/" : "#"}${p}`).join("");
 }
 
 /**

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { GetObjectCommand, PutObjectCommand } from "@aws-sdk/client-s3";
+import { GetObjectCommand, PutObjectCommand, S3Client } from "@aws-sdk/client-s3";
 import { ConfigError } from "../core/errors.ts";
 import {
   codeOf,
@@ -284,3 +284,59 @@ for (const [handler, expect] of [["fetch", null], ["node", "100-continue"]] as c
     }
   });
 }
+
+Deno.test("a client keeps the middleware S3 needs (signing, retries, lengths, host, serde) and sends the SDK's User-Agent less its per-request feature list", async () => {
+  Deno.env.set("AWS_ACCESS_KEY_ID", "TESTKEY");
+  Deno.env.set("AWS_SECRET_ACCESS_KEY", "test-secret");
+  const seen: Headers[] = [];
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
+    seen.push(req.headers);
+    await req.arrayBuffer();
+    return new Response(null, { headers: { etag: '"e"' } });
+  });
+  const endpoint = `http://127.0.0.1:${server.addr.port}`;
+  const client = newS3Client({ endpoint, region: "us-east-1" });
+  // the SDK's client as it comes, for its User-Agent
+  const plain = new S3Client({ endpoint, region: "us-east-1", forcePathStyle: true });
+  try {
+    const names = client.middlewareStack.identify().join("\n");
+    for (
+      const kept of [
+        "serializerMiddleware",
+        "contentLengthMiddleware",
+        "hostHeaderMiddleware",
+        "retryMiddleware",
+        "httpSigningMiddleware",
+        "deserializerMiddleware",
+        "validateBucketNameMiddleware",
+      ]
+    ) assert.match(names, new RegExp(`^${kept} `, "m"));
+    for (
+      const gone of ["loggerMiddleware", "recursionDetectionMiddleware", "getUserAgentMiddleware"]
+    ) {
+      assert.doesNotMatch(names, new RegExp(`^${gone} `, "m"));
+    }
+    const Body = new Uint8Array(1024);
+    await client.send(new PutObjectCommand({ Bucket: "b", Key: "k", Body }));
+    await client.send(new PutObjectCommand({ Bucket: "b", Key: "k", Body }));
+    await plain.send(new PutObjectCommand({ Bucket: "b", Key: "k", Body }));
+    const [first, second, sdk] = seen;
+    const signed =
+      /^AWS4-HMAC-SHA256 Credential=TESTKEY\/\d{8}\/us-east-1\/s3\/aws4_request, SignedHeaders=([^,]+), Signature=[0-9a-f]{64}$/;
+    for (const h of [first!, second!]) {
+      const headers = signed.exec(h.get("authorization") ?? "")?.[1]?.split(";");
+      assert.ok(headers, h.get("authorization") ?? "no authorization");
+      for (const name of ["host", "content-length", "x-amz-date", "x-amz-content-sha256"]) {
+        assert.ok(headers.includes(name), `${name} is not signed: ${headers}`);
+      }
+      assert.equal(h.get("content-length"), "1024");
+      assert.equal(h.get("user-agent"), sdk!.get("user-agent")!.replace(/ m\/\S+$/, ""));
+      assert.equal(h.get("x-amz-user-agent"), sdk!.get("x-amz-user-agent"));
+    }
+    assert.match(first!.get("user-agent")!, /^aws-sdk-js\/\S+ .* api\/s3#\S+$/);
+  } finally {
+    client.destroy();
+    plain.destroy();
+    await server.shutdown();
+  }
+});

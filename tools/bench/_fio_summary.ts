@@ -28,6 +28,18 @@ export interface CaseRound {
   ratio: number;
   /** tierbench/fio of the CPU time per I/O (user + system). */
   cpu_per_io_ratio: number;
+  /**
+   * Requests the loop device completed per I/O in each tool's run (loop
+   * mode's disk cases): above 1 where I/Os were split, which costs the kernel
+   * more per I/O whichever tool issued them.
+   */
+  device_requests_per_io?: ToolPair;
+}
+
+/** One figure of each tool's. */
+export interface ToolPair {
+  tierbench: number;
+  fio: number;
 }
 
 /** One round of the RSS check. */
@@ -62,6 +74,8 @@ export interface CaseSummary {
   /** Most acceptable `cpu_per_io_ratio`. */
   cpu_target: number;
   cpu_met: boolean;
+  /** Median over rounds of each tool's loop-device requests per I/O, where measured. */
+  device_requests_per_io?: ToolPair | undefined;
   rounds: CaseRound[];
 }
 
@@ -127,8 +141,20 @@ export function summarizeCase(c: CaseDef, rounds: CaseRound[]): CaseSummary {
     cpu_per_io_ratio: cpuRatio,
     cpu_target: CPU_TARGET,
     cpu_met: round3(cpuRatio) <= CPU_TARGET,
+    device_requests_per_io: medianPair(rounds.map((r) => r.device_requests_per_io)),
     rounds,
   };
+}
+
+function medianPair(pairs: (ToolPair | undefined)[]): ToolPair | undefined {
+  const known = pairs.filter((p): p is ToolPair => p !== undefined);
+  if (known.length === 0) return undefined;
+  return { tierbench: median(known.map((p) => p.tierbench)), fio: median(known.map((p) => p.fio)) };
+}
+
+/** Each tool's requests per I/O, tierbench's first: "1.50 / 1.00", or "–". */
+export function fmtRequests(p: ToolPair | undefined): string {
+  return p === undefined ? "–" : `${p.tierbench.toFixed(2)} / ${p.fio.toFixed(2)}`;
 }
 
 /** The RSS check over its `rounds`, against `target` (8g/1g). */
@@ -184,10 +210,11 @@ export function head(control: boolean): string[] {
     "fio CPU/I/O usr+sys",
     "CPU ratio",
     "CPU met",
+    `requests/I/O ${a} / fio`,
   ];
 }
 
-const ALIGN = ["l", "r", "r", "r", "l", "l", "l", "r", "r", "r", "l"] as const;
+const ALIGN = ["l", "r", "r", "r", "l", "l", "l", "r", "r", "r", "l", "r"] as const;
 
 /** The table's rows, as text (no RSS row when the check did not run). */
 export function rows(cases: CaseSummary[], rss: RssSummary | undefined): string[][] {
@@ -203,6 +230,7 @@ export function rows(cases: CaseSummary[], rss: RssSummary | undefined): string[
     fmtCpu(c.cpu_per_io_ns.fio),
     c.cpu_per_io_ratio.toFixed(3),
     `${c.cpu_met ? "yes" : "NO"} (≤ ${c.cpu_target.toFixed(2)})`,
+    fmtRequests(c.device_requests_per_io),
   ]);
   if (rss === undefined) return out;
   out.push([
@@ -213,6 +241,7 @@ export function rows(cases: CaseSummary[], rss: RssSummary | undefined): string[
     rss.rounds.map((r) => r.ratio.toFixed(2)).join(" "),
     `≤ ${rss.target.toFixed(2)}`,
     rss.met ? "yes" : "NO",
+    "–",
     "–",
     "–",
     "–",

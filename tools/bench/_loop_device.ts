@@ -233,3 +233,47 @@ function directIo(device: string): boolean {
 function warn(message: string): void {
   console.error(`fio-compare: ${message}`);
 }
+
+/** What a block device has done so far, from `/sys/block/NAME/stat`. */
+export interface BlockCounts {
+  /** Read and write requests completed. */
+  requests: number;
+  /** 512-byte sectors read and written. */
+  sectors: number;
+}
+
+/** `device`'s counts now (`/dev/loop0` or `loop0`); undefined when the kernel does not say. */
+export function blockCounts(device: string): BlockCounts | undefined {
+  let text: string;
+  try {
+    text = Deno.readTextFileSync(`/sys/block/${device.replace(/^\/dev\//, "")}/stat`);
+  } catch {
+    return undefined;
+  }
+  const f = text.trim().split(/\s+/).map(Number);
+  if (f.length < 7 || f.some((n) => !Number.isFinite(n))) return undefined;
+  return { requests: f[0]! + f[4]!, sectors: f[2]! + f[6]! };
+}
+
+/**
+ * Requests the device completed per I/O of `bs` bytes between two counts:
+ * 1 when each I/O was one request; more when the block layer split them (a
+ * buffer whose pages lie in more pieces of memory than a request may hold).
+ * Undefined when no byte moved.
+ *
+ * @example
+ * ```ts
+ * import { requestsPerIo } from "./_loop_device.ts";
+ * const r = requestsPerIo({ requests: 10, sectors: 0 }, { requests: 16, sectors: 8192 }, 1 << 20);
+ * console.assert(r === 1.5); // 4 I/Os of 1 MiB made 6 requests
+ * ```
+ */
+export function requestsPerIo(
+  before: BlockCounts,
+  after: BlockCounts,
+  bs: number,
+): number | undefined {
+  const bytes = (after.sectors - before.sectors) * 512;
+  if (bytes <= 0) return undefined;
+  return (after.requests - before.requests) / (bytes / bs);
+}

@@ -81,7 +81,13 @@ import {
   Scratch,
   UsageError,
 } from "./_fio_process.ts";
-import { LoopDevice, type LoopFacts, requireRoot } from "./_loop_device.ts";
+import {
+  blockCounts,
+  LoopDevice,
+  type LoopFacts,
+  requestsPerIo,
+  requireRoot,
+} from "./_loop_device.ts";
 import { type CaseDef, casesOf, type DeviceMode, metricOf } from "./_fio_cases.ts";
 import {
   type CaseRound,
@@ -89,6 +95,7 @@ import {
   fmtCpu,
   fmtFigure,
   fmtMiB,
+  fmtRequests,
   head,
   markdownTable,
   rows,
@@ -245,6 +252,8 @@ interface Context {
   readonly settings: Settings;
   readonly scratch: Scratch;
   readonly runner: ChildRunner;
+  /** The loop device (`/dev/loopN`) the disk cases run on, in loop mode. */
+  readonly loopDevice?: string | undefined;
 }
 
 function patternOf(c: CaseDef, s: Settings): Pattern {
@@ -369,16 +378,29 @@ async function measureCase(ctx: Context, c: CaseDef, round: number): Promise<Cas
   // Reads: both tools read one file laid out for this round; writes: fresh files each.
   const reads = c.place !== "null" && direction(patternOf(c, ctx.settings)) === "read";
   const shared = reads ? await layOutShared(ctx, c, name) : undefined;
+  const device = c.place === "disk" ? ctx.loopDevice : undefined;
+  const requests: Partial<Record<Tool, number | undefined>> = {};
   try {
-    for (const tool of first === "tierbench" ? ["tierbench", "fio"] : ["fio", "tierbench"]) {
+    for (
+      const tool of first === "tierbench"
+        ? ["tierbench", "fio"] as const
+        : ["fio", "tierbench"] as const
+    ) {
+      const before = device === undefined ? undefined : blockCounts(device);
       if (tool === "fio") fio = await fioCase(ctx, c, name, shared);
       else if (ctx.settings.control) tb = await fioCase(ctx, c, `${name}-control`, shared);
       else tb = await tierbenchCase(ctx, c, name, shared);
+      const after = device === undefined ? undefined : blockCounts(device);
+      if (before && after) requests[tool] = requestsPerIo(before, after, c.pattern.bs);
     }
   } finally {
     if (shared !== undefined) await ctx.scratch.removeFile(placeOf(c), `${name}.shared.dat`);
   }
-  return caseRound(c, round, first, tb!, fio!);
+  const r = caseRound(c, round, first, tb!, fio!);
+  if (requests.tierbench !== undefined && requests.fio !== undefined) {
+    r.device_requests_per_io = { tierbench: requests.tierbench, fio: requests.fio };
+  }
+  return r;
 }
 
 async function peakRss(ctx: Context, ioSize: number, name: string): Promise<number> {
@@ -517,7 +539,7 @@ async function compare(s: Settings): Promise<void> {
     const loopFacts = await loop?.setup(runner, s.tmpfsDir, loopBytes(s.size));
     env = describeEnvironment(s, fio, date, loopFacts);
     scratch = await Scratch.create({ dir: loopFacts?.mount_point ?? s.dir, tmpfsDir: s.tmpfsDir });
-    const ctx: Context = { settings: s, scratch, runner };
+    const ctx: Context = { settings: s, scratch, runner, loopDevice: loopFacts?.device };
     for (let round = 1; round <= s.rounds; round++) await measureRound(ctx, defs, round, rounds);
   } catch (e) {
     // Said once the finally below has run.
@@ -574,7 +596,9 @@ async function measureRound(
         fmtFigure(m, metricOf(c, r.fio))
       }, ratio ${r.ratio.toFixed(3)}; CPU/I/O ${fmtCpu(r.tierbench.cpu_per_io_ns)} vs ${
         fmtCpu(r.fio.cpu_per_io_ns)
-      }, ratio ${r.cpu_per_io_ratio.toFixed(3)}`,
+      }, ratio ${r.cpu_per_io_ratio.toFixed(3)}${
+        r.device_requests_per_io ? `; requests/I/O ${fmtRequests(r.device_requests_per_io)}` : ""
+      }`,
     );
   }
   if (s.control) return; // the RSS check is tierbench's alone

@@ -194,6 +194,7 @@ Deno.test(needing(["root", "fio"], {
       for (const c of doc.cases) {
         assert.ok(c.tierbench_min > 0 && c.fio_min > 0, c.id);
         assertCpuPerIo(c);
+        assertRequestsPerIo(c);
       }
       const backers = await sh("losetup", ["-j", loop.backing_file]);
       assert.equal(backers.out.trim(), "", `still attached: ${backers.out}`);
@@ -250,6 +251,31 @@ Deno.test(needing(["root", "fio"], {
     });
   },
 }));
+
+/**
+ * The loop device's requests per I/O: each tool's, every round, on the loop
+ * device's cases (a random 4 KiB read is one request, a 1 MiB one one or two,
+ * give or take the file system's own); none on tmpfs and the null tier.
+ */
+function assertRequestsPerIo(
+  c: {
+    id: string;
+    device_requests_per_io?: unknown;
+    rounds: { device_requests_per_io?: unknown }[];
+  },
+): void {
+  const pairs = [c.device_requests_per_io, ...c.rounds.map((r) => r.device_requests_per_io)];
+  if (c.id.includes("-tmpfs-") || c.id.startsWith("null")) {
+    assert.ok(pairs.every((p) => p === undefined), `${c.id}: ${JSON.stringify(pairs)}`);
+    return;
+  }
+  for (const p of pairs as { tierbench: number; fio: number }[]) {
+    for (const v of [p.tierbench, p.fio]) {
+      const most = c.id.startsWith("randread") ? 1.1 : c.id.startsWith("seqread") ? 2.1 : 3;
+      assert.ok(v >= 0.95 && v <= most, `${c.id}: ${JSON.stringify(p)}`);
+    }
+  }
+}
 
 /** `deno` and the comparison bundled into one file, both readable by anyone, under `dir`. */
 async function runnableByAnyone(dir: string): Promise<{ deno: string; script: string }> {

@@ -1,0 +1,169 @@
+/**
+ * CPU per request of the s3 tier's client (`newS3Client`, the engines'
+ * `putObject`/`getObject`), measured alone:
+ *
+ * - on the stub (its own process): loops of PutObject and GetObject at a
+ *   depth, for each size bench:s3 measures, with this process's CPU time
+ *   (every thread) over the requests completed;
+ * - with `--no-network`: the SDK's own work per request only, its request
+ *   handler answering at once (a PUT's empty answer, a GET's 16 bytes),
+ *   one request at a time; the least and the median of five rounds.
+ *
+ * ```sh
+ * deno run -A tools/bench/s3_sdk_cpu.ts [seconds] [op prefix, e.g. "PUT 64"]
+ * deno run -A tools/bench/s3_sdk_cpu.ts --no-network
+ * ```
+ *
+ * Add `--cpu-prof` to deno's flags to see where the time goes. The client's
+ * middleware is listed first.
+ *
+ * @module
+ */
+
+import process from "node:process";
+import { GetObjectCommand, PutObjectCommand, type S3Client } from "@aws-sdk/client-s3";
+import { HttpResponse } from "@smithy/core/protocols";
+import type { HttpRequest } from "@smithy/types";
+import { newS3Client } from "../../tiers/s3_client.ts";
+import { startStubProcess } from "../services/s3_stub.ts";
+
+const SHAPES = [
+  { op: "GET", size: 1 << 20, depth: 8 },
+  { op: "GET", size: 8 << 20, depth: 8 },
+  { op: "GET", size: 64 << 10, depth: 32 },
+  { op: "PUT", size: 1 << 20, depth: 8 },
+  { op: "PUT", size: 8 << 20, depth: 8 },
+  { op: "PUT", size: 64 << 10, depth: 32 },
+] as const;
+
+/** This process's CPU time so far, µs (every thread). */
+function cpu(): number {
+  const u = process.cpuUsage();
+  return u.user + u.system;
+}
+
+/** PUTs `body` as the engines do: one PutObject, sent without options. */
+async function putObject(client: S3Client, key: string, body: Uint8Array): Promise<void> {
+  await client.send(new PutObjectCommand({ Bucket: "bench", Key: key, Body: body }));
+}
+
+/**
+ * GETs `key` and reads its body into `into` as the engines do, with a BYOB
+ * reader; returns the buffer, which the reads moved to a new ArrayBuffer.
+ */
+async function getObject(client: S3Client, key: string, into: ArrayBuffer): Promise<ArrayBuffer> {
+  const r = await client.send(new GetObjectCommand({ Bucket: "bench", Key: key }));
+  const reader = (r.Body as ReadableStream<Uint8Array>).getReader({ mode: "byob" });
+  let buf = new Uint8Array(into);
+  for (let at = 0;;) {
+    const { done, value } = await reader.read(buf.subarray(at));
+    // the read moved the buffer, ended or not
+    if (value !== undefined) buf = new Uint8Array(value.buffer);
+    if (done || value === undefined) break;
+    at = (at + value.byteLength) % buf.byteLength;
+  }
+  return buf.buffer as ArrayBuffer;
+}
+
+/** The shapes on the stub, `seconds` each after 0.3 s of warm-up. */
+async function onStub(seconds: number, only: string | undefined): Promise<void> {
+  const stub = await startStubProcess();
+  const client = newS3Client({ endpoint: stub.endpoint, region: "us-east-1" });
+  console.log(client.middlewareStack.identify().join("\n"));
+  try {
+    for (const s of SHAPES) {
+      const label = `${s.op} ${s.size >= 1 << 20 ? `${s.size >> 20} MiB` : `${s.size >> 10} KiB`}`;
+      if (only !== undefined && !label.startsWith(only)) continue;
+      const body = new Uint8Array(s.size).fill(7);
+      const into = Array.from({ length: s.depth }, () => new ArrayBuffer(s.size));
+      const key = (i: number) => `cpu/${s.size}/${i}`;
+      const one = async (i: number) => {
+        if (s.op === "PUT") await putObject(client, key(i), body);
+        else into[i] = await getObject(client, key(i), into[i]!);
+      };
+      const run = async (ms: number) => {
+        let n = 0;
+        const end = performance.now() + ms;
+        await Promise.all(Array.from({ length: s.depth }, async (_, i) => {
+          for (; performance.now() < end; n++) await one(i);
+        }));
+        return n;
+      };
+      await Promise.all(
+        Array.from({ length: s.depth }, (_, i) => putObject(client, key(i), body)),
+      );
+      await run(300);
+      const c0 = cpu();
+      const t0 = performance.now();
+      const n = await run(seconds * 1000);
+      const us = (cpu() - c0) / n;
+      const mbs = (n * s.size) / ((performance.now() - t0) * 1000);
+      console.log(
+        `${label} ×${s.depth}\t${us.toFixed(0)} µs CPU/req\t${mbs.toFixed(0)} MB/s\t${n} req`,
+      );
+    }
+  } finally {
+    client.destroy();
+    await stub.stop();
+  }
+}
+
+/** A request handler that answers at once: the SDK's work without the network's. */
+function answerAtOnce(client: S3Client): void {
+  (client.config as { requestHandler: unknown }).requestHandler = {
+    handle: (req: HttpRequest) => {
+      const get = req.method === "GET";
+      const body = get
+        ? new ReadableStream({
+          start(c) {
+            c.enqueue(new Uint8Array(16));
+            c.close();
+          },
+        })
+        : new Uint8Array(0);
+      const headers = { "content-length": get ? "16" : "0", etag: '"e"' };
+      return Promise.resolve({ response: new HttpResponse({ statusCode: 200, headers, body }) });
+    },
+    updateHttpClientConfig() {},
+    httpHandlerConfigs: () => ({}),
+    destroy() {},
+  };
+}
+
+/** PutObject (1 KiB) and GetObject through the SDK with no network, one at a time. */
+async function noNetwork(): Promise<void> {
+  const client = newS3Client({ endpoint: "http://127.0.0.1:9", region: "us-east-1" });
+  answerAtOnce(client);
+  const Body = new Uint8Array(1024);
+  const put = async () => {
+    await client.send(new PutObjectCommand({ Bucket: "b", Key: "k/1", Body }));
+  };
+  const get = async () => {
+    const r = await client.send(new GetObjectCommand({ Bucket: "b", Key: "k/1" }));
+    await r.Body!.transformToByteArray();
+  };
+  for (const [name, op] of [["PutObject", put], ["GetObject", get]] as const) {
+    for (let i = 0; i < 3000; i++) await op();
+    const rounds: number[] = [];
+    for (let r = 0; r < 5; r++) {
+      const c0 = cpu();
+      for (let i = 0; i < 4000; i++) await op();
+      rounds.push((cpu() - c0) / 4000);
+    }
+    rounds.sort((a, b) => a - b);
+    console.log(
+      `${name}\tleast ${rounds[0]!.toFixed(1)} µs CPU/req\tmedian ${rounds[2]!.toFixed(1)}`,
+    );
+  }
+  client.destroy();
+}
+
+if (import.meta.main) {
+  if (!Deno.env.get("AWS_ACCESS_KEY_ID")) {
+    // The stub ignores signatures, but the SDK signs every request.
+    Deno.env.set("AWS_ACCESS_KEY_ID", "TIERBENCHSTUBKEY");
+    Deno.env.set("AWS_SECRET_ACCESS_KEY", "tierbench-stub-secret");
+  }
+  if (Deno.args[0] === "--no-network") await noNetwork();
+  else await onStub(Number(Deno.args[0] ?? "2"), Deno.args[1]);
+}
