@@ -360,7 +360,7 @@ export class JobRuntime {
     latNs: number,
     slatNs: number,
     ttfbNs = -1,
-    bytes = this.#bs,
+    bytes: number = this.#bs,
     offset = -1,
   ): void {
     // Under a rate: lat from the intended start; slat and clat from the real issue.
