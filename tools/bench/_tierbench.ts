@@ -1,6 +1,7 @@
 /**
  * How the benchmark tools start tierbench: with the V8 flags its own
- * `deno task tierbench` and `deno task bench` use.
+ * `deno task tierbench`, `deno task bench` and `deno task compile` use
+ * (_tierbench_test.ts keeps them the same).
  *
  * @module
  */
