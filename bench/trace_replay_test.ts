@@ -247,20 +247,25 @@ const io = (
   res: length,
 });
 
+/** `trace` replayed at --speed max with `prefix` on memory:`dir`: its result (status ok). */
+async function replayAtMax(trace: string, prefix: string, dir: string, timeoutMs = 30_000) {
+  const { doc } = await replayTrace({
+    trace,
+    maps: [{ prefix, tier: parseTierSpec(`memory:${dir}`) }],
+    speed: "max",
+    timeoutMs,
+  });
+  assert.equal(doc.status, "ok", doc.error);
+  return doc.trace_replay!;
+}
+
 /** A replay of `events` on tmpfs at --speed max: its result (status ok). */
 async function replayOnTmpfs(events: TraceEvent[]) {
   const dir = await Deno.makeTempDir({ dir: "/dev/shm", prefix: "tb-trace-" });
   try {
     const trace = join(dir, "t.trace");
     await writeTrace(trace, events);
-    const { doc } = await replayTrace({
-      trace,
-      maps: [{ prefix: "/data", tier: parseTierSpec(`memory:${dir}`) }],
-      speed: "max",
-      timeoutMs: 30_000,
-    });
-    assert.equal(doc.status, "ok", doc.error);
-    return doc.trace_replay!;
+    return await replayAtMax(trace, "/data", dir);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
@@ -457,14 +462,7 @@ Deno.test("a DeepSpeed recording replays: aio contexts set up on the main thread
     }
     assert.equal(setUpBy.size, 1);
     assert.ok(submitters.size >= 4 && !submitters.has([...setUpBy][0]!), [...submitters].join());
-    const { doc } = await replayTrace({
-      trace,
-      maps: [{ prefix: "/var/tmp/dsnvme", tier: parseTierSpec(`memory:${dir}`) }],
-      speed: "max",
-      timeoutMs: 60_000,
-    });
-    assert.equal(doc.status, "ok", doc.error);
-    const r = doc.trace_replay!;
+    const r = await replayAtMax(trace, "/var/tmp/dsnvme", dir, 60_000);
     assert.equal(r.tiers[0]!.read.total_ios, want.read);
     assert.equal(r.tiers[0]!.write.total_ios, want.write);
     assert.equal(r.ops["io_setup"], want.setups);
