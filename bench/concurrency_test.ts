@@ -13,7 +13,10 @@ import { togetherAtOf } from "../solver/slowdown.ts";
 /** Tiny points: the tests check the curves' shape, never their figures. */
 const TINY = { runtime: "0.2", ramp: "0", size: "4m" } as const;
 
-/** Every tier has a curve per bs with points 1..R, each read, write and mixed, its runs in `runs`. */
+/**
+ * Every tier has a curve per bs with points 1..R, each read, write and mixed, its runs in `runs`.
+ * One 0.2 s window under load may hold no completion (its figure 0), a tier's every window not.
+ */
 function assertCurves(
   c: ConcurrencyResult,
   runs: readonly RunResult[],
@@ -25,12 +28,19 @@ function assertCurves(
   assert.deepEqual(c.tiers.map((t) => t.label), labels);
   for (const t of c.tiers) {
     assert.deepEqual(t.curves.map((x) => x.bs), bs);
+    let bytes = 0;
     for (const curve of t.curves) {
       assert.equal(curve.iodepth, 8);
       assert.deepEqual(curve.points.map((p) => p.processes), [...Array(r)].map((_, i) => i + 1));
       for (const p of curve.points) {
-        for (const bw of [p.read_bw_bytes, p.write_bw_bytes]) assert.ok(bw > 0);
-        assert.ok(p.mixed_read_bw_bytes! > 0 && p.mixed_write_bw_bytes! > 0);
+        const bws = [
+          p.read_bw_bytes,
+          p.write_bw_bytes,
+          p.mixed_read_bw_bytes!,
+          p.mixed_write_bw_bytes!,
+        ];
+        for (const bw of bws) assert.ok(bw >= 0, JSON.stringify(p));
+        bytes += bws.reduce((a, b) => a + b);
         assert.equal(p.runs.length, 4);
         for (const name of p.runs) {
           const run = runs.find((x) => x.name === name);
@@ -41,6 +51,7 @@ function assertCurves(
         }
       }
     }
+    assert.ok(bytes > 0, `${t.label}: no I/O at any point`);
   }
 }
 
@@ -102,7 +113,7 @@ Deno.test("contention with concurrency writes the curves after the matrix, and t
         assert.equal(run.options.numjobs, 2);
       }
       const m = at!.members[label]!;
-      assert.ok(m.read_bw_bytes > 0 && m.write_bw_bytes > 0);
+      assert.ok(m.read_bw_bytes >= 0 && m.write_bw_bytes >= 0, JSON.stringify(m));
       // the profile keeps them, looked up in either order
       const other = label === "memory" ? "file" : "memory";
       assert.deepEqual(togetherAtOf(profile, label, other), {
