@@ -348,8 +348,10 @@ Deno.test("--speed 1x keeps the recorded think time between calls; max removes i
     };
     const slow = await run("1x"), fast = await run("max");
     assert.equal(slow.recorded_s, 0.4001);
-    assert.ok(slow.replayed_s >= 0.4 && slow.replayed_s < 1, String(slow.replayed_s));
-    assert.ok(fast.replayed_s < 0.1, String(fast.replayed_s));
+    // 1x waits the recorded 0.4 s, max does not: three small I/Os take far less even under
+    // load; the slack above is for a loaded machine, not for a second wait
+    assert.ok(slow.replayed_s >= 0.4 && slow.replayed_s < 1.5, String(slow.replayed_s));
+    assert.ok(fast.replayed_s < 0.4, String(fast.replayed_s));
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

@@ -122,8 +122,10 @@ Deno.test(
           "[short]\nruntime=1\n[long]\nruntime=30\n";
         const { fio: theirs, tb } = await both(dir, text);
         for (const jobs of [theirs, tb]) {
+          // ended by the short one's end at 1 s, not its own 30 s: the stop reaches it late
+          // under load (seconds on a loaded 2-core machine), never near 30 s
           const long = jobs[1]!.read.runtime as number;
-          assert.ok(long < 3000, `long ran ${long} ms`);
+          assert.ok(long < 10_000, `long ran ${long} ms`);
         }
       });
       await withTempDir(async (dir) => {
