@@ -140,7 +140,8 @@ export function clusterProcesses(group: Group): ClusterProcess<RunResult>[] {
 
 /**
  * The `cluster` section: who took part (from the group) and `rest`; the
- * members lost are listed when there were any.
+ * members lost are listed when there were any, and a coordination list
+ * whose waits none ended is left out (not measured, rather than empty).
  */
 export function clusterSection(
   group: Group,
@@ -159,8 +160,17 @@ export function clusterSection(
     hosts: [...new Set(group.members.map((m) => m.host))],
     ...sections,
     ...(lost.length > 0 ? { lost: [...lost] } : {}),
-    coordination,
+    coordination: measured(coordination),
   };
+}
+
+/** `coordination` without its empty lists. */
+function measured(
+  coordination: ClusterSection<RunResult>["coordination"],
+): ClusterSection<RunResult>["coordination"] {
+  return Object.fromEntries(
+    Object.entries(coordination).filter(([, waits]) => waits !== undefined && waits.length > 0),
+  );
 }
 
 /** Fails `doc` naming every lost member; whether there was one. */

@@ -32,7 +32,7 @@ Deno.test("run across 3 torchrun-style processes: one document with every proces
       doc.runs[0]!.write.lat_ns.N,
       c.processes.reduce((a, p) => a + p.runs[0]!.write.lat_ns.N, 0),
     );
-    assert.equal(c.coordination.barrier_ms.length, 1);
+    assert.equal(c.coordination.barrier_ms?.length, 1);
     assert.deepEqual(await scratchLeft(dir), []);
   });
 });

@@ -125,7 +125,9 @@ export interface ClusterSection<Run> {
   /**
    * What coordination cost, at the root: each barrier's and the gather's
    * wait, ms (a `workload`: the start barrier, and the gather of the results
-   * at the end, which waits for the slowest node).
+   * at the end, which waits for the slowest node). A list is absent when
+   * none of its waits ended (not measured): a run stopped, or a rank lost,
+   * before its first barrier released or its first gather completed.
    */
-  coordination: { barrier_ms: number[]; gather_ms: number[] };
+  coordination: { barrier_ms?: number[]; gather_ms?: number[] };
 }

@@ -46,8 +46,8 @@ export function runTable(dir: string): string[] {
       } | ` +
         `${each} | ${formatRate(r[dirn].last_done.bw_bytes)} | ` +
         `${formatRate(r[dirn].first_done.bw_bytes)} | ${p99.toFixed(1)} ms | ` +
-        `${co.barrier_ms.map((x) => x.toFixed(1)).join()} / ${
-          co.gather_ms.map((x) => x.toFixed(1)).join()
+        `${(co.barrier_ms ?? []).map((x) => x.toFixed(1)).join() || "–"} / ${
+          (co.gather_ms ?? []).map((x) => x.toFixed(1)).join() || "–"
         } |`,
     );
   }
