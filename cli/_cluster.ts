@@ -40,7 +40,7 @@ import { EXIT_FAILED, fail } from "./_exit.ts";
 import { finish } from "./_finish.ts";
 import { withSignals } from "./_signals.ts";
 import { ProgressLine } from "./progress.ts";
-import { errorLine } from "../core/errors.ts";
+import { errorLine, sizeHintNaming } from "../core/errors.ts";
 
 /** This process's launch, or undefined when no launcher started it (a plain run). */
 export function launchedBy(): LaunchInfo | undefined {
@@ -111,12 +111,14 @@ export async function acrossProcesses(
           format: o.outputFormat,
           source: o.fioSource,
           verbose: o.verbose,
+          sizeOption: o.sizeOption,
         });
       } else if (outcome.doc.status !== "ok") {
         const cause = outcome.error instanceof Error
           ? outcome.error.message
           : outcome.doc.error ?? outcome.doc.status;
-        fail(`rank ${group.rank} on ${info.node}: ${cause}`, EXIT_FAILED);
+        const sized = o.sizeOption ? sizeHintNaming(cause, o.sizeOption) : cause;
+        fail(`rank ${group.rank} on ${info.node}: ${sized}`, EXIT_FAILED);
       }
     } finally {
       await dispose();

@@ -5,7 +5,7 @@
  * @module
  */
 
-import { ConfigError, errorLine } from "../core/errors.ts";
+import { ConfigError, errorLine, sizeHintNaming } from "../core/errors.ts";
 import type { SessionOutcome } from "../bench/session.ts";
 import { type ResultDocument, stringifyResult } from "../schema/result.ts";
 import { partialPathOf, writeFileAtomic, writeFileNew } from "../core/output_file.ts";
@@ -61,6 +61,8 @@ export interface FinishFormat {
   readonly source?: FioJobSource | undefined;
   /** A profile's every run, rather than its summary. */
   readonly verbose?: boolean | undefined;
+  /** What sets the run's size as the user started it, for the full-disk hint (default --size). */
+  readonly sizeOption?: string | undefined;
 }
 
 /** `output` when it means standard output. */
@@ -124,6 +126,9 @@ export async function finish(
 ): Promise<never> {
   const { doc, error } = outcome;
   if (error instanceof ConfigError) fail(error.message, EXIT_USAGE);
+  const sized = (line: string) => f.sizeOption ? sizeHintNaming(line, f.sizeOption) : line;
+  if (doc.error !== undefined) doc.error = sized(doc.error);
+  for (const run of doc.runs) if (run.error !== undefined) run.error = sized(run.error);
   const toStdout = output === STDOUT;
   const say = (line: string) => (toStdout ? console.error : console.log)(redactSecrets(line));
   const complete = doc.status === "ok" && !signal.aborted;
@@ -148,7 +153,7 @@ export async function finish(
     );
   }
   if (doc.status !== "ok") {
-    const cause = error instanceof Error ? error.message : doc.error ?? "run failed";
+    const cause = sized(error instanceof Error ? error.message : doc.error ?? "run failed");
     fail(`${cause}${where}`, EXIT_FAILED);
   }
   for (const line of formatScheduleNotes(doc.runs)) say(line);

@@ -64,6 +64,8 @@ export async function runJobFile(
     jobs: file.jobs.map((j) => ({ options: j.options, groupid: j.schedule.groupid })),
   };
   const config = { command: "run", jobfile: path, jobs };
+  // the full-disk hint names the job file's key, not run's --size
+  o = { ...o, sizeOption: `size= in ${path}` };
   if (launch) {
     if (run.triggerTimeoutMs !== undefined) {
       throw new ConfigError(

@@ -35,6 +35,8 @@ export interface ReportTo {
   readonly fioSource?: FinishFormat["source"];
   /** `bench --verbose`: every run's row instead of the summary. */
   readonly verbose?: boolean | undefined;
+  /** What sets the run's size, as the user started it (default `--size`). */
+  readonly sizeOption?: string | undefined;
 }
 
 /**
@@ -76,6 +78,7 @@ export async function reportSession(
       format: o.outputFormat,
       source: o.fioSource,
       verbose: o.verbose,
+      sizeOption: o.sizeOption,
     });
   });
 }

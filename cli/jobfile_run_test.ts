@@ -218,7 +218,8 @@ Deno.test(
 Deno.test(
   needing(["fio", "root"], {
     name: "a file to lay out larger than the file system's room: fio fills it and fails with " +
-      "ENOSPC; tierbench fails the job with ENOSPC before writing, saying what it needed",
+      "ENOSPC; tierbench fails the job with ENOSPC before writing, saying what it needed and " +
+      "naming the job file's size=",
     async fn() {
       await using m = await tempMount("tmpfs", "size=2m");
       const text = "[r]\nioengine=psync\nrw=read\nbs=64k\nsize=4m\nfilename=data\n";
@@ -229,9 +230,18 @@ Deno.test(
       const out = `${m.path}.json`; // beside the small file system, not on it
       const r = await runCli(["run", "j.fio", "--quiet", "--output", out], { cwd: t });
       // a failed run leaves its output alone and writes its partial results beside it
+      const partial = JSON.parse(await Deno.readTextFile(`${m.path}.partial.json`));
       await Deno.remove(`${m.path}.partial.json`);
       assert.equal(r.code, 1, r.stderr);
       assert.match(r.stderr, /ENOSPC \(laying the file out needs 4194304 bytes; \d+ are free\)/);
+      // what the user can change here is the job's size=, not run's --size
+      for (const said of [r.stderr, partial.error]) {
+        assert.match(
+          said,
+          /free space on that file system or use a smaller size= in \/\S*\/tb\/j\.fio\b/,
+        );
+        assert.doesNotMatch(said, /--size/);
+      }
       assert.deepEqual((await Array.fromAsync(Deno.readDir(t))).map((e) => e.name), ["j.fio"]);
       const theirs = await fioStatus(["j.fio"], f);
       assert.notEqual(theirs.code, 0);

@@ -261,7 +261,7 @@ Deno.test(needing(["root"], {
         "--output",
         out,
       ]);
-      assertOneLine(r, 1, /ENOSPC.*free space/);
+      assertOneLine(r, 1, /ENOSPC.*free space.* a smaller --size\b/);
       assert.deepEqual(await scratchLeft(mnt.path), []);
       const doc = JSON.parse(await Deno.readTextFile(partialPathOf(out)));
       assert.equal(doc.status, "failed");

@@ -37,6 +37,9 @@ import {
   parseWorkloadOptions,
 } from "./_workload_options.ts";
 
+/** What sets a workload's size, for the full-disk hint. */
+const SIZE_OPTION = "--scale";
+
 /** The `workload` command's options, after parsing. */
 type WorkloadFlags = ReturnType<ReturnType<typeof workloadOptions>["opts"]>;
 
@@ -128,12 +131,15 @@ async function workload(
     // Each process is one node's share; the root writes the one document.
     await acrossProcesses(
       launch,
-      o,
+      { ...o, sizeOption: SIZE_OPTION },
       DEFAULT_TIMEOUT_MS,
       (session) =>
         runClusterWorkload(session.group, def, setup, specs, options, runOptions(session)),
     );
     return;
   }
-  await reportSession(o, (session) => runWorkload(def, setup, specs, options, runOptions(session)));
+  await reportSession(
+    { ...o, sizeOption: SIZE_OPTION },
+    (session) => runWorkload(def, setup, specs, options, runOptions(session)),
+  );
 }

@@ -52,10 +52,13 @@ export class InputError extends ConfigError {
   }
 }
 
+/** How the hints name what sets a run's size ({@linkcode sizeHintNaming} renames it). */
+const SMALLER_SIZE = "use a smaller --size";
+
 /** Hints that tell the user what to do about a failed system call. */
 const HINTS: Record<string, string> = {
-  ENOSPC: "free space on that file system or use a smaller --size",
-  EDQUOT: "the disk quota is exhausted: free space or use a smaller --size",
+  ENOSPC: `free space on that file system or ${SMALLER_SIZE}`,
+  EDQUOT: `the disk quota is exhausted: free space or ${SMALLER_SIZE}`,
   EACCES: "pick a directory you may write to, or run as a user who may",
   EPERM: "pick a directory you may write to, or run as a user who may",
   EROFS: "the file system is read-only: pick a writable directory",
@@ -296,6 +299,22 @@ export function ioErrorFrom(e: unknown, syscall: string, path: string): unknown 
   const code = (e as { code?: unknown })?.code;
   if (typeof code !== "string") return e;
   return new IoError({ syscall, errno: 0, code, path }, { cause: e });
+}
+
+/**
+ * `line` with its hint on a full file system (ENOSPC, EDQUOT) naming
+ * `option`, what sets the run's size where the user started it (a
+ * workload's `--scale`, a job file's `size=`), instead of `run`'s `--size`.
+ *
+ * @example
+ * ```ts
+ * import { IoError, sizeHintNaming } from "./errors.ts";
+ * const e = new IoError({ syscall: "pwrite", errno: 28, code: "ENOSPC", path: "/x" });
+ * console.assert(sizeHintNaming(e.message, "--scale").endsWith("use a smaller --scale"));
+ * ```
+ */
+export function sizeHintNaming(line: string, option: string): string {
+  return line.replaceAll(SMALLER_SIZE, `use a smaller ${option}`);
 }
 
 /** Deno's wording of a failed system call: `<description> (os error <n>): <call> '<path>'`. */

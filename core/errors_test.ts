@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { withTempDir } from "../tests/_helpers.ts";
-import { errorLine, IoError } from "./errors.ts";
+import { errorLine, IoError, sizeHintNaming } from "./errors.ts";
 
 Deno.test("errorLine() writes a failed Deno call as call and path, errno name, description and hint", async () => {
   await withTempDir(async (dir) => {
@@ -28,6 +28,18 @@ Deno.test("errorLine() adds the hint tierbench gives for the same errno", () => 
     new IoError({ syscall: "mkdir", errno: 28, code: "ENOSPC", path: "/mnt/r1" }).message,
     /; free space on that file system/,
   );
+});
+
+Deno.test("sizeHintNaming() names what sets the run's size where the user started it, in the full-disk hints only", () => {
+  const full = new IoError({ syscall: "pwrite", errno: 28, code: "ENOSPC", path: "/d/f" }).message;
+  assert.equal(
+    sizeHintNaming(full, "--scale"),
+    "pwrite /d/f: ENOSPC; free space on that file system or use a smaller --scale",
+  );
+  const quota = new IoError({ syscall: "pwrite", errno: 122, code: "EDQUOT", path: "/d/f" });
+  assert.match(sizeHintNaming(quota.message, "size= in j.fio"), /use a smaller size= in j\.fio$/);
+  const other = new IoError({ syscall: "open", errno: 13, code: "EACCES", path: "/d/f" }).message;
+  assert.equal(sizeHintNaming(other, "--scale"), other);
 });
 
 Deno.test("errorLine() leaves every other error's message and non-errors as they are", () => {
