@@ -7,7 +7,15 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { runCli, scratchLeft, spawnCli, withShmDir, withTempDir } from "../tests/_helpers.ts";
+import {
+  runCli,
+  scratchLeft,
+  spawnCli,
+  tempMount,
+  withShmDir,
+  withTempDir,
+} from "../tests/_helpers.ts";
+import { partialPathOf } from "../core/output_file.ts";
 import { ioUringRefusal } from "../engines/io_uring.ts";
 import { needing } from "../tests/_requirements.ts";
 import type { ResultDocument } from "../schema/result.ts";
@@ -394,3 +402,27 @@ Deno.test("tierbench workload --background-rate: refused with one line for a wor
     assert.deepEqual(await scratchLeft(dir), []);
   });
 });
+
+Deno.test(needing(["root"], {
+  name: "tierbench workload on a full file system: one line, and its hint names --scale, " +
+    "what sets a workload's size (not run's --size)",
+  async fn() {
+    // room for the bytes (the run checks them first), not for the files: the inodes run out
+    await using mnt = await tempMount("tmpfs", "size=256m,nr_inodes=12");
+    const out = join(mnt.path, "..", `enospc-${crypto.randomUUID()}.json`);
+    try {
+      const r = await runCli([
+        ...["workload", "zero-infinity", "--model", "7b", "--scale", "0.001"],
+        ...["--iterations", "1", "--warmup", "0", "--ranks-per-node", "2"],
+        ...["--tiers", `file:${mnt.path}`, "--quiet", "--output", out],
+      ]);
+      assertOneLine(r, 1, /ENOSPC.*; free space on that file system or use a smaller --scale\b/);
+      assert.doesNotMatch(r.stderr, /--size/);
+      const doc = JSON.parse(await Deno.readTextFile(partialPathOf(out))) as ResultDocument;
+      assert.match(doc.error!, /use a smaller --scale$/);
+      assert.deepEqual(await scratchLeft(mnt.path), []);
+    } finally {
+      await Deno.remove(partialPathOf(out)).catch(() => {});
+    }
+  },
+}));
