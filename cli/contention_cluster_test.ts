@@ -77,7 +77,7 @@ Deno.test("contention across 3 torchrun-style processes: one document, each tier
       assert.deepEqual(runs, [runs[0], runs[0], runs[0]]);
       assert.equal(doc.runs.length, runs[0]);
       assert.equal(c.runs.length, runs[0]);
-      assert.ok(c.coordination.barrier_ms?.length >= runs[0]! / 2);
+      assert.ok((c.coordination.barrier_ms ?? []).length >= runs[0]! / 2);
       assert.deepEqual(await scratchLeft(shm), []);
       assert.deepEqual(await scratchLeft(disk), []);
     });
