@@ -22,6 +22,7 @@ import type {
 import type { RetryCause } from "../core/job_protocol.ts";
 import { ConfigError, S3Error } from "../core/errors.ts";
 import { redactSecrets, registerSecret, withoutUserInfo } from "../core/secrets.ts";
+import { fixedEndpoint, leanSerde } from "./_s3_lean_middleware.ts";
 
 /** Environment variables that name the endpoint, in order of precedence. */
 export const ENDPOINT_ENV_VARS = [
@@ -461,11 +462,12 @@ export function newS3Client(loc: S3Location, options: S3ClientOptions = {}): S3C
     ...(handler === "fetch" ? { expectContinueHeader: false } : {}),
     // The SDK resolves each command's middleware stack once instead of on every send.
     cacheMiddleware: true,
-    ...(loc.endpoint === undefined ? {} : { endpointProvider: pathStyle(loc.endpoint) }),
   });
   memoizeUserAgent(client);
   memoizeSigner(client);
   trimMiddleware(client);
+  leanSerde(client);
+  if (loc.endpoint !== undefined) fixedEndpoint(client, pathStyle(loc.endpoint));
   // Every PUT's body (PutObject, UploadPart) goes UNSIGNED-PAYLOAD: the SDK still signs
   // the request but no longer hashes the body. SHA-256 of every byte uploaded runs at
   // about 1 GB/s a core, a ceiling of the client, not of the storage; S3 and RGW accept
@@ -487,20 +489,27 @@ export function newS3Client(loc: S3Location, options: S3ClientOptions = {}): S3C
  * The endpoint of every request to a server at `endpoint`, path-style:
  * `endpoint/bucket`, as the SDK's own rules resolve it for a custom endpoint
  * with forcePathStyle, without running those rules (an S3 rule set of some
- * thousand lines) on every request.
+ * thousand lines) on every request. Each bucket's is made once: no
+ * middleware this client keeps changes an endpoint it is given (only the
+ * SDK's bucketEndpoint option, which this client leaves off, would).
+ *
+ * @throws {Error} for an ARN as the bucket, as the SDK's rules do for path-style addressing.
  */
-function pathStyle(endpoint: string): (params: { Bucket?: string | undefined }) => { url: URL } {
+function pathStyle(endpoint: string): (bucket: string | undefined) => { url: URL } {
   const base = endpoint.replace(/\/+$/, "");
-  const urls = new Map<string, URL>();
-  return ({ Bucket }) => {
-    const bucket = Bucket ?? "";
-    let url = urls.get(bucket);
-    if (url === undefined) {
-      url = new URL(bucket === "" ? base : `${base}/${encodeURIComponent(bucket)}`);
-      urls.set(bucket, url);
+  const endpoints = new Map<string, { url: URL }>();
+  return (name) => {
+    const bucket = name ?? "";
+    let known = endpoints.get(bucket);
+    if (known === undefined) {
+      if (bucket.startsWith("arn:")) {
+        throw new Error("Path-style addressing cannot be used with ARN buckets");
+      }
+      const url = new URL(bucket === "" ? base : `${base}/${encodeURIComponent(bucket)}`);
+      known = { url };
+      endpoints.set(bucket, known);
     }
-    // A fresh URL each time: the SDK's middleware may change what it is given.
-    return { url: new URL(url) };
+    return known;
   };
 }
 

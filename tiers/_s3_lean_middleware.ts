@@ -1,0 +1,183 @@
+/**
+ * The SDK's serializer, deserializer and endpoint middleware for a client
+ * of a fixed endpoint, doing the same work with less per request. The SDK's
+ * own copy the client's whole resolved configuration (some seventy members)
+ * into a new object on every request, and its endpoint middleware resolves
+ * a dozen endpoint parameters through as many promises and parses the
+ * endpoint's URL twice, though for a fixed endpoint with path-style
+ * addressing the answer depends on the bucket alone. Here the serializer and
+ * deserializer hand the SDK's same protocol (its schema serde) a context
+ * that inherits the configuration instead of copying it, and the endpoint of
+ * each bucket is made once.
+ *
+ * @module
+ */
+
+import type { S3Client } from "@aws-sdk/client-s3";
+import { toEndpointV1 } from "@smithy/core/endpoints";
+import type {
+  EndpointV2,
+  HandlerExecutionContext,
+  MiddlewareStack,
+  RelativeMiddlewareOptions,
+} from "@smithy/types";
+
+/** The part of an operation's schema tuple the protocol is given, as the SDK builds it. */
+interface Operation {
+  readonly name: unknown;
+  readonly namespace: unknown;
+  readonly traits: unknown;
+  readonly input: unknown;
+  readonly output: unknown;
+}
+
+/** What the middleware reads of the client's configuration. */
+interface SerdeConfig {
+  readonly protocol: {
+    serializeRequest(op: Operation, input: unknown, context: object): Promise<unknown>;
+    deserializeResponse(op: Operation, context: object, response: unknown): Promise<unknown>;
+  };
+  readonly endpoint?: unknown;
+}
+
+type Context = Omit<HandlerExecutionContext, "authSchemes"> & {
+  endpointV2?: EndpointV2;
+  authSchemes?: unknown;
+  __smithy_context?: { operationSchema?: readonly unknown[] };
+};
+
+/** A middleware's arguments, and the next handler, as far as these read them. */
+interface Args {
+  readonly input: { readonly Bucket?: string };
+  readonly request?: unknown;
+}
+type Next = (args: Args) => Promise<{ response: unknown; output?: unknown }>;
+
+/** Operations by their schema: the SDK makes this object anew per request. */
+const operations = new WeakMap<object, Operation>();
+
+function operationOf(context: Context): Operation {
+  const schema = context.__smithy_context?.operationSchema ?? [];
+  let op = operations.get(schema);
+  if (op === undefined) {
+    const [, namespace, name, traits, input, output] = schema;
+    op = { name, namespace, traits, input, output };
+    operations.set(schema, op);
+  }
+  return op;
+}
+
+/**
+ * The serde context the SDK gives its protocol (`{...config, ...context}`),
+ * as an object that inherits the configuration and holds the handler
+ * context's own members: the same values read, without copying the
+ * configuration's.
+ */
+function serdeContext(config: object, context: object): Record<string, unknown> {
+  return Object.assign(Object.create(config), context);
+}
+
+/**
+ * Replaces the client's serializer and deserializer middleware (under the
+ * same names and step) with ones that call the same protocol with a
+ * {@linkcode serdeContext}. Errors are decorated as the SDK's deserializer
+ * decorates them: `$response`, and `$metadata` with the status when the
+ * protocol set none.
+ */
+export function leanSerde(client: S3Client): void {
+  const config = client.config as unknown as SerdeConfig;
+  const { protocol } = config;
+  const serializer = (next: Next, context: Context) => async (args: Args) => {
+    const ctx = serdeContext(config, context);
+    ctx.endpoint = context.endpointV2
+      ? () => Promise.resolve(toEndpointV1(context.endpointV2!))
+      : config.endpoint;
+    const request = await protocol.serializeRequest(operationOf(context), args.input, ctx);
+    return next({ ...args, request });
+  };
+  const deserializer = (next: Next, context: Context) => async (args: Args) => {
+    const { response } = await next(args);
+    try {
+      const ctx = serdeContext(config, context);
+      return {
+        response,
+        output: await protocol.deserializeResponse(operationOf(context), ctx, response),
+      };
+    } catch (e) {
+      throw withResponse(e, response);
+    }
+  };
+  const stack = client.middlewareStack;
+  stack.add(serializer as never, {
+    name: "serializerMiddleware",
+    step: "serialize",
+    tags: ["SERIALIZER"],
+    override: true,
+  });
+  stack.add(deserializer as never, {
+    name: "deserializerMiddleware",
+    step: "deserialize",
+    tags: ["DESERIALIZER"],
+    override: true,
+  });
+}
+
+/**
+ * A deserialization error as the SDK's middleware leaves it: with
+ * `$response`, and, when the protocol set none, `$metadata` with the status
+ * and request ids of the answer.
+ */
+function withResponse(e: unknown, response: unknown): unknown {
+  if (typeof e !== "object" || e === null) return e;
+  Object.defineProperty(e, "$response", { value: response, enumerable: false });
+  if (!("$metadata" in e)) {
+    const r = response as { statusCode?: number; headers?: Record<string, string> } | undefined;
+    const headers = Object.entries(r?.headers ?? {});
+    const find = (re: RegExp) => headers.find(([k]) => re.test(k))?.[1];
+    Object.assign(e, {
+      $metadata: {
+        httpStatusCode: r?.statusCode,
+        requestId: find(/^x-[\w-]+-request-?id$/),
+        extendedRequestId: find(/^x-[\w-]+-id-2$/),
+        cfId: find(/^x-[\w-]+-cf-id$/),
+      },
+    });
+  }
+  return e;
+}
+
+/** The SDK's options of its endpoint middleware (which middleware S3's others are placed by). */
+const ENDPOINT_MIDDLEWARE: RelativeMiddlewareOptions & { step: "serialize" } = {
+  step: "serialize",
+  tags: ["ENDPOINT_PARAMETERS", "ENDPOINT_V2", "ENDPOINT"],
+  name: "endpointV2Middleware",
+  override: true,
+  relation: "before",
+  toMiddleware: "serializerMiddleware",
+};
+
+/**
+ * Puts in place of the SDK's endpoint middleware, in every command's stack,
+ * one that sets the endpoint `endpointOf` gives for the command's bucket.
+ * The SDK adds its endpoint middleware to each command's own stack, which it
+ * joins to the client's (`concat`) when it resolves the command's handler
+ * (once per command class with `cacheMiddleware`); the join is where the
+ * replacement goes in, under the same name and place.
+ */
+export function fixedEndpoint(
+  client: S3Client,
+  endpointOf: (bucket: string | undefined) => EndpointV2,
+): void {
+  const stack = client.middlewareStack as unknown as MiddlewareStack<object, object>;
+  const concat = stack.concat.bind(stack);
+  const middleware = (next: Next, context: Context) => (args: Args) => {
+    context.endpointV2 = endpointOf(args.input.Bucket);
+    context.authSchemes = undefined;
+    return next(args);
+  };
+  stack.concat = ((from: MiddlewareStack<object, object>) => {
+    const joined = concat(from);
+    joined.addRelativeTo(middleware as never, ENDPOINT_MIDDLEWARE);
+    return joined;
+  }) as typeof stack.concat;
+}
