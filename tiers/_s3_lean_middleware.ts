@@ -181,3 +181,74 @@ export function fixedEndpoint(
     return joined;
   }) as typeof stack.concat;
 }
+
+/** A middleware of a stack as the stack holds it: the function and its options. */
+interface Entry {
+  readonly middleware: (next: Next, context: Context) => (args: Args) => Promise<unknown>;
+  readonly options: RelativeMiddlewareOptions & { step?: string };
+}
+
+/** The entry named `name` in `stack`, read by having the stack copy itself into a recorder. */
+function entryOf(stack: MiddlewareStack<object, object>, name: string): Entry | undefined {
+  let found: Entry | undefined;
+  const record = (middleware: Entry["middleware"], options: Entry["options"]) => {
+    if (options.name === name) {
+      const { middleware: _, ...rest } = options as Entry["options"] & { middleware?: unknown };
+      found = { middleware, options: rest };
+    }
+  };
+  stack.applyToStack({ add: record, addRelativeTo: record } as never);
+  return found;
+}
+
+/** What the SDK's auth scheme middleware leaves in the context for the signer. */
+interface SelectedScheme {
+  readonly httpAuthOption: { readonly schemeId: string; readonly identityProperties?: object };
+  readonly signer: unknown;
+  readonly identity: unknown;
+}
+
+/** Auth schemes whose identity is the client's credentials (the SDK's S3 client says so). */
+const CREDENTIAL_SCHEMES = new Set(["aws.auth#sigv4", "aws.auth#sigv4a"]);
+
+/**
+ * Keeps, per command and bucket, the auth scheme the SDK's own auth scheme
+ * middleware chose: that middleware resolves the dozen endpoint parameters
+ * and runs S3's endpoint rules (which cache their answer) on every request,
+ * to choose an answer that for a fixed endpoint depends on the bucket
+ * alone. The SDK's middleware still chooses, on the first request of each
+ * command and bucket; later ones reuse its choice and fetch the identity (the
+ * credentials, which may rotate) anew, as it does. A scheme whose identity is
+ * not the credentials is chosen by the SDK's middleware every time.
+ */
+export function reuseAuthScheme(client: S3Client): void {
+  const stack = client.middlewareStack as unknown as MiddlewareStack<object, object>;
+  const sdk = entryOf(stack, "httpAuthSchemeMiddleware");
+  if (sdk === undefined) return;
+  const credentials = (client.config as { credentials: (p?: object) => Promise<unknown> })
+    .credentials;
+  const middleware = (next: Next, context: Context) => {
+    const choose = sdk.middleware(() => Promise.resolve({ response: undefined }), context);
+    const chosen = new Map<string | undefined, SelectedScheme>();
+    const smithy = () => context.__smithy_context as { selectedHttpAuthScheme?: SelectedScheme };
+    return async (args: Args) => {
+      const bucket = args.input.Bucket;
+      const known = chosen.get(bucket);
+      if (known === undefined) {
+        await choose(args);
+        const selected = smithy().selectedHttpAuthScheme;
+        if (selected && CREDENTIAL_SCHEMES.has(selected.httpAuthOption.schemeId)) {
+          chosen.set(bucket, selected);
+        }
+      } else {
+        smithy().selectedHttpAuthScheme = {
+          httpAuthOption: known.httpAuthOption,
+          signer: known.signer,
+          identity: await credentials(known.httpAuthOption.identityProperties),
+        };
+      }
+      return next(args);
+    };
+  };
+  stack.addRelativeTo(middleware as never, sdk.options);
+}

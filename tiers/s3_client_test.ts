@@ -1,5 +1,14 @@
 import assert from "node:assert/strict";
-import { GetObjectCommand, PutObjectCommand, S3Client } from "@aws-sdk/client-s3";
+import {
+  DeleteObjectsCommand,
+  GetObjectCommand,
+  HeadObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  S3Client,
+} from "@aws-sdk/client-s3";
+import { HttpResponse } from "@smithy/core/protocols";
+import type { HttpRequest } from "@smithy/types";
 import { ConfigError } from "../core/errors.ts";
 import {
   codeOf,
@@ -338,5 +347,149 @@ Deno.test("a client keeps the middleware S3 needs (signing, retries, lengths, ho
     client.destroy();
     plain.destroy();
     await server.shutdown();
+  }
+});
+
+/** What the SDK hands its HTTP handler, as plain values to compare. */
+interface SentRequest {
+  method: string;
+  url: string;
+  headers: Record<string, string>;
+  signed: string[];
+  body: string;
+}
+
+/** Headers that differ from request to request, or by design (`x-amz-content-sha256`: UNSIGNED-PAYLOAD). */
+const VARYING = new Set([
+  "authorization",
+  "x-amz-date",
+  "user-agent",
+  "x-amz-user-agent",
+  "amz-sdk-invocation-id",
+  "x-amz-content-sha256",
+]);
+
+/**
+ * Makes `client` hand its requests to a recorder instead of the network:
+ * answers are `answer(request)`, a status and headers with an XML or empty body.
+ */
+function recordRequests(
+  client: S3Client,
+  answer: (method: string) => { status: number; headers: Record<string, string>; body: string },
+): SentRequest[] {
+  const sent: SentRequest[] = [];
+  (client.config as unknown as { requestHandler: unknown }).requestHandler = {
+    handle: (req: HttpRequest) => {
+      const headers: Record<string, string> = {};
+      for (const [k, v] of Object.entries(req.headers)) if (!VARYING.has(k)) headers[k] = v;
+      const query = new URLSearchParams(req.query as Record<string, string>).toString();
+      const body = req.body instanceof Uint8Array
+        ? `${req.body.byteLength} bytes`
+        : String(req.body ?? "");
+      sent.push({
+        method: req.method,
+        url: `${req.protocol}//${req.hostname}:${req.port}${req.path}?${query}`,
+        headers,
+        signed: /SignedHeaders=([^,]+)/.exec(req.headers.authorization ?? "")?.[1]?.split(";") ??
+          [],
+        body,
+      });
+      const a = answer(req.method);
+      const bytes = new TextEncoder().encode(a.body);
+      return Promise.resolve({
+        response: new HttpResponse({
+          statusCode: a.status,
+          headers: { ...a.headers, "content-length": String(bytes.byteLength) },
+          // a GET's body is a stream, as the handlers give it
+          body: req.method === "GET"
+            ? new ReadableStream({
+              start(c) {
+                c.enqueue(bytes);
+                c.close();
+              },
+            })
+            : bytes,
+        }),
+      });
+    },
+    updateHttpClientConfig() {},
+    httpHandlerConfigs: () => ({}),
+    destroy() {},
+  };
+  return sent;
+}
+
+Deno.test("a client sends what the SDK as it comes sends (path, query, headers, signed headers, body) and reads the answers alike", async () => {
+  Deno.env.set("AWS_ACCESS_KEY_ID", "TESTKEY");
+  Deno.env.set("AWS_SECRET_ACCESS_KEY", "test-secret");
+  const loc = { endpoint: "http://127.0.0.1:9000", region: "eu-west-3" };
+  const ours = newS3Client(loc, { maxAttempts: 1 });
+  const plain = new S3Client({
+    endpoint: loc.endpoint,
+    region: loc.region,
+    forcePathStyle: true,
+    requestChecksumCalculation: "WHEN_REQUIRED",
+    responseChecksumValidation: "WHEN_REQUIRED",
+    maxAttempts: 1,
+  });
+  let notFound = false;
+  const answer = (method: string) =>
+    notFound
+      ? {
+        status: 404,
+        headers: { "x-amz-request-id": "r404", "content-type": "application/xml" },
+        body: "<Error><Code>NoSuchKey</Code><Message>gone</Message></Error>",
+      }
+      : method === "POST"
+      ? {
+        status: 200,
+        headers: { "content-type": "application/xml" },
+        body: "<DeleteResult><Deleted><Key>a b</Key></Deleted></DeleteResult>",
+      }
+      : { status: 200, headers: { etag: '"e1"', "x-amz-request-id": "r1" }, body: "" };
+  const sentOurs = recordRequests(ours, answer);
+  const sentPlain = recordRequests(plain, answer);
+  const key = "dir/a b+c#?é~*'()!";
+  const commands = () => [
+    new GetObjectCommand({ Bucket: "bkt", Key: key, Range: "bytes=0-9", VersionId: "v 1" }),
+    new PutObjectCommand({ Bucket: "bkt", Key: key, Body: new Uint8Array(100) }),
+    new HeadObjectCommand({ Bucket: "other.bucket", Key: "k" }),
+    new ListObjectsV2Command({ Bucket: "bkt", Prefix: "p/", ContinuationToken: "t=1&x" }),
+    new DeleteObjectsCommand({ Bucket: "bkt", Delete: { Objects: [{ Key: "a b" }] } }),
+  ];
+  try {
+    for (const [i, [a, b]] of commands().map((c, i) => [c, commands()[i]!] as const).entries()) {
+      const outOurs = await ours.send(a as never) as unknown as Record<string, unknown>;
+      const outPlain = await plain.send(b as never) as unknown as Record<string, unknown>;
+      const { $metadata: _m1, Body: _b1, ...restOurs } = outOurs;
+      const { $metadata: _m2, Body: _b2, ...restPlain } = outPlain;
+      assert.deepEqual(restOurs, restPlain, `answer of command ${i}`);
+      const { headers: h1, signed: s1, ...r1 } = sentOurs[i]!;
+      const { headers: h2, signed: s2, ...r2 } = sentPlain[i]!;
+      assert.deepEqual(r1, r2, `command ${i}`);
+      assert.deepEqual(h1, h2, `headers of command ${i}`);
+      assert.deepEqual(s1, s2, `signed headers of command ${i}`);
+    }
+    // an error answer: the same error, named and with its status and request id
+    notFound = true;
+    const e1 = await ours.send(new GetObjectCommand({ Bucket: "bkt", Key: "k" })).catch((e) => e);
+    const e2 = await plain.send(new GetObjectCommand({ Bucket: "bkt", Key: "k" })).catch((e) => e);
+    assert.equal(e1.name, "NoSuchKey");
+    assert.equal(e1.name, e2.name);
+    assert.equal(e1.message, e2.message);
+    assert.equal(e1.$metadata.httpStatusCode, 404);
+    assert.equal(e1.$metadata.requestId, e2.$metadata.requestId);
+    await assert.rejects(
+      ours.send(
+        new GetObjectCommand({
+          Bucket: "arn:aws:s3:us-east-1:123456789012:accesspoint/x",
+          Key: "k",
+        }),
+      ),
+      /Path-style addressing cannot be used with ARN buckets/,
+    );
+  } finally {
+    ours.destroy();
+    plain.destroy();
   }
 });
