@@ -157,29 +157,95 @@ const ENDPOINT_MIDDLEWARE: RelativeMiddlewareOptions & { step: "serialize" } = {
 };
 
 /**
+ * Calls `edit` on every command's stack as the SDK makes it: the SDK adds
+ * the middleware of each command (endpoint, S3's checks) to the command's own
+ * stack, which it joins to the client's (`concat`) when it resolves the
+ * command's handler (once per command class with `cacheMiddleware`); the
+ * join is where replacements for those go in.
+ */
+function onCommandStacks(
+  client: S3Client,
+  edit: (joined: MiddlewareStack<object, object>) => void,
+): void {
+  const stack = client.middlewareStack as unknown as MiddlewareStack<object, object>;
+  const concat = stack.concat.bind(stack);
+  stack.concat = ((from: MiddlewareStack<object, object>) => {
+    const joined = concat(from);
+    edit(joined);
+    return joined;
+  }) as typeof stack.concat;
+}
+
+/**
  * Puts in place of the SDK's endpoint middleware, in every command's stack,
- * one that sets the endpoint `endpointOf` gives for the command's bucket.
- * The SDK adds its endpoint middleware to each command's own stack, which it
- * joins to the client's (`concat`) when it resolves the command's handler
- * (once per command class with `cacheMiddleware`); the join is where the
- * replacement goes in, under the same name and place.
+ * one that sets the endpoint `endpointOf` gives for the command's bucket,
+ * under the same name and place.
  */
 export function fixedEndpoint(
   client: S3Client,
   endpointOf: (bucket: string | undefined) => EndpointV2,
 ): void {
-  const stack = client.middlewareStack as unknown as MiddlewareStack<object, object>;
-  const concat = stack.concat.bind(stack);
   const middleware = (next: Next, context: Context) => (args: Args) => {
     context.endpointV2 = endpointOf(args.input.Bucket);
     context.authSchemes = undefined;
     return next(args);
   };
-  stack.concat = ((from: MiddlewareStack<object, object>) => {
-    const joined = concat(from);
-    joined.addRelativeTo(middleware as never, ENDPOINT_MIDDLEWARE);
-    return joined;
-  }) as typeof stack.concat;
+  onCommandStacks(
+    client,
+    (joined) => joined.addRelativeTo(middleware as never, ENDPOINT_MIDDLEWARE),
+  );
+}
+
+/** Commands whose 200 answer with no body at all S3 means as an error (the SDK's list). */
+const EMPTY_IS_ERROR = new Set([
+  "CopyObjectCommand",
+  "UploadPartCopyCommand",
+  "CompleteMultipartUploadCommand",
+]);
+
+/** What the 200-error check reads of the client's configuration. */
+interface CheckConfig {
+  readonly streamCollector: (body: unknown) => Promise<Uint8Array>;
+  readonly utf8Encoder: (bytes: Uint8Array) => string;
+}
+
+/**
+ * Puts in place of S3's check of 200 answers that carry an error (the SDK's
+ * throw200ExceptionsMiddleware, in the commands that have it: PUTs, multipart
+ * uploads, deletes, copies) the same check, which leaves the body it has read
+ * as bytes for the deserializer instead of wrapping them in a new node:stream
+ * Readable (which the deserializer then reads again through a pipe): a 200
+ * whose body ends in `</Error>` becomes a 503, which the SDK retries; an empty
+ * 200 to a copy or a completed upload is an InternalError.
+ */
+export function leanErrorCheck(client: S3Client): void {
+  const config = client.config as unknown as CheckConfig;
+  const middleware = (next: Next, context: Context) => async (args: Args) => {
+    const result = await next(args);
+    const response = result.response as { statusCode?: number; body?: unknown } | undefined;
+    const status = response?.statusCode;
+    if (response === undefined || status === undefined || status < 200 || status >= 300) {
+      return result;
+    }
+    const body = response.body instanceof Uint8Array
+      ? response.body
+      : (await config.streamCollector(response.body)) ?? new Uint8Array();
+    response.body = body;
+    if (body.byteLength === 0 && EMPTY_IS_ERROR.has(context.commandName ?? "")) {
+      throw Object.assign(new Error("S3 aborted request"), {
+        name: "InternalError",
+        $metadata: { httpStatusCode: 503 },
+      });
+    }
+    if (config.utf8Encoder(body.subarray(body.byteLength - 16)).endsWith("</Error>")) {
+      response.statusCode = 503;
+    }
+    return result;
+  };
+  onCommandStacks(client, (joined) => {
+    const sdk = entryOf(joined, "throw200ExceptionsMiddleware");
+    if (sdk !== undefined) joined.addRelativeTo(middleware as never, sdk.options);
+  });
 }
 
 /** A middleware of a stack as the stack holds it: the function and its options. */

@@ -22,7 +22,12 @@ import type {
 import type { RetryCause } from "../core/job_protocol.ts";
 import { ConfigError, S3Error } from "../core/errors.ts";
 import { redactSecrets, registerSecret, withoutUserInfo } from "../core/secrets.ts";
-import { fixedEndpoint, leanSerde, reuseAuthScheme } from "./_s3_lean_middleware.ts";
+import {
+  fixedEndpoint,
+  leanErrorCheck,
+  leanSerde,
+  reuseAuthScheme,
+} from "./_s3_lean_middleware.ts";
 
 /** Environment variables that name the endpoint, in order of precedence. */
 export const ENDPOINT_ENV_VARS = [
@@ -468,6 +473,7 @@ export function newS3Client(loc: S3Location, options: S3ClientOptions = {}): S3C
   trimMiddleware(client);
   leanSerde(client);
   reuseAuthScheme(client);
+  leanErrorCheck(client);
   if (loc.endpoint !== undefined) fixedEndpoint(client, pathStyle(loc.endpoint));
   // Every PUT's body (PutObject, UploadPart) goes UNSIGNED-PAYLOAD: the SDK still signs
   // the request but no longer hashes the body. SHA-256 of every byte uploaded runs at

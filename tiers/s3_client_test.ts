@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import {
+  CompleteMultipartUploadCommand,
   DeleteObjectsCommand,
   GetObjectCommand,
   HeadObjectCommand,
@@ -432,9 +433,9 @@ Deno.test("a client sends what the SDK as it comes sends (path, query, headers, 
     responseChecksumValidation: "WHEN_REQUIRED",
     maxAttempts: 1,
   });
-  let notFound = false;
+  let mode: "ok" | "not found" | "empty" = "ok";
   const answer = (method: string) =>
-    notFound
+    mode === "empty" ? { status: 200, headers: {}, body: "" } : mode === "not found"
       ? {
         status: 404,
         headers: { "x-amz-request-id": "r404", "content-type": "application/xml" },
@@ -471,7 +472,7 @@ Deno.test("a client sends what the SDK as it comes sends (path, query, headers, 
       assert.deepEqual(s1, s2, `signed headers of command ${i}`);
     }
     // an error answer: the same error, named and with its status and request id
-    notFound = true;
+    mode = "not found";
     const e1 = await ours.send(new GetObjectCommand({ Bucket: "bkt", Key: "k" })).catch((e) => e);
     const e2 = await plain.send(new GetObjectCommand({ Bucket: "bkt", Key: "k" })).catch((e) => e);
     assert.equal(e1.name, "NoSuchKey");
@@ -479,6 +480,20 @@ Deno.test("a client sends what the SDK as it comes sends (path, query, headers, 
     assert.equal(e1.message, e2.message);
     assert.equal(e1.$metadata.httpStatusCode, 404);
     assert.equal(e1.$metadata.requestId, e2.$metadata.requestId);
+    // a completed upload answered 200 with no body: S3's error, as the SDK names it
+    mode = "empty";
+    const complete = () =>
+      new CompleteMultipartUploadCommand({
+        Bucket: "bkt",
+        Key: "k",
+        UploadId: "u",
+        MultipartUpload: { Parts: [{ PartNumber: 1, ETag: '"e"' }] },
+      });
+    const c1 = await ours.send(complete()).catch((e) => e);
+    const c2 = await plain.send(complete()).catch((e) => e);
+    assert.equal(c1.name, "InternalError");
+    assert.equal(c1.name, c2.name);
+    assert.equal(c1.$metadata.httpStatusCode, c2.$metadata.httpStatusCode);
     await assert.rejects(
       ours.send(
         new GetObjectCommand({
