@@ -318,3 +318,37 @@ export function reuseAuthScheme(client: S3Client): void {
   };
   stack.addRelativeTo(middleware as never, sdk.options);
 }
+
+/** What the REST protocol's helper that picks a request's Content-Type is given. */
+interface ContentTypeMixin {
+  resolveRestContentType(
+    defaultContentType: string,
+    inputSchema: { getSchema(): unknown },
+  ): string | undefined;
+}
+
+/**
+ * Keeps the Content-Type the SDK's REST protocol picks for each operation's
+ * input schema: it walks every member of the schema and their traits (some
+ * forty for PutObject) on each request to find what depends on the schema
+ * alone.
+ */
+export function memoizeContentType(client: S3Client): void {
+  const mixin = (client.config as { protocol?: { mixin?: Partial<ContentTypeMixin> } }).protocol
+    ?.mixin;
+  const pick = mixin?.resolveRestContentType;
+  if (mixin === undefined || typeof pick !== "function") return;
+  const picked = new WeakMap<object, Map<string, string | undefined>>();
+  mixin.resolveRestContentType = (defaultType, inputSchema) => {
+    const schema = inputSchema.getSchema();
+    if (typeof schema !== "object" || schema === null) {
+      return pick.call(mixin, defaultType, inputSchema);
+    }
+    let byDefault = picked.get(schema);
+    if (byDefault === undefined) picked.set(schema, byDefault = new Map());
+    if (!byDefault.has(defaultType)) {
+      byDefault.set(defaultType, pick.call(mixin, defaultType, inputSchema));
+    }
+    return byDefault.get(defaultType);
+  };
+}

@@ -26,6 +26,7 @@ import {
   fixedEndpoint,
   leanErrorCheck,
   leanSerde,
+  memoizeContentType,
   reuseAuthScheme,
 } from "./_s3_lean_middleware.ts";
 
@@ -474,6 +475,7 @@ export function newS3Client(loc: S3Location, options: S3ClientOptions = {}): S3C
   leanSerde(client);
   reuseAuthScheme(client);
   leanErrorCheck(client);
+  memoizeContentType(client);
   if (loc.endpoint !== undefined) fixedEndpoint(client, pathStyle(loc.endpoint));
   // Every PUT's body (PutObject, UploadPart) goes UNSIGNED-PAYLOAD: the SDK still signs
   // the request but no longer hashes the body. SHA-256 of every byte uploaded runs at
