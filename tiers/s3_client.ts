@@ -9,7 +9,8 @@
  */
 
 import { S3Client } from "@aws-sdk/client-s3";
-import { buildQueryString, HttpResponse } from "@smithy/core/protocols";
+import { userAgentMiddleware } from "@aws-sdk/core/client";
+import { buildQueryString, HttpRequest as SdkRequest, HttpResponse } from "@smithy/core/protocols";
 import { StandardRetryStrategy } from "@smithy/core/retry";
 import type {
   HttpHandlerOptions,
@@ -469,7 +470,6 @@ export function newS3Client(loc: S3Location, options: S3ClientOptions = {}): S3C
     // The SDK resolves each command's middleware stack once instead of on every send.
     cacheMiddleware: true,
   });
-  memoizeUserAgent(client);
   memoizeSigner(client);
   trimMiddleware(client);
   leanSerde(client);
@@ -547,74 +547,54 @@ function trimMiddleware(client: S3Client): void {
   // S3 Express One Zone directory buckets: only an endpoint of AWS's rules says a bucket
   // is one; a custom endpoint (pathStyle) never does, and AWS keeps its default rules.
   if (client.config.isCustomEndpoint) stack.remove("s3ExpressMiddleware");
-  // The User-Agent, built once from the SDK's own sections instead of per request with a
+  // The User-Agent, built once by the SDK's own middleware instead of per request with a
   // list of the SDK features the request used.
   stack.remove("getUserAgentMiddleware");
   const userAgent = userAgentOnce(client);
-  stack.add((next) => async (args) => {
+  let known: UserAgent | undefined;
+  const set = (headers: Record<string, string>, v: UserAgent) => {
+    headers["user-agent"] = v.ua;
+    if (v.amz !== "") headers["x-amz-user-agent"] = v.amz;
+  };
+  stack.add((next) => (args) => {
     const headers = (args.request as { headers?: Record<string, string> }).headers;
-    if (headers !== undefined) {
-      const v = await userAgent();
-      headers["user-agent"] = v.ua;
-      if (v.amz !== "") headers["x-amz-user-agent"] = v.amz;
+    if (headers === undefined) return next(args);
+    if (known !== undefined) {
+      set(headers, known);
+      return next(args);
     }
-    return next(args);
+    return userAgent().then((v) => {
+      set(headers, known = v);
+      return next(args);
+    });
   }, { step: "build", priority: "low", name: "tierbenchUserAgent" });
+}
+
+/** The User-Agent and X-Amz-User-Agent headers' values. */
+interface UserAgent {
+  readonly ua: string;
+  readonly amz: string;
 }
 
 /**
  * The SDK's User-Agent and X-Amz-User-Agent as the SDK's own middleware
- * writes them, without its per-request feature list (`m/…`): built once
- * from the client's User-Agent sections.
+ * writes them, without its per-request feature list (`m/…`): that
+ * middleware, run once on an empty request.
  */
-function userAgentOnce(client: S3Client): () => Promise<{ ua: string; amz: string }> {
-  const config = client.config as { defaultUserAgentProvider?: () => Promise<unknown> };
-  let values: Promise<{ ua: string; amz: string }> | undefined;
-  const make = async () => {
-    const sections = (await config.defaultUserAgentProvider?.() ?? []) as [string, string?][];
-    const parts = sections.map(userAgentSection);
-    return { ua: parts.join(" "), amz: parts.filter((p) => p.startsWith("aws-sdk-")).join(" ") };
+function userAgentOnce(client: S3Client): () => Promise<UserAgent> {
+  let values: Promise<UserAgent> | undefined;
+  const make = async (): Promise<UserAgent> => {
+    const request = new SdkRequest({});
+    const done = () => Promise.resolve({ output: {}, response: {} });
+    const options = client.config as unknown as Parameters<typeof userAgentMiddleware>[0];
+    await userAgentMiddleware(options)(done as never, {})({ input: {}, request });
+    const headers = request.headers as Record<string, string | undefined>;
+    return {
+      ua: (headers["user-agent"] ?? "").replace(/ m\/\S*/, ""),
+      amz: headers["x-amz-user-agent"] ?? "",
+    };
   };
   return () => (values ??= make());
-}
-
-/**
- * One User-Agent section as the SDK writes it: `prefix/name#version`
- * (`os/linux#6.1`), `name/version` (`aws-sdk-js/3.0`), `prefix/name`
- * (`lang/js`), with characters outside a token's replaced by `-`.
- *
- * @example
- * ```ts
- * import { userAgentSection } from "./s3_client.ts";
- * console.assert(userAgentSection(["os/linux", "6.1.0"]) === "os/linux#6.1.0");
- * console.assert(userAgentSection(["aws-sdk-js", "3.0"]) === "aws-sdk-js/3.0");
- * console.assert(userAgentSection(["api/S3", "3 0"]) === "api/s3#3-0");
- * ```
- */
-export function userAgentSection([name, version]: readonly [string, string?]): string {
-  const escaped = name.split("/").map((p) => p.replace(/[^!$%&'*+\-.^_`|~\w]/g, "-")).join("/");
-  const slash = escaped.indexOf("/");
-  const prefix = slash < 0 ? "" : escaped.slice(0, slash);
-  const rest = slash < 0 ? escaped : escaped.slice(slash + 1);
-  const parts = [
-    prefix,
-    prefix === "api" ? rest.toLowerCase() : rest,
-    version?.replace(/[^!$%&'*+\-.^_`|~\w#]/g, "-"),
-  ].filter((p) => p !== undefined && p !== "");
-  return parts.map((p, i) => i === 0 ? p : `${i === 1 ? "/" : "#"}${p}`).join("");
-}
-
-/**
- * Computes the client's User-Agent sections once: the SDK's default
- * provider runs on every request, and reads the kernel's release from
- * /proc each time (four system calls a request under Deno).
- */
-function memoizeUserAgent(client: S3Client): void {
-  const config = client.config as { defaultUserAgentProvider?: (c?: unknown) => Promise<unknown> };
-  const provide = config.defaultUserAgentProvider;
-  if (provide === undefined) return;
-  let sections: Promise<unknown> | undefined;
-  config.defaultUserAgentProvider = (c) => (sections ??= provide(c));
 }
 
 /**
