@@ -9,6 +9,7 @@ import {
   S3Client,
 } from "@aws-sdk/client-s3";
 import { HttpResponse } from "@smithy/core/protocols";
+import { type LocalServer, localServer, useTestKeys } from "../tests/_local_server.ts";
 import type { HttpRequest } from "@smithy/types";
 import { ConfigError } from "../core/errors.ts";
 import {
@@ -26,11 +27,17 @@ import {
  * GET returns what was PUT. It records each request's method, path and
  * headers.
  */
-function faultyServer(fault: number) {
-  const seen: { method: string; path: string; headers: Headers }[] = [];
+interface Seen {
+  method: string;
+  path: string;
+  headers: Headers;
+}
+
+function faultyServer(fault: number): LocalServer & { seen: Seen[] } {
+  const seen: Seen[] = [];
   const stored = new Map<string, Uint8Array<ArrayBuffer>>();
   const failed = new Set<string>();
-  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
+  const server = localServer(async (req) => {
     const path = new URL(req.url).pathname;
     seen.push({ method: req.method, path, headers: req.headers });
     const body = new Uint8Array(await req.arrayBuffer());
@@ -47,14 +54,14 @@ function faultyServer(fault: number) {
       ? new Response("<Error><Code>NoSuchKey</Code></Error>", { status: 404 })
       : new Response(bytes, { headers: { "content-length": String(bytes.byteLength) } });
   });
-  return { server, seen, endpoint: `http://127.0.0.1:${server.addr.port}` };
+  return Object.assign(server, { seen });
 }
 
 for (const handler of ["fetch", "node"] as S3HttpHandler[]) {
   Deno.test(`the ${handler} handler keeps the SDK's retries: a 503 once, then the PUT and the GET go through`, async () => {
-    Deno.env.set("AWS_ACCESS_KEY_ID", "TESTKEY");
-    Deno.env.set("AWS_SECRET_ACCESS_KEY", "test-secret");
-    const { server, seen, endpoint } = faultyServer(503);
+    useTestKeys();
+    await using server = faultyServer(503);
+    const { seen, endpoint } = server;
     const client = newS3Client({ endpoint, region: "us-east-1" }, { handler });
     try {
       // a view into a larger buffer, as the engines' PUT bodies are
@@ -75,15 +82,13 @@ for (const handler of ["fetch", "node"] as S3HttpHandler[]) {
       }
     } finally {
       client.destroy();
-      await server.shutdown();
     }
   });
 }
 
 for (const handler of ["fetch", "node"] as S3HttpHandler[]) {
   Deno.test(`the ${handler} handler names a refused connection ECONNREFUSED, and the SDK retries it`, async () => {
-    Deno.env.set("AWS_ACCESS_KEY_ID", "TESTKEY");
-    Deno.env.set("AWS_SECRET_ACCESS_KEY", "test-secret");
+    useTestKeys();
     // A port nothing listens on: bound, then closed.
     const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
     const port = (l.addr as Deno.NetAddr).port;
@@ -121,11 +126,10 @@ Deno.test(`${HANDLER_ENV_VAR} picks the handler, and anything but fetch or node 
 });
 
 Deno.test("the fetch handler abandons an attempt whose answer has not begun within the idle timeout (a TimeoutError, retried) and sends the query string", async () => {
-  Deno.env.set("AWS_ACCESS_KEY_ID", "TESTKEY");
-  Deno.env.set("AWS_SECRET_ACCESS_KEY", "test-secret");
+  useTestKeys();
   const stalled = Promise.withResolvers<void>();
   const urls: string[] = [];
-  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
+  await using server = localServer(async (req) => {
     urls.push(req.url);
     // the first request never answers; the client gives up on it
     if (urls.length === 1) await stalled.promise;
@@ -133,7 +137,7 @@ Deno.test("the fetch handler abandons an attempt whose answer has not begun with
   });
   const causes: string[] = [];
   const client = newS3Client({
-    endpoint: `http://127.0.0.1:${server.addr.port}`,
+    endpoint: server.endpoint,
     region: "us-east-1",
   }, {
     handler: "fetch",
@@ -153,16 +157,14 @@ Deno.test("the fetch handler abandons an attempt whose answer has not begun with
   } finally {
     stalled.resolve();
     client.destroy();
-    await server.shutdown();
   }
 });
 
 Deno.test("the fetch handler: the caller's abort signal fails the request as an AbortError, before the answer and while its body streams", async () => {
-  Deno.env.set("AWS_ACCESS_KEY_ID", "TESTKEY");
-  Deno.env.set("AWS_SECRET_ACCESS_KEY", "test-secret");
+  useTestKeys();
   const hold = Promise.withResolvers<void>();
   let n = 0;
-  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async () => {
+  await using server = localServer(async () => {
     if (n++ === 0) await hold.promise; // no answer
     // an answer whose body never ends
     const body = new ReadableStream<Uint8Array>({
@@ -173,7 +175,7 @@ Deno.test("the fetch handler: the caller's abort signal fails the request as an 
     return new Response(body);
   });
   const client = newS3Client({
-    endpoint: `http://127.0.0.1:${server.addr.port}`,
+    endpoint: server.endpoint,
     region: "us-east-1",
   }, {
     handler: "fetch",
@@ -196,13 +198,11 @@ Deno.test("the fetch handler: the caller's abort signal fails the request as an 
     await assert.rejects(reader.read());
   } finally {
     client.destroy();
-    await server.shutdown();
   }
 });
 
 Deno.test("a client makes its request signer once, not once per request", async () => {
-  Deno.env.set("AWS_ACCESS_KEY_ID", "TESTKEY");
-  Deno.env.set("AWS_SECRET_ACCESS_KEY", "test-secret");
+  useTestKeys();
   const client = newS3Client({ endpoint: "http://127.0.0.1:1", region: "us-east-1" });
   try {
     const signer = (client.config as unknown as { signer: (s?: unknown) => Promise<unknown> })
@@ -216,8 +216,7 @@ Deno.test("a client makes its request signer once, not once per request", async 
 });
 
 Deno.test("a client derives its signing key once per credentials and day, anew for others", async () => {
-  Deno.env.set("AWS_ACCESS_KEY_ID", "TESTKEY");
-  Deno.env.set("AWS_SECRET_ACCESS_KEY", "test-secret");
+  useTestKeys();
   const client = newS3Client({ endpoint: "http://127.0.0.1:1", region: "us-east-1" });
   try {
     const signer = await (client.config as unknown as { signer: () => Promise<unknown> }).signer();
@@ -246,16 +245,15 @@ Deno.test("a client derives its signing key once per credentials and day, anew f
 });
 
 Deno.test("the fetch handler: a PUT answered 200 with no bytes succeeds, one answered 200 with an S3 error is retried", async () => {
-  Deno.env.set("AWS_ACCESS_KEY_ID", "TESTKEY");
-  Deno.env.set("AWS_SECRET_ACCESS_KEY", "test-secret");
+  useTestKeys();
   let puts = 0;
-  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
+  await using server = localServer(async (req) => {
     await req.arrayBuffer();
     // the first PUT: 200 whose body is an error (S3 does this), then 200 with no body
     if (puts++ === 0) return new Response("<Error><Code>InternalError</Code></Error>");
     return new Response(null, { headers: { etag: '"e"' } });
   });
-  const endpoint = `http://127.0.0.1:${server.addr.port}`;
+  const endpoint = server.endpoint;
   const client = newS3Client({ endpoint, region: "us-east-1" }, { handler: "fetch" });
   try {
     const r = await client.send(
@@ -266,22 +264,20 @@ Deno.test("the fetch handler: a PUT answered 200 with no bytes succeeds, one ans
     assert.equal(puts, 2);
   } finally {
     client.destroy();
-    await server.shutdown();
   }
 });
 
 for (const [handler, expect] of [["fetch", null], ["node", "100-continue"]] as const) {
   const how = expect === null ? "without" : "with";
   Deno.test(`the ${handler} handler sends a PUT of 3 MiB ${how} Expect: 100-continue`, async () => {
-    Deno.env.set("AWS_ACCESS_KEY_ID", "TESTKEY");
-    Deno.env.set("AWS_SECRET_ACCESS_KEY", "test-secret");
+    useTestKeys();
     const seen: (string | null)[] = [];
-    const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
+    await using server = localServer(async (req) => {
       seen.push(req.headers.get("expect"));
       await req.arrayBuffer();
       return new Response(null, { headers: { etag: '"e"' } });
     });
-    const endpoint = `http://127.0.0.1:${server.addr.port}`;
+    const endpoint = server.endpoint;
     const client = newS3Client({ endpoint, region: "us-east-1" }, { handler });
     try {
       const Body = new Uint8Array(3 << 20);
@@ -290,21 +286,19 @@ for (const [handler, expect] of [["fetch", null], ["node", "100-continue"]] as c
       assert.deepEqual(seen, [expect]);
     } finally {
       client.destroy();
-      await server.shutdown();
     }
   });
 }
 
 Deno.test("a client keeps the middleware S3 needs (signing, retries, lengths, host, serde) and sends the SDK's User-Agent less its per-request feature list", async () => {
-  Deno.env.set("AWS_ACCESS_KEY_ID", "TESTKEY");
-  Deno.env.set("AWS_SECRET_ACCESS_KEY", "test-secret");
+  useTestKeys();
   const seen: Headers[] = [];
-  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
+  await using server = localServer(async (req) => {
     seen.push(req.headers);
     await req.arrayBuffer();
     return new Response(null, { headers: { etag: '"e"' } });
   });
-  const endpoint = `http://127.0.0.1:${server.addr.port}`;
+  const endpoint = server.endpoint;
   const client = newS3Client({ endpoint, region: "us-east-1" });
   // the SDK's client as it comes, for its User-Agent
   const plain = new S3Client({ endpoint, region: "us-east-1", forcePathStyle: true });
@@ -347,7 +341,6 @@ Deno.test("a client keeps the middleware S3 needs (signing, retries, lengths, ho
   } finally {
     client.destroy();
     plain.destroy();
-    await server.shutdown();
   }
 });
 
@@ -421,8 +414,7 @@ function recordRequests(
 }
 
 Deno.test("a client sends what the SDK as it comes sends (path, query, headers, signed headers, body) and reads the answers alike", async () => {
-  Deno.env.set("AWS_ACCESS_KEY_ID", "TESTKEY");
-  Deno.env.set("AWS_SECRET_ACCESS_KEY", "test-secret");
+  useTestKeys();
   const loc = { endpoint: "http://127.0.0.1:9000", region: "eu-west-3" };
   const ours = newS3Client(loc, { maxAttempts: 1 });
   const plain = new S3Client({
