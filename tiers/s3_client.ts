@@ -21,6 +21,7 @@ import type {
   StandardRetryToken,
 } from "@smithy/types";
 import type { RetryCause } from "../core/job_protocol.ts";
+import { Deadlines } from "../core/deadlines.ts";
 import { ConfigError, S3Error } from "../core/errors.ts";
 import { redactSecrets, registerSecret, withoutUserInfo } from "../core/secrets.ts";
 import {
@@ -231,14 +232,16 @@ function namedError(name: string, message: string, cause?: unknown): Error {
  * The SDK's requests over Deno's fetch, as the SDK's FetchHttpHandler sends
  * them but with less work per request: the SDK's header record goes to fetch
  * as it is (no Headers and Request built first and copied again), and the
- * wait for the answer's headers is one timer that aborts the fetch (the
- * SDK's handler races a promise and leaves the request running). A request
+ * wait for the answer's headers is a deadline that aborts the fetch (the
+ * SDK's handler races a promise and leaves the request running), kept with
+ * the others of the handler by one timer. A request
  * whose answer has not begun within `timeoutMs` fails with a TimeoutError,
  * the caller's abort signal with an AbortError (it aborts the body too), a
  * network failure as node:http names it; the SDK retries each as before.
  */
 class DenoFetchHandler implements RequestHandler<HttpRequest, HttpResponse, HttpHandlerOptions> {
   readonly #timeoutMs: number;
+  readonly #deadlines = new Map<number, Deadlines>();
 
   constructor(timeoutMs: number) {
     this.#timeoutMs = timeoutMs;
@@ -253,12 +256,11 @@ class DenoFetchHandler implements RequestHandler<HttpRequest, HttpResponse, Http
     const ms = requestTimeout ?? this.#timeoutMs;
     const ctl = new AbortController();
     let timedOut = false;
-    const timer = ms > 0
-      ? setTimeout(() => {
-        timedOut = true;
-        ctl.abort();
-      }, ms)
-      : undefined;
+    const deadlines = ms > 0 ? this.#deadlinesOf(ms) : undefined;
+    const deadline = deadlines?.add(() => {
+      timedOut = true;
+      ctl.abort();
+    });
     const query = buildQueryString(request.query ?? {});
     const port = request.port ? `:${request.port}` : "";
     const url = `${request.protocol}//${request.hostname}${port}${request.path}` +
@@ -289,8 +291,15 @@ class DenoFetchHandler implements RequestHandler<HttpRequest, HttpResponse, Http
       }
       throw networkError(e);
     } finally {
-      clearTimeout(timer);
+      if (deadline !== undefined) deadlines!.remove(deadline);
     }
+  }
+
+  /** The deadlines of requests that wait `ms` for their answer. */
+  #deadlinesOf(ms: number): Deadlines {
+    let d = this.#deadlines.get(ms);
+    if (d === undefined) this.#deadlines.set(ms, d = new Deadlines(ms));
+    return d;
   }
 
   updateHttpClientConfig(): void {}
