@@ -1,14 +1,21 @@
 /**
- * The SDK's serializer, deserializer and endpoint middleware for a client
- * of a fixed endpoint, doing the same work with less per request. The SDK's
- * own copy the client's whole resolved configuration (some seventy members)
- * into a new object on every request, and its endpoint middleware resolves
- * a dozen endpoint parameters through as many promises and parses the
- * endpoint's URL twice, though for a fixed endpoint with path-style
- * addressing the answer depends on the bucket alone. Here the serializer and
- * deserializer hand the SDK's same protocol (its schema serde) a context
- * that inherits the configuration instead of copying it, and the endpoint of
- * each bucket is made once.
+ * Middleware of the SDK done with less work per request, for the s3 tier's
+ * client, each in place of the SDK's own under the same name and place:
+ *
+ * - the serializer and deserializer ({@linkcode leanSerde}): the SDK's copy
+ *   the client's whole resolved configuration (some seventy members) into
+ *   a new object on every request; these hand the SDK's same protocol a
+ *   context that inherits the configuration instead;
+ * - the endpoint ({@linkcode fixedEndpoint}): the SDK's resolves a dozen
+ *   endpoint parameters through as many promises and parses the endpoint's
+ *   URL twice, though for a fixed endpoint with path-style addressing the
+ *   answer depends on the bucket alone;
+ * - the auth scheme ({@linkcode reuseAuthScheme}): the SDK's choice, kept
+ *   per command and bucket;
+ * - S3's check of 200 answers that carry an error ({@linkcode leanErrorCheck}),
+ *   which hands on the bytes it read;
+ * - the REST protocol's Content-Type per input schema
+ *   ({@linkcode memoizeContentType}), picked once.
  *
  * @module
  */
