@@ -597,7 +597,10 @@ export function warmUp(plan: JobPlan, engine: JobEngine, ios = WARM_UP_IOS): voi
     const t1 = t0 + WARM_UP_STEP_MS;
     rt.idle();
     // Both kinds of completion: with a submission step (async engines) and without.
-    rt.complete(read, t1, (t1 - t0) * 1e6, i & 1 ? -1 : 1000, -1, rt.length, rt.offset);
+    // Latencies from 1 µs to 4 ms, as doubles: an interval's fold then records as many
+    // buckets as a real one, and its code is compiled here, not at the first real boundary.
+    const lat = (t1 - t0) * 1e6 * (1 + ((i * 7919) % 4093));
+    rt.complete(read, t1, lat, i & 1 ? -1 : 1000, -1, rt.length, rt.offset);
     t0 = t1;
   }
   // An engine whose loop does no I/O runs it too, for as many, over several calls: a
