@@ -1,43 +1,50 @@
 /**
- * Latency per logging interval, from HDR histograms (as HdrHistogram's
- * interval logs and fio's `log_hist`): each job snapshots its cumulative
- * total-latency histograms at every interval boundary (never per I/O), and
- * the runner merges the jobs' snapshots interval by interval and reads
- * p50, p99 and max of each interval's histogram — percentiles of the merged
- * counts, never averaged.
+ * Latency per logging interval (as HdrHistogram's interval logs and fio's
+ * `log_hist`): each job keeps, for every interval, the samples it recorded
+ * in that interval alone, sparse — the HDR buckets its latency recorder
+ * folded at the interval's boundary, as `value, count` pairs — and the runner
+ * merges the jobs' samples interval by interval and reads p50, p99 and max
+ * of each interval's histogram: percentiles of the merged counts, never
+ * averaged. A job's cost per interval follows the buckets its samples
+ * touched, not the histogram's size.
  *
  * @module
  */
 
-import { decodeHistogram, encodeHistogram, type Histogram, newHistogram } from "./recorder.ts";
+import { type Histogram, newHistogram } from "./recorder.ts";
 
-/** One job's snapshots: the encoded cumulative histogram at each interval's end, per direction. */
+/** One interval's samples of one direction: `value, count` pairs; empty when none completed. */
+export type IntervalCounts = readonly number[];
+
+/** One job's samples per logging interval, per direction. */
 export interface IntervalSnapshots {
-  /** `""` where the direction had no sample yet. */
-  readonly read: string[];
-  readonly write: string[];
+  readonly read: IntervalCounts[];
+  readonly write: IntervalCounts[];
 }
 
 /**
- * The worker's side: cumulative snapshots at interval boundaries.
+ * The worker's side: the samples of each interval. The job's latency
+ * recorder appends what it folds to {@linkcode IntervalLog.read} or
+ * {@linkcode IntervalLog.write} (see `LatencyBuckets.foldInto`), and
+ * {@linkcode IntervalLog.close} files them under the interval that ended.
  *
  * @example
  * ```ts
  * import { IntervalLog } from "./interval_log.ts";
- * import { newHistogram } from "./recorder.ts";
- * const [read, write] = [newHistogram(), newHistogram()];
  * const log = new IntervalLog(1000, 0);
- * read.recordValue(5_000);
- * log.close(2500, read, write); // the intervals ending at 1000 and 2000 ms
+ * log.read.push(5_000, 1); // one read of 5 µs
+ * log.close(2500); // the intervals ending at 1000 and 2000 ms
  * console.assert(log.snapshots().read.length === 2);
+ * console.assert(log.snapshots().read[1]!.length === 0);
  * ```
  */
 export class IntervalLog {
   readonly #ms: number;
   #end: number;
-  readonly #read: string[] = [];
-  readonly #write: string[] = [];
-  #last = { read: 0, write: 0 };
+  readonly #read: IntervalCounts[] = [];
+  readonly #write: IntervalCounts[] = [];
+  #pendingRead: number[] = [];
+  #pendingWrite: number[] = [];
 
   /** Intervals of `intervalMs` from `start` (monoNow ms). */
   constructor(intervalMs: number, start: number) {
@@ -51,40 +58,42 @@ export class IntervalLog {
     return this.#end;
   }
 
-  /** Snapshots every interval that ended at or before `now`. */
-  close(now: number, read: Histogram, write: Histogram): void {
+  /** The open interval's read samples so far, as `value, count` pairs: append to it. */
+  get read(): number[] {
+    return this.#pendingRead;
+  }
+
+  /** The open interval's write samples so far, as `value, count` pairs: append to it. */
+  get write(): number[] {
+    return this.#pendingWrite;
+  }
+
+  /** Files every interval that ended at or before `now`; the samples so far go to the first. */
+  close(now: number): void {
     while (now >= this.#end) {
-      this.#snapshot(read, write);
+      this.#snapshot();
       this.#end += this.#ms;
     }
   }
 
   /**
-   * Snapshots the open interval when samples came since the last snapshot
-   * (a job that ends inside an interval), and logs nothing more.
+   * Files the open interval when samples came since the last one (a job
+   * that ends inside an interval), and logs nothing more.
    */
-  finish(read: Histogram, write: Histogram): void {
+  finish(): void {
     if (this.#end === Infinity) return;
-    if (read.totalCount !== this.#last.read || write.totalCount !== this.#last.write) {
-      this.#snapshot(read, write);
-    }
+    if (this.#pendingRead.length > 0 || this.#pendingWrite.length > 0) this.#snapshot();
     this.#end = Infinity;
   }
 
-  #snapshot(read: Histogram, write: Histogram): void {
-    this.#read.push(this.#encode(read, this.#read, this.#last.read));
-    this.#write.push(this.#encode(write, this.#write, this.#last.write));
-    this.#last = { read: read.totalCount, write: write.totalCount };
+  #snapshot(): void {
+    this.#read.push(this.#pendingRead);
+    this.#write.push(this.#pendingWrite);
+    this.#pendingRead = [];
+    this.#pendingWrite = [];
   }
 
-  /** Unchanged since the last snapshot: the same string, not encoded again. */
-  #encode(h: Histogram, done: readonly string[], lastCount: number): string {
-    if (h.totalCount === 0) return "";
-    if (h.totalCount === lastCount && done.length > 0) return done[done.length - 1]!;
-    return encodeHistogram(h);
-  }
-
-  /** The snapshots so far. */
+  /** The intervals filed so far. */
   snapshots(): IntervalSnapshots {
     return { read: this.#read, write: this.#write };
   }
@@ -98,48 +107,40 @@ export interface IntervalLatency {
 }
 
 /**
- * The runner's side: merges the jobs' snapshots of one direction and reads
- * each of the first `n` intervals. A job with fewer snapshots (it ended
- * earlier) adds nothing to the intervals after its last.
+ * The runner's side: merges the jobs' samples of one direction and reads
+ * each of the first `n` intervals. A job with fewer intervals (it ended
+ * earlier) adds nothing to the intervals after its last. The max is the
+ * highest value of the top bucket, as HDR reads every percentile.
  *
  * @example
  * ```ts
  * import { intervalLatency, IntervalLog } from "./interval_log.ts";
- * import { newHistogram } from "./recorder.ts";
- * const [read, write] = [newHistogram(), newHistogram()];
  * const log = new IntervalLog(1000, 0);
- * read.recordValue(5_000);
- * log.close(1000, read, write);
- * read.recordValue(9_000);
- * log.close(2000, read, write);
+ * log.read.push(5_000, 1);
+ * log.close(1000);
+ * log.read.push(9_000, 1);
+ * log.close(2000);
  * const lat = intervalLatency([log.snapshots().read], 3);
  * console.assert(lat.max_ns[1]! >= 8_990 && lat.p50_ns[2] === null);
  * ```
  */
-export function intervalLatency(jobs: readonly (readonly string[])[], n: number): IntervalLatency {
+export function intervalLatency(
+  jobs: readonly (readonly IntervalCounts[])[],
+  n: number,
+): IntervalLatency {
   const out: IntervalLatency = { p50_ns: [], p99_ns: [], max_ns: [] };
-  const decoded = jobs.map(() => ({ text: "", h: undefined as Histogram | undefined }));
-  let prev = newHistogram();
+  let h: Histogram | undefined;
   for (let i = 0; i < n; i++) {
-    const cur = newHistogram();
-    jobs.forEach((snaps, j) => {
-      const text = snaps[Math.min(i, snaps.length - 1)] ?? "";
-      if (text === "") return;
-      const d = decoded[j]!;
-      if (d.text !== text) {
-        d.text = text;
-        d.h = decodeHistogram(text);
-      }
-      cur.add(d.h!);
-    });
-    const delta = newHistogram();
-    delta.add(cur);
-    delta.subtract(prev);
-    const none = delta.totalCount === 0;
-    out.p50_ns.push(none ? null : delta.getValueAtPercentile(50));
-    out.p99_ns.push(none ? null : delta.getValueAtPercentile(99));
-    out.max_ns.push(none ? null : delta.maxValue);
-    prev = cur;
+    if (h === undefined || h.totalCount > 0) h = newHistogram();
+    for (const job of jobs) {
+      const pairs = job[i];
+      if (pairs === undefined) continue;
+      for (let k = 0; k < pairs.length; k += 2) h.recordValueWithCount(pairs[k]!, pairs[k + 1]!);
+    }
+    const none = h.totalCount === 0;
+    out.p50_ns.push(none ? null : h.getValueAtPercentile(50));
+    out.p99_ns.push(none ? null : h.getValueAtPercentile(99));
+    out.max_ns.push(none ? null : h.getValueAtPercentile(100));
   }
   return out;
 }

@@ -9,7 +9,8 @@
  * shifts. Nothing is lost: a value lands in the bucket HDR would give it, so
  * counts, percentiles, mean and standard deviation come out identical, and
  * the exact minimum and maximum are kept aside and recorded as themselves.
- * Values of 2^32 ns (4.3 s) or more go to the HDR histogram directly.
+ * Values of 2^32 ns (4.3 s) or more are kept as they are and recorded at the
+ * fold.
  *
  * @module
  */
@@ -65,6 +66,8 @@ export class LatencyBuckets {
   #n = 0;
   #min = LIMIT;
   #max = 0;
+  /** Values of 2^32 ns or more since the last fold (rare: a request of over 4.3 s). */
+  #over: number[] | undefined;
 
   /** Buckets that fold into `into` (a histogram of {@linkcode newHistogram}). */
   constructor(into: Histogram) {
@@ -74,7 +77,7 @@ export class LatencyBuckets {
   /** Counts one latency in whole ns (an integer ≥ 1). */
   record(ns: number): void {
     if (ns >= LIMIT) {
-      this.#into.recordValue(ns);
+      (this.#over ??= []).push(ns);
       return;
     }
     const c = this.#counts ??= new Float64Array(LENGTH);
@@ -86,15 +89,25 @@ export class LatencyBuckets {
 
   /** Values counted since the last fold. */
   get count(): number {
-    return this.#n;
+    return this.#n + (this.#over?.length ?? 0);
   }
 
   /**
    * Adds what was counted to the HDR histogram and starts afresh: each
    * bucket's count at its lowest value, except one count each for the
-   * minimum and the maximum, recorded as the values they were.
+   * minimum and the maximum, recorded as the values they were. What it adds
+   * is also appended to `sink`, when given, as `value, count` pairs: the
+   * samples of this fold alone, sparse (a logging interval's, say).
    */
-  foldInto(): void {
+  foldInto(sink?: number[]): void {
+    const over = this.#over;
+    if (over !== undefined && over.length > 0) {
+      for (const v of over) {
+        this.#into.recordValue(v);
+        sink?.push(v, 1);
+      }
+      over.length = 0;
+    }
     const c = this.#counts;
     if (this.#n === 0 || c === undefined) return;
     const h = this.#into;
@@ -103,13 +116,19 @@ export class LatencyBuckets {
     const hi = indexOf(this.#max);
     c[lo]! -= 1;
     h.recordValue(this.#min);
+    sink?.push(this.#min, 1);
     if (this.#n > 1) {
       c[hi]! -= 1;
       h.recordValue(this.#max);
+      sink?.push(this.#max, 1);
     }
     for (let i = lo; i <= hi; i++) {
       const n = c[i]!;
-      if (n > 0) h.recordValueWithCount(valueOf(i), n);
+      if (n > 0) {
+        const v = valueOf(i);
+        h.recordValueWithCount(v, n);
+        sink?.push(v, n);
+      }
     }
     c.fill(0, lo, hi + 1);
     this.#n = 0;

@@ -1,15 +1,16 @@
 import assert from "node:assert/strict";
 import { GetObjectCommand } from "@aws-sdk/client-s3";
 import { isTransient, newS3Client } from "../tiers/s3_client.ts";
+import { type LocalServer, localServer, useTestKeys } from "../tests/_local_server.ts";
 import { drainBody } from "./_s3_requests.ts";
 
 /** A server whose every GET returns `chunks` of `size` random bytes, each a separate write. */
-function chunkedServer(chunks: number, size: number) {
+function chunkedServer(chunks: number, size: number): LocalServer & { bytes: Uint8Array } {
   const bytes = new Uint8Array(chunks * size);
   for (let at = 0; at < bytes.byteLength; at += 65536) {
     crypto.getRandomValues(bytes.subarray(at, at + 65536));
   }
-  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, () => {
+  const server = localServer(() => {
     let k = 0;
     const body = new ReadableStream<Uint8Array>({
       pull(c) {
@@ -19,13 +20,13 @@ function chunkedServer(chunks: number, size: number) {
     });
     return new Response(body, { headers: { "content-length": String(bytes.byteLength) } });
   });
-  return { server, bytes, endpoint: `http://127.0.0.1:${server.addr.port}` };
+  return Object.assign(server, { bytes });
 }
 
 Deno.test("drainBody reads a fetch body to its end into reused buffers, copying it into the block asked for", async () => {
-  Deno.env.set("AWS_ACCESS_KEY_ID", "TESTKEY");
-  Deno.env.set("AWS_SECRET_ACCESS_KEY", "test-secret");
-  const { server, bytes, endpoint } = chunkedServer(40, 100_000);
+  useTestKeys();
+  await using server = chunkedServer(40, 100_000);
+  const { bytes, endpoint } = server;
   const client = newS3Client({ endpoint, region: "us-east-1" }, { handler: "fetch" });
   try {
     for (let i = 0; i < 3; i++) {
@@ -38,16 +39,14 @@ Deno.test("drainBody reads a fetch body to its end into reused buffers, copying 
     }
   } finally {
     client.destroy();
-    await server.shutdown();
   }
 });
 
 Deno.test("drainBody abandons a body that brings no byte for its idle time, as a TimeoutError", async () => {
-  Deno.env.set("AWS_ACCESS_KEY_ID", "TESTKEY");
-  Deno.env.set("AWS_SECRET_ACCESS_KEY", "test-secret");
+  useTestKeys();
   let stall: () => void = () => {};
   const stalled = new Promise<void>((r) => (stall = r));
-  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, () => {
+  await using server = localServer(() => {
     // The headers and a first chunk, then nothing until the test ends.
     const body = new ReadableStream<Uint8Array>({
       async start(c) {
@@ -58,7 +57,7 @@ Deno.test("drainBody abandons a body that brings no byte for its idle time, as a
     });
     return new Response(body, { headers: { "content-length": "2000" } });
   });
-  const client = newS3Client({ endpoint: `http://127.0.0.1:${server.addr.port}`, region: "x" }, {
+  const client = newS3Client({ endpoint: server.endpoint, region: "x" }, {
     handler: "fetch",
   });
   try {
@@ -67,13 +66,11 @@ Deno.test("drainBody abandons a body that brings no byte for its idle time, as a
   } finally {
     stall();
     client.destroy();
-    await server.shutdown();
   }
 });
 
 Deno.test("drainBody reports a body the server breaks off as a transient failure, which the engine retries", async () => {
-  Deno.env.set("AWS_ACCESS_KEY_ID", "TESTKEY");
-  Deno.env.set("AWS_SECRET_ACCESS_KEY", "test-secret");
+  useTestKeys();
   // A raw HTTP server: promises 100000 bytes, sends 1000, closes the connection.
   const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
   const served = (async () => {

@@ -36,6 +36,7 @@ import {
 } from "../tiers/s3_client.ts";
 import type { RetryCause } from "../core/job_protocol.ts";
 import { monoNow } from "../core/libc.ts";
+import { Deadlines } from "../core/deadlines.ts";
 import type { JobEngine, JobRuntime } from "./types.ts";
 import { drainBody, getObject, objectError, type ObjectRef, putObject } from "./_s3_requests.ts";
 import { type BlockVerifier, verifierOf } from "../core/verify.ts";
@@ -106,6 +107,8 @@ export class S3Engine implements JobEngine {
   readonly #retries: RetryCounter;
   /** --verify: stamps each object's blocks, checks each block read. */
   #verifier: BlockVerifier | undefined;
+  /** The --timeout of each request, kept by one timer. */
+  #deadlines: Deadlines | undefined;
 
   private constructor(
     plan: JobPlan,
@@ -399,16 +402,14 @@ export class S3Engine implements JobEngine {
    */
   #deadline<T>(request: Promise<T>, operation: string, key: string): Promise<T> {
     const ms = this.#plan.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const late = new Promise<never>((_, reject) => {
-      timer = setTimeout(() =>
-        reject(
-          objectError(this.#ref(key), operation, "timed out", {
-            detail: `after ${ms / 1000} s (--timeout)`,
-          }),
-        ), ms);
-    });
-    return Promise.race([request, late]).finally(() => clearTimeout(timer));
+    this.#deadlines ??= new Deadlines(ms);
+    return this.#deadlines.within(
+      request,
+      () =>
+        objectError(this.#ref(key), operation, "timed out", {
+          detail: `after ${ms / 1000} s (--timeout)`,
+        }),
+    );
   }
 
   /**

@@ -439,12 +439,13 @@ export class JobRuntime {
 
   /** At an interval boundary only: snapshots the intervals that ended by `now`. */
   #closeIntervals(now: number): void {
-    // The snapshots read the total-latency histograms: what the hot path counted of it goes
-    // in first (clat and slat wait for finish()).
-    this.#readBuckets.lat.foldInto();
-    this.#writeBuckets.lat.foldInto();
-    this.#intervals!.close(now, this.read.lat, this.write.lat);
-    this.#intervalEnd = this.#intervals!.end;
+    // The interval's samples are what the hot path counted of total latency since the last
+    // fold, sparse (clat and slat wait for finish()).
+    const log = this.#intervals!;
+    this.#readBuckets.lat.foldInto(log.read);
+    this.#writeBuckets.lat.foldInto(log.write);
+    log.close(now);
+    this.#intervalEnd = log.end;
   }
 
   /**
@@ -493,8 +494,8 @@ export class JobRuntime {
     this.#foldBuckets();
     if (this.#intervals && this.#intervalEnd !== Infinity) {
       // the intervals that ended within the measured window, then the one it ended in
-      this.#intervals.close(Math.min(monoNow(), this.#measureEnd), this.read.lat, this.write.lat);
-      this.#intervals.finish(this.read.lat, this.write.lat);
+      this.#intervals.close(Math.min(monoNow(), this.#measureEnd));
+      this.#intervals.finish();
       this.#intervalEnd = Infinity;
     }
     if (this.#lastCompletion >= 0) {
@@ -512,8 +513,12 @@ export class JobRuntime {
 
   /** Adds what the hot path counted since the last fold to the histograms. */
   #foldBuckets(): void {
-    for (const b of [this.#readBuckets, this.#writeBuckets]) {
-      b.lat.foldInto();
+    // total latency's samples go to the open logging interval too, when there is one
+    const log = this.#intervalEnd === Infinity ? undefined : this.#intervals;
+    for (
+      const [b, sink] of [[this.#readBuckets, log?.read], [this.#writeBuckets, log?.write]] as const
+    ) {
+      b.lat.foldInto(sink);
       b.clat.foldInto();
       b.slat.foldInto();
     }
@@ -592,7 +597,10 @@ export function warmUp(plan: JobPlan, engine: JobEngine, ios = WARM_UP_IOS): voi
     const t1 = t0 + WARM_UP_STEP_MS;
     rt.idle();
     // Both kinds of completion: with a submission step (async engines) and without.
-    rt.complete(read, t1, (t1 - t0) * 1e6, i & 1 ? -1 : 1000, -1, rt.length, rt.offset);
+    // Latencies from 1 µs to 4 ms, as doubles: an interval's fold then records as many
+    // buckets as a real one, and its code is compiled here, not at the first real boundary.
+    const lat = (t1 - t0) * 1e6 * (1 + ((i * 7919) % 4093));
+    rt.complete(read, t1, lat, i & 1 ? -1 : 1000, -1, rt.length, rt.offset);
     t0 = t1;
   }
   // An engine whose loop does no I/O runs it too, for as many, over several calls: a

@@ -10,6 +10,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { s3StubHandler } from "../tools/services/s3_stub.ts";
 import { type CliResult, finished, sh, spawnCli, tempDirOnDisk } from "./_helpers.ts";
+import { localServer } from "./_local_server.ts";
 
 export { finished };
 
@@ -136,7 +137,7 @@ export function hangingS3(): HangingS3 {
   let release: () => void = () => {};
   const released = new Promise<void>((r) => (release = r));
   let held = 0;
-  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
+  const server = localServer(async (req) => {
     const path = new URL(req.url).pathname;
     if (req.method === "PUT" && /\/o\d+$/.test(path)) {
       held++;
@@ -148,7 +149,7 @@ export function hangingS3(): HangingS3 {
     if (req.method === "PUT" && res.status === 200) seen.add(decodeURIComponent(path.slice(1)));
     return res;
   });
-  const endpoint = `http://127.0.0.1:${server.addr.port}`;
+  const { endpoint } = server;
   return {
     endpoint,
     get held() {
@@ -166,7 +167,7 @@ export function hangingS3(): HangingS3 {
     },
     async [Symbol.asyncDispose]() {
       release();
-      await server.shutdown();
+      await server[Symbol.asyncDispose]();
     },
   };
 }
@@ -185,20 +186,15 @@ export interface StubS3 extends AsyncDisposable {
  * process, on a free loopback port.
  */
 export function stubS3(): StubS3 {
-  const server = Deno.serve(
-    { hostname: "127.0.0.1", port: 0, onListen() {} },
-    s3StubHandler(new Uint8Array(64 * 1024)),
-  );
-  const endpoint = `http://127.0.0.1:${server.addr.port}`;
+  const server = localServer(s3StubHandler(new Uint8Array(64 * 1024)));
+  const { endpoint } = server;
   return {
     endpoint,
     async keys(bucket, prefix) {
       const r = await fetch(`${endpoint}/${bucket}?prefix=${encodeURIComponent(prefix)}`);
       return [...(await r.text()).matchAll(/<Key>([^<]*)<\/Key>/g)].map((m) => m[1]!);
     },
-    async [Symbol.asyncDispose]() {
-      await server.shutdown();
-    },
+    [Symbol.asyncDispose]: () => server[Symbol.asyncDispose](),
   };
 }
 

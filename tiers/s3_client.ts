@@ -9,7 +9,8 @@
  */
 
 import { S3Client } from "@aws-sdk/client-s3";
-import { buildQueryString, HttpResponse } from "@smithy/core/protocols";
+import { userAgentMiddleware } from "@aws-sdk/core/client";
+import { buildQueryString, HttpRequest as SdkRequest, HttpResponse } from "@smithy/core/protocols";
 import { StandardRetryStrategy } from "@smithy/core/retry";
 import type {
   HttpHandlerOptions,
@@ -20,8 +21,16 @@ import type {
   StandardRetryToken,
 } from "@smithy/types";
 import type { RetryCause } from "../core/job_protocol.ts";
+import { Deadlines } from "../core/deadlines.ts";
 import { ConfigError, S3Error } from "../core/errors.ts";
 import { redactSecrets, registerSecret, withoutUserInfo } from "../core/secrets.ts";
+import {
+  fixedEndpoint,
+  leanErrorCheck,
+  leanSerde,
+  memoizeContentType,
+  reuseAuthScheme,
+} from "./_s3_lean_middleware.ts";
 
 /** Environment variables that name the endpoint, in order of precedence. */
 export const ENDPOINT_ENV_VARS = [
@@ -223,14 +232,16 @@ function namedError(name: string, message: string, cause?: unknown): Error {
  * The SDK's requests over Deno's fetch, as the SDK's FetchHttpHandler sends
  * them but with less work per request: the SDK's header record goes to fetch
  * as it is (no Headers and Request built first and copied again), and the
- * wait for the answer's headers is one timer that aborts the fetch (the
- * SDK's handler races a promise and leaves the request running). A request
+ * wait for the answer's headers is a deadline that aborts the fetch (the
+ * SDK's handler races a promise and leaves the request running), kept with
+ * the others of the handler by one timer. A request
  * whose answer has not begun within `timeoutMs` fails with a TimeoutError,
  * the caller's abort signal with an AbortError (it aborts the body too), a
  * network failure as node:http names it; the SDK retries each as before.
  */
 class DenoFetchHandler implements RequestHandler<HttpRequest, HttpResponse, HttpHandlerOptions> {
   readonly #timeoutMs: number;
+  readonly #deadlines = new Map<number, Deadlines>();
 
   constructor(timeoutMs: number) {
     this.#timeoutMs = timeoutMs;
@@ -245,12 +256,11 @@ class DenoFetchHandler implements RequestHandler<HttpRequest, HttpResponse, Http
     const ms = requestTimeout ?? this.#timeoutMs;
     const ctl = new AbortController();
     let timedOut = false;
-    const timer = ms > 0
-      ? setTimeout(() => {
-        timedOut = true;
-        ctl.abort();
-      }, ms)
-      : undefined;
+    const deadlines = ms > 0 ? this.#deadlinesOf(ms) : undefined;
+    const deadline = deadlines?.add(() => {
+      timedOut = true;
+      ctl.abort();
+    });
     const query = buildQueryString(request.query ?? {});
     const port = request.port ? `:${request.port}` : "";
     const url = `${request.protocol}//${request.hostname}${port}${request.path}` +
@@ -281,8 +291,15 @@ class DenoFetchHandler implements RequestHandler<HttpRequest, HttpResponse, Http
       }
       throw networkError(e);
     } finally {
-      clearTimeout(timer);
+      if (deadline !== undefined) deadlines!.remove(deadline);
     }
+  }
+
+  /** The deadlines of requests that wait `ms` for their answer. */
+  #deadlinesOf(ms: number): Deadlines {
+    let d = this.#deadlines.get(ms);
+    if (d === undefined) this.#deadlines.set(ms, d = new Deadlines(ms));
+    return d;
   }
 
   updateHttpClientConfig(): void {}
@@ -461,11 +478,14 @@ export function newS3Client(loc: S3Location, options: S3ClientOptions = {}): S3C
     ...(handler === "fetch" ? { expectContinueHeader: false } : {}),
     // The SDK resolves each command's middleware stack once instead of on every send.
     cacheMiddleware: true,
-    ...(loc.endpoint === undefined ? {} : { endpointProvider: pathStyle(loc.endpoint) }),
   });
-  memoizeUserAgent(client);
   memoizeSigner(client);
   trimMiddleware(client);
+  leanSerde(client);
+  reuseAuthScheme(client);
+  leanErrorCheck(client);
+  memoizeContentType(client);
+  if (loc.endpoint !== undefined) fixedEndpoint(client, pathStyle(loc.endpoint));
   // Every PUT's body (PutObject, UploadPart) goes UNSIGNED-PAYLOAD: the SDK still signs
   // the request but no longer hashes the body. SHA-256 of every byte uploaded runs at
   // about 1 GB/s a core, a ceiling of the client, not of the storage; S3 and RGW accept
@@ -487,20 +507,27 @@ export function newS3Client(loc: S3Location, options: S3ClientOptions = {}): S3C
  * The endpoint of every request to a server at `endpoint`, path-style:
  * `endpoint/bucket`, as the SDK's own rules resolve it for a custom endpoint
  * with forcePathStyle, without running those rules (an S3 rule set of some
- * thousand lines) on every request.
+ * thousand lines) on every request. Each bucket's is made once: no
+ * middleware this client keeps changes an endpoint it is given (only the
+ * SDK's bucketEndpoint option, which this client leaves off, would).
+ *
+ * @throws {Error} for an ARN as the bucket, as the SDK's rules do for path-style addressing.
  */
-function pathStyle(endpoint: string): (params: { Bucket?: string | undefined }) => { url: URL } {
+function pathStyle(endpoint: string): (bucket: string | undefined) => { url: URL } {
   const base = endpoint.replace(/\/+$/, "");
-  const urls = new Map<string, URL>();
-  return ({ Bucket }) => {
-    const bucket = Bucket ?? "";
-    let url = urls.get(bucket);
-    if (url === undefined) {
-      url = new URL(bucket === "" ? base : `${base}/${encodeURIComponent(bucket)}`);
-      urls.set(bucket, url);
+  const endpoints = new Map<string, { url: URL }>();
+  return (name) => {
+    const bucket = name ?? "";
+    let known = endpoints.get(bucket);
+    if (known === undefined) {
+      if (bucket.startsWith("arn:")) {
+        throw new Error("Path-style addressing cannot be used with ARN buckets");
+      }
+      const url = new URL(bucket === "" ? base : `${base}/${encodeURIComponent(bucket)}`);
+      known = { url };
+      endpoints.set(bucket, known);
     }
-    // A fresh URL each time: the SDK's middleware may change what it is given.
-    return { url: new URL(url) };
+    return known;
   };
 }
 
@@ -529,74 +556,54 @@ function trimMiddleware(client: S3Client): void {
   // S3 Express One Zone directory buckets: only an endpoint of AWS's rules says a bucket
   // is one; a custom endpoint (pathStyle) never does, and AWS keeps its default rules.
   if (client.config.isCustomEndpoint) stack.remove("s3ExpressMiddleware");
-  // The User-Agent, built once from the SDK's own sections instead of per request with a
+  // The User-Agent, built once by the SDK's own middleware instead of per request with a
   // list of the SDK features the request used.
   stack.remove("getUserAgentMiddleware");
   const userAgent = userAgentOnce(client);
-  stack.add((next) => async (args) => {
+  let known: UserAgent | undefined;
+  const set = (headers: Record<string, string>, v: UserAgent) => {
+    headers["user-agent"] = v.ua;
+    if (v.amz !== "") headers["x-amz-user-agent"] = v.amz;
+  };
+  stack.add((next) => (args) => {
     const headers = (args.request as { headers?: Record<string, string> }).headers;
-    if (headers !== undefined) {
-      const v = await userAgent();
-      headers["user-agent"] = v.ua;
-      if (v.amz !== "") headers["x-amz-user-agent"] = v.amz;
+    if (headers === undefined) return next(args);
+    if (known !== undefined) {
+      set(headers, known);
+      return next(args);
     }
-    return next(args);
+    return userAgent().then((v) => {
+      set(headers, known = v);
+      return next(args);
+    });
   }, { step: "build", priority: "low", name: "tierbenchUserAgent" });
+}
+
+/** The User-Agent and X-Amz-User-Agent headers' values. */
+interface UserAgent {
+  readonly ua: string;
+  readonly amz: string;
 }
 
 /**
  * The SDK's User-Agent and X-Amz-User-Agent as the SDK's own middleware
- * writes them, without its per-request feature list (`m/…`): built once
- * from the client's User-Agent sections.
+ * writes them, without its per-request feature list (`m/…`): that
+ * middleware, run once on an empty request.
  */
-function userAgentOnce(client: S3Client): () => Promise<{ ua: string; amz: string }> {
-  const config = client.config as { defaultUserAgentProvider?: () => Promise<unknown> };
-  let values: Promise<{ ua: string; amz: string }> | undefined;
-  const make = async () => {
-    const sections = (await config.defaultUserAgentProvider?.() ?? []) as [string, string?][];
-    const parts = sections.map(userAgentSection);
-    return { ua: parts.join(" "), amz: parts.filter((p) => p.startsWith("aws-sdk-")).join(" ") };
+function userAgentOnce(client: S3Client): () => Promise<UserAgent> {
+  let values: Promise<UserAgent> | undefined;
+  const make = async (): Promise<UserAgent> => {
+    const request = new SdkRequest({});
+    const done = () => Promise.resolve({ output: {}, response: {} });
+    const options = client.config as unknown as Parameters<typeof userAgentMiddleware>[0];
+    await userAgentMiddleware(options)(done as never, {})({ input: {}, request });
+    const headers = request.headers as Record<string, string | undefined>;
+    return {
+      ua: (headers["user-agent"] ?? "").replace(/ m\/\S*/, ""),
+      amz: headers["x-amz-user-agent"] ?? "",
+    };
   };
   return () => (values ??= make());
-}
-
-/**
- * One User-Agent section as the SDK writes it: `prefix/name#version`
- * (`os/linux#6.1`), `name/version` (`aws-sdk-js/3.0`), `prefix/name`
- * (`lang/js`), with characters outside a token's replaced by `-`.
- *
- * @example
- * ```ts
- * import { userAgentSection } from "./s3_client.ts";
- * console.assert(userAgentSection(["os/linux", "6.1.0"]) === "os/linux#6.1.0");
- * console.assert(userAgentSection(["aws-sdk-js", "3.0"]) === "aws-sdk-js/3.0");
- * console.assert(userAgentSection(["api/S3", "3 0"]) === "api/s3#3-0");
- * ```
- */
-export function userAgentSection([name, version]: readonly [string, string?]): string {
-  const escaped = name.split("/").map((p) => p.replace(/[^!$%&'*+\-.^_`|~\w]/g, "-")).join("/");
-  const slash = escaped.indexOf("/");
-  const prefix = slash < 0 ? "" : escaped.slice(0, slash);
-  const rest = slash < 0 ? escaped : escaped.slice(slash + 1);
-  const parts = [
-    prefix,
-    prefix === "api" ? rest.toLowerCase() : rest,
-    version?.replace(/[^!$%&'*+\-.^_`|~\w#]/g, "-"),
-  ].filter((p) => p !== undefined && p !== "");
-  return parts.map((p, i) => i === 0 ? p : `${i === 1 ? "/" : "#"}${p}`).join("");
-}
-
-/**
- * Computes the client's User-Agent sections once: the SDK's default
- * provider runs on every request, and reads the kernel's release from
- * /proc each time (four system calls a request under Deno).
- */
-function memoizeUserAgent(client: S3Client): void {
-  const config = client.config as { defaultUserAgentProvider?: (c?: unknown) => Promise<unknown> };
-  const provide = config.defaultUserAgentProvider;
-  if (provide === undefined) return;
-  let sections: Promise<unknown> | undefined;
-  config.defaultUserAgentProvider = (c) => (sections ??= provide(c));
 }
 
 /**

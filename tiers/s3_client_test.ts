@@ -1,5 +1,16 @@
 import assert from "node:assert/strict";
-import { GetObjectCommand, PutObjectCommand, S3Client } from "@aws-sdk/client-s3";
+import {
+  CompleteMultipartUploadCommand,
+  DeleteObjectsCommand,
+  GetObjectCommand,
+  HeadObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  S3Client,
+} from "@aws-sdk/client-s3";
+import { HttpResponse } from "@smithy/core/protocols";
+import { type LocalServer, localServer, useTestKeys } from "../tests/_local_server.ts";
+import type { HttpRequest } from "@smithy/types";
 import { ConfigError } from "../core/errors.ts";
 import {
   codeOf,
@@ -16,11 +27,17 @@ import {
  * GET returns what was PUT. It records each request's method, path and
  * headers.
  */
-function faultyServer(fault: number) {
-  const seen: { method: string; path: string; headers: Headers }[] = [];
+interface Seen {
+  method: string;
+  path: string;
+  headers: Headers;
+}
+
+function faultyServer(fault: number): LocalServer & { seen: Seen[] } {
+  const seen: Seen[] = [];
   const stored = new Map<string, Uint8Array<ArrayBuffer>>();
   const failed = new Set<string>();
-  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
+  const server = localServer(async (req) => {
     const path = new URL(req.url).pathname;
     seen.push({ method: req.method, path, headers: req.headers });
     const body = new Uint8Array(await req.arrayBuffer());
@@ -37,14 +54,14 @@ function faultyServer(fault: number) {
       ? new Response("<Error><Code>NoSuchKey</Code></Error>", { status: 404 })
       : new Response(bytes, { headers: { "content-length": String(bytes.byteLength) } });
   });
-  return { server, seen, endpoint: `http://127.0.0.1:${server.addr.port}` };
+  return Object.assign(server, { seen });
 }
 
 for (const handler of ["fetch", "node"] as S3HttpHandler[]) {
   Deno.test(`the ${handler} handler keeps the SDK's retries: a 503 once, then the PUT and the GET go through`, async () => {
-    Deno.env.set("AWS_ACCESS_KEY_ID", "TESTKEY");
-    Deno.env.set("AWS_SECRET_ACCESS_KEY", "test-secret");
-    const { server, seen, endpoint } = faultyServer(503);
+    useTestKeys();
+    await using server = faultyServer(503);
+    const { seen, endpoint } = server;
     const client = newS3Client({ endpoint, region: "us-east-1" }, { handler });
     try {
       // a view into a larger buffer, as the engines' PUT bodies are
@@ -65,15 +82,13 @@ for (const handler of ["fetch", "node"] as S3HttpHandler[]) {
       }
     } finally {
       client.destroy();
-      await server.shutdown();
     }
   });
 }
 
 for (const handler of ["fetch", "node"] as S3HttpHandler[]) {
   Deno.test(`the ${handler} handler names a refused connection ECONNREFUSED, and the SDK retries it`, async () => {
-    Deno.env.set("AWS_ACCESS_KEY_ID", "TESTKEY");
-    Deno.env.set("AWS_SECRET_ACCESS_KEY", "test-secret");
+    useTestKeys();
     // A port nothing listens on: bound, then closed.
     const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
     const port = (l.addr as Deno.NetAddr).port;
@@ -111,11 +126,10 @@ Deno.test(`${HANDLER_ENV_VAR} picks the handler, and anything but fetch or node 
 });
 
 Deno.test("the fetch handler abandons an attempt whose answer has not begun within the idle timeout (a TimeoutError, retried) and sends the query string", async () => {
-  Deno.env.set("AWS_ACCESS_KEY_ID", "TESTKEY");
-  Deno.env.set("AWS_SECRET_ACCESS_KEY", "test-secret");
+  useTestKeys();
   const stalled = Promise.withResolvers<void>();
   const urls: string[] = [];
-  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
+  await using server = localServer(async (req) => {
     urls.push(req.url);
     // the first request never answers; the client gives up on it
     if (urls.length === 1) await stalled.promise;
@@ -123,7 +137,7 @@ Deno.test("the fetch handler abandons an attempt whose answer has not begun with
   });
   const causes: string[] = [];
   const client = newS3Client({
-    endpoint: `http://127.0.0.1:${server.addr.port}`,
+    endpoint: server.endpoint,
     region: "us-east-1",
   }, {
     handler: "fetch",
@@ -143,16 +157,14 @@ Deno.test("the fetch handler abandons an attempt whose answer has not begun with
   } finally {
     stalled.resolve();
     client.destroy();
-    await server.shutdown();
   }
 });
 
 Deno.test("the fetch handler: the caller's abort signal fails the request as an AbortError, before the answer and while its body streams", async () => {
-  Deno.env.set("AWS_ACCESS_KEY_ID", "TESTKEY");
-  Deno.env.set("AWS_SECRET_ACCESS_KEY", "test-secret");
+  useTestKeys();
   const hold = Promise.withResolvers<void>();
   let n = 0;
-  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async () => {
+  await using server = localServer(async () => {
     if (n++ === 0) await hold.promise; // no answer
     // an answer whose body never ends
     const body = new ReadableStream<Uint8Array>({
@@ -163,7 +175,7 @@ Deno.test("the fetch handler: the caller's abort signal fails the request as an 
     return new Response(body);
   });
   const client = newS3Client({
-    endpoint: `http://127.0.0.1:${server.addr.port}`,
+    endpoint: server.endpoint,
     region: "us-east-1",
   }, {
     handler: "fetch",
@@ -186,13 +198,11 @@ Deno.test("the fetch handler: the caller's abort signal fails the request as an 
     await assert.rejects(reader.read());
   } finally {
     client.destroy();
-    await server.shutdown();
   }
 });
 
 Deno.test("a client makes its request signer once, not once per request", async () => {
-  Deno.env.set("AWS_ACCESS_KEY_ID", "TESTKEY");
-  Deno.env.set("AWS_SECRET_ACCESS_KEY", "test-secret");
+  useTestKeys();
   const client = newS3Client({ endpoint: "http://127.0.0.1:1", region: "us-east-1" });
   try {
     const signer = (client.config as unknown as { signer: (s?: unknown) => Promise<unknown> })
@@ -206,8 +216,7 @@ Deno.test("a client makes its request signer once, not once per request", async 
 });
 
 Deno.test("a client derives its signing key once per credentials and day, anew for others", async () => {
-  Deno.env.set("AWS_ACCESS_KEY_ID", "TESTKEY");
-  Deno.env.set("AWS_SECRET_ACCESS_KEY", "test-secret");
+  useTestKeys();
   const client = newS3Client({ endpoint: "http://127.0.0.1:1", region: "us-east-1" });
   try {
     const signer = await (client.config as unknown as { signer: () => Promise<unknown> }).signer();
@@ -236,16 +245,15 @@ Deno.test("a client derives its signing key once per credentials and day, anew f
 });
 
 Deno.test("the fetch handler: a PUT answered 200 with no bytes succeeds, one answered 200 with an S3 error is retried", async () => {
-  Deno.env.set("AWS_ACCESS_KEY_ID", "TESTKEY");
-  Deno.env.set("AWS_SECRET_ACCESS_KEY", "test-secret");
+  useTestKeys();
   let puts = 0;
-  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
+  await using server = localServer(async (req) => {
     await req.arrayBuffer();
     // the first PUT: 200 whose body is an error (S3 does this), then 200 with no body
     if (puts++ === 0) return new Response("<Error><Code>InternalError</Code></Error>");
     return new Response(null, { headers: { etag: '"e"' } });
   });
-  const endpoint = `http://127.0.0.1:${server.addr.port}`;
+  const endpoint = server.endpoint;
   const client = newS3Client({ endpoint, region: "us-east-1" }, { handler: "fetch" });
   try {
     const r = await client.send(
@@ -256,22 +264,20 @@ Deno.test("the fetch handler: a PUT answered 200 with no bytes succeeds, one ans
     assert.equal(puts, 2);
   } finally {
     client.destroy();
-    await server.shutdown();
   }
 });
 
 for (const [handler, expect] of [["fetch", null], ["node", "100-continue"]] as const) {
   const how = expect === null ? "without" : "with";
   Deno.test(`the ${handler} handler sends a PUT of 3 MiB ${how} Expect: 100-continue`, async () => {
-    Deno.env.set("AWS_ACCESS_KEY_ID", "TESTKEY");
-    Deno.env.set("AWS_SECRET_ACCESS_KEY", "test-secret");
+    useTestKeys();
     const seen: (string | null)[] = [];
-    const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
+    await using server = localServer(async (req) => {
       seen.push(req.headers.get("expect"));
       await req.arrayBuffer();
       return new Response(null, { headers: { etag: '"e"' } });
     });
-    const endpoint = `http://127.0.0.1:${server.addr.port}`;
+    const endpoint = server.endpoint;
     const client = newS3Client({ endpoint, region: "us-east-1" }, { handler });
     try {
       const Body = new Uint8Array(3 << 20);
@@ -280,21 +286,19 @@ for (const [handler, expect] of [["fetch", null], ["node", "100-continue"]] as c
       assert.deepEqual(seen, [expect]);
     } finally {
       client.destroy();
-      await server.shutdown();
     }
   });
 }
 
 Deno.test("a client keeps the middleware S3 needs (signing, retries, lengths, host, serde) and sends the SDK's User-Agent less its per-request feature list", async () => {
-  Deno.env.set("AWS_ACCESS_KEY_ID", "TESTKEY");
-  Deno.env.set("AWS_SECRET_ACCESS_KEY", "test-secret");
+  useTestKeys();
   const seen: Headers[] = [];
-  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
+  await using server = localServer(async (req) => {
     seen.push(req.headers);
     await req.arrayBuffer();
     return new Response(null, { headers: { etag: '"e"' } });
   });
-  const endpoint = `http://127.0.0.1:${server.addr.port}`;
+  const endpoint = server.endpoint;
   const client = newS3Client({ endpoint, region: "us-east-1" });
   // the SDK's client as it comes, for its User-Agent
   const plain = new S3Client({ endpoint, region: "us-east-1", forcePathStyle: true });
@@ -337,6 +341,162 @@ Deno.test("a client keeps the middleware S3 needs (signing, retries, lengths, ho
   } finally {
     client.destroy();
     plain.destroy();
-    await server.shutdown();
+  }
+});
+
+/** What the SDK hands its HTTP handler, as plain values to compare. */
+interface SentRequest {
+  method: string;
+  url: string;
+  headers: Record<string, string>;
+  signed: string[];
+  body: string;
+}
+
+/** Headers that differ from request to request, or by design (`x-amz-content-sha256`: UNSIGNED-PAYLOAD). */
+const VARYING = new Set([
+  "authorization",
+  "x-amz-date",
+  "user-agent",
+  "x-amz-user-agent",
+  "amz-sdk-invocation-id",
+  "x-amz-content-sha256",
+]);
+
+/**
+ * Makes `client` hand its requests to a recorder instead of the network:
+ * answers are `answer(request)`, a status and headers with an XML or empty body.
+ */
+function recordRequests(
+  client: S3Client,
+  answer: (method: string) => { status: number; headers: Record<string, string>; body: string },
+): SentRequest[] {
+  const sent: SentRequest[] = [];
+  (client.config as unknown as { requestHandler: unknown }).requestHandler = {
+    handle: (req: HttpRequest) => {
+      const headers: Record<string, string> = {};
+      for (const [k, v] of Object.entries(req.headers)) if (!VARYING.has(k)) headers[k] = v;
+      const query = new URLSearchParams(req.query as Record<string, string>).toString();
+      const body = req.body instanceof Uint8Array
+        ? `${req.body.byteLength} bytes`
+        : String(req.body ?? "");
+      sent.push({
+        method: req.method,
+        url: `${req.protocol}//${req.hostname}:${req.port}${req.path}?${query}`,
+        headers,
+        signed: /SignedHeaders=([^,]+)/.exec(req.headers.authorization ?? "")?.[1]?.split(";") ??
+          [],
+        body,
+      });
+      const a = answer(req.method);
+      const bytes = new TextEncoder().encode(a.body);
+      return Promise.resolve({
+        response: new HttpResponse({
+          statusCode: a.status,
+          headers: { ...a.headers, "content-length": String(bytes.byteLength) },
+          // a GET's body is a stream, as the handlers give it
+          body: req.method === "GET"
+            ? new ReadableStream({
+              start(c) {
+                c.enqueue(bytes);
+                c.close();
+              },
+            })
+            : bytes,
+        }),
+      });
+    },
+    updateHttpClientConfig() {},
+    httpHandlerConfigs: () => ({}),
+    destroy() {},
+  };
+  return sent;
+}
+
+Deno.test("a client sends what the SDK as it comes sends (path, query, headers, signed headers, body) and reads the answers alike", async () => {
+  useTestKeys();
+  const loc = { endpoint: "http://127.0.0.1:9000", region: "eu-west-3" };
+  const ours = newS3Client(loc, { maxAttempts: 1 });
+  const plain = new S3Client({
+    endpoint: loc.endpoint,
+    region: loc.region,
+    forcePathStyle: true,
+    requestChecksumCalculation: "WHEN_REQUIRED",
+    responseChecksumValidation: "WHEN_REQUIRED",
+    maxAttempts: 1,
+  });
+  let mode: "ok" | "not found" | "empty" = "ok";
+  const answer = (method: string) =>
+    mode === "empty" ? { status: 200, headers: {}, body: "" } : mode === "not found"
+      ? {
+        status: 404,
+        headers: { "x-amz-request-id": "r404", "content-type": "application/xml" },
+        body: "<Error><Code>NoSuchKey</Code><Message>gone</Message></Error>",
+      }
+      : method === "POST"
+      ? {
+        status: 200,
+        headers: { "content-type": "application/xml" },
+        body: "<DeleteResult><Deleted><Key>a b</Key></Deleted></DeleteResult>",
+      }
+      : { status: 200, headers: { etag: '"e1"', "x-amz-request-id": "r1" }, body: "" };
+  const sentOurs = recordRequests(ours, answer);
+  const sentPlain = recordRequests(plain, answer);
+  const key = "dir/a b+c#?é~*'()!";
+  const commands = () => [
+    new GetObjectCommand({ Bucket: "bkt", Key: key, Range: "bytes=0-9", VersionId: "v 1" }),
+    new PutObjectCommand({ Bucket: "bkt", Key: key, Body: new Uint8Array(100) }),
+    new HeadObjectCommand({ Bucket: "other.bucket", Key: "k" }),
+    new ListObjectsV2Command({ Bucket: "bkt", Prefix: "p/", ContinuationToken: "t=1&x" }),
+    new DeleteObjectsCommand({ Bucket: "bkt", Delete: { Objects: [{ Key: "a b" }] } }),
+  ];
+  try {
+    for (const [i, [a, b]] of commands().map((c, i) => [c, commands()[i]!] as const).entries()) {
+      const outOurs = await ours.send(a as never) as unknown as Record<string, unknown>;
+      const outPlain = await plain.send(b as never) as unknown as Record<string, unknown>;
+      const { $metadata: _m1, Body: _b1, ...restOurs } = outOurs;
+      const { $metadata: _m2, Body: _b2, ...restPlain } = outPlain;
+      assert.deepEqual(restOurs, restPlain, `answer of command ${i}`);
+      const { headers: h1, signed: s1, ...r1 } = sentOurs[i]!;
+      const { headers: h2, signed: s2, ...r2 } = sentPlain[i]!;
+      assert.deepEqual(r1, r2, `command ${i}`);
+      assert.deepEqual(h1, h2, `headers of command ${i}`);
+      assert.deepEqual(s1, s2, `signed headers of command ${i}`);
+    }
+    // an error answer: the same error, named and with its status and request id
+    mode = "not found";
+    const e1 = await ours.send(new GetObjectCommand({ Bucket: "bkt", Key: "k" })).catch((e) => e);
+    const e2 = await plain.send(new GetObjectCommand({ Bucket: "bkt", Key: "k" })).catch((e) => e);
+    assert.equal(e1.name, "NoSuchKey");
+    assert.equal(e1.name, e2.name);
+    assert.equal(e1.message, e2.message);
+    assert.equal(e1.$metadata.httpStatusCode, 404);
+    assert.equal(e1.$metadata.requestId, e2.$metadata.requestId);
+    // a completed upload answered 200 with no body: S3's error, as the SDK names it
+    mode = "empty";
+    const complete = () =>
+      new CompleteMultipartUploadCommand({
+        Bucket: "bkt",
+        Key: "k",
+        UploadId: "u",
+        MultipartUpload: { Parts: [{ PartNumber: 1, ETag: '"e"' }] },
+      });
+    const c1 = await ours.send(complete()).catch((e) => e);
+    const c2 = await plain.send(complete()).catch((e) => e);
+    assert.equal(c1.name, "InternalError");
+    assert.equal(c1.name, c2.name);
+    assert.equal(c1.$metadata.httpStatusCode, c2.$metadata.httpStatusCode);
+    await assert.rejects(
+      ours.send(
+        new GetObjectCommand({
+          Bucket: "arn:aws:s3:us-east-1:123456789012:accesspoint/x",
+          Key: "k",
+        }),
+      ),
+      /Path-style addressing cannot be used with ARN buckets/,
+    );
+  } finally {
+    ours.destroy();
+    plain.destroy();
   }
 });

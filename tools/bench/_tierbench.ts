@@ -16,10 +16,18 @@
  * its own thread, a job's loop is optimised in its warm-up, before the start
  * barrier (docs/validation.md, "The harness as jobs and ranks grow").
  *
+ * Without background compilation V8 never moves a loop from Maglev's
+ * on-stack-replacement code up to TurboFan's, so a job loop that V8 replaced
+ * mid-run with Maglev's (after any deopt in the measured window) stayed
+ * there: 4 KiB reads at depth 1 cost twice fio's user time per I/O. With
+ * `--no-maglev-osr` such a loop is replaced with TurboFan's directly
+ * (docs/validation.md, "The harness's cost per I/O against fio").
+ *
  * @example
  * ```ts
  * import { TIERBENCH_V8_FLAGS } from "./_tierbench.ts";
  * console.assert(TIERBENCH_V8_FLAGS.startsWith("--v8-flags="));
  * ```
  */
-export const TIERBENCH_V8_FLAGS = "--v8-flags=--no-concurrent-recompilation,--no-concurrent-osr";
+export const TIERBENCH_V8_FLAGS =
+  "--v8-flags=--no-concurrent-recompilation,--no-concurrent-osr,--no-maglev-osr";
