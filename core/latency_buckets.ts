@@ -125,7 +125,9 @@ export class LatencyBuckets {
     for (let i = lo; i <= hi; i++) {
       const n = c[i]!;
       if (n > 0) {
-        const v = valueOf(i);
+        // The minimum's bucket at the minimum: the same bucket, and the histogram's least value
+        // stays the minimum (its lowest value may lie below it, as 4992 below 4993).
+        const v = i === lo ? this.#min : valueOf(i);
         h.recordValueWithCount(v, n);
         sink?.push(v, n);
       }
