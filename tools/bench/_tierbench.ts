@@ -6,6 +6,11 @@
  * @module
  */
 
+import { fileURLToPath } from "node:url";
+
+const MAIN_TS = fileURLToPath(new URL("../../main.ts", import.meta.url));
+const DENO_JSON = fileURLToPath(new URL("../../deno.json", import.meta.url));
+
 /**
  * V8 compiles hot code on the thread that runs it, not on its background
  * threads. Each job is a Worker, an isolate that compiles its own copy of
@@ -31,3 +36,30 @@
  */
 export const TIERBENCH_V8_FLAGS =
   "--v8-flags=--no-concurrent-recompilation,--no-concurrent-osr,--no-maglev-osr";
+
+/**
+ * Deno's arguments that run tierbench's CLI with `args` as its own tasks
+ * do (all permissions, {@linkcode TIERBENCH_V8_FLAGS}, the project's
+ * deno.json), writing its result to `output` and nothing else to stdout.
+ *
+ * @example
+ * ```ts
+ * import { tierbenchRunArgs, TIERBENCH_V8_FLAGS } from "./_tierbench.ts";
+ * const a = tierbenchRunArgs(["run", "--tier", "null:"], "/tmp/out.json");
+ * console.assert(a[0] === "run" && a.includes(TIERBENCH_V8_FLAGS) && a.at(-1) === "--quiet");
+ * ```
+ */
+export function tierbenchRunArgs(args: string[], output: string): string[] {
+  return [
+    "run",
+    "--allow-all",
+    TIERBENCH_V8_FLAGS,
+    "--config",
+    DENO_JSON,
+    MAIN_TS,
+    ...args,
+    "--output",
+    output,
+    "--quiet",
+  ];
+}

@@ -26,7 +26,6 @@
 
 import { Command, CommanderError } from "@commander-js/extra-typings";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import {
   allocIoBuffer,
   cpuTimes,
@@ -41,10 +40,8 @@ import { errorLine } from "../../core/errors.ts";
 import { median } from "../../core/stats.ts";
 import { type CpuPerIo, fioArgs, parseFioJson, parseTierbenchJson, type Pattern } from "./_fio.ts";
 import { checkDir, intOption, lastLine, UsageError } from "./_fio_process.ts";
-import { TIERBENCH_V8_FLAGS } from "./_tierbench.ts";
+import { tierbenchRunArgs } from "./_tierbench.ts";
 
-const MAIN_TS = fileURLToPath(new URL("../../main.ts", import.meta.url));
-const DENO_JSON = fileURLToPath(new URL("../../deno.json", import.meta.url));
 const BS = 4096;
 
 /** The CPU per I/O of each way of doing the same reads, in one round. */
@@ -136,19 +133,16 @@ async function fioRound(file: string, p: Pattern): Promise<CpuPerIo> {
 
 async function tierbenchRound(dir: string, file: string, p: Pattern): Promise<CpuPerIo> {
   const output = join(dir, "tierbench.json");
-  await runTool("tierbench", Deno.execPath(), [
-    "run",
-    "--allow-all",
-    TIERBENCH_V8_FLAGS,
-    "--config",
-    DENO_JSON,
-    MAIN_TS,
-    "run",
-    ...["--tier", `memory:${dir}`, "--filename", file, "--rw", "randread"],
-    ...["--bs", String(BS), "--size", String(p.size), "--engine", "psync", "--iodepth", "1"],
-    ...["--runtime", String(p.runtimeS), "--ramp", String(p.rampS), "--numjobs", "1"],
-    ...["--output", output, "--quiet"],
-  ]);
+  await runTool(
+    "tierbench",
+    Deno.execPath(),
+    tierbenchRunArgs([
+      "run",
+      ...["--tier", `memory:${dir}`, "--filename", file, "--rw", "randread"],
+      ...["--bs", String(BS), "--size", String(p.size), "--engine", "psync", "--iodepth", "1"],
+      ...["--runtime", String(p.runtimeS), "--ramp", String(p.rampS), "--numjobs", "1"],
+    ], output),
+  );
   try {
     return parseTierbenchJson(await Deno.readTextFile(output), "read").cpu_per_io_ns;
   } finally {

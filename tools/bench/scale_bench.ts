@@ -34,16 +34,13 @@
 import { Command, CommanderError } from "@commander-js/extra-typings";
 import Table from "cli-table3";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { contextSwitches, cpuTimes } from "../../core/libc.ts";
 import { median } from "../../core/stats.ts";
 import type { ResultDocument } from "../../schema/result.ts";
 import { resultsPath, writeResults } from "./_results.ts";
 import { intOption, UsageError } from "./_fio_process.ts";
-import { TIERBENCH_V8_FLAGS } from "./_tierbench.ts";
+import { tierbenchRunArgs } from "./_tierbench.ts";
 
-const MAIN_TS = fileURLToPath(new URL("../../main.ts", import.meta.url));
-const DENO_JSON = fileURLToPath(new URL("../../deno.json", import.meta.url));
 const TARGET = 1.2;
 const SMALL_JOBS = 1;
 const LARGE_JOBS = 64;
@@ -150,21 +147,6 @@ function tierbenchCounted(output: string) {
   };
 }
 
-function tierbenchArgs(args: string[], output: string): string[] {
-  return [
-    "run",
-    "--allow-all",
-    TIERBENCH_V8_FLAGS,
-    "--config",
-    DENO_JSON,
-    MAIN_TS,
-    ...args,
-    "--output",
-    output,
-    "--quiet",
-  ];
-}
-
 function tierbenchRun(p: Pattern, jobs: number, d: Dirs, runtimeS: number): Invocation {
   const output = join(d.tmpfs, "result.json");
   const args = [
@@ -178,7 +160,7 @@ function tierbenchRun(p: Pattern, jobs: number, d: Dirs, runtimeS: number): Invo
   ];
   return {
     cmd: Deno.execPath(),
-    args: tierbenchArgs(args, output),
+    args: tierbenchRunArgs(args, output),
     read: tierbenchCounted(output),
   };
 }
@@ -193,7 +175,7 @@ function workloadRun(ranks: number, d: Dirs): Invocation {
   ];
   return {
     cmd: Deno.execPath(),
-    args: tierbenchArgs(args, output),
+    args: tierbenchRunArgs(args, output),
     read: tierbenchCounted(output),
   };
 }
