@@ -2,9 +2,12 @@
  * Deadlines of many requests kept by one timer. A timer per request costs
  * a timer object, its place in the timer heap and its clearing (and, raced
  * against the request, two more promises) on every request, though almost
- * none ever fires; here each request adds an entry to a set, which one
- * interval timer sweeps while any is pending. A deadline fires between its
- * time and an eighth of it later.
+ * none ever fires; here each request adds an entry to a set, and one timer
+ * is armed for the oldest entry's time: when it fires it calls what is due
+ * and re-arms for the next. A deadline fires at its time, as late as a timer
+ * of its own would (two layers of deadlines, such as a request's whole time
+ * and its attempts', keep their order). The timer never keeps the process
+ * alive: the requests it guards do.
  *
  * @module
  */
@@ -22,15 +25,15 @@ interface Entry {
  * ```ts
  * import { Deadlines } from "./deadlines.ts";
  * const deadlines = new Deadlines(50);
- * const never = new Promise<void>(() => {});
- * const e = await deadlines.within(never, () => new Error("late")).catch((e) => e);
+ * const slow = new Promise<void>((resolve) => setTimeout(resolve, 1000));
+ * const e = await deadlines.within(slow, () => new Error("late")).catch((e) => e);
  * console.assert(e.message === "late");
  * ```
  */
 export class Deadlines {
   readonly #ms: number;
   readonly #pending = new Set<Entry>();
-  #timer: ReturnType<typeof setInterval> | undefined;
+  #timer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(ms: number) {
     this.#ms = ms;
@@ -40,8 +43,7 @@ export class Deadlines {
   add(late: () => void): object {
     const entry = { due: performance.now() + this.#ms, late };
     this.#pending.add(entry);
-    // like a timer per request, a pending deadline keeps the process alive until it is due
-    this.#timer ??= setInterval(() => this.#sweep(), Math.max(1, this.#ms / 8));
+    if (this.#timer === undefined) this.#arm(this.#ms);
     return entry;
   }
 
@@ -64,17 +66,20 @@ export class Deadlines {
     });
   }
 
-  #sweep(): void {
+  #arm(ms: number): void {
+    const timer = setTimeout(() => this.#fire(), ms);
+    Deno.unrefTimer(timer);
+    this.#timer = timer;
+  }
+
+  #fire(): void {
+    this.#timer = undefined;
     const now = performance.now();
     // entries come in the order they were added, which is the order they fall due
     for (const entry of this.#pending) {
-      if (entry.due > now) break;
+      if (entry.due > now) return this.#arm(entry.due - now);
       this.#pending.delete(entry);
       entry.late();
-    }
-    if (this.#pending.size === 0) {
-      clearInterval(this.#timer);
-      this.#timer = undefined;
     }
   }
 }

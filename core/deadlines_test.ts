@@ -18,7 +18,7 @@ Deno.test("Deadlines: a request that settles in time keeps its outcome; one that
   assert.ok(took >= 199, `fired after ${took} ms`);
 });
 
-Deno.test("Deadlines: a deadline removed in time never fires, and an idle set stops its timer", async () => {
+Deno.test("Deadlines: a deadline removed in time never fires; the next one still does", async () => {
   const deadlines = new Deadlines(50);
   let fired = 0;
   const handle = deadlines.add(() => fired++);
@@ -26,5 +26,16 @@ Deno.test("Deadlines: a deadline removed in time never fires, and an idle set st
   deadlines.add(() => fired++);
   await new Promise((r) => setTimeout(r, 150));
   assert.equal(fired, 1);
-  // the test's sanitizer fails it if the interval timer were still running
+});
+
+Deno.test("Deadlines: a deadline added while another is pending fires at its own time, before a timer set for a little later", async () => {
+  const deadlines = new Deadlines(1600);
+  const order: string[] = [];
+  const first = deadlines.add(() => order.push("first"));
+  await new Promise((r) => setTimeout(r, 450));
+  deadlines.add(() => order.push("second"));
+  // a timer armed at the same moment for 40 ms more: the second deadline must come before it
+  await new Promise((r) => setTimeout(r, 1640)).then(() => order.push("timer"));
+  deadlines.remove(first);
+  assert.deepEqual(order, ["first", "second", "timer"]);
 });
