@@ -4,6 +4,7 @@ import { tempDirOnDisk } from "../tests/_helpers.ts";
 import { CTL, type JobPlan, newSharedCounters, RUN } from "../core/job_protocol.ts";
 import { fillRandom } from "./_file.ts";
 import { IoUringEngine, ioUringRefusal } from "./io_uring.ts";
+import { Uring } from "./_uring.ts";
 import { LibaioEngine } from "./libaio.ts";
 import { JobRuntime, warmUp } from "./types.ts";
 
@@ -95,3 +96,53 @@ for (const engine of ["libaio", "io_uring"] as const) {
     },
   });
 }
+
+/** A started runtime of `plan` with counters of its own. */
+function runtimeOf(plan: JobPlan): JobRuntime {
+  const shared = newSharedCounters(1);
+  shared.f64[RUN.RUNTIME_MS] = Infinity;
+  Atomics.store(shared.ctl, CTL.GO, 1);
+  const rt = new JobRuntime(plan, shared);
+  assert.ok(rt.waitForStart());
+  return rt;
+}
+
+Deno.test({
+  name:
+    "the warm-up keeps one request in flight, so its reaps are as many as its requests; the run after it fills iodepth",
+  ignore: REFUSED !== undefined,
+  fn: async () => {
+    const dir = await tempDirOnDisk();
+    const submit = Uring.prototype.submit;
+    const most = { warm: 0, run: 0 };
+    let phase: "warm" | "run" = "warm";
+    Uring.prototype.submit = function (this: Uring): number {
+      const rc = submit.call(this);
+      most[phase] = Math.max(most[phase], this.inFlight);
+      return rc;
+    };
+    try {
+      const path = join(dir, "r");
+      await Deno.writeFile(path, new Uint8Array(BLOCKS * BS));
+      const plan = planOf(path, "io_uring", "read");
+      const engine = IoUringEngine.open(plan);
+      const warm = runtimeOf(plan);
+      const rt = runtimeOf(plan);
+      try {
+        engine.warm(warm);
+        phase = "run";
+        engine.run(rt);
+      } finally {
+        engine.close();
+        warm.finish();
+        rt.finish();
+      }
+      assert.equal(rt.read.lat.totalCount, BLOCKS);
+      assert.equal(most.warm, 1);
+      assert.ok(most.run > 1, `the run kept ${most.run} in flight at most`);
+    } finally {
+      Uring.prototype.submit = submit;
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});
