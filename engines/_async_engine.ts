@@ -47,6 +47,8 @@ import { type JobEngine, type JobRuntime, SyscallFailure } from "./types.ts";
  * rest (it spins the last stretch).
  */
 const PACE_EARLY_MS = 0.1;
+/** Slots the warm-up loop uses (see {@linkcode AsyncEngine.warm}). */
+const WARM_SLOTS = 2;
 const EINTR = 4;
 const EAGAIN = 11;
 const EBUSY = 16;
@@ -182,11 +184,14 @@ export class AsyncEngine implements JobEngine {
   #loop(rt: JobRuntime): void {
     const depth = this.#plan.iodepth;
     for (let i = 0; i < depth; i++) this.#free[i] = depth - 1 - i;
-    // Warming, one slot: V8 tiers a function up by its calls, and with every slot in use a
+    // Warming, two slots: V8 tiers a function up by its calls, and with every slot in use a
     // reap (of all that are ready) is called iodepth times less often than the loop's
-    // other methods; at depth 32 the reap and the queue's wait stayed in Maglev's code
-    // through the measured window of 64 jobs, each too slow to make the calls there.
-    this.#nFree = this.#zeroLength ? 1 : depth;
+    // other methods (at depth 32 the reap and the queue's wait stayed in Maglev's code
+    // through the measured window of 64 jobs, each too slow to make the calls there). Two,
+    // not one, so that a burst's second request (its time the last submit's return) and
+    // a reap of several are compiled too: with one, TurboFan took that time for an integer
+    // and threw #issue away at the first burst of the measured run.
+    this.#nFree = this.#zeroLength ? Math.min(WARM_SLOTS, depth) : depth;
     this.#paced = rt.paced && this.#queue.timedWaits;
     while (this.#issuing || this.#inFlight > 0 || this.#qLen > 0 || this.#syncFile >= 0) {
       if (this.#syncFile >= 0 && this.#inFlight === 0 && this.#qLen === 0) this.#sync(rt);
