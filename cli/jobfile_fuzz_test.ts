@@ -32,7 +32,7 @@ const JOB_FILE_KEYS: readonly string[] = [
   ..."directory filename stonewall wait_for_previous new_group group_reporting thread"
     .split(" "),
   ..."description tier file_layout timeout endpoint region object_size part_size".split(" "),
-  "multipart_threshold",
+  ..."multipart_threshold request_timeout".split(" "),
 ];
 
 /** Reads and checks `text` as `tierbench run f.fio` does before any I/O. */
@@ -152,6 +152,12 @@ Deno.test("a job file blames a bad value on its own line, not the line of a key 
     [`directory=${DIR}\nruntime=-1\ntime_based`, /^f\.fio:3: runtime: -1: -1 is negative/],
     // and directory= over tier='s
     [`tier=read\ndirectory=${DIR}`, /^f\.fio:2: tier: "read" is not a tier of a directory/],
+    // tierbench's own keys, once blamed on the section under run's spelling (`timeout`)
+    [
+      `directory=${DIR}\nsize=1m\nrequest_timeout=x`,
+      /^f\.fio:4: request_timeout: "x" is not a duration/,
+    ],
+    [`tier=s3://b/p\npart_size=1x`, /^f\.fio:3: part_size: "1x" is not a size/],
   ];
   for (const [lines, says] of cases) {
     const text = `[global]\n${lines}\n[j]\nrw=read\n`;

@@ -214,6 +214,7 @@ type Resolved = Omit<ResolvedJob, "options" | "schedule"> & {
 /** What resolveJob has decided about a job before its files. */
 interface JobDraft {
   readonly s: FioSettings;
+  readonly own: ReadonlyMap<string, JobFileEntry>;
   readonly name: string;
   readonly section: string;
   readonly where: string;
@@ -252,11 +253,12 @@ function resolveJob(
   const seeds = jobSeeds({ ...seedOptions, threadNumber, random: rw.random });
   if (!isFileTier(tier)) {
     onlyBasics(s, tier);
-    const job = parseAt(raw, s, where, name);
+    const job = parseAt(raw, s, own, { where, name });
     return { name, where, job, schedule: scheduleOf(s, seeds) };
   }
   const draft: JobDraft = {
     s,
+    own,
     name,
     section,
     where,
@@ -353,7 +355,7 @@ function resolveOnFiles(d: JobDraft, raw: JobValues): JobOptions {
   const ioSizeSet = s.has("io_size") && s.num("io_size") > 0;
   const loopBytes = ioSizeSet ? ioSizeOf(s, total) : total;
   raw.ioSize = Math.max(loopBytes * Math.max(1, s.num("loops")), sizes[0].max);
-  const job = parseAt(raw, s, d.where, d.name);
+  const job = parseAt(raw, s, d.own, d);
   return { ...job, fio: fioExtrasOf(d, clones, loopBytes, ioSizeSet) };
 }
 
@@ -443,16 +445,21 @@ function onlyBasics(s: FioSettings, tier: string): void {
   if (bs[0] !== bs[1]) refuse(s.where("bs")!, `one block size on ${tier} (no R,W pair)`);
 }
 
-/** jobOptionsOf on what the job file gave, its refusal said at the key's line. */
-function parseAt(raw: JobValues, s: FioSettings, where: string, name: string): JobOptions {
+/** jobOptionsOf on what the job file gave, its refusal said at the key's line as written. */
+function parseAt(
+  raw: JobValues,
+  s: FioSettings,
+  own: ReadonlyMap<string, JobFileEntry>,
+  at: { where: string; name: string },
+): JobOptions {
   try {
     return jobOptionsOf(raw);
   } catch (e) {
     if (!(e instanceof ConfigError)) throw e;
-    const key = FIELD_KEYS[e.field] ?? e.field;
-    const entry = s.where(key);
+    const key = FIELD_KEYS[e.field] ?? e.field.replaceAll("-", "_");
+    const entry = own.get(key) ?? s.where(key);
     throw new JobFileError(
-      entry?.where ?? `${where} [${name}]`,
+      entry?.where ?? `${at.where} [${at.name}]`,
       entry?.key ?? key,
       e.message.replace(/^--[^:]+: /, ""),
       { cause: e },
@@ -460,15 +467,15 @@ function parseAt(raw: JobValues, s: FioSettings, where: string, name: string): J
   }
 }
 
-/** tierbench's field names (as ConfigError says them) → fio's option. */
+/**
+ * tierbench's field names (as ConfigError says them) → the job file's key,
+ * where it is not the field with `_` for `-` (`io-size` → `io_size`).
+ */
 const FIELD_KEYS: Record<string, string> = {
-  "io-size": "io_size",
-  "rate-iops": "rate_iops",
-  "rate-process": "rate_process",
-  "log-avg-msec": "log_avg_msec",
   ramp: "ramp_time",
   engine: "ioengine",
   seed: "randseed",
+  timeout: "request_timeout",
 };
 
 /** tierbench's own keys of a job file, as parseJobOptions takes them. */

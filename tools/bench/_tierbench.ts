@@ -12,6 +12,17 @@ const MAIN_TS = fileURLToPath(new URL("../../main.ts", import.meta.url));
 const DENO_JSON = fileURLToPath(new URL("../../deno.json", import.meta.url));
 
 /**
+ * The project's root, where tierbench's CLI is started from.
+ *
+ * @example
+ * ```ts
+ * import { TIERBENCH_ROOT } from "./_tierbench.ts";
+ * console.assert(TIERBENCH_ROOT.endsWith("/"));
+ * ```
+ */
+export const TIERBENCH_ROOT = fileURLToPath(new URL("../..", import.meta.url));
+
+/**
  * V8 compiles hot code on the thread that runs it, not on its background
  * threads. Each job is a Worker, an isolate that compiles its own copy of
  * the engine's loop; with many CPU-bound jobs on few cores the background
@@ -47,7 +58,9 @@ export const TIERBENCH_V8_FLAGS =
 /**
  * Deno's arguments that run tierbench's CLI with `args` as its own tasks
  * do (all permissions, {@linkcode TIERBENCH_V8_FLAGS}, the project's
- * deno.json), writing its result to `output` and nothing else to stdout.
+ * deno.json; all permissions because Deno refuses /dev/shm, the memory
+ * tier, to anything less), writing its result to `output` and nothing else
+ * to stdout.
  *
  * @example
  * ```ts

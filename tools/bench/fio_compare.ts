@@ -53,7 +53,6 @@
 
 import { Command, CommanderError } from "@commander-js/extra-typings";
 import { isAbsolute, join } from "node:path";
-import { fileURLToPath as fromFileUrl } from "node:url";
 import { hostFacts, pathFacts } from "../../core/host.ts";
 import {
   direction,
@@ -106,19 +105,12 @@ import {
   type Tool,
   turnTaker,
 } from "./_fio_summary.ts";
-import { TIERBENCH_V8_FLAGS } from "./_tierbench.ts";
+import { TIERBENCH_ROOT, tierbenchRunArgs } from "./_tierbench.ts";
 
 const MiB = 1024 ** 2;
 const GiB = 1024 ** 3;
 const EXIT_FAILED = 1;
 const EXIT_USAGE = 2;
-const MAIN_TS = fromFileUrl(new URL("../../main.ts", import.meta.url));
-const DENO_JSON = fromFileUrl(new URL("../../deno.json", import.meta.url));
-/**
- * Permissions of the tierbench subprocess, those of `deno task tierbench`:
- * Deno refuses /dev/shm (the memory tier) to anything short of --allow-all.
- */
-const TIERBENCH_PERMISSIONS = ["--allow-all"];
 
 // ---------------------------------------------------------------------------
 // Cases
@@ -283,19 +275,11 @@ async function runTierbench(
   args: string[],
 ): Promise<string> {
   const output = ctx.scratch.path(place, `${name}.json`);
-  const out = await ctx.runner.run(Deno.execPath(), [
-    "run",
-    ...TIERBENCH_PERMISSIONS,
-    TIERBENCH_V8_FLAGS,
-    "--config",
-    DENO_JSON,
-    MAIN_TS,
-    "run",
-    ...args,
-    "--output",
-    output,
-    "--quiet",
-  ], fromFileUrl(new URL("../..", import.meta.url)));
+  const out = await ctx.runner.run(
+    Deno.execPath(),
+    tierbenchRunArgs(["run", ...args], output),
+    TIERBENCH_ROOT,
+  );
   try {
     if (!out.success) {
       throw new CompareError(`tierbench ${name}: ${lastLine(out).replace(/^tierbench: /, "")}`);

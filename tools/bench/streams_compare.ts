@@ -17,7 +17,6 @@
 
 import { Command, CommanderError } from "@commander-js/extra-typings";
 import { isAbsolute, join } from "node:path";
-import { fileURLToPath as fromFileUrl } from "node:url";
 import { median } from "../../core/stats.ts";
 import { parseSize } from "../../core/units.ts";
 import {
@@ -29,10 +28,8 @@ import {
   UsageError,
 } from "./_fio_process.ts";
 import { LoopDevice } from "./_loop_device.ts";
-import { TIERBENCH_V8_FLAGS } from "./_tierbench.ts";
+import { TIERBENCH_ROOT, tierbenchRunArgs } from "./_tierbench.ts";
 
-const MAIN_TS = fromFileUrl(new URL("../../main.ts", import.meta.url));
-const DENO_JSON = fromFileUrl(new URL("../../deno.json", import.meta.url));
 const ENGINES = ["libaio", "io_uring"] as const;
 type Engine = typeof ENGINES[number];
 const EXIT_FAILED = 1;
@@ -98,30 +95,26 @@ async function runWorkload(
   engine: Engine,
   output: string,
 ): Promise<{ paths: PathFigures; iteration_s: number }> {
-  const out = await runner.run(Deno.execPath(), [
-    "run",
-    "--allow-all",
-    TIERBENCH_V8_FLAGS,
-    "--config",
-    DENO_JSON,
-    MAIN_TS,
-    "workload",
-    s.workload,
-    "--model",
-    s.model,
-    "--scale",
-    s.scale,
-    "--tiers",
-    `file:${mount}`,
-    "--iterations",
-    String(s.iterations),
-    "--warmup",
-    String(s.warmup),
-    "--engine",
-    engine,
-    "--output",
-    output,
-  ], fromFileUrl(new URL("../..", import.meta.url)));
+  const out = await runner.run(
+    Deno.execPath(),
+    tierbenchRunArgs([
+      "workload",
+      s.workload,
+      "--model",
+      s.model,
+      "--scale",
+      s.scale,
+      "--tiers",
+      `file:${mount}`,
+      "--iterations",
+      String(s.iterations),
+      "--warmup",
+      String(s.warmup),
+      "--engine",
+      engine,
+    ], output),
+    TIERBENCH_ROOT,
+  );
   try {
     if (!out.success) {
       throw new CompareError(`workload --engine ${engine}: ${lastLine(out)}`);
