@@ -39,13 +39,6 @@ export const TIERBENCH_ROOT = fileURLToPath(new URL("../..", import.meta.url));
  * `--no-maglev-osr` such a loop is replaced with TurboFan's directly
  * (docs/validation.md, "The harness's cost per I/O against fio").
  *
- * `--max-semi-space-size=1` keeps each isolate's young generation at 1 MiB
- * semi-spaces. Every job and rank Worker is an isolate with a young
- * generation of its own, which V8 otherwise grows as the Worker allocates
- * (its module load, its warm-up): 64 jobs took 2.2 GiB at peak, 1.7–1.85
- * GiB with the cap, and 16 workload ranks 1.04 GiB against 0.81
- * (docs/validation.md, "The harness as jobs and ranks grow").
- *
  * @example
  * ```ts
  * import { TIERBENCH_V8_FLAGS } from "./_tierbench.ts";
@@ -53,7 +46,7 @@ export const TIERBENCH_ROOT = fileURLToPath(new URL("../..", import.meta.url));
  * ```
  */
 export const TIERBENCH_V8_FLAGS =
-  "--v8-flags=--no-concurrent-recompilation,--no-concurrent-osr,--no-maglev-osr,--max-semi-space-size=1";
+  "--v8-flags=--no-concurrent-recompilation,--no-concurrent-osr,--no-maglev-osr";
 
 /**
  * Deno's arguments that run tierbench's CLI with `args` as its own tasks
