@@ -8,7 +8,7 @@ import {
   PutObjectCommand,
   S3Client,
 } from "@aws-sdk/client-s3";
-import { HttpResponse } from "@smithy/core/protocols";
+import { HttpRequest as SdkRequest, HttpResponse } from "@smithy/core/protocols";
 import { type LocalServer, localServer, useTestKeys } from "../tests/_local_server.ts";
 import type { HttpRequest } from "@smithy/types";
 import { ConfigError } from "../core/errors.ts";
@@ -338,6 +338,44 @@ Deno.test("a client keeps the middleware S3 needs (signing, retries, lengths, ho
       assert.equal(h.get("x-amz-user-agent"), sdk!.get("x-amz-user-agent"));
     }
     assert.match(first!.get("user-agent")!, /^aws-sdk-js\/\S+ .* api\/s3#\S+$/);
+  } finally {
+    client.destroy();
+    plain.destroy();
+  }
+});
+
+Deno.test("a client signs a request as the SDK as it comes signs it, to the byte", async () => {
+  useTestKeys();
+  const endpoint = "http://127.0.0.1:9";
+  const client = newS3Client({ endpoint, region: "us-east-1" });
+  const plain = new S3Client({ endpoint, region: "us-east-1", forcePathStyle: true });
+  type Signer = { sign(r: SdkRequest, o: object): Promise<SdkRequest> };
+  const signerOf = (c: S3Client) => (c.config as unknown as { signer(): Promise<Signer> }).signer();
+  try {
+    const [ours, sdk] = await Promise.all([signerOf(client), signerOf(plain)]);
+    const request = (method: string, body?: Uint8Array) =>
+      new SdkRequest({
+        method,
+        protocol: "http:",
+        hostname: "127.0.0.1",
+        port: 9,
+        path: "/b/dir/k%20~é",
+        query: { "x-id": method === "GET" ? "GetObject" : "PutObject", versionId: "v 1" },
+        headers: { host: "127.0.0.1:9", "x-amz-meta-a": " x  y ", "content-length": "3" },
+        body,
+      });
+    // two days, so that each signer derives and then reuses its signing key for each
+    for (const day of ["2026-11-27T10:00:00Z", "2026-11-28T23:59:59Z", "2026-11-27T10:00:01Z"]) {
+      const o = { signingDate: new Date(day), signingRegion: "us-east-1", signingService: "s3" };
+      for (
+        const [method, body] of [["GET", undefined], ["PUT", new Uint8Array([1, 2, 3])]] as const
+      ) {
+        const a = await ours.sign(request(method, body), o);
+        const b = await sdk.sign(request(method, body), o);
+        assert.equal(a.headers["authorization"], b.headers["authorization"]);
+        assert.equal(a.headers["x-amz-content-sha256"], b.headers["x-amz-content-sha256"]);
+      }
+    }
   } finally {
     client.destroy();
     plain.destroy();

@@ -7,22 +7,27 @@
  *   (every thread) over the requests completed;
  * - with `--no-network`: the SDK's own work per request only, its request
  *   handler answering at once (a PUT's empty answer, a GET's 16 bytes),
- *   one request at a time; the least and the median of five rounds.
+ *   one request at a time; the least and the median of five rounds. A last
+ *   row gives the part of it that is the client's SigV4 signer alone,
+ *   signing a GetObject's request.
  *
  * ```sh
  * deno run -A tools/bench/s3_sdk_cpu.ts [seconds] [op prefix, e.g. "PUT 64"]
  * deno run -A tools/bench/s3_sdk_cpu.ts --no-network
  * ```
  *
- * Add `--cpu-prof` to deno's flags to see where the time goes. The client's
- * middleware is listed first.
+ * To see where the time goes, V8's sampling profiler (`deno run -A
+ * --v8-flags=--prof …`, then `node --prof-process isolate-*.log`), or perf
+ * with V8's symbols (`perf record -g deno run -A
+ * --v8-flags=--perf-basic-prof,--interpreted-frames-native-stack …`, then
+ * `perf report --children`). The client's middleware is listed first.
  *
  * @module
  */
 
 import process from "node:process";
 import { GetObjectCommand, PutObjectCommand, type S3Client } from "@aws-sdk/client-s3";
-import { HttpResponse } from "@smithy/core/protocols";
+import { HttpRequest as SdkRequest, HttpResponse } from "@smithy/core/protocols";
 import type { HttpRequest } from "@smithy/types";
 import { newS3Client } from "../../tiers/s3_client.ts";
 import { startStubProcess } from "../services/s3_stub.ts";
@@ -130,7 +135,37 @@ function answerAtOnce(client: S3Client): void {
   };
 }
 
-/** PutObject (1 KiB) and GetObject through the SDK with no network, one at a time. */
+/** What the client's SigV4 signer is called with. */
+interface Signer {
+  sign(request: SdkRequest, options: object): Promise<unknown>;
+}
+
+/** The client's signer, as its signing middleware gets it. */
+function signerOf(client: S3Client): Promise<Signer> {
+  return (client.config as unknown as { signer(): Promise<Signer> }).signer();
+}
+
+/** A GetObject's request as the signer is given it (the headers the client sends). */
+function getRequest(): SdkRequest {
+  return new SdkRequest({
+    method: "GET",
+    protocol: "http:",
+    hostname: "127.0.0.1",
+    port: 9,
+    path: "/b/k/1",
+    query: { "x-id": "GetObject" },
+    headers: {
+      host: "127.0.0.1:9",
+      "user-agent": "aws-sdk-js/3 ua/2.1 os/linux lang/js md/deno api/s3#3",
+      "x-amz-user-agent": "aws-sdk-js/3",
+      "amz-sdk-invocation-id": crypto.randomUUID(),
+      "amz-sdk-request": "attempt=1; max=4",
+      "x-amz-content-sha256": "UNSIGNED-PAYLOAD",
+    },
+  });
+}
+
+/** PutObject (1 KiB) and GetObject through the SDK with no network, one at a time, and signing alone. */
 async function noNetwork(): Promise<void> {
   const client = newS3Client({ endpoint: "http://127.0.0.1:9", region: "us-east-1" });
   answerAtOnce(client);
@@ -142,7 +177,13 @@ async function noNetwork(): Promise<void> {
     const r = await client.send(new GetObjectCommand({ Bucket: "b", Key: "k/1" }));
     await r.Body!.transformToByteArray();
   };
-  for (const [name, op] of [["PutObject", put], ["GetObject", get]] as const) {
+  const signer = await signerOf(client);
+  const sign = async () => {
+    await signer.sign(getRequest(), { signingRegion: "us-east-1", signingService: "s3" });
+  };
+  for (
+    const [name, op] of [["PutObject", put], ["GetObject", get], ["sign alone", sign]] as const
+  ) {
     for (let i = 0; i < 3000; i++) await op();
     const rounds: number[] = [];
     for (let r = 0; r < 5; r++) {
