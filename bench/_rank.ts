@@ -23,7 +23,7 @@ import { settleAll } from "../core/settle.ts";
 import { AioChannel } from "../engines/libaio_stream.ts";
 import { syncFile } from "../engines/file_sync.ts";
 import { UringChannel } from "../engines/io_uring_stream.ts";
-import { S3Channel, type S3PathTarget } from "../engines/s3_stream.ts";
+import type { S3Channel, S3PathTarget } from "../engines/s3_stream.ts";
 import type { StreamVerifier } from "../engines/stream_verify.ts";
 import { NodeLocks } from "./_node_lock.ts";
 import type { NodeSync } from "./_sync.ts";
@@ -100,6 +100,13 @@ export class RankExecutor {
   readonly #lockDir: string | undefined;
   /** --verify: what this rank writes and reads back, checked byte for byte. */
   readonly #verifier: StreamVerifier | undefined;
+  /**
+   * The S3 channel's class, loaded by {@linkcode RankExecutor.layout} and
+   * {@linkcode RankExecutor.run} only when a path is on S3: its module
+   * brings the AWS SDK, which a rank on files alone has no use for (loaded
+   * in every rank Worker it cost each about 10 MiB and tens of ms of CPU).
+   */
+  #s3Channel: typeof S3Channel | undefined;
 
   /**
    * The executor of `program`; with `backgroundRate` (bytes/s), the ops
@@ -142,13 +149,19 @@ export class RankExecutor {
         ...(this.#verifier ? { verifier: this.#verifier } : {}),
       };
       ch = path.s3
-        ? new S3Channel(path.s3, iodepth, bs, undefined, options)
+        ? new (this.#s3Channel!)(path.s3, iodepth, bs, undefined, options)
         : path.engine === "io_uring"
         ? new UringChannel(iodepth, bs, direct, this.#stopIfAborted, options)
         : new AioChannel(iodepth, bs, direct, this.#stopIfAborted, options);
       this.#channels.set(key, ch);
     }
     return ch;
+  }
+
+  /** Loads the S3 channel's module once, when a path of the run is on S3. */
+  async #loadS3(): Promise<void> {
+    if (this.#s3Channel || ![...this.#paths.values()].some((p) => p.s3)) return;
+    this.#s3Channel = (await import("../engines/s3_stream.ts")).S3Channel;
   }
 
   /** Directories made under each rank directory, by full path. */
@@ -187,18 +200,20 @@ export class RankExecutor {
     // an op marked `direct: false` gets its own buffered channel on an O_DIRECT path
     const direct = path.direct && !buffered;
     const ch = this.#channel(direct === path.direct ? key : `${key}|buffered`, path, direct);
-    if (ch instanceof S3Channel) {
+    if (path.s3 !== undefined) {
+      const s3 = ch as S3Channel;
       if (schedule) throw new TypeError("a background rate on an s3 path is not available");
-      await ch.transfer(this.program.rank, object, write, bytes, at);
+      await s3.transfer(this.program.rank, object, write, bytes, at);
       return;
     }
+    const local = ch as AioChannel | UringChannel;
     const rankDir = join(path.dir!, `r${this.program.rank}`);
     const file = join(rankDir, object);
     if (write && object.includes("/")) await this.#makeDirs(rankDir, dirname(object));
     // one transfer on one context; a paced (background) transfer is never sliced
     const slices = schedule ? [] : sliceOf(bytes, path.policy.threads ?? 1);
     if (slices.length <= 1) {
-      await ch.transfer(file, write, bytes, at, schedule);
+      await local.transfer(file, write, bytes, at, schedule);
       if (fsync) await syncFile(file);
       return;
     }
@@ -206,7 +221,7 @@ export class RankExecutor {
     const chKey = direct === path.direct ? key : `${key}|buffered`;
     await settleAll(slices.map(([off, len], t) => {
       const c = t === 0
-        ? ch
+        ? local
         : this.#channel(`${chKey}#${t}`, path, direct) as AioChannel | UringChannel;
       return c.transfer(file, write, len, at + off);
     }));
@@ -244,6 +259,7 @@ export class RankExecutor {
 
   /** Makes the rank's directories and writes the objects the program starts from (unmeasured). */
   async layout(): Promise<void> {
+    await this.#loadS3();
     for (const p of this.#paths.values()) {
       if (p.dir !== undefined) {
         await Deno.mkdir(join(p.dir, `r${this.program.rank}`), { recursive: true });
@@ -270,6 +286,7 @@ export class RankExecutor {
 
   /** Runs every op; resolves with the rank's report, rejects with the first failure. */
   async run(): Promise<RankReport> {
+    await this.#loadS3();
     const ops = this.program.ops;
     const n = ops.length;
     const start = new Float64Array(n);

@@ -1,0 +1,47 @@
+import assert from "node:assert/strict";
+import { fileURLToPath } from "node:url";
+
+/**
+ * The modules a Worker loads before its first message: its entry's static
+ * imports, followed through the graph (`deno info --json`), leaving out
+ * dynamic imports and imports of types only. Every job and rank Worker
+ * loads and compiles these in an isolate of its own, so what is here is
+ * paid once per job or rank.
+ */
+async function staticGraph(entry: string): Promise<string[]> {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["info", "--json", fileURLToPath(new URL(entry, import.meta.url))],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
+  const info = JSON.parse(new TextDecoder().decode(out.stdout)) as {
+    roots: string[];
+    modules: {
+      specifier: string;
+      dependencies?: { isDynamic?: boolean; code?: { specifier?: string } }[];
+    }[];
+  };
+  const bySpecifier = new Map(info.modules.map((m) => [m.specifier, m]));
+  const seen = new Set<string>(info.roots);
+  const queue = [...info.roots];
+  for (let s = queue.shift(); s !== undefined; s = queue.shift()) {
+    for (const dep of bySpecifier.get(s)?.dependencies ?? []) {
+      const next = dep.code?.specifier;
+      if (dep.isDynamic || next === undefined || seen.has(next)) continue;
+      seen.add(next);
+      queue.push(next);
+    }
+  }
+  return [...seen];
+}
+
+for (const entry of ["./_job_worker.ts", "./_rank_worker.ts"]) {
+  Deno.test(`${entry.slice(2)} loads no S3 client at start: only a job or rank on S3 loads it`, async () => {
+    const graph = await staticGraph(entry);
+    // the graph was followed (the engines' shared code is in it), and holds no S3 module
+    assert.ok(graph.some((s) => s.endsWith("/engines/types.ts")), graph.join("\n"));
+    const s3 = graph.filter((s) => /@aws-sdk|@smithy|\/s3[_.]|_s3_/.test(s));
+    assert.deepEqual(s3, [], `loaded by every Worker:\n${s3.join("\n")}`);
+  });
+}
