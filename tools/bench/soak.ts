@@ -203,6 +203,23 @@ function verdict(samples: readonly Sample[], between: readonly Sample[]) {
   };
 }
 
+/**
+ * Removes directory `d` (recursively) though the abandoned round's Workers may
+ * still be writing into it: a file made there during the removal fails it
+ * with ENOTEMPTY, so it is tried again, a few times, before it is given up.
+ */
+async function removeWhileWritten(d: string): Promise<void> {
+  for (let attempt = 0; attempt < 20; attempt++) {
+    try {
+      await Deno.remove(d, { recursive: true });
+      return;
+    } catch (e) {
+      if (e instanceof Deno.errors.NotFound) return;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+}
+
 /** Where the soak works: the options', the environment's, or stand-ins made here. */
 async function places(o: {
   memoryDir: string;
@@ -250,7 +267,7 @@ async function places(o: {
   return {
     places: { memory, file, pfs, s3: s3Url, endpoint, standIns },
     cleanup: async () => {
-      for (const d of made) await Deno.remove(d, { recursive: true }).catch(() => {});
+      for (const d of made) await removeWhileWritten(d);
       await stub?.stop();
     },
   };
