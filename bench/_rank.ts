@@ -83,6 +83,15 @@ function deferred(): Deferred {
   return { promise, resolve, reject, settled: false };
 }
 
+/** Makes `dir` in its existing parent; one that is there already is kept. */
+async function mkdirOnce(dir: string): Promise<void> {
+  try {
+    await Deno.mkdir(dir);
+  } catch (e) {
+    if (!(e instanceof Deno.errors.AlreadyExists)) throw e;
+  }
+}
+
 /** Runs one rank's program. */
 export class RankExecutor {
   readonly program: RankProgram;
@@ -177,11 +186,7 @@ export class RankExecutor {
     for (const part of sub.split("/")) {
       dir = join(dir, part);
       if (this.#dirs.has(dir)) continue;
-      try {
-        await Deno.mkdir(dir);
-      } catch (e) {
-        if (!(e instanceof Deno.errors.AlreadyExists)) throw e;
-      }
+      await mkdirOnce(dir);
       this.#dirs.add(dir);
     }
   }
@@ -261,9 +266,8 @@ export class RankExecutor {
   async layout(): Promise<void> {
     await this.#loadS3();
     for (const p of this.#paths.values()) {
-      if (p.dir !== undefined) {
-        await Deno.mkdir(join(p.dir, `r${this.program.rank}`), { recursive: true });
-      }
+      // the run made p.dir; a rank stopped while it is removed must fail, not make it again
+      if (p.dir !== undefined) await mkdirOnce(join(p.dir, `r${this.program.rank}`));
     }
     // Under --background-rate the background streams' channels are set up now (buffers filled,
     // kernel queue made), so their first op's schedule does not count the setup as lag.

@@ -64,3 +64,14 @@ Deno.test("RankExecutor opens an op marked direct: false buffered on an O_DIRECT
     );
   });
 });
+
+Deno.test("RankExecutor stopped after its scratch was removed fails there and does not make the scratch again", async () => {
+  await withTempDir(async (parent) => {
+    const scratch = join(parent, "scratch");
+    await assert.rejects(
+      runOps(scratch, (b) => b.add(write("global_step1/ckpt.pt", 4096))),
+      Deno.errors.NotFound,
+    );
+    assert.deepEqual([...Deno.readDirSync(parent)], []);
+  });
+});
