@@ -298,8 +298,9 @@ export function reuseAuthScheme(client: S3Client): void {
   const stack = client.middlewareStack as unknown as MiddlewareStack<object, object>;
   const sdk = entryOf(stack, "httpAuthSchemeMiddleware");
   if (sdk === undefined) return;
-  const credentials = (client.config as { credentials: (p?: object) => Promise<unknown> })
-    .credentials;
+  // read at each request, as the SDK's own scheme does: credentials set on the client's config
+  // after it was made are used, not the ones it started with
+  const config = client.config as { credentials: (p?: object) => Promise<unknown> };
   const middleware = (next: Next, context: Context) => {
     const choose = sdk.middleware(() => Promise.resolve({ response: undefined }), context);
     const chosen = new Map<string | undefined, SelectedScheme>();
@@ -317,7 +318,7 @@ export function reuseAuthScheme(client: S3Client): void {
         smithy().selectedHttpAuthScheme = {
           httpAuthOption: known.httpAuthOption,
           signer: known.signer,
-          identity: await credentials(known.httpAuthOption.identityProperties),
+          identity: await config.credentials(known.httpAuthOption.identityProperties),
         };
       }
       return next(args);
