@@ -206,6 +206,9 @@ const UNREACHABLE = new Set([
   "TimeoutError",
 ]);
 
+/** Of those, the ones where no answer came in time: a server down or one that stalls. */
+const TIMED_OUT = new Set(["ETIMEDOUT", "TimeoutError"]);
+
 /** Of those, the ones of a connection that was made and then dropped. */
 const DROPPED = new Set(["ECONNRESET", "EPIPE", "ERR_STREAM_PREMATURE_CLOSE"]);
 
@@ -263,6 +266,9 @@ export class S3Error extends Error {
     const hint = DROPPED.has(info.code) && info.status === undefined
       ? `the connection to ${info.endpoint} was dropped mid-request: cannot reach the server ` +
         "reliably (is it running, or a proxy before it failing?)"
+      : unreachable && TIMED_OUT.has(info.code)
+      ? `no answer from ${info.endpoint} in time: is the S3 server running, and not stalled ` +
+        "or overloaded (--endpoint)?"
       : unreachable
       ? `cannot reach ${info.endpoint}: is the S3 server running (--endpoint)?`
       : S3_HINTS[info.code] ??

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { withTempDir } from "../tests/_helpers.ts";
-import { errorLine, IoError, sizeHintNaming } from "./errors.ts";
+import { errorLine, IoError, S3Error, sizeHintNaming } from "./errors.ts";
 
 Deno.test("errorLine() writes a failed Deno call as call and path, errno name, description and hint", async () => {
   await withTempDir(async (dir) => {
@@ -54,4 +54,25 @@ Deno.test("errorLine() leaves every other error's message and non-errors as they
   );
   assert.equal(errorLine("text"), "text");
   assert.equal(errorLine(7), "7");
+});
+
+Deno.test("S3Error says a refused connection cannot reach the server, and an answer that never came was not in time", () => {
+  const at = (code: string) =>
+    new S3Error({
+      operation: "GetObject",
+      bucket: "b",
+      key: "k",
+      code,
+      attempts: 4,
+      endpoint: "http://127.0.0.1:7480",
+    });
+  assert.match(at("ECONNREFUSED").message, /; cannot reach http:\/\/127\.0\.0\.1:7480: is the S3/);
+  for (const code of ["TimeoutError", "ETIMEDOUT"]) {
+    const e = at(code);
+    assert.match(
+      e.message,
+      /after 4 attempts; no answer from http:\/\/127\.0\.0\.1:7480 in time: /,
+    );
+    assert.ok(e.unreachable);
+  }
 });
