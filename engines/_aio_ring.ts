@@ -433,18 +433,19 @@ export class AioRing {
   }
 
   /**
-   * One io_submit of the prepared `slots` (at most `depth`), in order: how
-   * many the kernel took (the first ones), or `-errno`.
+   * One io_submit of the first `count` prepared `slots` (at most `depth`;
+   * all of them by default), in order: how many the kernel took (the first
+   * ones), or `-errno`.
    */
-  submit(slots: readonly number[]): number {
-    this.#fillBatch(slots);
-    return this.#aio.io_submit(this.#ctx, BigInt(slots.length), this.#batchMem.bytes);
+  submit(slots: ArrayLike<number>, count: number = slots.length): number {
+    this.#fillBatch(slots, count);
+    return this.#aio.io_submit(this.#ctx, BigInt(count), this.#batchMem.bytes);
   }
 
-  /** Puts the iocb addresses of `slots` in the batch array, in order. */
-  #fillBatch(slots: readonly number[]): void {
+  /** Puts the iocb addresses of the first `count` of `slots` in the batch array, in order. */
+  #fillBatch(slots: ArrayLike<number>, count: number): void {
     const base = this.#iocbs.address;
-    for (let i = 0; i < slots.length; i++) this.#batch[i] = base + BigInt(slots[i]! * IOCB_SIZE);
+    for (let i = 0; i < count; i++) this.#batch[i] = base + BigInt(slots[i]! * IOCB_SIZE);
   }
 
   /**
@@ -456,11 +457,11 @@ export class AioRing {
    * failure is repeated here, where errno can be read: io_submit takes none
    * of the batch when it fails, so the repeat submits nothing twice.
    */
-  async submitAsync(slots: readonly number[]): Promise<number> {
-    this.#fillBatch(slots);
-    const n = BigInt(slots.length);
+  async submitAsync(slots: ArrayLike<number>, count: number = slots.length): Promise<number> {
+    this.#fillBatch(slots, count);
+    const n = BigInt(count);
     const rc = await this.#aio.io_submit_async(this.#ctx, n, this.#batchMem.pointer);
-    return rc < 0 ? this.submit(slots) : rc;
+    return rc < 0 ? this.submit(slots, count) : rc;
   }
 
   /**
