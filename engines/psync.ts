@@ -140,8 +140,10 @@ export class PsyncEngine implements JobEngine {
       rt.busy(t0, isRead, f, at);
       const c = zero ? 0n : count;
       let n = isRead ? pread(fd, ptr, c, BigInt(at)) : pwrite(fd, ptr, c, BigInt(at));
-      // a job file's short transfer: the rest is issued again, as fio requeues it
-      if (n > 0 && n < len && pattern) n = this.#rest(isRead, fd, n, len, at);
+      // a job file's short transfer: the rest is issued again, as fio requeues it (n < len
+      // first: warming's zero-byte requests then run that compare too, or V8 would throw the
+      // warmed code away at the first real I/O for want of feedback there)
+      if (n < len && n > 0 && pattern) n = this.#rest(isRead, fd, n, len, at);
       rt.idle();
       const t1 = monoNow();
       if (n !== (zero ? 0 : len)) {
