@@ -1,6 +1,8 @@
 /**
  * The body of one job Worker: open the engine (which lays out the file), wait
- * at the start barrier, run the I/O loop, send the histograms back.
+ * at the start barrier, run the I/O loop, send the histograms back (HDR's
+ * counts: the main thread makes the HDR histograms, and no Worker loads the
+ * HDR library).
  *
  * @module
  */
@@ -8,7 +10,7 @@
 import { type JobEngine, JobRuntime, SyscallFailure, warmUp } from "../engines/types.ts";
 import { errnoName, strerror } from "../core/libc.ts";
 import type { JobFailure, JobMessage, JobPlan, JobStart } from "../core/job_protocol.ts";
-import { encodeLatency } from "../core/recorder.ts";
+import { encodeDirection } from "../core/latency_buckets.ts";
 import { errorLine, S3Error } from "../core/errors.ts";
 import { redactSecrets } from "../core/secrets.ts";
 import { VerifyError } from "../core/verify.ts";
@@ -122,8 +124,8 @@ scope.onmessage = async (event: MessageEvent<JobStart>) => {
   const message: JobMessage = {
     type: "result",
     job: plan.job,
-    read: encodeLatency(rt.read),
-    write: encodeLatency(rt.write),
+    read: encodeDirection(rt.read),
+    write: encodeDirection(rt.write),
     ...(plan.rate ? { schedule: rt.schedule()! } : {}),
     ...(rt.intervals() ? { intervals: rt.intervals()! } : {}),
     ...(rt.errors.read + rt.errors.write > 0 ? { errors: { ...rt.errors } } : {}),

@@ -21,7 +21,7 @@ import { monoNow } from "../core/libc.ts";
 import { ConfigError, errorLine, IoError } from "../core/errors.ts";
 import { redactSecrets } from "../core/secrets.ts";
 import { verifyPlans } from "../core/verify.ts";
-import { intervalLatency } from "../core/interval_log.ts";
+import { intervalLatency } from "../core/interval_latency.ts";
 import { type JobSchedule, RATE_TOLERANCE_MS, rateIntervalMs, scheduleMet } from "../core/rate.ts";
 import { holdReadBack, newReadBackGate } from "../engines/verify_readback.ts";
 import {
@@ -41,13 +41,14 @@ import {
 } from "../core/job_protocol.ts";
 import type { FioJobExtras } from "../core/fio_job.ts";
 import {
-  decodeLatency,
   encodeLatency,
+  histogramsOfCounts,
   type LatencyHistograms,
   latencyStats,
   mergeLatency,
   newLatencyHistograms,
 } from "../core/recorder.ts";
+import { encodeDirection, newLatencyCounts } from "../core/latency_buckets.ts";
 import type {
   DirectionResult,
   RunOptions,
@@ -737,7 +738,7 @@ function timedOut(
 }
 
 function emptyEncoded() {
-  return encodeLatency(newLatencyHistograms());
+  return encodeDirection(newLatencyCounts());
 }
 
 /** Samples the shared counters for progress and for the time series. */
@@ -1014,8 +1015,8 @@ function buildResult(
   const read = newLatencyHistograms();
   const write = newLatencyHistograms();
   for (const r of results.values()) {
-    mergeLatency(read, decodeLatency(r.read));
-    mergeLatency(write, decodeLatency(r.write));
+    mergeLatency(read, histogramsOfCounts(r.read));
+    mergeLatency(write, histogramsOfCounts(r.write));
   }
   const { jobs, firstEnd, lastEnd, tot, fd } = jobFigures(job, f, start);
   // A time-based run measures exactly its runtime unless it was cut short (or ended early).

@@ -6,12 +6,12 @@
  * merges the jobs' samples interval by interval and reads p50, p99 and max
  * of each interval's histogram: percentiles of the merged counts, never
  * averaged. A job's cost per interval follows the buckets its samples
- * touched, not the histogram's size.
+ * touched, not the histogram's size. The runner's side is
+ * core/interval_latency.ts (this module loads no HDR library: it runs in
+ * every job Worker).
  *
  * @module
  */
-
-import { type Histogram, newHistogram } from "./recorder.ts";
 
 /** One interval's samples of one direction: `value, count` pairs; empty when none completed. */
 export type IntervalCounts = readonly number[];
@@ -97,50 +97,4 @@ export class IntervalLog {
   snapshots(): IntervalSnapshots {
     return { read: this.#read, write: this.#write };
   }
-}
-
-/** p50, p99 and max of total latency per interval, ns; null where no request completed. */
-export interface IntervalLatency {
-  p50_ns: (number | null)[];
-  p99_ns: (number | null)[];
-  max_ns: (number | null)[];
-}
-
-/**
- * The runner's side: merges the jobs' samples of one direction and reads
- * each of the first `n` intervals. A job with fewer intervals (it ended
- * earlier) adds nothing to the intervals after its last. The max is the
- * highest value of the top bucket, as HDR reads every percentile.
- *
- * @example
- * ```ts
- * import { intervalLatency, IntervalLog } from "./interval_log.ts";
- * const log = new IntervalLog(1000, 0);
- * log.read.push(5_000, 1);
- * log.close(1000);
- * log.read.push(9_000, 1);
- * log.close(2000);
- * const lat = intervalLatency([log.snapshots().read], 3);
- * console.assert(lat.max_ns[1]! >= 8_990 && lat.p50_ns[2] === null);
- * ```
- */
-export function intervalLatency(
-  jobs: readonly (readonly IntervalCounts[])[],
-  n: number,
-): IntervalLatency {
-  const out: IntervalLatency = { p50_ns: [], p99_ns: [], max_ns: [] };
-  let h: Histogram | undefined;
-  for (let i = 0; i < n; i++) {
-    if (h === undefined || h.totalCount > 0) h = newHistogram();
-    for (const job of jobs) {
-      const pairs = job[i];
-      if (pairs === undefined) continue;
-      for (let k = 0; k < pairs.length; k += 2) h.recordValueWithCount(pairs[k]!, pairs[k + 1]!);
-    }
-    const none = h.totalCount === 0;
-    out.p50_ns.push(none ? null : h.getValueAtPercentile(50));
-    out.p99_ns.push(none ? null : h.getValueAtPercentile(99));
-    out.max_ns.push(none ? null : h.getValueAtPercentile(100));
-  }
-  return out;
 }

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { intervalLatency, IntervalLog } from "./interval_log.ts";
+import { intervalLatency } from "./interval_latency.ts";
+import { IntervalLog } from "./interval_log.ts";
 import { LatencyBuckets } from "./latency_buckets.ts";
 import { decodeHistogram, encodeHistogram, type Histogram, newHistogram } from "./recorder.ts";
 

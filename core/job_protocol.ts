@@ -10,7 +10,7 @@
  */
 
 import type { Engine, IoUringOptions, RwMode, TierKind } from "./config.ts";
-import type { EncodedLatency } from "./recorder.ts";
+import type { EncodedDirection } from "./latency_buckets.ts";
 import type { IntervalSnapshots } from "./interval_log.ts";
 import type { JobSchedule, RatePlan } from "./rate.ts";
 import type { VerifyPlan } from "./verify.ts";
@@ -286,8 +286,10 @@ export type JobMessage =
   | {
     readonly type: "result";
     readonly job: number;
-    readonly read: EncodedLatency;
-    readonly write: EncodedLatency;
+    /** The latency histograms of the job's reads, as HDR's counts (core/latency_buckets.ts). */
+    readonly read: EncodedDirection;
+    /** Those of its writes. */
+    readonly write: EncodedDirection;
     /** Under a rate: how far the job kept to its schedule. */
     readonly schedule?: JobSchedule;
     readonly failure?: JobFailure;

@@ -1,6 +1,6 @@
 /**
  * A latency recorder for the per-request hot path: the very buckets of
- * {@linkcode newHistogram}'s HDR histogram (3 significant digits, unit 1 ns),
+ * `newHistogram`'s HDR histogram (3 significant digits, unit 1 ns),
  * counted in a preallocated array with integer arithmetic, then folded into
  * the HDR histogram in one go.
  *
@@ -15,7 +15,16 @@
  * @module
  */
 
-import type { Histogram } from "./recorder.ts";
+/**
+ * What {@linkcode LatencyBuckets} folds into: an HDR histogram of
+ * `newHistogram` (core/recorder.ts), or a Worker's {@linkcode LatencyCounts}.
+ */
+export interface LatencySink {
+  /** Records one value, ns. */
+  recordValue(value: number): void;
+  /** Records `count` values of `value` ns. */
+  recordValueWithCount(value: number, count: number): void;
+}
 
 /** log2 of half the sub-buckets of a 3-significant-digit HDR histogram (1024). */
 const SUB_HALF_MAGNITUDE = 10;
@@ -24,6 +33,8 @@ const SUB_HALF = 1 << SUB_HALF_MAGNITUDE;
 const LIMIT = 2 ** 32;
 /** Buckets 0 … 21 cover 1 … 2^32 − 1: (21 + 1) × 1024 + 1024 counts. */
 const LENGTH = (32 - SUB_HALF_MAGNITUDE + 1) * SUB_HALF;
+/** The values `newHistogram` can hold lie below this (its top bucket ends at 2^42 − 1 ns). */
+const HDR_LIMIT = 2 ** 42;
 
 /** The index HDR gives integer `v` (1 ≤ v < 2^32) in its counts array. */
 function indexOf(v: number): number {
@@ -60,7 +71,7 @@ function valueOf(i: number): number {
  * ```
  */
 export class LatencyBuckets {
-  readonly #into: Histogram;
+  readonly #into: LatencySink;
   /** Allocated at the first value (184 KiB): a histogram an engine never uses costs nothing. */
   #counts: Float64Array | undefined;
   #n = 0;
@@ -69,8 +80,8 @@ export class LatencyBuckets {
   /** Values of 2^32 ns or more since the last fold (rare: a request of over 4.3 s). */
   #over: number[] | undefined;
 
-  /** Buckets that fold into `into` (a histogram of {@linkcode newHistogram}). */
-  constructor(into: Histogram) {
+  /** Buckets that fold into `into` (a histogram of `newHistogram`, or {@linkcode LatencyCounts}). */
+  constructor(into: LatencySink) {
     this.#into = into;
   }
 
@@ -137,4 +148,145 @@ export class LatencyBuckets {
     this.#min = LIMIT;
     this.#max = 0;
   }
+}
+
+/**
+ * One histogram's counts as a Worker sends them: HDR's counts from index
+ * `lo` on (the counts array of `newHistogram`, index for index), and the
+ * values of 2^32 ns or more as `value, count` pairs. Plain data: it crosses
+ * to the main thread by structured clone, and `histogramOfCounts`
+ * (core/recorder.ts) makes the HDR histogram of it there.
+ */
+export interface EncodedCounts {
+  /** The index of `counts[0]` in HDR's counts array. */
+  readonly lo: number;
+  /** Counts of indices `lo`, `lo + 1`, …; empty when nothing below 2^32 ns was recorded. */
+  readonly counts: Float64Array;
+  /** Values of 2^32 ns or more, as `value, count` pairs. */
+  readonly over: readonly number[];
+}
+
+/**
+ * A histogram for a Worker: the counts array of `newHistogram`'s HDR
+ * histogram, without the HDR library (a CommonJS package, for which every
+ * isolate that loads it starts Deno's Node compatibility layer: about 45 ms
+ * of CPU and 7 MiB per Worker). It counts what HDR would count, index for
+ * index; the main thread makes the HDR histogram from {@linkcode encode}'s
+ * counts, which reads, encodes and merges as one recorded directly.
+ *
+ * @example
+ * ```ts
+ * import { LatencyCounts } from "./latency_buckets.ts";
+ * const c = new LatencyCounts();
+ * c.recordValue(1500);
+ * c.recordValueWithCount(5 * 2 ** 32, 2); // 21 s, kept aside as it is
+ * const e = c.encode();
+ * console.assert(c.totalCount === 3 && e.counts.length === 1 && e.over.length === 2);
+ * ```
+ */
+export class LatencyCounts implements LatencySink {
+  /** Allocated at the first value below 2^32 ns (184 KiB). */
+  #counts: Float64Array | undefined;
+  /** The lowest and highest index counted; lo > hi while none. */
+  #lo = LENGTH;
+  #hi = -1;
+  /** Values of 2^32 ns or more, as `value, count` pairs. */
+  readonly #over: number[] = [];
+  #total = 0;
+
+  /** How many values were recorded. */
+  get totalCount(): number {
+    return this.#total;
+  }
+
+  /** Records one latency in whole ns (an integer ≥ 0). */
+  recordValue(value: number): void {
+    this.recordValueWithCount(value, 1);
+  }
+
+  /** Records `count` latencies of `value` whole ns. */
+  recordValueWithCount(value: number, count: number): void {
+    this.#total += count;
+    if (value >= LIMIT) {
+      // as HDR's recordValue, which throws for a value its histogram cannot hold
+      if (value >= HDR_LIMIT) throw new RangeError(`${value} ns is outside the histogram's range`);
+      this.#over.push(value, count);
+      return;
+    }
+    const i = indexOf(value);
+    (this.#counts ??= new Float64Array(LENGTH))[i]! += count;
+    if (i < this.#lo) this.#lo = i;
+    if (i > this.#hi) this.#hi = i;
+  }
+
+  /** Adds what `other` recorded. */
+  add(other: LatencyCounts): void {
+    const c = other.#counts;
+    for (let i = other.#lo; c !== undefined && i <= other.#hi; i++) {
+      if (c[i]! > 0) this.recordValueWithCount(valueOf(i), c[i]!);
+    }
+    for (let k = 0; k < other.#over.length; k += 2) {
+      this.recordValueWithCount(other.#over[k]!, other.#over[k + 1]!);
+    }
+  }
+
+  /** The counts to send to the main thread: those from the lowest index to the highest. */
+  encode(): EncodedCounts {
+    const c = this.#counts;
+    return {
+      lo: c === undefined ? 0 : this.#lo,
+      counts: c === undefined ? new Float64Array(0) : c.slice(this.#lo, this.#hi + 1),
+      over: [...this.#over],
+    };
+  }
+}
+
+/** The latency histograms of one direction in a Worker (see `LatencyHistograms`, core/recorder.ts). */
+export interface LatencyCountsOfDirection {
+  /** Total latency (fio's lat). */
+  readonly lat: LatencyCounts;
+  /** Completion latency (fio's clat). */
+  readonly clat: LatencyCounts;
+  /** Submission latency (fio's slat). */
+  readonly slat: LatencyCounts;
+  /** Time to first byte (S3 GETs). */
+  readonly ttfb: LatencyCounts;
+}
+
+/** Empty counts for one direction. */
+export function newLatencyCounts(): LatencyCountsOfDirection {
+  return {
+    lat: new LatencyCounts(),
+    clat: new LatencyCounts(),
+    slat: new LatencyCounts(),
+    ttfb: new LatencyCounts(),
+  };
+}
+
+/** One direction's counts, encoded for the Worker's result message. */
+export interface EncodedDirection {
+  readonly lat: EncodedCounts;
+  readonly clat: EncodedCounts;
+  readonly slat: EncodedCounts;
+  readonly ttfb: EncodedCounts;
+}
+
+/**
+ * Encodes every histogram of one direction.
+ *
+ * @example
+ * ```ts
+ * import { encodeDirection, newLatencyCounts } from "./latency_buckets.ts";
+ * const d = newLatencyCounts();
+ * d.lat.recordValue(2000);
+ * console.assert(encodeDirection(d).lat.counts.length === 1);
+ * ```
+ */
+export function encodeDirection(d: LatencyCountsOfDirection): EncodedDirection {
+  return {
+    lat: d.lat.encode(),
+    clat: d.clat.encode(),
+    slat: d.slat.encode(),
+    ttfb: d.ttfb.encode(),
+  };
 }

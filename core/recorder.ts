@@ -10,6 +10,7 @@
  */
 
 import * as hdr from "hdr-histogram-js";
+import type { EncodedCounts, EncodedDirection } from "./latency_buckets.ts";
 
 /** A latency histogram in nanoseconds. */
 export type Histogram = hdr.Histogram;
@@ -164,6 +165,53 @@ export function decodeLatency(e: EncodedLatency): LatencyHistograms {
     clat: decodeHistogram(e.clat),
     slat: decodeHistogram(e.slat),
     ttfb: decodeHistogram(e.ttfb),
+  };
+}
+
+/**
+ * The HDR histogram of a Worker's counts (`LatencyCounts.encode`,
+ * core/latency_buckets.ts): the very histogram {@linkcode decodeHistogram}
+ * gives of {@linkcode encodeHistogram} of one that recorded the same values
+ * (same counts, same encoding, same minimum and maximum — those of their
+ * buckets, as a decoded histogram knows them).
+ *
+ * @example
+ * ```ts
+ * import { LatencyCounts } from "./latency_buckets.ts";
+ * import { encodeHistogram, histogramOfCounts, newHistogram } from "./recorder.ts";
+ * const c = new LatencyCounts();
+ * const h = newHistogram();
+ * for (const v of [1, 1500, 123_456, 2 ** 33]) {
+ *   c.recordValue(v);
+ *   h.recordValue(v);
+ * }
+ * console.assert(encodeHistogram(histogramOfCounts(c.encode())) === encodeHistogram(h));
+ * ```
+ */
+export function histogramOfCounts(e: EncodedCounts): Histogram {
+  const counted = newHistogram();
+  if (!(counted instanceof hdr.JsHistogram)) throw new TypeError("a JavaScript HDR histogram");
+  for (let k = 0; k < e.counts.length; k++) {
+    const n = e.counts[k]!;
+    if (n > 0) counted.recordValueWithCount(counted.valueFromIndex(e.lo + k), n);
+  }
+  for (let k = 0; k < e.over.length; k += 2) {
+    counted.recordValueWithCount(e.over[k]!, e.over[k + 1]!);
+  }
+  // as decodeHistogram: the tracked minimum and maximum from the counts, then added to a new one
+  counted.establishInternalTackingValues();
+  const h = newHistogram();
+  h.add(counted);
+  return h;
+}
+
+/** {@linkcode histogramOfCounts} of every histogram of one direction. */
+export function histogramsOfCounts(e: EncodedDirection): LatencyHistograms {
+  return {
+    lat: histogramOfCounts(e.lat),
+    clat: histogramOfCounts(e.clat),
+    slat: histogramOfCounts(e.slat),
+    ttfb: histogramOfCounts(e.ttfb),
   };
 }
 

@@ -35,9 +35,12 @@ import {
   SequentialOffsets,
   XorShift32,
 } from "../core/offsets.ts";
-import { type LatencyHistograms, newLatencyHistograms } from "../core/recorder.ts";
 import { IntervalLog, type IntervalSnapshots } from "../core/interval_log.ts";
-import { LatencyBuckets } from "../core/latency_buckets.ts";
+import {
+  LatencyBuckets,
+  type LatencyCountsOfDirection,
+  newLatencyCounts,
+} from "../core/latency_buckets.ts";
 import { type CpuTimes, cpuTimes, monoNow } from "../core/libc.ts";
 import { type JobSchedule, Pacer } from "../core/rate.ts";
 import { OP, OpStream } from "../core/io_pattern.ts";
@@ -47,10 +50,14 @@ import { IoLog } from "./_io_log.ts";
 export class JobRuntime {
   /** The job's plan, as the runner sent it. */
   readonly plan: JobPlan;
-  /** Latencies of the measured reads; complete once {@linkcode finish} has run. */
-  readonly read: LatencyHistograms = newLatencyHistograms();
+  /**
+   * Latencies of the measured reads, complete once {@linkcode finish} has
+   * run: HDR's counts, for the main thread's HDR histograms (no HDR library
+   * in a job Worker: see `LatencyCounts`).
+   */
+  readonly read: LatencyCountsOfDirection = newLatencyCounts();
   /** Latencies of the measured writes; complete once {@linkcode finish} has run. */
-  readonly write: LatencyHistograms = newLatencyHistograms();
+  readonly write: LatencyCountsOfDirection = newLatencyCounts();
   /** The hot path's buckets of lat, slat and clat, folded into the histograms by finish(). */
   readonly #readBuckets = bucketsOf(this.read);
   readonly #writeBuckets = bucketsOf(this.write);
@@ -652,7 +659,7 @@ interface DirectionBuckets {
   readonly slat: LatencyBuckets;
 }
 
-function bucketsOf(h: LatencyHistograms): DirectionBuckets {
+function bucketsOf(h: LatencyCountsOfDirection): DirectionBuckets {
   return {
     lat: new LatencyBuckets(h.lat),
     clat: new LatencyBuckets(h.clat),
