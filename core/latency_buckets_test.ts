@@ -1,7 +1,21 @@
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { LatencyBuckets } from "./latency_buckets.ts";
-import { encodeHistogram, latencyStats, newHistogram } from "./recorder.ts";
+import {
+  encodeDirection,
+  LatencyBuckets,
+  LatencyCounts,
+  newLatencyCounts,
+} from "./latency_buckets.ts";
+import {
+  decodeHistogram,
+  encodeHistogram,
+  histogramOfCounts,
+  histogramsOfCounts,
+  latencyStats,
+  mergeLatency,
+  newHistogram,
+  newLatencyHistograms,
+} from "./recorder.ts";
 
 /** Every figure tierbench reads from a histogram, and its encoded counts. */
 function figures(h: ReturnType<typeof newHistogram>) {
@@ -84,4 +98,94 @@ Deno.test("LatencyBuckets starts afresh after a fold, so folding twice adds noth
   assert.equal(b.count, 1);
   b.foldInto();
   assert.deepEqual([h.totalCount, h.minNonZeroValue, h.maxValue], [2, 10, 20]);
+});
+
+/**
+ * What the runner read of a job before Workers sent counts: the Worker's HDR
+ * histogram, encoded in the Worker and decoded on the main thread.
+ */
+function sentAsHdr(values: readonly number[]): ReturnType<typeof newHistogram> {
+  const h = newHistogram();
+  for (const v of values) h.recordValue(v);
+  return decodeHistogram(encodeHistogram(h));
+}
+
+/** What the runner reads of a job now: the Worker's counts, cloned as postMessage does. */
+function sentAsCounts(batches: readonly (readonly number[])[]): ReturnType<typeof newHistogram> {
+  const c = new LatencyCounts();
+  const b = new LatencyBuckets(c);
+  const intervals: number[] = [];
+  for (const batch of batches) {
+    for (const v of batch) b.record(v);
+    b.foldInto(intervals); // a logging interval's boundary
+  }
+  return histogramOfCounts(structuredClone(c.encode()));
+}
+
+/** Every figure tierbench reads, including the tracked minimum and maximum. */
+function read(h: ReturnType<typeof newHistogram>) {
+  return {
+    ...figures(h),
+    min: h.minNonZeroValue,
+    max: h.maxValue,
+    p100: h.getValueAtPercentile(100),
+  };
+}
+
+Deno.test("a Worker's counts make the histogram the runner decoded from the Worker's HDR encoding", () => {
+  fc.assert(
+    fc.property(fc.array(fc.array(latency, { maxLength: 60 }), { maxLength: 5 }), (batches) => {
+      assert.deepEqual(read(sentAsCounts(batches)), read(sentAsHdr(batches.flat())));
+    }),
+    { numRuns: 150 },
+  );
+});
+
+Deno.test("a Worker's counts: 0 and 1 ns, bucket edges and values of 2^32 ns and more read as HDR's", () => {
+  const cases = [
+    [1],
+    [0],
+    [0, 1],
+    [0, 0, 2 ** 33],
+    [1, 2047, 2048, 2049, 4993, 4993, 8192],
+    [2 ** 32 - 1, 2 ** 32, 2 ** 32 + 1],
+    [5, 2 ** 32, 3_600_000_000_000, 7, 2 ** 40],
+    [],
+  ];
+  for (const values of cases) {
+    const split = [values.slice(0, 2), values.slice(2)];
+    const counted = read(sentAsCounts(split));
+    assert.deepEqual(counted, read(sentAsHdr(values)), JSON.stringify(values));
+    assert.equal(counted.total, values.length);
+  }
+  assert.throws(() => new LatencyCounts().recordValue(2 ** 42), RangeError);
+});
+
+Deno.test("a Worker's counts merged over jobs give the run's encoded histograms and statistics as before", () => {
+  const jobs = [[1, 1500, 2 ** 32 + 7], [0, 4993, 123_456], [], [99_999_999, 2 ** 35]];
+  const before = newLatencyHistograms();
+  const now = newLatencyHistograms();
+  for (const values of jobs) {
+    const direct = newLatencyHistograms();
+    const d = newLatencyCounts();
+    for (const v of values) {
+      direct.lat.recordValue(v);
+      d.lat.recordValue(v);
+      direct.ttfb.recordValue(v + 1);
+      d.ttfb.recordValue(v + 1);
+    }
+    direct.clat.add(direct.lat); // a synchronous engine's completion latency (JobRuntime.finish)
+    d.clat.add(d.lat);
+    mergeLatency(before, {
+      lat: decodeHistogram(encodeHistogram(direct.lat)),
+      clat: decodeHistogram(encodeHistogram(direct.clat)),
+      slat: decodeHistogram(encodeHistogram(direct.slat)),
+      ttfb: decodeHistogram(encodeHistogram(direct.ttfb)),
+    });
+    mergeLatency(now, histogramsOfCounts(structuredClone(encodeDirection(d))));
+  }
+  for (const kind of ["lat", "clat", "slat", "ttfb"] as const) {
+    assert.deepEqual(read(now[kind]), read(before[kind]), kind);
+  }
+  assert.equal(now.lat.totalCount, 8);
 });
