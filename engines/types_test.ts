@@ -1,6 +1,16 @@
 import assert from "node:assert/strict";
 import { CTL, type JobPlan, newSharedCounters, RUN } from "../core/job_protocol.ts";
-import { type JobEngine, type JobRuntime, warmUp } from "./types.ts";
+import { type JobEngine, JobRuntime, warmUp } from "./types.ts";
+import { encodeDirection } from "../core/latency_buckets.ts";
+import { monoNow } from "../core/libc.ts";
+import {
+  decodeHistogram,
+  encodeHistogram,
+  histogramsOfCounts,
+  LATENCY_KINDS,
+  latencyStats,
+  newLatencyHistograms,
+} from "../core/recorder.ts";
 import { NoopEngine } from "./noop.ts";
 
 /** A null-tier job of a rate and an interval log, so that a throwaway runtime must drop both. */
@@ -53,4 +63,41 @@ Deno.test("warmUp runs the per-I/O path and a no-I/O engine's loop, several time
     assert.equal(rt.schedule(), undefined, "no rate");
     assert.equal(rt.intervals(), undefined, "no interval log");
   }
+});
+
+Deno.test("a job's latencies sent as counts read as the HDR histograms a Worker used to record and encode", () => {
+  const { rate: _rate, ...closedLoop } = PLAN;
+  const shared = newSharedCounters(PLAN.job + 1);
+  shared.ctl[CTL.GO] = 1;
+  shared.f64[RUN.RUNTIME_MS] = Infinity;
+  const rt = new JobRuntime({ ...closedLoop, logAvgMsec: 50 }, shared);
+  assert.ok(rt.waitForStart());
+  const direct = { read: newLatencyHistograms(), write: newLatencyHistograms() };
+  const ns = (x: number) => x < 1 ? 1 : Math.round(x);
+  // total latencies from 0.3 ns to past 2^32 ns; reads with a submission step and a first byte
+  const lats = [0.3, 1, 2047.5, 4993, 123_456, 2 ** 32 - 1, 2 ** 32 + 5, 9e9, 77_777];
+  const t0 = monoNow();
+  lats.forEach((lat, i) => {
+    const slat = i * 997;
+    // 20 ms apart: the logging intervals fold the counts several times on the way
+    rt.complete(true, t0 + i * 20, lat, slat, lat / 2);
+    rt.complete(false, t0 + i * 20, lat + 3, -1);
+    direct.read.lat.recordValue(ns(lat));
+    direct.read.slat.recordValue(ns(slat));
+    direct.read.clat.recordValue(ns(lat) > ns(slat) ? ns(lat) - ns(slat) : 1);
+    direct.read.ttfb.recordValue(ns(lat / 2));
+    direct.write.lat.recordValue(ns(lat + 3));
+    direct.write.clat.recordValue(ns(lat + 3)); // a synchronous engine's: its total latency
+  });
+  rt.finish();
+  for (const dir of ["read", "write"] as const) {
+    const sent = histogramsOfCounts(structuredClone(encodeDirection(rt[dir])));
+    for (const kind of LATENCY_KINDS) {
+      const before = decodeHistogram(encodeHistogram(direct[dir][kind]));
+      assert.equal(encodeHistogram(sent[kind]), encodeHistogram(before), `${dir} ${kind}`);
+      assert.deepEqual(latencyStats(sent[kind]), latencyStats(before), `${dir} ${kind}`);
+    }
+  }
+  assert.equal(rt.read.lat.totalCount, lats.length);
+  assert.ok(rt.intervals()!.read.length >= 3, "the counts were folded at several boundaries");
 });
