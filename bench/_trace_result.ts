@@ -8,8 +8,8 @@
  */
 
 import {
-  decodeLatency,
   encodeLatency,
+  histogramsOfCounts,
   type LatencyHistograms,
   latencyStats,
   mergeLatency,
@@ -43,7 +43,7 @@ function direction(ds: ThreadDirection[], seconds: number): TraceReplayDirection
   const h: LatencyHistograms = newLatencyHistograms();
   let bytes = 0, ops = 0, short = 0;
   for (const d of ds) {
-    mergeLatency(h, decodeLatency(d.hist));
+    mergeLatency(h, histogramsOfCounts(d.hist));
     bytes += d.bytes;
     ops += d.ops;
     short += d.short;

@@ -46,7 +46,7 @@ for (const entry of ["./_job_worker.ts", "./_rank_worker.ts"]) {
   });
 }
 
-for (const entry of ["./_job_worker.ts", "./_rank_worker.ts"]) {
+for (const entry of ["./_job_worker.ts", "./_rank_worker.ts", "./_trace_worker.ts"]) {
   Deno.test(`${entry.slice(2)} loads no HDR library at start: the main thread makes the histograms`, async () => {
     // hdr-histogram-js is CommonJS: an isolate that loads it starts Deno's Node compatibility
     // layer (about 45 ms of CPU and 7 MiB a Worker); a Worker sends HDR's counts instead

@@ -28,9 +28,13 @@ import {
   O,
   strerror,
 } from "../core/libc.ts";
-import { type EncodedLatency, encodeLatency, newLatencyHistograms } from "../core/recorder.ts";
-import type { LatencyHistograms } from "../core/recorder.ts";
-import { LatencyBuckets } from "../core/latency_buckets.ts";
+import {
+  type EncodedDirection,
+  encodeDirection,
+  LatencyBuckets,
+  type LatencyCountsOfDirection,
+  newLatencyCounts,
+} from "../core/latency_buckets.ts";
 import { AioRing, timespec } from "./_aio_ring.ts";
 import { fillRandom } from "./_file.ts";
 import { checkPattern, Coverage, fillPattern } from "./_trace_pattern.ts";
@@ -53,7 +57,8 @@ export interface ThreadDirection {
   ops: number;
   /** Reads that returned fewer bytes than asked (end of file). */
   short: number;
-  hist: EncodedLatency;
+  /** HDR's counts of each latency: the main thread makes the histograms (`histogramsOfCounts`). */
+  hist: EncodedDirection;
 }
 
 /** What one thread's replay reports. */
@@ -93,14 +98,14 @@ interface DirAcc {
   bytes: number;
   ops: number;
   short: number;
-  h: LatencyHistograms;
+  h: LatencyCountsOfDirection;
   lat: LatencyBuckets;
   clat: LatencyBuckets;
   slat: LatencyBuckets;
 }
 
 function dirAcc(): DirAcc {
-  const h = newLatencyHistograms();
+  const h = newLatencyCounts();
   return {
     bytes: 0,
     ops: 0,
@@ -659,12 +664,12 @@ export class TraceThreadReplay {
   report(): ThreadReplayReport {
     const dir = (
       d: DirAcc,
-    ): { bytes: number; ops: number; short: number; hist: EncodedLatency } => {
+    ): { bytes: number; ops: number; short: number; hist: EncodedDirection } => {
       d.lat.foldInto();
       d.clat.foldInto();
       d.slat.foldInto();
       if (d.h.clat.totalCount === 0 && d.h.slat.totalCount === 0) d.h.clat.add(d.h.lat);
-      return { bytes: d.bytes, ops: d.ops, short: d.short, hist: encodeLatency(d.h) };
+      return { bytes: d.bytes, ops: d.ops, short: d.short, hist: encodeDirection(d.h) };
     };
     const phases: [number, number][] = [];
     for (let p = 0; p < this.#plan.phases; p++) {
