@@ -151,16 +151,17 @@ export class LatencyBuckets {
 }
 
 /**
- * One histogram's counts as a Worker sends them: HDR's counts from index
- * `lo` on (the counts array of `newHistogram`, index for index), and the
- * values of 2^32 ns or more as `value, count` pairs. Plain data: it crosses
- * to the main thread by structured clone, and `histogramOfCounts`
- * (core/recorder.ts) makes the HDR histogram of it there.
+ * One histogram's counts as a Worker sends them: the counts HDR's counts
+ * array (of `newHistogram`) holds, sparse — only the indices counted, a few
+ * hundred where a dense range could span 20,000 — and the values of 2^32 ns
+ * or more as `value, count` pairs. Plain data: it crosses to the main thread
+ * by structured clone, and `histogramOfCounts` (core/recorder.ts) makes the
+ * HDR histogram of it there.
  */
 export interface EncodedCounts {
-  /** The index of `counts[0]` in HDR's counts array. */
-  readonly lo: number;
-  /** Counts of indices `lo`, `lo + 1`, …; empty when nothing below 2^32 ns was recorded. */
+  /** The indices in HDR's counts array that were counted, rising. */
+  readonly index: Int32Array;
+  /** Their counts. */
   readonly counts: Float64Array;
   /** Values of 2^32 ns or more, as `value, count` pairs. */
   readonly over: readonly number[];
@@ -230,14 +231,20 @@ export class LatencyCounts implements LatencySink {
     }
   }
 
-  /** The counts to send to the main thread: those from the lowest index to the highest. */
+  /** The counts to send to the main thread: the indices counted, and their counts. */
   encode(): EncodedCounts {
     const c = this.#counts;
-    return {
-      lo: c === undefined ? 0 : this.#lo,
-      counts: c === undefined ? new Float64Array(0) : c.slice(this.#lo, this.#hi + 1),
-      over: [...this.#over],
-    };
+    let n = 0;
+    for (let i = this.#lo; c !== undefined && i <= this.#hi; i++) if (c[i]! > 0) n++;
+    const index = new Int32Array(n);
+    const counts = new Float64Array(n);
+    for (let i = this.#lo, k = 0; c !== undefined && i <= this.#hi; i++) {
+      if (c[i]! > 0) {
+        index[k] = i;
+        counts[k++] = c[i]!;
+      }
+    }
+    return { index, counts, over: [...this.#over] };
   }
 }
 

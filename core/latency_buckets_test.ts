@@ -159,6 +159,11 @@ Deno.test("a Worker's counts: 0 and 1 ns, bucket edges and values of 2^32 ns and
     assert.equal(counted.total, values.length);
   }
   assert.throws(() => new LatencyCounts().recordValue(2 ** 42), RangeError);
+  // sparse: the buckets counted, not the range between them
+  const wide = new LatencyCounts();
+  for (const v of [1, 1, 2 ** 31]) wide.recordValue(v);
+  assert.deepEqual([...wide.encode().index], [1, 21 * 1024 + 1024]);
+  assert.deepEqual([...wide.encode().counts], [2, 1]);
 });
 
 Deno.test("a Worker's counts merged over jobs give the run's encoded histograms and statistics as before", () => {

@@ -191,9 +191,8 @@ export function decodeLatency(e: EncodedLatency): LatencyHistograms {
 export function histogramOfCounts(e: EncodedCounts): Histogram {
   const counted = newHistogram();
   if (!(counted instanceof hdr.JsHistogram)) throw new TypeError("a JavaScript HDR histogram");
-  for (let k = 0; k < e.counts.length; k++) {
-    const n = e.counts[k]!;
-    if (n > 0) counted.recordValueWithCount(counted.valueFromIndex(e.lo + k), n);
+  for (let k = 0; k < e.index.length; k++) {
+    counted.recordValueWithCount(counted.valueFromIndex(e.index[k]!), e.counts[k]!);
   }
   for (let k = 0; k < e.over.length; k += 2) {
     counted.recordValueWithCount(e.over[k]!, e.over[k + 1]!);
