@@ -1,12 +1,12 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { tempDirOnDisk } from "../tests/_helpers.ts";
-import { CTL, type JobPlan, newSharedCounters, RUN } from "../core/job_protocol.ts";
+import { driveEngine, startedRuntime } from "../tests/_drive_engine.ts";
+import type { JobPlan } from "../core/job_protocol.ts";
 import { fillRandom } from "./_file.ts";
 import { IoUringEngine, ioUringRefusal } from "./io_uring.ts";
 import { Uring } from "./_uring.ts";
 import { LibaioEngine } from "./libaio.ts";
-import { JobRuntime, warmUp } from "./types.ts";
 
 const BS = 4096;
 const BLOCKS = 64;
@@ -43,26 +43,6 @@ function open(plan: JobPlan) {
   return plan.engine === "libaio" ? LibaioEngine.open(plan) : IoUringEngine.open(plan);
 }
 
-/** Warms the engine of `plan` up, then runs it as a job Worker would: the runtime. */
-function warmThenRun(plan: JobPlan, between: () => void): JobRuntime {
-  const shared = newSharedCounters(1);
-  shared.f64[RUN.RUNTIME_MS] = Infinity;
-  Atomics.store(shared.ctl, CTL.GO, 1);
-  const rt = new JobRuntime(plan, shared);
-  const engine = open(plan);
-  try {
-    assert.equal(typeof engine.warm, "function", "the engine warms its own loop");
-    warmUp(plan, engine, 3000);
-    between();
-    assert.ok(rt.waitForStart());
-    engine.run(rt);
-  } finally {
-    engine.close();
-    rt.finish();
-  }
-  return rt;
-}
-
 for (const engine of ["libaio", "io_uring"] as const) {
   Deno.test({
     name:
@@ -73,8 +53,11 @@ for (const engine of ["libaio", "io_uring"] as const) {
       try {
         // a write job: its laid-out file is still all zeros after the warm-up
         const wpath = join(dir, "w");
-        const w = warmThenRun(planOf(wpath, engine, "write"), () => {
-          assert.ok(Deno.readFileSync(wpath).every((b) => b === 0), "nothing written by warming");
+        const w = driveEngine(planOf(wpath, engine, "write"), open, {
+          warm: true,
+          beforeStart: () => {
+            assert.ok(Deno.readFileSync(wpath).every((b) => b === 0), "nothing written by warming");
+          },
         });
         assert.equal(w.write.lat.totalCount, BLOCKS);
         assert.equal(w.read.lat.totalCount, 0);
@@ -85,7 +68,7 @@ for (const engine of ["libaio", "io_uring"] as const) {
         fillRandom(data, 9);
         await Deno.writeFile(rpath, data);
         const before = (await Deno.stat(rpath)).mtime?.getTime();
-        const r = warmThenRun(planOf(rpath, engine, "read"), () => {});
+        const r = driveEngine(planOf(rpath, engine, "read"), open, { warm: true });
         assert.equal(r.read.lat.totalCount, BLOCKS);
         assert.equal(r.write.lat.totalCount, 0);
         assert.deepEqual(await Deno.readFile(rpath), data);
@@ -95,16 +78,6 @@ for (const engine of ["libaio", "io_uring"] as const) {
       }
     },
   });
-}
-
-/** A started runtime of `plan` with counters of its own. */
-function runtimeOf(plan: JobPlan): JobRuntime {
-  const shared = newSharedCounters(1);
-  shared.f64[RUN.RUNTIME_MS] = Infinity;
-  Atomics.store(shared.ctl, CTL.GO, 1);
-  const rt = new JobRuntime(plan, shared);
-  assert.ok(rt.waitForStart());
-  return rt;
 }
 
 Deno.test({
@@ -126,8 +99,8 @@ Deno.test({
       await Deno.writeFile(path, new Uint8Array(BLOCKS * BS));
       const plan = planOf(path, "io_uring", "read");
       const engine = IoUringEngine.open(plan);
-      const warm = runtimeOf(plan);
-      const rt = runtimeOf(plan);
+      const warm = startedRuntime(plan);
+      const rt = startedRuntime(plan);
       try {
         engine.warm(warm);
         phase = "run";

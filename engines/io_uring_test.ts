@@ -1,14 +1,15 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { tempDirOnDisk, withShmDir } from "../tests/_helpers.ts";
+import { driveEngine } from "../tests/_drive_engine.ts";
 import { allocAligned, cString, freeAligned, libc, O } from "../core/libc.ts";
 import type { IoUringOptions } from "../core/config.ts";
-import { CTL, type JobPlan, newSharedCounters, RUN } from "../core/job_protocol.ts";
+import type { JobPlan } from "../core/job_protocol.ts";
 import { featureNames, OP, Uring } from "./_uring.ts";
 import { UringQueue } from "./_uring_queue.ts";
 import { fillRandom } from "./_file.ts";
 import { IoUringEngine, ioUringRefusal, refusalMessage } from "./io_uring.ts";
-import { JobRuntime, SyscallFailure } from "./types.ts";
+import { SyscallFailure } from "./types.ts";
 
 const REFUSED = ioUringRefusal();
 const BS = 4096;
@@ -255,23 +256,6 @@ function planOf(
   };
 }
 
-/** Runs the engine of `plan` on this thread, as a job Worker would. */
-function drive(plan: JobPlan): JobRuntime {
-  const shared = newSharedCounters(1);
-  shared.f64[RUN.RUNTIME_MS] = Infinity;
-  Atomics.store(shared.ctl, CTL.GO, 1);
-  const rt = new JobRuntime(plan, shared);
-  const engine = IoUringEngine.open(plan);
-  try {
-    assert.ok(rt.waitForStart());
-    engine.run(rt);
-  } finally {
-    engine.close();
-    rt.finish();
-  }
-  return rt;
-}
-
 const PLAIN = { fixedbufs: false, registerfiles: false, sqthreadPoll: false };
 const VARIANTS: [string, IoUringOptions][] = [
   ["", PLAIN],
@@ -290,7 +274,7 @@ for (const [label, options] of VARIANTS) {
         const path = join(dir, "f");
         try {
           const plan = planOf(path, "write", depth, options);
-          const rt = drive(plan);
+          const rt = driveEngine(plan, IoUringEngine.open);
           assert.equal(rt.write.lat.totalCount, 64);
           assert.equal(rt.write.slat.totalCount, 64);
           // The engine's slots hold fillRandom(seed ^ 0xa5a5 ^ job); each block is one slot's bytes.
@@ -316,7 +300,7 @@ for (const [label, options] of VARIANTS) {
       const data = new Uint8Array(64 * BS);
       fillRandom(data, 9);
       await Deno.writeFile(path, data);
-      const rt = drive(planOf(path, "read", 32, options, true));
+      const rt = driveEngine(planOf(path, "read", 32, options, true), IoUringEngine.open);
       assert.equal(rt.read.lat.totalCount, 64);
       assert.equal(rt.write.lat.totalCount, 0);
     } finally {
@@ -334,7 +318,7 @@ uringTest(
       await Deno.writeFile(path, new Uint8Array(64 * BS));
       // An existing file is opened read-only: every write completes with -EBADF.
       const plan = planOf(path, "write", 8, PLAIN, true);
-      assert.throws(() => drive(plan), (e: unknown) => {
+      assert.throws(() => driveEngine(plan, IoUringEngine.open), (e: unknown) => {
         assert.ok(e instanceof SyscallFailure);
         assert.equal(e.syscall, "write (io_uring)");
         assert.equal(e.errno, EBADF);

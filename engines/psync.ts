@@ -34,8 +34,6 @@ export class PsyncEngine implements JobEngine {
   readonly #files: JobFiles;
   readonly #buf: AlignedBuffer;
   readonly #verifier: BlockVerifier | undefined;
-  /** Warming: each request zero bytes long, and no sync run (see {@linkcode warm}). */
-  #zeroLength = false;
 
   private constructor(
     plan: JobPlan,
@@ -64,7 +62,7 @@ export class PsyncEngine implements JobEngine {
   }
 
   run(rt: JobRuntime): void {
-    const step = this.#stepper(rt);
+    const step = this.#stepper(rt, false);
     while (step()) {
       // one I/O a call: see #stepper
     }
@@ -82,14 +80,9 @@ export class PsyncEngine implements JobEngine {
    */
   warm(rt: JobRuntime): void {
     if (this.#verifier !== undefined) return;
-    this.#zeroLength = true;
-    try {
-      const step = this.#stepper(rt);
-      while (step()) {
-        // one I/O a call, as in run
-      }
-    } finally {
-      this.#zeroLength = false;
+    const step = this.#stepper(rt, true);
+    while (step()) {
+      // one I/O a call, as in run
     }
   }
 
@@ -100,9 +93,10 @@ export class PsyncEngine implements JobEngine {
    * on-stack replacement, which counts bytecodes run, not iterations; at a
    * few thousand 1 MiB direct reads a second that came some 10 s in, after
    * the measured window, which then ran pread through Deno's slow FFI path
-   * from the interpreter (twice fio's user time per I/O).
+   * from the interpreter (twice fio's user time per I/O). With `zero` (the
+   * warm-up) each request is zero bytes long and no sync is run.
    */
-  #stepper(rt: JobRuntime): () => boolean {
+  #stepper(rt: JobRuntime, zero: boolean): () => boolean {
     const { pread, pwrite } = libc();
     const files = this.#files;
     const ptr = this.#buf.pointer;
@@ -115,7 +109,6 @@ export class PsyncEngine implements JobEngine {
     const filler = writeFiller(this.#plan);
     const fill = filler?.perWrite ? filler : undefined;
     const pattern = this.#plan.pattern;
-    const zero = this.#zeroLength;
     return () => {
       const t0 = monoNow();
       if (!rt.mayIssue(t0)) return false;

@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { tempDirOnDisk } from "../tests/_helpers.ts";
-import { CTL, type JobPlan, newSharedCounters, RUN } from "../core/job_protocol.ts";
+import { driveEngine } from "../tests/_drive_engine.ts";
+import type { JobPlan } from "../core/job_protocol.ts";
 import { fillRandom } from "./_file.ts";
 import { PsyncEngine } from "./psync.ts";
-import { JobRuntime, warmUp } from "./types.ts";
 
 const BS = 4096;
 const BLOCKS = 64;
@@ -33,33 +33,16 @@ function planOf(path: string, rw: "write" | "read"): JobPlan {
   };
 }
 
-/** Warms the psync engine of `plan` up, then runs it as a job Worker would: the runtime. */
-function warmThenRun(plan: JobPlan, between: () => void): JobRuntime {
-  const shared = newSharedCounters(1);
-  shared.f64[RUN.RUNTIME_MS] = Infinity;
-  Atomics.store(shared.ctl, CTL.GO, 1);
-  const rt = new JobRuntime(plan, shared);
-  const engine = PsyncEngine.open(plan);
-  try {
-    assert.equal(typeof engine.warm, "function", "the engine warms its own loop");
-    warmUp(plan, engine, 3000);
-    between();
-    assert.ok(rt.waitForStart());
-    engine.run(rt);
-  } finally {
-    engine.close();
-    rt.finish();
-  }
-  return rt;
-}
-
 Deno.test("psync's warm-up before the barrier moves no byte and counts nothing; the run after it does every I/O", async () => {
   const dir = await tempDirOnDisk();
   try {
     // a write job: its laid-out file is still all zeros after the warm-up
     const wpath = join(dir, "w");
-    const w = warmThenRun(planOf(wpath, "write"), () => {
-      assert.ok(Deno.readFileSync(wpath).every((b) => b === 0), "nothing written by warming");
+    const w = driveEngine(planOf(wpath, "write"), PsyncEngine.open, {
+      warm: true,
+      beforeStart: () => {
+        assert.ok(Deno.readFileSync(wpath).every((b) => b === 0), "nothing written by warming");
+      },
     });
     assert.equal(w.write.lat.totalCount, BLOCKS);
     assert.equal(w.read.lat.totalCount, 0);
@@ -70,7 +53,7 @@ Deno.test("psync's warm-up before the barrier moves no byte and counts nothing; 
     fillRandom(data, 9);
     await Deno.writeFile(rpath, data);
     const before = (await Deno.stat(rpath)).mtime?.getTime();
-    const r = warmThenRun(planOf(rpath, "read"), () => {});
+    const r = driveEngine(planOf(rpath, "read"), PsyncEngine.open, { warm: true });
     assert.equal(r.read.lat.totalCount, BLOCKS);
     assert.equal(r.write.lat.totalCount, 0);
     assert.deepEqual(await Deno.readFile(rpath), data);

@@ -97,17 +97,27 @@ export function removeScratchDir(dir: string, runId: string): boolean {
 
 /**
  * Removes `dir` and what it holds, trying again while it is "not empty" for
- * up to about a second: a FUSE file system is told of a file's last close
- * only after close() returned, and until then libfuse keeps the unlinked
- * file as `.fuse_hidden…` in the directory (NFS does the same with
- * `.nfs…`), so the first rmdir can find it there.
+ * up to `budgetMs` of waits (about a second by default): a FUSE file system
+ * is told of a file's last close only after close() returned, and until then
+ * libfuse keeps the unlinked file as `.fuse_hidden…` in the directory (NFS
+ * does the same with `.nfs…`), so the first rmdir can find it there; and a
+ * writer still running may put a file there during the removal. Any other
+ * error, or "not empty" past the budget, is thrown.
+ *
+ * @example
+ * ```ts
+ * import { removeSettling } from "./scratch.ts";
+ * const dir = await Deno.makeTempDir();
+ * await Deno.writeTextFile(`${dir}/f`, "x");
+ * await removeSettling(dir);
+ * ```
  */
-async function removeSettling(dir: string): Promise<void> {
-  for (let wait = 10;; wait *= 2) {
+export async function removeSettling(dir: string, budgetMs = 1270): Promise<void> {
+  for (let wait = 10, spent = 0;; spent += wait, wait *= 2) {
     try {
       return await Deno.remove(dir, { recursive: true });
     } catch (e) {
-      if ((e as { code?: string }).code !== "ENOTEMPTY" || wait > 640) throw e;
+      if ((e as { code?: string }).code !== "ENOTEMPTY" || spent + wait > budgetMs) throw e;
     }
     await new Promise((r) => setTimeout(r, wait));
   }

@@ -34,6 +34,7 @@ import { writeFileAtomic } from "../../core/output_file.ts";
 import { median } from "../../core/stats.ts";
 import { formatBytes } from "../../core/units.ts";
 import { runSession } from "../../bench/session.ts";
+import { removeSettling } from "../../tiers/scratch.ts";
 import { runWorkload } from "../../bench/workload.ts";
 import { runContentionSession } from "../../bench/contention.ts";
 import { workloadByName } from "../../workloads/registry.ts";
@@ -204,18 +205,17 @@ function verdict(samples: readonly Sample[], between: readonly Sample[]) {
 }
 
 /**
- * Removes directory `d` (recursively) though the abandoned round's Workers may
- * still be writing into it: a file made there during the removal fails it
- * with ENOTEMPTY, so it is tried again, a few times, before it is given up.
+ * Removes directory `d` though the abandoned round's Workers may still be
+ * writing into it (a file made during the removal fails it with ENOTEMPTY, and
+ * it is tried again); one that is gone already is fine, and one that cannot
+ * be removed is named on stderr, not thrown, so the rest are still removed.
  */
 async function removeWhileWritten(d: string): Promise<void> {
-  for (let attempt = 0; attempt < 20; attempt++) {
-    try {
-      await Deno.remove(d, { recursive: true });
-      return;
-    } catch (e) {
-      if (e instanceof Deno.errors.NotFound) return;
-      await new Promise((r) => setTimeout(r, 50));
+  try {
+    await removeSettling(d, 2_000);
+  } catch (e) {
+    if (!(e instanceof Deno.errors.NotFound)) {
+      console.error(`soak: could not remove ${d}: ${(e as Error).message}`);
     }
   }
 }
@@ -274,19 +274,20 @@ async function places(o: {
 }
 
 /**
- * On SIGINT or SIGTERM: one line saying so and what was seen, the stand-in
- * directories and the stub removed, exit 1 (the round in flight is abandoned:
+ * On SIGINT or SIGTERM: the sampling stopped, the stand-in directories and
+ * the stub removed, then one line saying so and what was seen (the last line
+ * printed), exit 1 (the round in flight is abandoned:
  * its Workers end with the process). Returns what stops listening.
  */
 function interruptible(cleanup: () => Promise<void>, tally: Tally): () => void {
   const signals = ["SIGINT", "SIGTERM"] as const;
   const handlers = signals.map((signal) => {
     const handler = async () => {
+      await cleanup();
       console.error(
         `soak: interrupted by ${signal} after ${tally.rounds} rounds (${tally.errors.length} ` +
           `errors, ${tally.leftovers.length} left); its scratch removed, no report written`,
       );
-      await cleanup();
       Deno.exit(1);
     };
     Deno.addSignalListener(signal, handler);
@@ -334,9 +335,12 @@ async function soak(o: {
     );
   };
   for (const line of p.standIns) console.error(`soak: ${line}`);
-  const stopOnSignal = interruptible(cleanup, tally);
   take();
   const timer = setInterval(take, sampleS * 1000);
+  const stopOnSignal = interruptible(() => {
+    clearInterval(timer);
+    return cleanup();
+  }, tally);
   try {
     while (performance.now() - t0 < minutes * 60_000) {
       await round(p, tally.rounds, tally);
