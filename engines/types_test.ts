@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { CTL, type JobPlan, newSharedCounters, RUN } from "../core/job_protocol.ts";
-import { type JobEngine, JobRuntime, warmUp } from "./types.ts";
+import { type JobEngine, type JobRuntime, warmUp } from "./types.ts";
 import { encodeDirection } from "../core/latency_buckets.ts";
 import { monoNow } from "../core/libc.ts";
 import {
@@ -12,6 +12,7 @@ import {
   newLatencyHistograms,
 } from "../core/recorder.ts";
 import { NoopEngine } from "./noop.ts";
+import { startedRuntime } from "../tests/_drive_engine.ts";
 
 /** A null-tier job of a rate and an interval log, so that a throwaway runtime must drop both. */
 const PLAN: JobPlan = {
@@ -67,11 +68,7 @@ Deno.test("warmUp runs the per-I/O path and a no-I/O engine's loop, several time
 
 Deno.test("a job's latencies sent as counts read as the HDR histograms a Worker used to record and encode", () => {
   const { rate: _rate, ...closedLoop } = PLAN;
-  const shared = newSharedCounters(PLAN.job + 1);
-  shared.ctl[CTL.GO] = 1;
-  shared.f64[RUN.RUNTIME_MS] = Infinity;
-  const rt = new JobRuntime({ ...closedLoop, logAvgMsec: 50 }, shared);
-  assert.ok(rt.waitForStart());
+  const rt = startedRuntime({ ...closedLoop, logAvgMsec: 50 });
   const direct = { read: newLatencyHistograms(), write: newLatencyHistograms() };
   const ns = (x: number) => x < 1 ? 1 : Math.round(x);
   // total latencies from 0.3 ns to past 2^32 ns; reads with a submission step and a first byte

@@ -1,12 +1,13 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { startedRuntime } from "../tests/_drive_engine.ts";
 import { tempDirOnDisk } from "../tests/_helpers.ts";
-import { CTL, type JobPlan, newSharedCounters, RUN } from "../core/job_protocol.ts";
+import type { JobPlan } from "../core/job_protocol.ts";
 import { VerifyError } from "../core/verify.ts";
 import { AioQueue } from "./_aio_queue.ts";
 import { AsyncEngine, blockKeys } from "./_async_engine.ts";
 import type { KernelQueue } from "./_kernel_queue.ts";
-import { JobRuntime, SyscallFailure } from "./types.ts";
+import { SyscallFailure } from "./types.ts";
 import { readBackWritten } from "./verify_readback.ts";
 
 const BS = 4096;
@@ -152,15 +153,11 @@ Deno.test(
     const dir = await tempDirOnDisk();
     try {
       const plan = planOf(join(dir, "f"));
-      const shared = newSharedCounters(1);
-      shared.f64[RUN.RUNTIME_MS] = Infinity;
-      Atomics.store(shared.ctl, CTL.GO, 1);
-      const rt = new JobRuntime(plan, shared);
+      const rt = startedRuntime(plan);
       // The last block's third write stays out of the kernel while anything else is in
       // flight: past its fourth and last write, unless the engine waits for it first.
       const [engine, slow] = SlowWriteEngine.openSlow(plan, (BLOCKS - 1) * BS, 3);
       try {
-        assert.ok(rt.waitForStart());
         engine.run(rt);
       } finally {
         engine.close();

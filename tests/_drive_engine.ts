@@ -17,9 +17,12 @@ export interface DriveOptions {
   beforeStart?: () => void;
 }
 
-/** A runtime of `plan` with counters of its own, told to go, with no time limit, started. */
+/**
+ * A runtime of `plan` with counters of its own (as many jobs as its index
+ * needs), told to go, with no time limit, started.
+ */
 export function startedRuntime(plan: JobPlan): JobRuntime {
-  const shared = newSharedCounters(1);
+  const shared = newSharedCounters(plan.job + 1);
   shared.f64[RUN.RUNTIME_MS] = Infinity;
   Atomics.store(shared.ctl, CTL.GO, 1);
   const rt = new JobRuntime(plan, shared);
