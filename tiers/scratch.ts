@@ -95,9 +95,12 @@ export function removeScratchDir(dir: string, runId: string): boolean {
   return true;
 }
 
+/** The waits {@linkcode removeSettling} allows in all: 10 + 20 + … + 640 ms. */
+const SETTLE_BUDGET_MS = 1270;
+
 /**
  * Removes `dir` and what it holds, trying again while it is "not empty" for
- * up to `budgetMs` of waits (about a second by default): a FUSE file system
+ * up to 1.27 s of waits (10 ms, doubling, 7 tries): a FUSE file system
  * is told of a file's last close only after close() returned, and until then
  * libfuse keeps the unlinked file as `.fuse_hidden…` in the directory (NFS
  * does the same with `.nfs…`), so the first rmdir can find it there; and a
@@ -112,12 +115,12 @@ export function removeScratchDir(dir: string, runId: string): boolean {
  * await removeSettling(dir);
  * ```
  */
-export async function removeSettling(dir: string, budgetMs = 1270): Promise<void> {
+export async function removeSettling(dir: string): Promise<void> {
   for (let wait = 10, spent = 0;; spent += wait, wait *= 2) {
     try {
       return await Deno.remove(dir, { recursive: true });
     } catch (e) {
-      if ((e as { code?: string }).code !== "ENOTEMPTY" || spent + wait > budgetMs) throw e;
+      if ((e as { code?: string }).code !== "ENOTEMPTY" || spent + wait > SETTLE_BUDGET_MS) throw e;
     }
     await new Promise((r) => setTimeout(r, wait));
   }

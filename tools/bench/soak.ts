@@ -212,7 +212,7 @@ function verdict(samples: readonly Sample[], between: readonly Sample[]) {
  */
 async function removeWhileWritten(d: string): Promise<void> {
   try {
-    await removeSettling(d, 2_000);
+    await removeSettling(d);
   } catch (e) {
     if (!(e instanceof Deno.errors.NotFound)) {
       console.error(`soak: could not remove ${d}: ${(e as Error).message}`);
