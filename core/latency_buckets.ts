@@ -223,12 +223,14 @@ export class LatencyCounts implements LatencySink {
   /** Adds what `other` recorded. */
   add(other: LatencyCounts): void {
     const c = other.#counts;
-    for (let i = other.#lo; c !== undefined && i <= other.#hi; i++) {
-      if (c[i]! > 0) this.recordValueWithCount(valueOf(i), c[i]!);
+    if (c !== undefined) {
+      const mine = this.#counts ??= new Float64Array(LENGTH);
+      for (let i = other.#lo; i <= other.#hi; i++) mine[i]! += c[i]!;
+      this.#lo = Math.min(this.#lo, other.#lo);
+      this.#hi = Math.max(this.#hi, other.#hi);
     }
-    for (let k = 0; k < other.#over.length; k += 2) {
-      this.recordValueWithCount(other.#over[k]!, other.#over[k + 1]!);
-    }
+    for (const v of other.#over) this.#over.push(v);
+    this.#total += other.#total;
   }
 
   /** The counts to send to the main thread: the indices counted, and their counts. */

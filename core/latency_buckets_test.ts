@@ -141,6 +141,34 @@ Deno.test("a Worker's counts make the histogram the runner decoded from the Work
   );
 });
 
+Deno.test("LatencyCounts.add gives the counts of recording both sets of values into one", () => {
+  fc.assert(
+    fc.property(
+      fc.array(latency, { maxLength: 60 }),
+      fc.array(latency, { maxLength: 60 }),
+      (a, b) => {
+        const [mine, theirs, both] = [
+          new LatencyCounts(),
+          new LatencyCounts(),
+          new LatencyCounts(),
+        ];
+        a.forEach((v) => (mine.recordValue(v), both.recordValue(v)));
+        b.forEach((v) => (theirs.recordValue(v), both.recordValue(v)));
+        mine.add(theirs);
+        assert.equal(mine.totalCount, both.totalCount);
+        const [got, want] = [mine.encode(), both.encode()];
+        assert.deepEqual([got.index, got.counts], [want.index, want.counts]);
+        // values kept aside are compared as a multiset of (value, count) pairs
+        const pairs = (o: readonly number[]) =>
+          o.flatMap((v, i) => i % 2 ? [] : [`${v}x${o[i + 1]}`]).sort();
+        assert.deepEqual(pairs(got.over), pairs(want.over));
+        assert.deepEqual(read(histogramOfCounts(got)), read(histogramOfCounts(want)));
+      },
+    ),
+    { numRuns: 150 },
+  );
+});
+
 Deno.test("a Worker's counts: 0 and 1 ns, bucket edges and values of 2^32 ns and more read as HDR's", () => {
   const cases = [
     [1],
