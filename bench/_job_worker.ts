@@ -13,10 +13,9 @@ import type { JobFailure, JobMessage, JobPlan, JobStart } from "../core/job_prot
 import { encodeDirection } from "../core/latency_buckets.ts";
 import { errorLine, S3Error } from "../core/errors.ts";
 import { redactSecrets } from "../core/secrets.ts";
-import { VerifyError } from "../core/verify.ts";
+import { loadChecksum, VerifyError } from "../core/verify.ts";
 import { readBackWritten } from "../engines/verify_readback.ts";
 import { workerScope } from "../core/worker_scope.ts";
-import { layOutFioFiles } from "../engines/fio_layout.ts";
 
 const scope = workerScope<JobStart, JobMessage>();
 
@@ -93,8 +92,12 @@ scope.onmessage = async (event: MessageEvent<JobStart>) => {
   let engine: JobEngine | undefined;
   let failure: JobFailure | undefined;
   try {
+    // What only some jobs need is loaded by those alone, as their engine is: the checksum and a
+    // job file's layout import `node:` modules, which start Deno's Node layer in the isolate.
+    if (plan.verify) await loadChecksum();
     // a job file's files first (a clone that was told to stop meanwhile opens nothing)
-    const ready = !plan.target.fio || layOutFioFiles(plan, ctl);
+    const ready = !plan.target.fio ||
+      (await import("../engines/fio_layout.ts")).layOutFioFiles(plan, ctl);
     engine = ready ? await openEngine(plan) : undefined;
     if (engine) warmUp(plan, engine);
     const rt = runtime();

@@ -8,6 +8,7 @@ import {
   checkBlock,
   fillPattern,
   HEADER_SIZE,
+  loadChecksum,
   runIdHash,
   stampBlock,
   VerifyError,
@@ -16,6 +17,9 @@ import { FileTier } from "../tiers/mod.ts";
 import type { JobTarget } from "../tiers/types.ts";
 import { runCli, scratchLeft, withTempDir } from "../tests/_helpers.ts";
 import { partialPathOf } from "../core/output_file.ts";
+
+// this thread stamps and checks blocks itself, as a job Worker that verifies does
+await loadChecksum();
 
 const KiB = 1024;
 

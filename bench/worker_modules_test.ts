@@ -56,3 +56,12 @@ for (const entry of ["./_job_worker.ts", "./_rank_worker.ts", "./_trace_worker.t
     assert.deepEqual(hdr, [], `loaded by every Worker:\n${hdr.join("\n")}`);
   });
 }
+
+Deno.test("_job_worker.ts loads no node: module at start: only a job that verifies or lays out a job file's files does", async () => {
+  // importing any node: module starts Deno's Node compatibility layer in the isolate: about
+  // 37 ms of CPU and 4.6 MiB a Worker (zlib's crc32 for --verify, statfs for a job file)
+  const graph = await staticGraph("./_job_worker.ts");
+  assert.ok(graph.some((s) => s.endsWith("/core/verify.ts")), graph.join("\n"));
+  const node = graph.filter((s) => s.startsWith("node:") || s.startsWith("npm:"));
+  assert.deepEqual(node, [], `loaded by every job Worker:\n${node.join("\n")}`);
+});

@@ -31,8 +31,39 @@
  * @module
  */
 
-import { crc32 } from "node:zlib";
 import { XorShift32 } from "./offsets.ts";
+
+/** zlib's CRC-32, once {@linkcode loadChecksum} has loaded it on this thread. */
+let crc32: ((data: Uint8Array) => number) | undefined;
+
+/**
+ * Loads the checksum of verify mode (`node:zlib`'s crc32) on this thread,
+ * once; a thread must await it before it stamps, checks or makes a
+ * {@linkcode BlockVerifier}. It is not imported with this module: importing
+ * any `node:` module starts Deno's Node compatibility layer in the isolate,
+ * which cost each job Worker about 37 ms of CPU and 4.6 MiB, and a job that
+ * does not verify has no use for it.
+ *
+ * @example
+ * ```ts
+ * import { loadChecksum, runIdHash, stampBlock } from "./verify.ts";
+ * await loadChecksum();
+ * stampBlock(new Uint8Array(4096), { seed: 1, generation: 0, offset: 0, runId: runIdHash("r") });
+ * ```
+ */
+export async function loadChecksum(): Promise<void> {
+  crc32 ??= (await import("node:zlib")).crc32;
+}
+
+/** The checksum of a block: of everything after its own four bytes. */
+function checksum(block: Uint8Array): number {
+  return checksumLoaded()(block.subarray(4));
+}
+
+function checksumLoaded(): (data: Uint8Array) => number {
+  if (crc32 !== undefined) return crc32;
+  throw new Error("verify: the checksum is not loaded on this thread (await loadChecksum() first)");
+}
 
 /** Bytes of the header at the start of each verified block. */
 export const HEADER_SIZE = 40;
@@ -179,7 +210,8 @@ export interface BlockHeader {
  *
  * @example
  * ```ts
- * import { checkBlock, fillPattern, runIdHash, stampBlock } from "./verify.ts";
+ * import { checkBlock, fillPattern, loadChecksum, runIdHash, stampBlock } from "./verify.ts";
+ * await loadChecksum();
  * const block = new Uint8Array(4096);
  * fillPattern(block, 1);
  * const h = { seed: 1, generation: 0, offset: 8192, runId: runIdHash("r1") } as const;
@@ -198,7 +230,7 @@ export function stampBlock(block: Uint8Array, h: BlockHeader): void {
   v.setUint32(28, h.runId[1], true);
   v.setUint32(32, block.byteLength >>> 0, true);
   v.setUint32(36, 0, true);
-  v.setUint32(0, crc32(block.subarray(4)), true);
+  v.setUint32(0, checksum(block), true);
 }
 
 /** Where a read block first differs from the block that should be there. */
@@ -228,7 +260,7 @@ function hex(b: Uint8Array, at: number): string {
  */
 export function checkBlock(block: Uint8Array, h: BlockHeader): BlockMismatch | undefined {
   const v = new DataView(block.buffer, block.byteOffset, HEADER_SIZE);
-  const intact = v.getUint32(0, true) === crc32(block.subarray(4));
+  const intact = v.getUint32(0, true) === checksum(block);
   if (
     intact &&
     v.getUint32(4, true) === MAGIC &&
@@ -268,7 +300,7 @@ export function checkBlock(block: Uint8Array, h: BlockHeader): BlockMismatch | u
 function headerOf(block: Uint8Array): BlockHeader & { ok: boolean } {
   const v = new DataView(block.buffer, block.byteOffset, HEADER_SIZE);
   return {
-    ok: v.getUint32(0, true) === crc32(block.subarray(4)) && v.getUint32(4, true) === MAGIC,
+    ok: v.getUint32(0, true) === checksum(block) && v.getUint32(4, true) === MAGIC,
     seed: v.getUint32(8, true),
     generation: v.getUint32(12, true),
     offset: v.getUint32(16, true) + v.getUint32(20, true) * 4294967296,
@@ -283,7 +315,8 @@ function headerOf(block: Uint8Array): BlockHeader & { ok: boolean } {
  *
  * @example
  * ```ts
- * import { BlockVerifier } from "./verify.ts";
+ * import { BlockVerifier, loadChecksum } from "./verify.ts";
+ * await loadChecksum();
  * const v = new BlockVerifier("memory", 4096, 1, { runId: "r" });
  * const block = new Uint8Array(4096);
  * v.fillPattern(block);
@@ -304,6 +337,7 @@ export class BlockVerifier {
     if (bs < MIN_VERIFY_BS) {
       throw new RangeError(`bs ${bs} is below ${MIN_VERIFY_BS}, the smallest verify accepts`);
     }
+    checksumLoaded(); // at the job's start, not at its first I/O
     this.#tier = tier;
     this.#bs = bs;
     this.#seed = seed >>> 0;

@@ -3,12 +3,15 @@ import { join } from "node:path";
 import { startedRuntime } from "../tests/_drive_engine.ts";
 import { tempDirOnDisk } from "../tests/_helpers.ts";
 import type { JobPlan } from "../core/job_protocol.ts";
-import { VerifyError } from "../core/verify.ts";
+import { loadChecksum, VerifyError } from "../core/verify.ts";
 import { AioQueue } from "./_aio_queue.ts";
 import { AsyncEngine, blockKeys } from "./_async_engine.ts";
 import type { KernelQueue } from "./_kernel_queue.ts";
 import { SyscallFailure } from "./types.ts";
 import { readBackWritten } from "./verify_readback.ts";
+
+// the engine verifies on this thread, as in a job Worker that verifies
+await loadChecksum();
 
 const BS = 4096;
 const BLOCKS = 16;
