@@ -7,6 +7,7 @@
  * @module
  */
 
+import { openGate } from "../core/futex.ts";
 import { redactSecrets } from "../core/secrets.ts";
 import { workerScope } from "../core/worker_scope.ts";
 import { CTRL, type ThreadReplayPlan } from "../engines/trace_ops.ts";
@@ -47,8 +48,7 @@ scope.onmessage = (e: MessageEvent<TraceThreadStart>) => {
     // every other thread stops at its next op
     Atomics.store(ctrl, CTRL.STOP, 1);
     Atomics.notify(ctrl, CTRL.STOP);
-    Atomics.store(ctrl, CTRL.GO, 1);
-    Atomics.notify(ctrl, CTRL.GO);
+    openGate(ctrl, CTRL.GO);
     out = {
       type: "failed",
       message: redactSecrets(errorLine(err)),

@@ -18,6 +18,7 @@ import { libaioSource } from "../engines/libaio.ts";
 import { ioUringFeatures, ioUringImpl, ioUringRefusal } from "../engines/io_uring.ts";
 import { DEFAULT_TIMEOUT_MS, formatTierSpec, type JobOptions } from "../core/config.ts";
 import { monoNow } from "../core/libc.ts";
+import { openGate } from "../core/futex.ts";
 import { ConfigError, errorLine, IoError } from "../core/errors.ts";
 import { redactSecrets } from "../core/secrets.ts";
 import { verifyPlans } from "../core/verify.ts";
@@ -370,7 +371,7 @@ class JobRun {
     const { job, hooks, shared } = this;
     const start = nowAbs() + job.rampMs;
     hooks.onMeasureStart?.(start);
-    shared.f64[RUN.MEASURE_START] = start;
+    shared.f64[RUN.MEASURE_START] = monoNow() + job.rampMs;
     shared.f64[RUN.RAMP_MS] = job.rampMs;
     shared.f64[RUN.RUNTIME_MS] = job.runtimeMs ?? job.fio?.runtimeCapMs ?? Infinity;
     this.#cpuTimer = setTimeout(() => (this.#cpuStart = process.cpuUsage()), job.rampMs);
@@ -382,8 +383,7 @@ class JobRun {
         this.#changed();
       });
     }
-    Atomics.store(shared.ctl, CTL.GO, 1);
-    Atomics.notify(shared.ctl, CTL.GO);
+    openGate(shared.ctl, CTL.GO);
     const gate = this.#gate;
     if (gate) {
       const stopping = () => Atomics.load(shared.ctl, CTL.STOP) !== 0 || this.#results.size > 0;
@@ -454,8 +454,7 @@ class JobRun {
     const ctl = this.shared.ctl;
     Atomics.store(ctl, CTL.STOP, 1);
     Atomics.notify(ctl, CTL.STOP); // paced jobs wait on it for their next start
-    Atomics.store(ctl, CTL.GO, 1);
-    Atomics.notify(ctl, CTL.GO);
+    openGate(ctl, CTL.GO);
   }
 
   #changed(): void {

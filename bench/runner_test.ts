@@ -110,6 +110,26 @@ Deno.test("runJob() time-based: excludes the ramp and samples a time series", as
   assert.equal(r.timeseries.read_iops.length, r.timeseries.t_ms.length);
 });
 
+Deno.test("runJob() gives every job the run's window: jobs woken late on few cores still end by its runtime", async () => {
+  // 16 spinning jobs on this 2-core machine: each used to count its runtime from its own
+  // wake-up, and the last woke hundreds of ms after the first (its end_ms past 600)
+  const r = await run({
+    tier: "null:",
+    rw: "randread",
+    bs: "4k",
+    size: "1m",
+    runtime: "500ms",
+    ramp: "0",
+    numjobs: "16",
+  });
+  assert.equal(r.status, "ok");
+  assert.equal(r.jobs.length, 16);
+  for (const j of r.jobs) {
+    assert.ok(j.end_ms > 0 && j.end_ms <= 501, `job ${j.job} ended at ${j.end_ms} ms`);
+    assert.ok(j.read_bytes > 0, `job ${j.job} read nothing`);
+  }
+});
+
 Deno.test("runJob() counts the job threads' own CPU time over the measured window, apart from the ramp", async () => {
   const r = await run({
     tier: "null:",

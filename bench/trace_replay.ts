@@ -17,6 +17,7 @@ import { ConfigError } from "../core/errors.ts";
 import type { TierSpec } from "../core/config.ts";
 import { formatTierSpec } from "../core/config.ts";
 import { monoNow } from "../core/libc.ts";
+import { openGate } from "../core/futex.ts";
 import { CTRL, PROGRESS, PROGRESS_SLOTS } from "../engines/trace_ops.ts";
 import { layOutTraceFile, type ThreadReplayReport } from "../engines/trace_replay.ts";
 import { TraceReader } from "../trace/reader.ts";
@@ -192,8 +193,7 @@ function sharedState(threads: number, traceThreads: number): Shared {
   const stop = () => {
     Atomics.store(ctrl, CTRL.STOP, 1);
     Atomics.notify(ctrl, CTRL.STOP);
-    Atomics.store(ctrl, CTRL.GO, 1);
-    Atomics.notify(ctrl, CTRL.GO);
+    openGate(ctrl, CTRL.GO);
   };
   return {
     ctrlBuf,
@@ -226,8 +226,7 @@ async function runThreads(
   // a recording of the replay (trace record -- tierbench trace replay …) starts a phase here
   Deno.writeTextFileSync("/dev/null", `${MARKER_PREFIX}replay`);
   const cpuStart = process.cpuUsage();
-  Atomics.store(sh.ctrl, CTRL.GO, 1);
-  Atomics.notify(sh.ctrl, CTRL.GO);
+  openGate(sh.ctrl, CTRL.GO);
   const watch = watchThreads(o, c, sh, progress, () => timedOut.resolve([]));
   try {
     const reports: (ThreadReplayReport | undefined)[] = await Promise.race([

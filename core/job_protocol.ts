@@ -156,11 +156,13 @@ export const CTL = {
 /** Indices of run-wide values in the Float64 array. */
 export const RUN = {
   /**
-   * Absolute ms (timeOrigin + now) at which the runner opened the barrier
-   * plus the ramp: the main thread's start of measurement, for results.
+   * monoNow() (CLOCK_MONOTONIC, one clock for every thread) at which the
+   * runner opened the barrier, plus the ramp: the run's measured window
+   * starts here for every job, however late its thread wakes. 0 outside a
+   * run (a warm-up's or a test's runtime): the job's own wake plus the ramp.
    */
   MEASURE_START: 0,
-  /** The ramp in ms. Each job starts measuring this long after it passes the barrier. */
+  /** The ramp in ms. */
   RAMP_MS: 1,
   /** The measured time of a time-based run in ms; Infinity when size-based. */
   RUNTIME_MS: 2,
@@ -173,7 +175,7 @@ export const JOB = {
   WRITE_BYTES: 1,
   READ_OPS: 2,
   WRITE_OPS: 3,
-  /** Absolute ms at which the job's last measured I/O completed. */
+  /** monoNow() at which the job's last measured I/O completed. */
   END: 4,
   /** Counters at the moment this job first saw that some job had finished. */
   FD_READ_BYTES: 5,

@@ -15,6 +15,7 @@
  * @module
  */
 
+import { waitForGate } from "../core/futex.ts";
 import { IoError } from "../core/errors.ts";
 import {
   type AlignedBuffer,
@@ -227,7 +228,7 @@ export class TraceThreadReplay {
 
   /** Waits for the start, then runs every op `next` hands out (undefined: no more). */
   run(next: () => Float64Array | undefined): ThreadReplayReport {
-    Atomics.wait(this.#ctrl, CTRL.GO, 0);
+    waitForGate(this.#ctrl, CTRL.GO);
     this.#origin = monoNow();
     for (let chunk = next(); chunk !== undefined; chunk = next()) {
       for (let i = 0; i < chunk.length; i += REC) {
