@@ -173,9 +173,11 @@ export class AsyncEngine implements JobEngine {
   warm(rt: JobRuntime): void {
     if (this.#verifier !== undefined) return;
     this.#zeroLength = true;
+    this.#queue.warming?.(true);
     try {
       this.#loop(rt);
     } finally {
+      this.#queue.warming?.(false);
       this.#zeroLength = false;
       this.#issuing = true;
     }

@@ -65,6 +65,14 @@ export interface KernelQueue {
   /** The same on a thread of Deno's blocking pool, so this thread's event loop stays free. */
   submitAsync(): Promise<number>;
   /**
+   * While `on`, every request prepared is one the kernel completes in the
+   * submit itself, moving no byte (io_uring's NOP), where the queue has such
+   * a request; the loop's calls stay the same. For a warm-up of zero-length
+   * requests: on tmpfs each zero-length read is otherwise handed to an
+   * io_uring worker thread, and the job sleeps until it has run.
+   */
+  warming?(on: boolean): void;
+  /**
    * Takes the completions the kernel has already posted, without a system
    * call: how many are ready for {@linkcode eventSlot}, 0 when none is.
    */

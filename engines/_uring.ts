@@ -90,7 +90,7 @@ const EIO = 5;
 export const ETIME = 62;
 
 /** `IORING_OP_*` opcodes used here. */
-export const OP = { READ_FIXED: 4, WRITE_FIXED: 5, READ: 22, WRITE: 23 } as const;
+export const OP = { NOP: 0, READ_FIXED: 4, WRITE_FIXED: 5, READ: 22, WRITE: 23 } as const;
 /** `IOSQE_FIXED_FILE`: the SQE's fd is an index into the registered files. */
 export const IOSQE_FIXED_FILE = 1;
 /** `IORING_SETUP_SQPOLL`: a kernel thread polls the submission queue. */

@@ -110,8 +110,10 @@ export class UringQueue implements KernelQueue {
   readonly #buffers: AlignedBuffer;
   /** The address of slot 0's buffer as a number (exact below 2^53). */
   readonly #base: number;
-  readonly #readOp: number;
-  readonly #writeOp: number;
+  /** The opcodes prepared: READ(_FIXED) and WRITE(_FIXED), or NOP while warming. */
+  #readOp: number;
+  #writeOp: number;
+  readonly #fixedbufs: boolean;
   /** Whether SQEs name registered files (IOSQE_FIXED_FILE). */
   readonly #fixedFiles: boolean;
 
@@ -126,8 +128,9 @@ export class UringQueue implements KernelQueue {
     this.slotBytes = setup.slotBytes;
     this.#buffers = buffers;
     this.#base = Number(buffers.address);
-    this.#readOp = setup.fixedbufs ? OP.READ_FIXED : OP.READ;
-    this.#writeOp = setup.fixedbufs ? OP.WRITE_FIXED : OP.WRITE;
+    this.#fixedbufs = setup.fixedbufs === true;
+    this.#readOp = this.#fixedbufs ? OP.READ_FIXED : OP.READ;
+    this.#writeOp = this.#fixedbufs ? OP.WRITE_FIXED : OP.WRITE;
     this.#fixedFiles = fixedFiles;
   }
 
@@ -197,6 +200,17 @@ export class UringQueue implements KernelQueue {
 
   submitAsync(): Promise<number> {
     return this.ring.submitAsync();
+  }
+
+  /**
+   * While `on`, requests are IORING_OP_NOP, completed in the submit that takes
+   * them (res 0, as a zero-length read's), so a warm-up's waits return at once
+   * instead of sleeping on the io-wq worker that a tmpfs read is handed to.
+   * The same fields are read per request, so the code V8 compiles is the same.
+   */
+  warming(on: boolean): void {
+    this.#readOp = on ? OP.NOP : this.#fixedbufs ? OP.READ_FIXED : OP.READ;
+    this.#writeOp = on ? OP.NOP : this.#fixedbufs ? OP.WRITE_FIXED : OP.WRITE;
   }
 
   reapReady(): number {
