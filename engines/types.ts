@@ -145,7 +145,7 @@ export class JobRuntime {
   /**
    * Blocks this Worker until the runner opens the start barrier; false if
    * told to stop. The window is the run's, not counted from this thread's
-   * wake: 64 jobs on 2 cores woke over 0.9 s, and windows counted from each
+   * wake: 64 jobs on 2 cores woke over 1.3 s, and windows counted from each
    * wake overlapped so little that the run's IOPS read 2.3 times too high.
    */
   waitForStart(): boolean {
