@@ -14,10 +14,7 @@
  * @module
  */
 
-/** `syscall(SYS_futex, addr, op, val, timeout)`: the address is the word itself. */
-const SYMBOLS = {
-  syscall: { parameters: ["i64", "buffer", "i64", "i64", "i64"], result: "i64" },
-} as const satisfies Deno.ForeignLibraryInterface;
+import { libc } from "./libc.ts";
 
 /** SYS_futex of this CPU architecture (Linux). */
 const SYS_FUTEX = Deno.build.arch === "aarch64" ? 98n : 202n;
@@ -26,11 +23,9 @@ const FUTEX_WAIT_PRIVATE = 128n;
 const FUTEX_WAKE_PRIVATE = 129n;
 const EVERY_WAITER = 2147483647n;
 
-let lib: Deno.DynamicLibrary<typeof SYMBOLS>["symbols"] | undefined;
-
+/** The futex call on `word[index]`: the address is the word itself. */
 function futex(word: Int32Array, index: number, op: bigint, val: bigint): void {
-  lib ??= Deno.dlopen("libc.so.6", SYMBOLS).symbols;
-  lib.syscall(SYS_FUTEX, word.subarray(index, index + 1), op, val, 0n);
+  libc().futex(SYS_FUTEX, word.subarray(index, index + 1), op, val, 0n);
 }
 
 /**
@@ -53,8 +48,8 @@ export function waitForGate(word: Int32Array, index: number): void {
 }
 
 /**
- * Sets `word[index]` to 1 and wakes every thread waiting on it, those in
- * {@linkcode waitForGate} and any in `Atomics.wait`.
+ * Sets `word[index]` to 1 and wakes every thread waiting on it in
+ * {@linkcode waitForGate}.
  *
  * @example
  * ```ts
@@ -66,6 +61,5 @@ export function waitForGate(word: Int32Array, index: number): void {
  */
 export function openGate(word: Int32Array, index: number): void {
   Atomics.store(word, index, 1);
-  Atomics.notify(word, index);
   futex(word, index, FUTEX_WAKE_PRIVATE, EVERY_WAITER);
 }

@@ -42,6 +42,8 @@ const SYMBOLS = {
   access: { parameters: ["buffer", "i32"], result: "i32" },
   statvfs: { parameters: ["buffer", "buffer"], result: "i32" },
   getpagesize: { parameters: [], result: "i32" },
+  /** `syscall(SYS_futex, addr, op, val, timeout)` (core/futex.ts). */
+  futex: { name: "syscall", parameters: ["i64", "buffer", "i64", "i64", "i64"], result: "i64" },
 } as const satisfies Deno.ForeignLibraryInterface;
 
 /** The libc symbols, opened once per thread (each Worker opens its own). */
