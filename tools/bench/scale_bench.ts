@@ -17,8 +17,12 @@
  * (getrusage RUSAGE_THREAD over the measured window; fio's usr_cpu and
  * sys_cpu × job_runtime summed over its jobs) and the whole process's (its
  * rusage once it has exited) — with the ratio large/small, which should stay
- * ≤ 1.2, and tierbench's ratio over fio's. Workload I/Os are the requests of
- * each path (bytes ÷ the path's request size).
+ * ≤ 1.2, and tierbench's ratio over fio's. For tierbench's `run` the whole
+ * process's CPU is also split in two: over the measured window (its result's
+ * usr_pct and sys_pct, kernel threads such as io_uring's io-wq workers
+ * included), and outside it, in seconds (Workers and their modules, warm-up,
+ * layout, the ramp, the end). Workload I/Os are the requests of each path
+ * (bytes ÷ the path's request size).
  *
  * ```sh
  * deno task bench:scale [--rounds 2] [--runtime 5] [--cases null,tmpfs-libaio-4k] [--no-fio]
@@ -62,10 +66,14 @@ interface Invocation {
   read: (out: Deno.CommandOutput) => Promise<Counted>;
 }
 
-/** What a run says of itself: its I/Os, its jobs' CPU (ns), its peak RSS. */
+/**
+ * What a run says of itself: its I/Os, its jobs' CPU (ns), its whole
+ * process's CPU over the measured window (ns; tierbench's `run`), its peak RSS.
+ */
 interface Counted {
   ios: number;
   jobs_cpu_ns: number | undefined;
+  window_cpu_ns: number | undefined;
   peak_rss_bytes: number | undefined;
 }
 
@@ -138,10 +146,13 @@ function tierbenchCounted(output: string) {
   return async (): Promise<Counted> => {
     const doc = JSON.parse(await Deno.readTextFile(output)) as ResultDocument;
     await Deno.remove(output);
-    const jobs = doc.runs[0]?.cpu.jobs;
+    const run = doc.runs[0];
+    const jobs = run?.cpu.jobs;
     return {
       ios: iosOf(doc),
       jobs_cpu_ns: jobs && jobs.usr_ns + jobs.sys_ns,
+      // usr_pct and sys_pct are the process's CPU over the measured window, % of its runtime (ms)
+      window_cpu_ns: run && ((run.cpu.usr_pct + run.cpu.sys_pct) / 100) * run.read.runtime * 1e6,
       peak_rss_bytes: doc.tool.peak_rss_bytes,
     };
   };
@@ -219,7 +230,7 @@ export function fioCounted(stdout: string): Counted {
     ios += j.read.total_ios + j.write.total_ios;
     cpu += ((j.usr_cpu + j.sys_cpu) / 100) * j.job_runtime * 1e6;
   }
-  return { ios, jobs_cpu_ns: cpu, peak_rss_bytes: undefined };
+  return { ios, jobs_cpu_ns: cpu, window_cpu_ns: undefined, peak_rss_bytes: undefined };
 }
 
 /** What fioCounted reads of one job in fio's JSON. */
@@ -243,6 +254,13 @@ interface Sample {
   jobs_cpu_per_io_ns: number | null;
   /** The whole process's CPU per I/O, ns (every process, for fio without --thread). */
   process_cpu_per_io_ns: number;
+  /** tierbench's whole process over the measured window only, per I/O, ns. */
+  window_cpu_per_io_ns: number | null;
+  /**
+   * The whole process's CPU outside the measured window, ms: the start
+   * (Workers, modules, warm-up, layout, ramp) and the end (tierbench).
+   */
+  outside_window_cpu_ms: number | null;
   /** Voluntary and involuntary context switches of the whole command per I/O. */
   context_switches_per_io: number;
 }
@@ -297,6 +315,10 @@ async function sample(inv: Invocation): Promise<Sample> {
     ios: c.ios,
     jobs_cpu_per_io_ns: c.jobs_cpu_ns === undefined ? null : perIo(c.jobs_cpu_ns),
     process_cpu_per_io_ns: perIo(processNs),
+    window_cpu_per_io_ns: c.window_cpu_ns === undefined ? null : perIo(c.window_cpu_ns),
+    outside_window_cpu_ms: c.window_cpu_ns === undefined
+      ? null
+      : (processNs - c.window_cpu_ns) / 1e6,
     context_switches_per_io: perIo(switches),
   };
 }
@@ -314,6 +336,8 @@ function side(label: string, s: Sample[]) {
     ios: m((x) => x.ios)!,
     jobs_cpu_per_io_ns: m((x) => x.jobs_cpu_per_io_ns),
     process_cpu_per_io_ns: m((x) => x.process_cpu_per_io_ns)!,
+    window_cpu_per_io_ns: m((x) => x.window_cpu_per_io_ns),
+    outside_window_cpu_ms: m((x) => x.outside_window_cpu_ms),
     context_switches_per_io: m((x) => x.context_switches_per_io)!,
     samples: s,
   };
@@ -333,6 +357,7 @@ function summarize(c: Case, tool: Tool, small: Sample[], large: Sample[]) {
     large: b,
     jobs_cpu_per_io_ratio: jobsRatio,
     process_cpu_per_io_ratio: processRatio,
+    window_cpu_per_io_ratio: ratio(a.window_cpu_per_io_ns, b.window_cpu_per_io_ns),
   };
 }
 
@@ -361,6 +386,7 @@ type Summary = ReturnType<typeof caseSummary>;
 
 const f0 = (n: number | null) => (n === null ? "–" : Math.round(n).toLocaleString("en-US"));
 const f2 = (n: number | null) => (n === null ? "–" : n.toFixed(2));
+const seconds = (ms: number | null) => (ms === null ? "–" : (ms / 1000).toFixed(1));
 const mib = (n: number | null) => (n === null ? "–" : (n / MiB).toFixed(0));
 
 /** "small → large (ratio×)" */
@@ -376,6 +402,8 @@ function table(rows: Summary[]): string {
       "tool",
       "jobs CPU/I/O ns",
       "process CPU/I/O ns",
+      "in window",
+      "outside window, CPU s",
       "ctx sw/1000 I/Os",
       "I/Os",
       "wall s",
@@ -391,6 +419,8 @@ function table(rows: Summary[]): string {
         s.tool,
         pair(s.small.jobs_cpu_per_io_ns, s.large.jobs_cpu_per_io_ns),
         pair(s.small.process_cpu_per_io_ns, s.large.process_cpu_per_io_ns),
+        pair(s.small.window_cpu_per_io_ns, s.large.window_cpu_per_io_ns),
+        pair(s.small.outside_window_cpu_ms, s.large.outside_window_cpu_ms, seconds),
         pair(s.small.context_switches_per_io * 1000, s.large.context_switches_per_io * 1000, f2),
         pair(s.small.ios, s.large.ios),
         `${s.small.wall_s.toFixed(1)} → ${s.large.wall_s.toFixed(1)}`,
@@ -503,7 +533,7 @@ async function main(args: string[]): Promise<void> {
   }
   console.log(table(rows));
   await writeResults(resultsPath("scale", o.output), {
-    schema: "tierbench/scale@2",
+    schema: "tierbench/scale@3",
     date: new Date().toISOString(),
     load_average: { before: loadBefore, after: Deno.loadavg() },
     cpus: navigator.hardwareConcurrency,

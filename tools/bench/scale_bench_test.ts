@@ -21,8 +21,13 @@ Deno.test("bench:scale runs the null case small and large and reports wall time,
     for (const side of [c.small, c.large]) {
       assert.ok(side.wall_s > 0 && side.peak_rss_bytes > 0 && side.ios > 0, side.label);
       assert.ok(side.jobs_cpu_per_io_ns > 0 && side.process_cpu_per_io_ns > 0, side.label);
+      // the window is part of the whole: what the process spent in it, and outside it
+      assert.ok(side.window_cpu_per_io_ns > 0, side.label);
+      assert.ok(side.window_cpu_per_io_ns < side.process_cpu_per_io_ns, side.label);
+      assert.ok(side.outside_window_cpu_ms > 0, side.label);
     }
     assert.ok(c.jobs_cpu_per_io_ratio > 0 && c.process_cpu_per_io_ratio > 0);
+    assert.ok(c.window_cpu_per_io_ratio > 0);
     const left = [...Deno.readDirSync(dir)].map((e) => e.name).filter((n) => n !== "scale.json");
     assert.deepEqual(left, [], "scratch removed");
   } finally {
