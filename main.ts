@@ -16,7 +16,7 @@
  */
 
 import { Command } from "@commander-js/extra-typings";
-import { VERSION } from "./bench/session.ts";
+import { leaveWorkersToExit, VERSION } from "./bench/session.ts";
 import {
   benchCommand,
   cleanCommand,
@@ -73,4 +73,9 @@ export async function main(args: string[]): Promise<void> {
   }
 }
 
-if (import.meta.main) await main(Deno.args);
+if (import.meta.main) {
+  // the exit ends the job Workers: tearing each isolate down first cost seconds at 64 jobs
+  leaveWorkersToExit();
+  await main(Deno.args);
+  Deno.exit();
+}

@@ -23,6 +23,7 @@ import type { RunStatus } from "../schema/run_status.ts";
 import { type SteadyCriterion, SteadyStop } from "./steady.ts";
 import { runJob, type RunProgress, WORKER_URL } from "./runner.ts";
 import { WorkerPool } from "./_worker_pool.ts";
+export { leaveWorkersToExit } from "./_worker_pool.ts";
 import { errorLine } from "../core/errors.ts";
 
 /** The version written into results. */
@@ -105,7 +106,7 @@ export interface Session {
    * tiers that may share a directory.
    */
   tier(spec: TierSpec, s3?: S3TierOptions, scratchId?: string): Promise<Tier>;
-  /** Job Workers reused from one run to the next (terminated when the session ends). */
+  /** Job Workers reused from one run to the next (ended with the session: see leaveWorkersToExit). */
   readonly workers: WorkerPool;
 }
 
