@@ -18,8 +18,8 @@ let leaveToExit = false;
  * parks its idle Workers for the next pool of the same URL instead of
  * terminating them, and the exit ends them. Terminating a Worker tears its
  * isolate down, some 3,200 `madvise(MADV_DONTNEED)` calls, each a TLB
- * flush on every core the process runs on: 64 jobs spent 1–2.5 s of system
- * time and a second of wall time after the run on that alone. A process
+ * flush on every core the process runs on: 64 jobs doing I/O spent 1–4 s
+ * of CPU and up to 2 s of wall time after the run on that alone. A process
  * that calls this must end in `Deno.exit`: a parked Worker keeps it alive.
  *
  * @example
