@@ -39,7 +39,7 @@ import { OP } from "../core/io_pattern.ts";
 import { endJob, fillBlocks, JobFiles } from "./_file.ts";
 import { type WriteFiller, writeFiller } from "./_data_fill.ts";
 import type { KernelQueue } from "./_kernel_queue.ts";
-import { type JobEngine, type JobRuntime, SyscallFailure } from "./types.ts";
+import { type JobEngine, type JobRuntime, SyscallFailure, TIMES } from "./types.ts";
 
 /**
  * Under a rate, with requests in flight, the job reaps completions until this
@@ -225,7 +225,8 @@ export class AsyncEngine implements JobEngine {
             if (wait > PACE_EARLY_MS) return wait - PACE_EARLY_MS;
           }
           const now = returned >= 0 ? returned : monoNow();
-          if (!rt.mayIssue(now)) {
+          rt.times[TIMES.ISSUE] = now;
+          if (!rt.mayIssue()) {
             this.#issuing = false;
             break;
           }
@@ -240,16 +241,16 @@ export class AsyncEngine implements JobEngine {
         // what is in flight is all in the kernel here, so a reap frees the block
         this.#held = this.#overlapsInFlight(rt);
         if (this.#held) break;
-        this.#prepare(rt, this.#heldAt);
+        this.#prepare(rt);
       }
       const first = queued[this.#qHead]!;
       // The submit can block (buffered I/O done inline, a FUSE mount): the watchdog sees it.
-      this.#showBusy(rt, first, this.#prepAt[first]!);
+      this.#showBusy(rt, first, this.#prepAt);
       const rc = q.submit();
       rt.idle();
       if (rc > 0) {
-        const t = this.#submitted(rc);
-        if (!rt.paced) returned = t;
+        this.#submitted(rc);
+        if (!rt.paced) returned = this.#submitAt[first]!;
         continue;
       }
       if ((rc === -EAGAIN || rc === -EBUSY || rc === -EINTR || rc === 0) && this.#inFlight > 0) {
@@ -260,8 +261,11 @@ export class AsyncEngine implements JobEngine {
     return 0;
   }
 
-  /** Takes a free slot for the I/O the runtime chose ({@linkcode JobRuntime.next}) and queues it. */
-  #prepare(rt: JobRuntime, now: number): void {
+  /**
+   * Takes a free slot for the I/O the runtime chose ({@linkcode JobRuntime.next}), let through
+   * at #heldAt, and queues it.
+   */
+  #prepare(rt: JobRuntime): void {
     const slot = this.#free[--this.#nFree]!;
     const read = rt.isRead;
     const f = rt.file;
@@ -282,7 +286,7 @@ export class AsyncEngine implements JobEngine {
       } else if (this.#fill !== undefined) this.#fill.fill(this.#blocks[slot]!, len, where);
     }
     this.#queue.prepare(slot, !read, this.#files.fds[f]!, f, where, len);
-    this.#prepAt[slot] = now;
+    this.#prepAt[slot] = this.#heldAt;
     const depth = this.#queued.length;
     const at = this.#qHead + this.#qLen++;
     this.#queued[at < depth ? at : at - depth] = slot;
@@ -319,8 +323,8 @@ export class AsyncEngine implements JobEngine {
     this.#syncFile = -1;
   }
 
-  /** The `n` oldest queued slots are in the kernel from now: returns now. */
-  #submitted(n: number): number {
+  /** The `n` oldest queued slots are in the kernel from now. */
+  #submitted(n: number): void {
     const t = monoNow();
     const depth = this.#queued.length;
     for (let i = 0; i < n; i++) {
@@ -331,7 +335,6 @@ export class AsyncEngine implements JobEngine {
     }
     this.#qLen -= n;
     this.#inFlight += n;
-    return t;
   }
 
   /**
@@ -357,14 +360,16 @@ export class AsyncEngine implements JobEngine {
       }
       if (n === 0) return; // the next intended start has come
     }
-    const t = monoNow();
+    rt.times[TIMES.DONE] = monoNow();
     rt.idle();
-    this.#complete(rt, n, t);
+    this.#complete(rt, n);
   }
 
-  /** Records the `n` ready completions, reaped at `t`, and frees their slots. */
-  #complete(rt: JobRuntime, n: number, t: number): void {
+  /** Records the `n` ready completions, reaped at the runtime's `DONE`, and frees their slots. */
+  #complete(rt: JobRuntime, n: number): void {
     const q = this.#queue;
+    const times = rt.times;
+    const t = times[TIMES.DONE]!;
     for (let e = 0; e < n; e++) {
       const slot = q.eventSlot(e);
       const res = q.eventResult(e);
@@ -381,8 +386,9 @@ export class AsyncEngine implements JobEngine {
         );
       }
       const prep = this.#prepAt[slot]!;
-      const slat = (this.#submitAt[slot]! - prep) * 1e6;
-      rt.complete(read, t, (t - prep) * 1e6, slat, -1, len, this.#offsets[slot]!);
+      times[TIMES.LAT] = (t - prep) * 1e6;
+      times[TIMES.SLAT] = (this.#submitAt[slot]! - prep) * 1e6;
+      rt.complete(read, len, this.#offsets[slot]!);
       if (this.#verifier !== undefined && read) {
         const file = this.#files.paths[this.#fileOf[slot]!]!;
         this.#verifier.checkRead(
@@ -421,9 +427,9 @@ export class AsyncEngine implements JobEngine {
     this.#free[this.#nFree++] = slot;
   }
 
-  /** Tells the watchdog the job waits on slot `slot`'s I/O, begun at `since`. */
-  #showBusy(rt: JobRuntime, slot: number, since: number): void {
-    rt.busy(since, this.#isRead[slot] === 1, this.#fileOf[slot]!, this.#offsets[slot]!);
+  /** Tells the watchdog the job waits on slot `slot`'s I/O, begun at `since[slot]`. */
+  #showBusy(rt: JobRuntime, slot: number, since: Float64Array): void {
+    rt.busy(since[slot]!, this.#isRead[slot] === 1, this.#fileOf[slot]!, this.#offsets[slot]!);
   }
 
   /** Shows the watchdog the oldest I/O in flight. */
@@ -433,7 +439,7 @@ export class AsyncEngine implements JobEngine {
     for (let s = 0; s < this.#inKernel.length; s++) {
       if (this.#inKernel[s] === 1 && (oldest < 0 || at[s]! < at[oldest]!)) oldest = s;
     }
-    if (oldest >= 0) this.#showBusy(rt, oldest, at[oldest]!);
+    if (oldest >= 0) this.#showBusy(rt, oldest, at);
   }
 
   /** Throws the failure of `syscall` with `errno` on slot `slot`'s I/O. */

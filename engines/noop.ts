@@ -7,7 +7,7 @@
  */
 
 import { monoNow } from "../core/libc.ts";
-import type { JobEngine, JobRuntime } from "./types.ts";
+import { type JobEngine, type JobRuntime, TIMES } from "./types.ts";
 import { OP } from "../core/io_pattern.ts";
 
 /**
@@ -21,14 +21,19 @@ import { OP } from "../core/io_pattern.ts";
  */
 export class NoopEngine implements JobEngine {
   run(rt: JobRuntime): void {
-    let t0 = monoNow();
-    for (;;) {
-      if (!rt.mayIssue(t0)) break;
+    // Each I/O's issue is the last one's completion, as one clock read.
+    const times = rt.times;
+    times[TIMES.ISSUE] = monoNow();
+    while (rt.mayIssue()) {
       rt.next();
-      const t1 = monoNow();
-      if (rt.op >= OP.FSYNC) rt.completeSync(t1);
-      else rt.complete(rt.isRead, t1, (t1 - t0) * 1e6, -1, -1, rt.length, rt.offset);
-      t0 = t1;
+      const t = monoNow();
+      if (rt.op >= OP.FSYNC) rt.completeSync(t);
+      else {
+        times[TIMES.DONE] = t;
+        times[TIMES.LAT] = (t - times[TIMES.ISSUE]!) * 1e6;
+        rt.complete(rt.isRead, rt.length, rt.offset);
+      }
+      times[TIMES.ISSUE] = t;
     }
   }
 

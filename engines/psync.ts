@@ -18,7 +18,7 @@ import { endJob, fillBlocks, JobFiles } from "./_file.ts";
 import { writeFiller } from "./_data_fill.ts";
 import { OP } from "../core/io_pattern.ts";
 import { type BlockVerifier, verifierOf } from "../core/verify.ts";
-import { type JobEngine, type JobRuntime, SyscallFailure } from "./types.ts";
+import { type JobEngine, type JobRuntime, SyscallFailure, TIMES } from "./types.ts";
 
 /**
  * The psync engine of one job.
@@ -111,7 +111,8 @@ export class PsyncEngine implements JobEngine {
     const pattern = this.#plan.pattern;
     return () => {
       const t0 = monoNow();
-      if (!rt.mayIssue(t0)) return false;
+      rt.times[TIMES.ISSUE] = t0;
+      if (!rt.mayIssue()) return false;
       rt.next();
       const f = rt.file;
       const fd = files.fds[f]!;
@@ -149,7 +150,10 @@ export class PsyncEngine implements JobEngine {
         throw new SyscallFailure(isRead ? "pread" : "pwrite", errno, path, at, detail);
       }
       if (v !== undefined && isRead) v.checkRead(block, files.paths[f]!, at, rt.jobOffset);
-      rt.complete(isRead, t1, (t1 - t0) * 1e6, -1, -1, len, at);
+      const times = rt.times;
+      times[TIMES.DONE] = t1;
+      times[TIMES.LAT] = (t1 - t0) * 1e6;
+      rt.complete(isRead, len, at);
       return true;
     };
   }

@@ -37,7 +37,7 @@ import {
 import type { RetryCause } from "../core/job_protocol.ts";
 import { monoNow } from "../core/libc.ts";
 import { Deadlines } from "../core/deadlines.ts";
-import type { JobEngine, JobRuntime } from "./types.ts";
+import { type JobEngine, type JobRuntime, TIMES } from "./types.ts";
 import { drainBody, getObject, objectError, type ObjectRef, putObject } from "./_s3_requests.ts";
 import { type BlockVerifier, verifierOf } from "../core/verify.ts";
 
@@ -228,17 +228,18 @@ export class S3Engine implements JobEngine {
       for (;;) {
         if (this.#failure !== undefined) return;
         const t0 = monoNow();
-        if (!rt.mayIssue(t0)) return;
+        rt.times[TIMES.ISSUE] = t0;
+        if (!rt.mayIssue()) return;
         if (rt.nextIsRead()) {
           const ttfb = await this.#get(rt.nextOffset(), t0);
-          const t1 = monoNow();
-          rt.complete(true, t1, (t1 - t0) * 1e6, -1, ttfb);
+          completeAt(rt, t0, ttfb);
+          rt.complete(true);
         } else {
           const n = this.#written++;
           const { bs } = this.#plan;
           await this.#put(`${this.#t.writePrefix}o${n}`, bs, this.#verifier?.stamped(n * bs));
-          const t1 = monoNow();
-          rt.complete(false, t1, (t1 - t0) * 1e6, -1);
+          completeAt(rt, t0, -1);
+          rt.complete(false);
         }
       }
     };
@@ -448,6 +449,15 @@ export class S3Engine implements JobEngine {
   close(): void {
     this.#client.destroy();
   }
+}
+
+/** A request begun at `t0` (ms) completes now: its times into `rt.times`, `ttfb` ns or -1. */
+function completeAt(rt: JobRuntime, t0: number, ttfb: number): void {
+  const times = rt.times;
+  const t1 = monoNow();
+  times[TIMES.DONE] = t1;
+  times[TIMES.LAT] = (t1 - t0) * 1e6;
+  times[TIMES.TTFB] = ttfb;
 }
 
 /** Random bytes, so that no layer can compress or deduplicate the objects. */

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { CTL, type JobPlan, newSharedCounters, RUN } from "../core/job_protocol.ts";
-import { type JobEngine, type JobRuntime, warmUp } from "./types.ts";
+import { type JobEngine, type JobRuntime, TIMES, warmUp } from "./types.ts";
 import { encodeDirection } from "../core/latency_buckets.ts";
 import { monoNow } from "../core/libc.ts";
 import {
@@ -77,8 +77,10 @@ Deno.test("a job's latencies sent as counts read as the HDR histograms a Worker 
   lats.forEach((lat, i) => {
     const slat = i * 997;
     // 20 ms apart: the logging intervals fold the counts several times on the way
-    rt.complete(true, t0 + i * 20, lat, slat, lat / 2);
-    rt.complete(false, t0 + i * 20, lat + 3, -1);
+    rt.times.set([t0 + i * 20, lat, slat, lat / 2], TIMES.DONE);
+    rt.complete(true);
+    rt.times.set([t0 + i * 20, lat + 3, -1, -1], TIMES.DONE);
+    rt.complete(false);
     direct.read.lat.recordValue(ns(lat));
     direct.read.slat.recordValue(ns(slat));
     direct.read.clat.recordValue(ns(lat) > ns(slat) ? ns(lat) - ns(slat) : 1);
