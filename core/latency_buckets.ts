@@ -54,6 +54,9 @@ function valueOf(i: number): number {
   return sub * 2 ** bucket;
 }
 
+/** Zeroed counts arrays that discarded buckets gave back, for this thread's next ones. */
+const spareCounts: Float64Array[] = [];
+
 /**
  * Latencies counted in HDR's buckets, for {@linkcode LatencyBuckets.foldInto}
  * an HDR histogram once the hot loop is over.
@@ -72,7 +75,10 @@ function valueOf(i: number): number {
  */
 export class LatencyBuckets {
   readonly #into: LatencySink;
-  /** Allocated at the first value (184 KiB): a histogram an engine never uses costs nothing. */
+  /**
+   * Taken at the first value (184 KiB, a discarded one or new): a histogram an engine never
+   * uses costs nothing.
+   */
   #counts: Float64Array | undefined;
   #n = 0;
   #min = LIMIT;
@@ -91,11 +97,29 @@ export class LatencyBuckets {
       (this.#over ??= []).push(ns);
       return;
     }
-    const c = this.#counts ??= new Float64Array(LENGTH);
+    const c = this.#counts ??= spareCounts.pop() ?? new Float64Array(LENGTH);
     c[indexOf(ns)]! += 1;
     this.#n++;
     if (ns < this.#min) this.#min = ns;
     if (ns > this.#max) this.#max = ns;
+  }
+
+  /**
+   * Drops what was counted and gives the counts array to this thread's next
+   * buckets: for buckets that are thrown away unread (a warm-up's). Its
+   * memory is outside V8's heap and would wait for a garbage collection
+   * that a job whose I/O allocates nothing may not make before its end.
+   */
+  discard(): void {
+    const c = this.#counts;
+    if (c === undefined) return;
+    c.fill(0);
+    spareCounts.push(c);
+    this.#counts = undefined;
+    this.#n = 0;
+    this.#min = LIMIT;
+    this.#max = 0;
+    if (this.#over !== undefined) this.#over.length = 0;
   }
 
   /** Values counted since the last fold. */

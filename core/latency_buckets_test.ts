@@ -87,6 +87,25 @@ Deno.test("LatencyBuckets keeps the exact minimum and maximum, not their buckets
   assert.deepEqual([h.minNonZeroValue, h.maxValue, h.totalCount], [123_457, 99_999_999, 3]);
 });
 
+Deno.test("discarded LatencyBuckets add nothing, and the buckets that take their memory next start from zero", () => {
+  const thrown = newHistogram();
+  const a = new LatencyBuckets(thrown);
+  for (const v of [10, 5_000, 123_456, 2 ** 32 + 1]) a.record(v);
+  a.discard();
+  a.foldInto();
+  assert.equal(thrown.totalCount, 0);
+  // the next buckets of this thread count into the array a gave back: none of a's values
+  const h = newHistogram();
+  const b = new LatencyBuckets(h);
+  b.record(5_000);
+  b.foldInto();
+  assert.deepEqual([h.totalCount, h.minNonZeroValue, h.maxValue], [1, 5_000, 5_000]);
+  // and a, used again, counts afresh
+  a.record(77);
+  a.foldInto();
+  assert.deepEqual([thrown.totalCount, thrown.minNonZeroValue], [1, 77]);
+});
+
 Deno.test("LatencyBuckets starts afresh after a fold, so folding twice adds nothing", () => {
   const h = newHistogram();
   const b = new LatencyBuckets(h);

@@ -562,6 +562,18 @@ export class JobRuntime {
     }
   }
 
+  /**
+   * Throws the runtime's unfolded latencies away, giving their buckets'
+   * memory to this thread's next runtime: for a warm-up's throwaway runtimes.
+   */
+  discard(): void {
+    for (const b of [this.#readBuckets, this.#writeBuckets]) {
+      b.lat.discard();
+      b.clat.discard();
+      b.slat.discard();
+    }
+  }
+
   #takeFirstDoneSnapshot(): void {
     const f = this.#f64;
     const b = this.#base;
@@ -645,13 +657,16 @@ export function warmUp(plan: JobPlan, engine: JobEngine, ios = WARM_UP_IOS): voi
     rt.complete(read, rt.length, rt.offset);
     t0 = t1;
   }
+  rt.discard();
   // An engine whose loop does no I/O runs it too, for as many, over several calls: a
   // loop entered once is compiled only for that entry (on-stack replacement). Once per
   // engine in a Worker: its compiled loop stays for the Worker's next jobs.
   if (engine.warm === undefined || loopsWarmed.has(engine.constructor)) return;
   loopsWarmed.add(engine.constructor);
   for (let i = 0; i < WARM_UP_CALLS; i++) {
-    engine.warm(throwawayRuntime(plan, Math.ceil(ios / WARM_UP_CALLS) * plan.bs));
+    const throwaway = throwawayRuntime(plan, Math.ceil(ios / WARM_UP_CALLS) * plan.bs);
+    engine.warm(throwaway);
+    throwaway.discard();
   }
 }
 
