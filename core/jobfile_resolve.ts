@@ -461,10 +461,22 @@ function parseAt(
     throw new JobFileError(
       entry?.where ?? `${at.where} [${at.name}]`,
       entry?.key ?? key,
-      e.message.replace(/^--[^:]+: /, ""),
+      quotingWritten(e.message.replace(/^--[^:]+: /, ""), entry?.value?.trim()),
       { cause: e },
     );
   }
+}
+
+/**
+ * `message` with the value it quotes first replaced by what the job file's
+ * line wrote, where that holds no such text: the job file's numbers reach
+ * the options already read (`rate=8192t` as 9007199254740992 bytes), and a
+ * refusal names the value as the user spelled it.
+ */
+function quotingWritten(message: string, written: string | undefined): string {
+  const quoted = /^"([^"]*)"/.exec(message);
+  if (!quoted || !written || written.includes(quoted[1]!)) return message;
+  return `"${written}"${message.slice(quoted[0].length)}`;
 }
 
 /**

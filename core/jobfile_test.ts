@@ -138,6 +138,15 @@ Deno.test("what cannot be honoured is refused in one line naming file:line, opti
   });
 });
 
+Deno.test("a value refused after it was read is quoted as the line wrote it, not as the number read", () => {
+  withTempDirSync((dir) => {
+    const text = "[global]\nrate=8192t\nsize=4096\n[a]\n";
+    const message = refusal(() => resolve(text, dir));
+    assert.match(message, /j\.fio:2: rate: "8192t" is not a size/);
+    assert.doesNotMatch(message, /9007199254740992/);
+  });
+});
+
 Deno.test("a job's schedule and groups: stonewall, new_group, wait_for, startdelay, exitall", () => {
   withTempDirSync((dir) => {
     const r = resolve(
