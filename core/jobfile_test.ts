@@ -142,7 +142,10 @@ Deno.test("a value refused after it was read is quoted as the line wrote it, not
   withTempDirSync((dir) => {
     const text = "[global]\nrate=8192t\nsize=4096\n[a]\n";
     const message = refusal(() => resolve(text, dir));
-    assert.match(message, /j\.fio:2: rate: "8192t" is not a size/);
+    assert.match(
+      message,
+      /j\.fio:2: rate: "8192t" is too large: a size is at most 2\^53 − 1 bytes/,
+    );
     assert.doesNotMatch(message, /9007199254740992/);
   });
 });

@@ -29,10 +29,32 @@ const SIZE_RE = /^(\d+(?:\.\d+)?)\s*([kmgt]?)(?:i?b)?$/i;
  * ```
  */
 export function parseSize(text: string): number | undefined {
+  const bytes = bytesWritten(text);
+  return bytes !== undefined && Number.isSafeInteger(bytes) ? bytes : undefined;
+}
+
+/**
+ * Whether text is written as a size but names more bytes than a number holds
+ * exactly (above 2^53 − 1, 8 PiB less one byte), as `8192t` does: fio takes it,
+ * {@linkcode parseSize} cannot.
+ *
+ * @example
+ * ```ts
+ * import { isSizeTooLarge } from "./units.ts";
+ * console.assert(isSizeTooLarge("8192t"));
+ * console.assert(!isSizeTooLarge("8191t"));
+ * console.assert(!isSizeTooLarge("ten"));
+ * ```
+ */
+export function isSizeTooLarge(text: string): boolean {
+  const bytes = bytesWritten(text);
+  return bytes !== undefined && bytes > Number.MAX_SAFE_INTEGER;
+}
+
+/** The bytes a size's text names, exact or not; `undefined` where it is not written as a size. */
+function bytesWritten(text: string): number | undefined {
   const m = SIZE_RE.exec(text.trim());
-  if (!m) return undefined;
-  const bytes = Number(m[1]) * SIZE_UNITS[m[2]!.toLowerCase()]!;
-  return Number.isSafeInteger(bytes) ? bytes : undefined;
+  return m ? Number(m[1]) * SIZE_UNITS[m[2]!.toLowerCase()]! : undefined;
 }
 
 /**

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { formatRate, formatSize, parseDuration, parseSize } from "./units.ts";
+import { formatRate, formatSize, isSizeTooLarge, parseDuration, parseSize } from "./units.ts";
 
 Deno.test("parseSize() reads binary suffixes as fio does", () => {
   assert.deepEqual(parseSize("4k"), 4096);
@@ -34,4 +34,12 @@ Deno.test("parseDuration() takes seconds by default and ms/s/m/h suffixes", () =
 Deno.test("formatRate() picks a binary unit", () => {
   assert.deepEqual(formatRate(512), "512 B/s");
   assert.deepEqual(formatRate(1536 * 1024), "1.5 MiB/s");
+});
+
+Deno.test("isSizeTooLarge() tells a size past 2^53 − 1 bytes from text that is not a size", () => {
+  assert.deepEqual(parseSize("8192t"), undefined);
+  assert.equal(isSizeTooLarge("8192t"), true);
+  assert.equal(isSizeTooLarge("9007199254740992"), true);
+  assert.equal(isSizeTooLarge("9007199254740991"), false);
+  for (const other of ["8191t", "ten", "1x", ""]) assert.equal(isSizeTooLarge(other), false);
 });
