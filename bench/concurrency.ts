@@ -26,7 +26,7 @@ import {
 } from "../core/config.ts";
 import { splitList } from "../core/list.ts";
 import { ConfigError, DirectIoUnsupportedError, errorLine } from "../core/errors.ts";
-import { formatSize, parseSize } from "../core/units.ts";
+import { badSize, formatSize, parseSize } from "../core/units.ts";
 import type { ContentionDirection } from "../schema/contention.ts";
 import type {
   ConcurrencyResult,
@@ -186,7 +186,7 @@ export function planConcurrency(o: ConcurrencyOptions): ConcurrencyPlan {
     splitList("concurrency-bs", o.bs ?? CONCURRENCY_DEFAULTS.bs, "e.g. 1m,2m").map((s) => {
       const n = parseSize(s);
       if (n === undefined || n < 1) {
-        throw new ConfigError("concurrency-bs", `"${s}" is not a size`, "e.g. 1m,2m");
+        throw new ConfigError("concurrency-bs", badSize(s), "e.g. 1m,2m");
       }
       return n;
     }),

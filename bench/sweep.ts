@@ -50,7 +50,7 @@ import type { RunStatus } from "../schema/run_status.ts";
 import { runJob, type RunProgress, type StepProgress } from "./runner.ts";
 import { type SessionOutcome, sessionTimeout, withSession } from "./session.ts";
 import { checkSpace } from "../tiers/space.ts";
-import { parseDuration, parseSize } from "../core/units.ts";
+import { badSize, parseDuration, parseSize } from "../core/units.ts";
 import { isSteady, SteadyWatch } from "./steady.ts";
 
 /** The engines `sweep --engine` offers for memory, file and pfs tiers. */
@@ -210,7 +210,7 @@ function bsList(text: string, aligned: boolean): string[] {
   for (const s of bsText) {
     const n = parseSize(s);
     if (n === undefined || n <= 0) {
-      throw new ConfigError("bs", `"${s}" is not a size (a number with an optional k, m or g)`);
+      throw new ConfigError("bs", badSize(s, "a size (a number with an optional k, m or g)"));
     }
     if (aligned && n % DIRECT_ALIGN !== 0) {
       throw new ConfigError(

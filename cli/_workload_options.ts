@@ -7,7 +7,7 @@
 
 import { type Command, Option, type OptionValues } from "@commander-js/extra-typings";
 import { ConfigError } from "../core/errors.ts";
-import { parseSize } from "../core/units.ts";
+import { badSize, parseSize } from "../core/units.ts";
 import { STREAM_ENGINES } from "../bench/workload.ts";
 import type { WorkloadOptions } from "../workloads/common.ts";
 import { iodepthOption, ioengineOption, parseInteger } from "./_options.ts";
@@ -190,7 +190,7 @@ function parseStreamBs(v: string): number {
   if (bs === undefined || bs < 4096 || bs % 4096 !== 0) {
     throw new ConfigError(
       "bs",
-      `"${v}" is not a size of whole 4 KiB blocks`,
+      badSize(v, "a size of whole 4 KiB blocks"),
       "e.g. 128k, 1m, 2m",
     );
   }
@@ -203,7 +203,7 @@ function parseHostCacheSize(v: string): number {
   if (size === undefined || size <= 0) {
     throw new ConfigError(
       "host-cache-size",
-      `"${v}" is not a size`,
+      badSize(v),
       "e.g. 4g, 512m",
     );
   }
@@ -247,7 +247,7 @@ export function parseBackgroundRate(v: string | undefined): number | undefined {
   if (n === undefined || n < 1) {
     throw new ConfigError(
       "background-rate",
-      `"${v}" is not a rate in bytes/s`,
+      badSize(v, "a rate in bytes/s"),
       "a size per second, e.g. 50m or 1g/s",
     );
   }

@@ -8,7 +8,7 @@
 import { Command } from "@commander-js/extra-typings";
 import { join } from "node:path";
 import { ConfigError } from "../core/errors.ts";
-import { parseSize } from "../core/units.ts";
+import { badSize, parseSize } from "../core/units.ts";
 import { stringifyResult } from "../schema/result.ts";
 import { checkOutputPath, writeFileAtomic } from "../core/output_file.ts";
 import { DEFAULT_DEEPSPEED_VERSION, parseDeepSpeedVersion } from "../solver/export.ts";
@@ -63,7 +63,7 @@ export function planCommand() {
       const setup = resolveSetup(setupOf(o));
       const hostCache = parseSize(o.hostCache);
       if (hostCache === undefined) {
-        throw new ConfigError("host-cache", `"${o.hostCache}" is not a size`, "e.g. 64g, 512g, 0");
+        throw new ConfigError("host-cache", badSize(o.hostCache), "e.g. 64g, 512g, 0");
       }
       const version = o.deepspeedVersion;
       if (version !== undefined) parseDeepSpeedVersion(version);

@@ -61,6 +61,7 @@ Deno.test("tierbench plan refuses bad input with exit 2 and a line naming the fi
       [["--profile", join(dir, "none.json")], /--profile: .*none\.json: cannot be read/],
       [["--profile", bad], /--profile: .*bad\.json: /],
       [["--profile", POLARIS, "--host-cache", "lots"], /--host-cache: "lots" is not a size/],
+      [["--profile", POLARIS, "--host-cache", "9000t"], /--host-cache: "9000t" is too large/],
       [["--profile", POLARIS, "--model", "6b"], /--model: /],
       [["--profile", POLARIS, "--host-reserve", "lots"], /--host-reserve: "lots" is not a share/],
       [["--profile", POLARIS, "--host-reserve", "100%"], /--host-reserve: "100%" leaves no/],

@@ -184,6 +184,11 @@ Deno.test("tierbench run: a bad size exits 2 naming the field", async () => {
     2,
     /--size: "big" is not a size/,
   );
+  assertOneLine(
+    await runCli(["run", "--tier", "null:", "--size", "8192t"]),
+    2,
+    /--size: "8192t" is too large: a size is at most 2\^53 − 1 bytes/,
+  );
 });
 
 Deno.test("tierbench run: a missing path exits 2 naming it", async () => {

@@ -13,7 +13,7 @@ import { z } from "zod";
 import { ConfigError } from "./errors.ts";
 import { withoutUserInfo } from "./secrets.ts";
 import { MIN_VERIFY_BS } from "./verify.ts";
-import { formatSize, isSizeTooLarge, parseDuration, parseSize } from "./units.ts";
+import { badSize, formatSize, parseDuration, parseSize } from "./units.ts";
 import { describeZodIssue, type ZodIssue } from "./zod_issue.ts";
 import { RATE_PROCESSES, type RateOptions } from "./rate.ts";
 import type { FioJobExtras } from "./fio_job.ts";
@@ -321,14 +321,11 @@ function badField(ctx: z.RefinementCtx, name: string, message: string): never {
 const sizeField = (name: string) =>
   z.union([z.string(), z.number()]).transform((v, ctx) => {
     const n = typeof v === "number" ? v : parseSize(v);
-    if (typeof v === "number" ? v > Number.MAX_SAFE_INTEGER : isSizeTooLarge(v)) {
-      return badField(ctx, name, `"${v}" is too large: a size is at most 2^53 − 1 bytes (8 PiB)`);
-    }
     if (n === undefined || !Number.isSafeInteger(n) || n <= 0) {
       return badField(
         ctx,
         name,
-        `"${v}" is not a size (use a number with an optional k, m, g or t suffix)`,
+        badSize(v, "a size (use a number with an optional k, m, g or t suffix)"),
       );
     }
     return n;

@@ -51,6 +51,25 @@ export function isSizeTooLarge(text: string): boolean {
   return bytes !== undefined && bytes > Number.MAX_SAFE_INTEGER;
 }
 
+/**
+ * What is wrong with a size refused, for an error: that it is too large
+ * (text as {@linkcode isSizeTooLarge} finds it, or a number of bytes already
+ * read past 2^53 − 1), else that it is not `what`.
+ *
+ * @example
+ * ```ts
+ * import { badSize } from "./units.ts";
+ * console.assert(badSize("12q") === '"12q" is not a size');
+ * console.assert(badSize("8192t").startsWith('"8192t" is too large'));
+ * ```
+ */
+export function badSize(text: string | number, what = "a size"): string {
+  const tooLarge = typeof text === "number" ? text > Number.MAX_SAFE_INTEGER : isSizeTooLarge(text);
+  return tooLarge
+    ? `"${text}" is too large: a size is at most 2^53 − 1 bytes (8 PiB)`
+    : `"${text}" is not ${what}`;
+}
+
 /** The bytes a size's text names, exact or not; `undefined` where it is not written as a size. */
 function bytesWritten(text: string): number | undefined {
   const m = SIZE_RE.exec(text.trim());

@@ -1,5 +1,12 @@
 import assert from "node:assert/strict";
-import { formatRate, formatSize, isSizeTooLarge, parseDuration, parseSize } from "./units.ts";
+import {
+  badSize,
+  formatRate,
+  formatSize,
+  isSizeTooLarge,
+  parseDuration,
+  parseSize,
+} from "./units.ts";
 
 Deno.test("parseSize() reads binary suffixes as fio does", () => {
   assert.deepEqual(parseSize("4k"), 4096);
@@ -42,4 +49,12 @@ Deno.test("isSizeTooLarge() tells a size past 2^53 − 1 bytes from text that is
   assert.equal(isSizeTooLarge("9007199254740992"), true);
   assert.equal(isSizeTooLarge("9007199254740991"), false);
   for (const other of ["8191t", "ten", "1x", ""]) assert.equal(isSizeTooLarge(other), false);
+});
+
+Deno.test("badSize() says too large for a size past 2^53 − 1 bytes, else what the text is not", () => {
+  assert.equal(badSize("12q"), '"12q" is not a size');
+  assert.equal(badSize("1x", "a rate in bytes/s"), '"1x" is not a rate in bytes/s');
+  for (const big of ["8192t", 2 ** 53]) {
+    assert.equal(badSize(big), `"${big}" is too large: a size is at most 2^53 − 1 bytes (8 PiB)`);
+  }
 });
