@@ -243,11 +243,12 @@ function parseRemoteRatio(v: string): number {
 /** `--background-rate`: bytes/s (size suffixes, an optional `/s`), or undefined when not given. */
 export function parseBackgroundRate(v: string | undefined): number | undefined {
   if (v === undefined) return undefined;
-  const n = parseSize(v.replace(/\/s$/i, ""));
+  const perSecond = v.replace(/\/s$/i, "");
+  const n = parseSize(perSecond);
   if (n === undefined || n < 1) {
     throw new ConfigError(
       "background-rate",
-      badSize(v, "a rate in bytes/s"),
+      badSize(v, "a rate in bytes/s", perSecond),
       "a size per second, e.g. 50m or 1g/s",
     );
   }

@@ -394,6 +394,10 @@ Deno.test("tierbench workload --background-rate: refused with one line for a wor
           ["datastates", "--tiers", `memory:/dev/shm,file:${dir}`, "--background-rate", "fast"],
           /--background-rate: "fast" is not a rate in bytes\/s/,
         ],
+        [
+          ["datastates", "--tiers", `memory:/dev/shm,file:${dir}`, "--background-rate", "8192t/s"],
+          /--background-rate: "8192t\/s" is too large: a size is at most 2\^53 − 1 bytes/,
+        ],
       ] as const
     ) {
       const r = await runCli([base[0]!, args[0], ...base.slice(1), ...args.slice(1), "--quiet"]);

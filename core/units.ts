@@ -54,7 +54,9 @@ export function isSizeTooLarge(text: string): boolean {
 /**
  * What is wrong with a size refused, for an error: that it is too large
  * (text as {@linkcode isSizeTooLarge} finds it, or a number of bytes already
- * read past 2^53 − 1), else that it is not `what`.
+ * read past 2^53 − 1), else that it is not `what`. `written` is quoted as
+ * given; `read` is the part of it that was read as a size, where that is
+ * less (`8192t` of `8192t/s`).
  *
  * @example
  * ```ts
@@ -63,11 +65,15 @@ export function isSizeTooLarge(text: string): boolean {
  * console.assert(badSize("8192t").startsWith('"8192t" is too large'));
  * ```
  */
-export function badSize(text: string | number, what = "a size"): string {
-  const tooLarge = typeof text === "number" ? text > Number.MAX_SAFE_INTEGER : isSizeTooLarge(text);
+export function badSize(
+  written: string | number,
+  what = "a size",
+  read: string | number = written,
+): string {
+  const tooLarge = typeof read === "number" ? read > Number.MAX_SAFE_INTEGER : isSizeTooLarge(read);
   return tooLarge
-    ? `"${text}" is too large: a size is at most 2^53 − 1 bytes (8 PiB)`
-    : `"${text}" is not ${what}`;
+    ? `"${written}" is too large: a size is at most 2^53 − 1 bytes (8 PiB)`
+    : `"${written}" is not ${what}`;
 }
 
 /** The bytes a size's text names, exact or not; `undefined` where it is not written as a size. */

@@ -54,6 +54,11 @@ Deno.test("isSizeTooLarge() tells a size past 2^53 − 1 bytes from text that is
 Deno.test("badSize() says too large for a size past 2^53 − 1 bytes, else what the text is not", () => {
   assert.equal(badSize("12q"), '"12q" is not a size');
   assert.equal(badSize("1x", "a rate in bytes/s"), '"1x" is not a rate in bytes/s');
+  assert.equal(
+    badSize("8192t/s", "a rate in bytes/s", "8192t"),
+    '"8192t/s" is too large: a size is at most 2^53 − 1 bytes (8 PiB)',
+  );
+  assert.equal(badSize("8m/h", "a rate in bytes/s", "8m/h"), '"8m/h" is not a rate in bytes/s');
   for (const big of ["8192t", 2 ** 53]) {
     assert.equal(badSize(big), `"${big}" is too large: a size is at most 2^53 − 1 bytes (8 PiB)`);
   }
