@@ -17,7 +17,9 @@
  * (getrusage RUSAGE_THREAD over the measured window; fio's usr_cpu and
  * sys_cpu × job_runtime summed over its jobs) and the whole process's (its
  * rusage once it has exited) — with the ratio large/small, which should stay
- * ≤ 1.2, and tierbench's ratio over fio's. For tierbench's `run` the whole
+ * ≤ 1.2, tierbench's ratio over fio's, and tierbench's job threads over
+ * fio's at each size (a ratio grows as much from a cheap one-job run as from
+ * a dear many-job one). For tierbench's `run` the whole
  * process's CPU is also split in two: over the measured window (its result's
  * usr_pct and sys_pct, kernel threads such as io_uring's io-wq workers
  * included), and outside it, in seconds (Workers and their modules, warm-up,
@@ -375,6 +377,9 @@ function caseSummary(c: Case, tools: ToolSummary[]) {
     label: c.label,
     tools,
     jobs_ratio_over_fio: over(tb.jobs_cpu_per_io_ratio, fio?.jobs_cpu_per_io_ratio),
+    // the job threads' CPU per I/O against fio's at the same size: where each tool starts and ends
+    jobs_small_over_fio: over(tb.small.jobs_cpu_per_io_ns, fio?.small.jobs_cpu_per_io_ns),
+    jobs_large_over_fio: over(tb.large.jobs_cpu_per_io_ns, fio?.large.jobs_cpu_per_io_ns),
     process_ratio_over_fio: over(tb.process_cpu_per_io_ratio, fio?.process_cpu_per_io_ratio),
     target: TARGET,
     met: (tb.jobs_cpu_per_io_ratio ?? tb.process_cpu_per_io_ratio) <= TARGET &&
@@ -427,15 +432,20 @@ function table(rows: Summary[]): string {
         s.tool === "tierbench"
           ? `${mib(s.small.peak_rss_bytes)} → ${mib(s.large.peak_rss_bytes)}`
           : "–",
-        s.tool !== "tierbench"
-          ? ""
-          : `${r.met ? "yes" : "NO"} (≤ ${r.target}×${
-            r.jobs_ratio_over_fio === null ? "" : `; ${f2(r.jobs_ratio_over_fio)}× fio's ratio`
-          })`,
+        s.tool !== "tierbench" ? "" : `${r.met ? "yes" : "NO"} (≤ ${r.target}×${overFio(r, s)})`,
       ]);
     }
   }
   return t.toString();
+}
+
+/** "; R× fio's ratio; S → L× fio's CPU/I/O" for the met column, when fio ran beside. */
+function overFio(r: Summary, s: ToolSummary): string {
+  if (r.jobs_ratio_over_fio === null) return "";
+  const sizes = `${f2(r.jobs_small_over_fio)} → ${f2(r.jobs_large_over_fio)}`;
+  return `; ${
+    f2(r.jobs_ratio_over_fio)
+  }× fio's ratio; ${s.small.label} → ${s.large.label}: ${sizes}× fio's CPU/I/O`;
 }
 
 /** The cases `--cases` names (all when it is not given). */

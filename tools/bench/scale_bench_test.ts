@@ -98,6 +98,9 @@ Deno.test("bench:scale puts fio's threads and processes beside tierbench on a ru
       assert.ok(t.small.ios > 0 && t.large.ios > 0 && t.large.jobs_cpu_per_io_ns > 0, t.tool);
     }
     assert.ok(c.jobs_ratio_over_fio > 0);
+    const [tb, fio] = c.tools;
+    assert.equal(c.jobs_small_over_fio, tb.small.jobs_cpu_per_io_ns / fio.small.jobs_cpu_per_io_ns);
+    assert.equal(c.jobs_large_over_fio, tb.large.jobs_cpu_per_io_ns / fio.large.jobs_cpu_per_io_ns);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
