@@ -73,6 +73,42 @@ Deno.test("LatencyBuckets folded batch by batch makes the histogram of all the v
   );
 });
 
+Deno.test("LatencyBuckets whose counters reach their limit fold, batch by batch and into each interval's samples, what unlimited ones do", () => {
+  // a limit of 2 and 3 values of one bucket make a counter hand its count aside, as 2^32 would
+  const repeated = fc.array(
+    fc.integer({ min: 1, max: 3 }).chain((n) => latency.map((v) => Array<number>(n).fill(v))),
+    { maxLength: 40 },
+  ).map((runs) => runs.flat());
+  fc.assert(
+    fc.property(
+      fc.array(repeated, { maxLength: 5 }),
+      fc.integer({ min: 2, max: 4 }),
+      (batches, limit) => {
+        const [wide, narrow] = [newHistogram(), newHistogram()];
+        const a = new LatencyBuckets(wide);
+        const b = new LatencyBuckets(narrow, limit);
+        for (const batch of batches) {
+          for (const v of batch) {
+            a.record(v);
+            b.record(v);
+          }
+          const [sa, sb]: number[][] = [[], []];
+          a.foldInto(sa);
+          b.foldInto(sb);
+          assert.deepEqual(sb, sa);
+        }
+        assert.deepEqual(figures(narrow), figures(wide));
+        // what was handed aside goes with a discard too
+        for (const v of batches.flat()) b.record(v);
+        b.discard();
+        b.foldInto();
+        assert.equal(narrow.totalCount, wide.totalCount);
+      },
+    ),
+    { numRuns: 100 },
+  );
+});
+
 Deno.test("LatencyBuckets: the minimum twice in a bucket whose lowest value lies below it keeps the histogram's minimum", () => {
   // found by the property above: 4993 lies in the bucket 4992–4995
   const folded = assertFoldsAsRecorded([4993, 8192, 4993]);
@@ -104,6 +140,15 @@ Deno.test("discarded LatencyBuckets add nothing, and the buckets that take their
   a.record(77);
   a.foldInto();
   assert.deepEqual([thrown.totalCount, thrown.minNonZeroValue], [1, 77]);
+});
+
+Deno.test("discarded LatencyBuckets that held only values of 2^32 ns or more add nothing either", () => {
+  const h = newHistogram();
+  const b = new LatencyBuckets(h);
+  b.record(2 ** 32 + 1);
+  b.discard();
+  b.foldInto();
+  assert.deepEqual([b.count, h.totalCount], [0, 0]);
 });
 
 Deno.test("LatencyBuckets starts afresh after a fold, so folding twice adds nothing", () => {
