@@ -442,10 +442,9 @@ function table(rows: Summary[]): string {
 /** "; R× fio's ratio; S → L× fio's CPU/I/O" for the met column, when fio ran beside. */
 function overFio(r: Summary, s: ToolSummary): string {
   if (r.jobs_ratio_over_fio === null) return "";
+  const ratio = `${f2(r.jobs_ratio_over_fio)}× fio's ratio`;
   const sizes = `${f2(r.jobs_small_over_fio)} → ${f2(r.jobs_large_over_fio)}`;
-  return `; ${
-    f2(r.jobs_ratio_over_fio)
-  }× fio's ratio; ${s.small.label} → ${s.large.label}: ${sizes}× fio's CPU/I/O`;
+  return `; ${ratio}; ${s.small.label} → ${s.large.label}: ${sizes}× fio's CPU/I/O`;
 }
 
 /** The cases `--cases` names (all when it is not given). */
