@@ -16,6 +16,7 @@ import { redactSecrets } from "../core/secrets.ts";
 import { loadChecksum, VerifyError } from "../core/verify.ts";
 import { readBackWritten } from "../engines/verify_readback.ts";
 import { workerScope } from "../core/worker_scope.ts";
+import { pinJobThread } from "../core/cpu_affinity.ts";
 
 const scope = workerScope<JobStart, JobMessage>();
 
@@ -95,6 +96,7 @@ scope.onmessage = async (event: MessageEvent<JobStart>) => {
     // What only some jobs need is loaded by those alone, as their engine is: the checksum and a
     // job file's layout import `node:` modules, which start Deno's Node layer in the isolate.
     if (plan.verify) await loadChecksum();
+    pinJobThread(plan.cpus); // before the engine: its ring and buffers are made on those CPUs
     // a job file's files first (a clone that was told to stop meanwhile opens nothing)
     const ready = !plan.target.fio ||
       (await import("../engines/fio_layout.ts")).layOutFioFiles(plan, ctl);

@@ -18,6 +18,7 @@ import { libaioSource } from "../engines/libaio.ts";
 import { ioUringFeatures, ioUringImpl, ioUringRefusal } from "../engines/io_uring.ts";
 import { DEFAULT_TIMEOUT_MS, formatTierSpec, type JobOptions } from "../core/config.ts";
 import { monoNow } from "../core/libc.ts";
+import { cloneCpus, formatCpuList } from "../core/cpu_affinity.ts";
 import { openGate } from "../core/futex.ts";
 import { ConfigError, errorLine, IoError } from "../core/errors.ts";
 import { redactSecrets } from "../core/secrets.ts";
@@ -178,6 +179,9 @@ function options(job: JobOptions): RunOptions {
           process: job.rate.process,
         },
       }
+      : {}),
+    ...(job.affinity
+      ? { cpus_allowed: { cpus: formatCpuList(job.affinity.cpus), policy: job.affinity.policy } }
       : {}),
     ...(job.fio ? { fio: { ...job.fio.options } } : {}),
   };
@@ -546,6 +550,7 @@ class JobRun {
         : {}),
       ...(verify ? { verify: { ...verify[j]!, ...(gate ? { readBackGate: gate } : {}) } } : {}),
       ...fioPlan(job, j, hooks.flows),
+      ...(job.affinity ? { cpus: cloneCpus(job.affinity, j) } : {}),
     };
   }
 }

@@ -38,6 +38,7 @@ import { launchedBy, runAcross } from "./_cluster.ts";
 import { runJobFile } from "./_jobfile.ts";
 import { findFioOption } from "../core/fio_options.ts";
 import { parseDuration } from "../core/units.ts";
+import { CPUS_POLICIES } from "../core/cpu_affinity.ts";
 
 /**
  * `run`'s options beside a job file, as the fio options they are (fio's
@@ -68,6 +69,10 @@ const AS_FIO: Record<string, string> = {
   rate_iops: "rate_iops",
   rateProcess: "rate_process",
   rate_process: "rate_process",
+  cpusAllowed: "cpus_allowed",
+  cpus_allowed: "cpus_allowed",
+  cpusAllowedPolicy: "cpus_allowed_policy",
+  cpus_allowed_policy: "cpus_allowed_policy",
   seed: "randseed",
   randseed: "randseed",
   logAvgMsec: "log_avg_msec",
@@ -250,7 +255,20 @@ function addRunIoOptions(cmd: ReturnType<typeof runJobOptions>) {
       "--filename may be a block device: read only, never written (devices are refused otherwise)",
     )
     .option("--end-fsync", "fsync every file when a job ends (default for pfs)")
-    .option("--no-end-fsync", "do not fsync at the end of a job");
+    .option("--no-end-fsync", "do not fsync at the end of a job")
+    .option("--cpus-allowed <cpus>", "pin each job's thread to these CPUs (0,5,8-15; fio's)")
+    .addOption(fioAlias("--cpus_allowed <cpus>", "--cpus-allowed").conflicts("cpusAllowed"))
+    .addOption(
+      new Option(
+        "--cpus-allowed-policy <policy>",
+        "with --cpus-allowed: shared (every job on every CPU listed, the default) or split " +
+          "(one CPU each, handed round the list)",
+      ).choices(CPUS_POLICIES),
+    )
+    .addOption(
+      fioAlias("--cpus_allowed_policy <policy>", "--cpus-allowed-policy").choices(CPUS_POLICIES)
+        .conflicts("cpusAllowedPolicy"),
+    );
 }
 
 /** The `run` command with all its options and no action yet: the S3, checking and output ones last. */
@@ -401,5 +419,7 @@ function jobOf(o: RunFlags): ReturnType<typeof parseJobOptions> {
     rate: o.rate,
     rateIops: o.rateIops ?? o.rate_iops,
     rateProcess: o.rateProcess ?? o.rate_process,
+    cpusAllowed: o.cpus_allowed ?? o.cpusAllowed,
+    cpusAllowedPolicy: o.cpus_allowed_policy ?? o.cpusAllowedPolicy,
   }, chooseAsyncEngine);
 }

@@ -17,6 +17,13 @@ import { badSize, formatSize, parseDuration, parseSize } from "./units.ts";
 import { describeZodIssue, type ZodIssue } from "./zod_issue.ts";
 import { RATE_PROCESSES, type RateOptions } from "./rate.ts";
 import type { FioJobExtras } from "./fio_job.ts";
+import {
+  type CpuAffinity,
+  CPUS_POLICIES,
+  cpusOfMask,
+  type CpusPolicy,
+  parseCpuList,
+} from "./cpu_affinity.ts";
 
 /** Access patterns, named as fio names them. */
 export const RW_MODES = ["read", "write", "randread", "randwrite", "rw", "randrw"] as const;
@@ -183,6 +190,34 @@ export interface JobOptions {
    * for a job given by options.
    */
   readonly fio?: FioJobExtras;
+  /** The CPUs the job's clones run on (fio's cpus_allowed, cpumask); absent: where the OS puts them. */
+  readonly affinity?: CpuAffinity;
+}
+
+/**
+ * The job's CPUs from cpus_allowed (or a job file's cpumask) and
+ * cpus_allowed_policy; none when neither names CPUs.
+ */
+function affinityOf(raw: JobValues): { affinity?: CpuAffinity } {
+  const policy = raw.cpusAllowedPolicy ?? "shared";
+  if (!(CPUS_POLICIES as readonly string[]).includes(policy)) {
+    throw new ConfigError(
+      "cpus-allowed-policy",
+      `unknown policy "${policy}"`,
+      CPUS_POLICIES.join(", "),
+    );
+  }
+  if (raw.cpusAllowed === undefined && raw.cpumask === undefined) return {};
+  const field = raw.cpusAllowed === undefined ? "cpumask" : "cpus-allowed";
+  try {
+    const cpus = raw.cpusAllowed === undefined
+      ? cpusOfMask(raw.cpumask!)
+      : parseCpuList(raw.cpusAllowed);
+    const firstThread = raw.threadNumber ?? 1;
+    return { affinity: { cpus, policy: policy as CpusPolicy, firstThread } };
+  } catch (e) {
+    throw new ConfigError(field, (e as Error).message, undefined, { cause: e });
+  }
 }
 
 /** The per-request timeout when `--timeout` is not given: 30 s. */
@@ -272,6 +307,14 @@ export interface RawJobOptions {
   rate?: string | undefined;
   rateIops?: string | undefined;
   rateProcess?: string | undefined;
+  /** fio's cpus_allowed: the CPUs the job's threads run on (`0,5,8-15`). */
+  cpusAllowed?: string | undefined;
+  /** fio's cpumask (a job file's, read already): CPUs 0-31 as bits. */
+  cpumask?: number | undefined;
+  /** fio's cpus_allowed_policy: shared (default) or split. */
+  cpusAllowedPolicy?: string | undefined;
+  /** fio's thread_number of the job's first clone (a job file's; split hands CPUs out by it); 1. */
+  threadNumber?: number | undefined;
 }
 
 /** Defaults, as fio's where fio has one. */
@@ -677,6 +720,7 @@ function assembleJob(
       : o.rateIops !== undefined
       ? { rate: { iops: o.rateIops, process: o.rateProcess } }
       : {}),
+    ...affinityOf(raw),
   };
 }
 

@@ -32,7 +32,7 @@ const DEVICE = "applies to block devices only; tierbench works on files";
 const REPORT = "changes what fio reports, not the I/O; tierbench reports its own figures";
 const PROFILE = "a profile's option: without profile= fio ignores it too";
 const NOT_YET = "not implemented in tierbench";
-const SCHED = "pins or prioritises fio's threads, which tierbench does not do";
+const SCHED = "sets the priority or NUMA placement of fio's threads, which tierbench does not do";
 
 /** fio's options (by fio's name) and what tierbench does with each. */
 export const FIO_OPTIONS: Readonly<Record<string, FioOptionUse>> = {
@@ -222,9 +222,9 @@ export const FIO_OPTIONS: Readonly<Record<string, FioOptionUse>> = {
   allow_file_create: S("0: a file the job names must exist"),
   allow_mounted_write: A("only guards block devices, which tierbench never writes"),
   pre_read: S("buffered read jobs read their files once before the clock starts"),
-  cpumask: R(SCHED),
-  cpus_allowed: R(SCHED),
-  cpus_allowed_policy: R(SCHED),
+  cpumask: S("pins each clone's thread to CPUs 0-31 given as a bit mask"),
+  cpus_allowed: S("pins each clone's thread to these CPUs (0,5,8-15)"),
+  cpus_allowed_policy: S("shared: every clone on every CPU of the set; split: one CPU each"),
   numa_cpu_nodes: R(SCHED),
   numa_mem_policy: R(SCHED),
   gpu_dev_id: R("GPU buffers (cudamalloc) are not available"),

@@ -138,6 +138,8 @@ export interface JobPlan {
   readonly thinktime?: FioThinktime;
   /** Lay the files out and do no I/O (create_only). */
   readonly createOnly?: boolean;
+  /** The CPUs the job's thread is pinned to (fio's cpus_allowed); absent: not pinned. */
+  readonly cpus?: readonly number[];
 }
 
 /** Indices in the Int32 control array. */

@@ -246,7 +246,7 @@ function resolveJob(
   checkValues(s, engine);
   const tier = tierOf(s, own, engine, ctx);
   const timeBased = s.flag("time_based") && s.num("runtime") > 0;
-  const raw = rawOptionsOf(s, own, { name, tier, engine, rw, numjobs, timeBased });
+  const raw = rawOptionsOf(s, own, { name, tier, engine, rw, numjobs, timeBased, threadNumber });
   const sizes = sizesOf(s);
   raw.bs = Math.min(sizes[0].max, 256 * 1024 ** 2);
   const seedOptions = seedOptionsOf(s);
@@ -281,7 +281,7 @@ function resolveJob(
 function rawOptionsOf(
   s: FioSettings,
   own: ReadonlyMap<string, JobFileEntry>,
-  j: Pick<JobDraft, "name" | "tier" | "engine" | "rw" | "numjobs" | "timeBased">,
+  j: Pick<JobDraft, "name" | "tier" | "engine" | "rw" | "numjobs" | "timeBased" | "threadNumber">,
 ): JobValues {
   const { engine, rw } = j;
   return {
@@ -309,7 +309,19 @@ function rawOptionsOf(
     logAvgMsec: Math.min(3_600_000, Math.max(10, s.num("log_avg_msec") || 500)),
     endFsync: s.flag("end_fsync"),
     ...rateOf(s, rw.dirs),
+    ...affinityOptions(s, j.threadNumber),
     ...ownOptions(own),
+  };
+}
+
+/** cpus_allowed or cpumask (the later one set, as fio's both fill one mask) and the policy. */
+function affinityOptions(s: FioSettings, threadNumber: number): JobValues {
+  const which = s.latest("cpus_allowed", "cpumask");
+  return {
+    ...(which === "cpus_allowed" ? { cpusAllowed: s.text("cpus_allowed") ?? "" } : {}),
+    ...(which === "cpumask" ? { cpumask: s.num("cpumask") } : {}),
+    ...(s.has("cpus_allowed_policy") ? { cpusAllowedPolicy: s.text("cpus_allowed_policy") } : {}),
+    threadNumber,
   };
 }
 
@@ -405,6 +417,9 @@ function inForce(s: FioSettings): Record<string, string> {
 /** What a job on an s3 tier may set: a pattern of one block size, as the s3 engine runs one. */
 const S3_OPTIONS = new Set([
   "name",
+  "cpus_allowed",
+  "cpumask",
+  "cpus_allowed_policy",
   "description",
   "rw",
   "rwmixread",

@@ -119,7 +119,7 @@ Deno.test("what cannot be honoured is refused in one line naming file:line, opti
       ["[a]\nsize=1m\nrw=randtrim\n", /j\.fio:3: rw: randtrim: trim is a device command/],
       ["[a]\nsize=1m\nioengine=rbd\n", /j\.fio:3: ioengine: rbd is not an engine tierbench has/],
       ["[a]\nioengine=cpuio\ncpuload=50\n", /j\.fio:2: ioengine: cpuio is not an engine/],
-      ["[a]\nsize=1m\ncpus_allowed=0\n", /j\.fio:3: cpus_allowed: pins or prioritises/],
+      ["[a]\nsize=1m\nnice=5\n", /j\.fio:3: nice: sets the priority or NUMA placement/],
       ["[a]\nsize=1m\nverify=crc32c\n", /j\.fio:3: verify: 0 or none only/],
       ["[a]\nsize=1m\nbogus=1\n", /j\.fio:3: bogus: is not an option fio knows/],
       ["[a]\nsize=1m\nrw=sideways\n", /j\.fio:3: rw: sideways: "sideways" is not one of/],

@@ -42,6 +42,9 @@ const SYMBOLS = {
   access: { parameters: ["buffer", "i32"], result: "i32" },
   statvfs: { parameters: ["buffer", "buffer"], result: "i32" },
   getpagesize: { parameters: [], result: "i32" },
+  sysconf: { parameters: ["i32"], result: "i64" },
+  sched_setaffinity: { parameters: ["i32", "usize", "buffer"], result: "i32" },
+  sched_getaffinity: { parameters: ["i32", "usize", "buffer"], result: "i32" },
   /** `syscall(SYS_futex, addr, op, val, timeout)` (core/futex.ts). */
   futex: { name: "syscall", parameters: ["i64", "buffer", "i64", "i64", "i64"], result: "i64" },
 } as const satisfies Deno.ForeignLibraryInterface;

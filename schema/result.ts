@@ -182,6 +182,12 @@ export interface RunOptions {
    */
   rate?: { bytes_per_s: number | null; iops: number | null; process: string };
   /**
+   * The CPUs the jobs' threads were pinned to (fio's cpus_allowed, cpumask),
+   * as a list (`0-3,8`), and cpus_allowed_policy: shared (every job on every
+   * CPU of the list) or split (one CPU each); absent when not pinned.
+   */
+  cpus_allowed?: { cpus: string; policy: string };
+  /**
    * A job from a fio job file: the options in force for it as the file
    * (and the command line) wrote them, its [global]'s and its own, by fio's
    * names. `bs` above is then its largest block size.

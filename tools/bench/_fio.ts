@@ -22,6 +22,8 @@ export interface Pattern {
   readonly direct: boolean;
   /** io_uring only: fio's fixedbufs and registerfiles, both on. */
   readonly registered?: boolean;
+  /** The CPUs each tool's job thread is pinned to (fio's cpus_allowed, `1`, `0-3`); absent: none. */
+  readonly cpusAllowed?: string;
   /** Measured seconds (time-based). */
   readonly runtimeS: number;
   /** Warm-up seconds, excluded by both tools. */
@@ -93,6 +95,7 @@ export function fioArgs(p: Pattern, filename: string): string[] {
     `--iodepth=${p.iodepth}`,
     `--direct=${p.direct ? 1 : 0}`,
     ...(p.registered ? ["--fixedbufs", "--registerfiles"] : []),
+    ...(p.cpusAllowed === undefined ? [] : [`--cpus_allowed=${p.cpusAllowed}`]),
     "--numjobs=1",
     "--output-format=json",
   ];
@@ -135,6 +138,7 @@ export function tierbenchArgs(p: Pattern, tier: string, filename?: string): stri
     "1",
     ...(p.direct ? ["--direct"] : []),
     ...(p.registered ? ["--fixedbufs", "--registerfiles"] : []),
+    ...(p.cpusAllowed === undefined ? [] : ["--cpus-allowed", p.cpusAllowed]),
   ];
 }
 

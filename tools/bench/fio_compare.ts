@@ -66,6 +66,7 @@ import {
   ToolOutputError,
 } from "./_fio.ts";
 import { parseSize } from "../../core/units.ts";
+import { formatCpuList, parseCpuList } from "../../core/cpu_affinity.ts";
 import {
   checkDir,
   ChildRunner,
@@ -153,6 +154,8 @@ interface Settings {
   readonly cases: readonly string[];
   /** fio runs in tierbench's turns too (A/A): the ratios are the method's own noise. */
   readonly control: boolean;
+  /** Both tools' job threads pinned to these CPUs (fio's cpus_allowed); absent: not pinned. */
+  readonly cpusAllowed?: string;
 }
 
 /** Raw option text, as commander hands it over. */
@@ -170,6 +173,7 @@ interface RawOptions {
   output?: string | undefined;
   cases?: string | undefined;
   control: boolean;
+  cpusAllowed?: string | undefined;
 }
 
 /** Where the user stood when they typed the command (`deno task` changes cwd). */
@@ -192,6 +196,16 @@ function sizeOption(flag: string, text: string): number {
 /** A sortable UTC time for file names: `20250101T120000Z`. */
 function fileTime(d: Date): string {
   return d.toISOString().replace(/[-:]/g, "").replace(/\.\d+Z$/, "Z");
+}
+
+/** `--cpus-allowed` as both tools will read it: a CPU list this host has. */
+function cpusOption(text: string | undefined): { cpusAllowed?: string } {
+  if (text === undefined) return {};
+  try {
+    return { cpusAllowed: formatCpuList(parseCpuList(text)) };
+  } catch (e) {
+    throw new UsageError(`--cpus-allowed: ${(e as Error).message}`);
+  }
 }
 
 function deviceOption(text: string): DeviceMode {
@@ -219,6 +233,7 @@ function resolveSettings(o: RawOptions, now: Date): Settings {
   return {
     cases,
     control: o.control,
+    ...cpusOption(o.cpusAllowed),
     device,
     dir: device === "loop" ? tmpfsDir : resolvePath(o.dir ?? "."),
     tmpfsDir,
@@ -254,6 +269,7 @@ function patternOf(c: CaseDef, s: Settings): Pattern {
     size: c.place === "disk" ? s.size : s.tmpfsSize,
     runtimeS: s.runtimeS,
     rampS: s.rampS,
+    ...(s.cpusAllowed === undefined ? {} : { cpusAllowed: s.cpusAllowed }),
   };
 }
 
@@ -490,7 +506,8 @@ function headerLine(env: Environment, s: Settings): string {
       : `${env.fio_version} vs tierbench on deno ${env.deno_version} · `) +
     `${s.rounds} round(s) of ` +
     `${s.rampS} s ramp + ${s.runtimeS} s, files ${fmtSize(s.size)} (${s.device}) / ` +
-    `${fmtSize(s.tmpfsSize)} (tmpfs)`;
+    `${fmtSize(s.tmpfsSize)} (tmpfs)` +
+    (s.cpusAllowed === undefined ? "" : ` · job threads on CPUs ${s.cpusAllowed}`);
 }
 
 function fmtSize(bytes: number): string {
@@ -660,6 +677,12 @@ const program = new Command()
     "--cases <ids>",
     "run only the cases whose id contains one of these, comma-separated (e.g. " +
       "seqread-1m-io_uring,null); the RSS check runs unless --control (default: all)",
+  )
+  .option(
+    "--cpus-allowed <cpus>",
+    "pin each tool's job thread to these CPUs (fio's cpus_allowed, e.g. 1): where the OS " +
+      "places a depth-1 job beside the device's own threads moves its speed more than either " +
+      "tool does (default: not pinned)",
   )
   .option(
     "--control",
