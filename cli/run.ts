@@ -260,13 +260,13 @@ function addRunIoOptions(cmd: ReturnType<typeof runJobOptions>) {
     .addOption(fioAlias("--cpus_allowed <cpus>", "--cpus-allowed").conflicts("cpusAllowed"))
     .addOption(
       new Option(
-        "--cpus-allowed-policy <policy>",
+        "--cpus-allowed-policy <how>",
         "with --cpus-allowed: shared (every job on every CPU listed, the default) or split " +
           "(one CPU each, handed round the list)",
       ).choices(CPUS_POLICIES),
     )
     .addOption(
-      fioAlias("--cpus_allowed_policy <policy>", "--cpus-allowed-policy").choices(CPUS_POLICIES)
+      fioAlias("--cpus_allowed_policy <how>", "--cpus-allowed-policy").choices(CPUS_POLICIES)
         .conflicts("cpusAllowedPolicy"),
     );
 }

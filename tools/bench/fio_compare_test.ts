@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { IS_ROOT, sh, tempDirOnDisk, withDirForAnyone } from "../../tests/_helpers.ts";
 import { needing } from "../../tests/_requirements.ts";
+import { fioArgs, tierbenchArgs } from "./_fio.ts";
 
 const FIO_COMPARE = new URL("./fio_compare.ts", import.meta.url).pathname;
 const decoder = new TextDecoder();
@@ -342,5 +343,34 @@ Deno.test("bench:fio --cases naming no case: exit 2 in one line listing the case
   const stderr = decoder.decode(out.stderr).trim();
   assert.equal(out.code, 2, stderr);
   assert.match(stderr, /^fio-compare: --cases: "nope" names no case of --device loop \(.*null-4k/);
+  assert.equal(stderr.split("\n").length, 1);
+});
+
+Deno.test("bench:fio --cpus-allowed: both tools' arguments pin the job thread; a list the host lacks is one line, exit 2", async () => {
+  const p = {
+    rw: "randread",
+    bs: 4096,
+    size: 1 << 20,
+    engine: "io_uring",
+    iodepth: 1,
+    direct: true,
+    runtimeS: 1,
+    rampS: 0,
+    cpusAllowed: "0",
+  } as const;
+  assert.ok(fioArgs(p, "/x/f").includes("--cpus_allowed=0"));
+  const tb = tierbenchArgs(p, "file:/x");
+  assert.deepEqual(tb.slice(tb.indexOf("--cpus-allowed"), tb.indexOf("--cpus-allowed") + 2), [
+    "--cpus-allowed",
+    "0",
+  ]);
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "--allow-all", FIO_COMPARE, "--cpus-allowed", "99999"],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const stderr = decoder.decode(out.stderr).trim();
+  assert.equal(out.code, 2, stderr);
+  assert.match(stderr, /^fio-compare: --cpus-allowed: "99999": CPU 99999 is beyond this host's/);
   assert.equal(stderr.split("\n").length, 1);
 });
