@@ -334,14 +334,20 @@ function assertRefused(out: Deno.CommandOutput, uid: string): void {
   );
 }
 
-Deno.test("bench:fio --cases naming no case: exit 2 in one line listing the cases", async () => {
+/** bench:fio run with `args` that it refuses before running anything: its stderr, exit 2 checked. */
+async function usageError(args: string[]): Promise<string> {
   const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "--allow-all", FIO_COMPARE, "--device", "loop", "--cases", "null,nope"],
+    args: ["run", "--allow-all", FIO_COMPARE, ...args],
     stdout: "piped",
     stderr: "piped",
   }).output();
   const stderr = decoder.decode(out.stderr).trim();
   assert.equal(out.code, 2, stderr);
+  return stderr;
+}
+
+Deno.test("bench:fio --cases naming no case: exit 2 in one line listing the cases", async () => {
+  const stderr = await usageError(["--device", "loop", "--cases", "null,nope"]);
   assert.match(stderr, /^fio-compare: --cases: "nope" names no case of --device loop \(.*null-4k/);
   assert.equal(stderr.split("\n").length, 1);
 });
@@ -364,13 +370,7 @@ Deno.test("bench:fio --cpus-allowed: both tools' arguments pin the job thread; a
     "--cpus-allowed",
     "0",
   ]);
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "--allow-all", FIO_COMPARE, "--cpus-allowed", "99999"],
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const stderr = decoder.decode(out.stderr).trim();
-  assert.equal(out.code, 2, stderr);
+  const stderr = await usageError(["--cpus-allowed", "99999"]);
   assert.match(stderr, /^fio-compare: --cpus-allowed: "99999": CPU 99999 is beyond this host's/);
   assert.equal(stderr.split("\n").length, 1);
 });
