@@ -17,13 +17,7 @@ import { badSize, formatSize, parseDuration, parseSize } from "./units.ts";
 import { describeZodIssue, type ZodIssue } from "./zod_issue.ts";
 import { RATE_PROCESSES, type RateOptions } from "./rate.ts";
 import type { FioJobExtras } from "./fio_job.ts";
-import {
-  type CpuAffinity,
-  CPUS_POLICIES,
-  cpusOfMask,
-  type CpusPolicy,
-  parseCpuList,
-} from "./cpu_affinity.ts";
+import { type CpuAffinity, CPUS_POLICIES, cpusOfMask, parseCpuList } from "./cpu_affinity.ts";
 
 /** Access patterns, named as fio names them. */
 export const RW_MODES = ["read", "write", "randread", "randwrite", "rw", "randrw"] as const;
@@ -194,32 +188,6 @@ export interface JobOptions {
   readonly affinity?: CpuAffinity;
 }
 
-/**
- * The job's CPUs from cpus_allowed (or a job file's cpumask) and
- * cpus_allowed_policy; none when neither names CPUs.
- */
-function affinityOf(raw: JobValues): { affinity?: CpuAffinity } {
-  const policy = raw.cpusAllowedPolicy ?? "shared";
-  if (!(CPUS_POLICIES as readonly string[]).includes(policy)) {
-    throw new ConfigError(
-      "cpus-allowed-policy",
-      `unknown policy "${policy}"`,
-      CPUS_POLICIES.join(", "),
-    );
-  }
-  if (raw.cpusAllowed === undefined && raw.cpumask === undefined) return {};
-  const field = raw.cpusAllowed === undefined ? "cpumask" : "cpus-allowed";
-  try {
-    const cpus = raw.cpusAllowed === undefined
-      ? cpusOfMask(raw.cpumask!)
-      : parseCpuList(raw.cpusAllowed);
-    const firstThread = raw.threadNumber ?? 1;
-    return { affinity: { cpus, policy: policy as CpusPolicy, firstThread } };
-  } catch (e) {
-    throw new ConfigError(field, (e as Error).message, undefined, { cause: e });
-  }
-}
-
 /** The per-request timeout when `--timeout` is not given: 30 s. */
 export const DEFAULT_TIMEOUT_MS = 30_000;
 
@@ -334,6 +302,7 @@ export const DEFAULTS = {
   partSize: "16m",
   multipartThreshold: "64m",
   rateProcess: "linear",
+  cpusAllowedPolicy: "shared",
 } as const;
 
 /** Field names as the CLI spells them, for messages. */
@@ -348,6 +317,7 @@ const FLAG: Record<string, string> = {
   rampMs: "ramp",
   rateIops: "rate-iops",
   rateProcess: "rate-process",
+  cpusAllowedPolicy: "cpus-allowed-policy",
 };
 
 const MAX_BS = 256 * 1024 ** 2;
@@ -422,6 +392,7 @@ const SCHEMA = z.object({
   rate: sizeField("rate").optional(),
   rateIops: intField("rateIops", 1, 100_000_000).optional(),
   rateProcess: z.enum(RATE_PROCESSES),
+  cpusAllowedPolicy: z.enum(CPUS_POLICIES),
 });
 
 /** The first issue as a ConfigError (the custom issues quote the value themselves). */
@@ -544,6 +515,7 @@ function readFields(raw: JobValues): Fields {
     rate: raw.rate,
     rateIops: raw.rateIops,
     rateProcess: raw.rateProcess ?? DEFAULTS.rateProcess,
+    cpusAllowedPolicy: raw.cpusAllowedPolicy ?? DEFAULTS.cpusAllowedPolicy,
   });
   if (!parsed.success) throw toConfigError(parsed.error.issues);
   return parsed.data;
@@ -720,8 +692,27 @@ function assembleJob(
       : o.rateIops !== undefined
       ? { rate: { iops: o.rateIops, process: o.rateProcess } }
       : {}),
-    ...affinityOf(raw),
+    ...affinityOf(raw, o),
   };
+}
+
+/**
+ * The job's CPUs from cpus_allowed (or a job file's cpumask) and
+ * cpus_allowed_policy; none when neither names CPUs.
+ */
+function affinityOf(raw: JobValues, o: Fields): { affinity?: CpuAffinity } {
+  if (raw.cpusAllowed === undefined && raw.cpumask === undefined) return {};
+  const field = raw.cpusAllowed === undefined ? "cpumask" : "cpus-allowed";
+  try {
+    const cpus = raw.cpusAllowed === undefined
+      ? cpusOfMask(raw.cpumask!)
+      : parseCpuList(raw.cpusAllowed);
+    return {
+      affinity: { cpus, policy: o.cpusAllowedPolicy, firstThread: raw.threadNumber ?? 1 },
+    };
+  } catch (e) {
+    throw new ConfigError(field, (e as Error).message, undefined, { cause: e });
+  }
 }
 
 /** The io_uring options, on the io_uring engine only. */
