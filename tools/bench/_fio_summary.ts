@@ -209,12 +209,13 @@ export function head(control: boolean): string[] {
     `${a} CPU/I/O usr+sys`,
     "fio CPU/I/O usr+sys",
     "CPU ratio",
+    "CPU per round",
     "CPU met",
     `requests/I/O ${a} / fio`,
   ];
 }
 
-const ALIGN = ["l", "r", "r", "r", "l", "l", "l", "r", "r", "r", "l", "r"] as const;
+const ALIGN = ["l", "r", "r", "r", "l", "l", "l", "r", "r", "r", "l", "l", "r"] as const;
 
 /** The table's rows, as text (no RSS row when the check did not run). */
 export function rows(cases: CaseSummary[], rss: RssSummary | undefined): string[][] {
@@ -229,6 +230,7 @@ export function rows(cases: CaseSummary[], rss: RssSummary | undefined): string[
     fmtCpu(c.cpu_per_io_ns.tierbench),
     fmtCpu(c.cpu_per_io_ns.fio),
     c.cpu_per_io_ratio.toFixed(3),
+    c.rounds.map((r) => r.cpu_per_io_ratio.toFixed(2)).join(" "),
     `${c.cpu_met ? "yes" : "NO"} (≤ ${c.cpu_target.toFixed(2)})`,
     fmtRequests(c.device_requests_per_io),
   ]);
@@ -241,6 +243,7 @@ export function rows(cases: CaseSummary[], rss: RssSummary | undefined): string[
     rss.rounds.map((r) => r.ratio.toFixed(2)).join(" "),
     `≤ ${rss.target.toFixed(2)}`,
     rss.met ? "yes" : "NO",
+    "–",
     "–",
     "–",
     "–",
