@@ -11,9 +11,17 @@
  *   row gives the part of it that is the client's SigV4 signer alone,
  *   signing a GetObject's request.
  *
+ * - with `--layers`: on the stub, each shape measured three ways in turn,
+ *   rounds alternating, so that the difference between two is what one layer
+ *   of the tier's path adds: `fetch` (unsigned HTTP, as bench:s3's raw
+ *   loop), `handler` (the client's request handler given the request the SDK
+ *   signed: its headers, its deadline, its answer), `client` (the whole
+ *   client, as the engines send and read). The median of the rounds.
+ *
  * ```sh
  * deno run -A tools/bench/s3_sdk_cpu.ts [seconds] [op prefix, e.g. "PUT 64"]
  * deno run -A tools/bench/s3_sdk_cpu.ts --no-network
+ * deno run -A tools/bench/s3_sdk_cpu.ts --layers [rounds] [op prefix]
  * ```
  *
  * To see where the time goes, V8's sampling profiler (`deno run -A
@@ -26,10 +34,22 @@
  */
 
 import process from "node:process";
-import { GetObjectCommand, PutObjectCommand, type S3Client } from "@aws-sdk/client-s3";
+import {
+  GetObjectCommand,
+  type GetObjectCommandOutput,
+  PutObjectCommand,
+  type S3Client,
+} from "@aws-sdk/client-s3";
 import { HttpRequest as SdkRequest, HttpResponse } from "@smithy/core/protocols";
-import type { HttpRequest } from "@smithy/types";
-import { newS3Client } from "../../tiers/s3_client.ts";
+import type {
+  FinalizeHandler,
+  FinalizeHandlerArguments,
+  HttpRequest,
+  MetadataBearer,
+} from "@smithy/types";
+import { fetchBody, newS3Client } from "../../tiers/s3_client.ts";
+import { drainBody } from "../../engines/_s3_requests.ts";
+import { median } from "../../core/stats.ts";
 import { startStubProcess } from "../services/s3_stub.ts";
 
 const SHAPES = [
@@ -199,6 +219,147 @@ async function noNetwork(): Promise<void> {
   client.destroy();
 }
 
+/** One request of a layer: GET or PUT object `i` of a shape. */
+type LayerRequest = (i: number) => Promise<void>;
+
+/**
+ * The request a client of its own signs for one PUT or GET of `key`, as its
+ * signing middleware hands it on (a client of its own: the measured one
+ * keeps each command's middleware as first resolved).
+ */
+async function signedRequest(
+  endpoint: string,
+  op: "GET" | "PUT",
+  key: string,
+  body: Uint8Array,
+): Promise<HttpRequest> {
+  const client = newS3Client({ endpoint, region: "us-east-1" });
+  let signed: HttpRequest | undefined;
+  const capture =
+    (next: FinalizeHandler<object, MetadataBearer>) => (args: FinalizeHandlerArguments<object>) => {
+      signed = args.request as HttpRequest;
+      return next(args);
+    };
+  client.middlewareStack.addRelativeTo(capture, {
+    name: "layersCapture",
+    relation: "after",
+    toMiddleware: "httpSigningMiddleware",
+  });
+  try {
+    if (op === "PUT") await putObject(client, key, body);
+    else await drained(await getBody(client, key));
+  } finally {
+    client.destroy();
+  }
+  return signed!;
+}
+
+/** GETs `key` as the engines do (one GetObject, sent without options): its body, unread. */
+async function getBody(client: S3Client, key: string): Promise<unknown> {
+  return (await client.send(new GetObjectCommand({ Bucket: "bench", Key: key }))).Body;
+}
+
+/** Reads a GET's body to its end, as the engines do. */
+async function drained(body: unknown): Promise<void> {
+  await drainBody({ Body: body } as GetObjectCommandOutput);
+}
+
+/** The three layers of one shape, each request to object `key(i)`. */
+async function layersOf(
+  client: S3Client,
+  endpoint: string,
+  op: "GET" | "PUT",
+  key: (i: number) => string,
+  body: Uint8Array<ArrayBuffer>,
+): Promise<Record<string, LayerRequest>> {
+  const handler = client.config.requestHandler as unknown as {
+    handle(r: HttpRequest): Promise<{ response: { body: unknown } }>;
+  };
+  const signed = await signedRequest(endpoint, op, key(0), body);
+  return {
+    fetch: async (i) => {
+      const url = `${endpoint}/bench/${key(i)}`;
+      const res = await fetch(url, op === "GET" ? {} : { method: "PUT", body: fetchBody(body) });
+      if (op === "GET") await drained(res.body);
+      else await res.body?.cancel();
+    },
+    handler: async (i) => {
+      const path = signed.path.replace(key(0), key(i));
+      const request = { ...signed, path, headers: { ...signed.headers } } as HttpRequest;
+      const { response } = await handler.handle(request);
+      if (op === "GET") await drained(response.body);
+      else if (response.body instanceof ReadableStream) await response.body.cancel();
+    },
+    client: async (i) => {
+      if (op === "PUT") await putObject(client, key(i), body);
+      else await drained(await getBody(client, key(i)));
+    },
+  };
+}
+
+/**
+ * Each layer's median CPU per request (the range of its rounds) and, after
+ * the first, what it adds to the layer before it.
+ *
+ * @example
+ * ```ts
+ * import { layerLine } from "./s3_sdk_cpu.ts";
+ * const line = layerLine({ fetch: [300, 310], handler: [340, 350] });
+ * console.assert(line === "fetch 305 (300–310)\thandler 345 (340–350) +40");
+ * ```
+ */
+export function layerLine(us: Record<string, number[]>): string {
+  let before: number | undefined;
+  return Object.entries(us).map(([name, v]) => {
+    const m = median(v);
+    const added = before === undefined
+      ? ""
+      : ` ${m >= before ? "+" : "−"}${Math.abs(m - before).toFixed(0)}`;
+    before = m;
+    const range = `${Math.min(...v).toFixed(0)}–${Math.max(...v).toFixed(0)}`;
+    return `${name} ${m.toFixed(0)} (${range})${added}`;
+  }).join("\t");
+}
+
+/** `requests` loops of `one` for `ms`: the requests completed. */
+async function loops(requests: number, ms: number, one: LayerRequest): Promise<number> {
+  let n = 0;
+  const end = performance.now() + ms;
+  await Promise.all(Array.from({ length: requests }, async (_, i) => {
+    for (; performance.now() < end; n++) await one(i);
+  }));
+  return n;
+}
+
+/** Each shape's layers on the stub, `rounds` rounds of 3 s each, layers in turn. */
+async function layers(rounds: number, only: string | undefined): Promise<void> {
+  const stub = await startStubProcess();
+  const client = newS3Client({ endpoint: stub.endpoint, region: "us-east-1" });
+  try {
+    for (const s of SHAPES) {
+      const label = `${s.op} ${s.size >= 1 << 20 ? `${s.size >> 20} MiB` : `${s.size >> 10} KiB`}`;
+      if (only !== undefined && !label.startsWith(only)) continue;
+      const body = new Uint8Array(s.size).fill(7);
+      const key = (i: number) => `layers/${s.size}/${i}`;
+      await Promise.all(Array.from({ length: s.depth }, (_, i) => putObject(client, key(i), body)));
+      const ways = await layersOf(client, stub.endpoint, s.op, key, body);
+      const us: Record<string, number[]> = {};
+      for (let r = 0; r < rounds; r++) {
+        for (const [name, one] of Object.entries(ways)) {
+          await loops(s.depth, 300, one);
+          const c0 = cpu();
+          const n = await loops(s.depth, 3000, one);
+          (us[name] ??= []).push((cpu() - c0) / n);
+        }
+      }
+      console.log(`${label} ×${s.depth}\t${layerLine(us)} µs CPU/req, median (range) of ${rounds}`);
+    }
+  } finally {
+    client.destroy();
+    await stub.stop();
+  }
+}
+
 if (import.meta.main) {
   if (!Deno.env.get("AWS_ACCESS_KEY_ID")) {
     // The stub ignores signatures, but the SDK signs every request.
@@ -206,5 +367,14 @@ if (import.meta.main) {
     Deno.env.set("AWS_SECRET_ACCESS_KEY", "tierbench-stub-secret");
   }
   if (Deno.args[0] === "--no-network") await noNetwork();
-  else await onStub(Number(Deno.args[0] ?? "2"), Deno.args[1]);
+  else if (Deno.args[0] === "--layers") {
+    const rounds = Number(Deno.args[1] ?? "3");
+    if (!Number.isInteger(rounds) || rounds < 1) {
+      console.error(
+        `s3_sdk_cpu: --layers "${Deno.args[1]}": the rounds must be a positive integer`,
+      );
+      Deno.exit(2);
+    }
+    await layers(rounds, Deno.args[2]);
+  } else await onStub(Number(Deno.args[0] ?? "2"), Deno.args[1]);
 }
