@@ -90,6 +90,25 @@ async function getObject(client: S3Client, key: string, into: ArrayBuffer): Prom
   return buf.buffer as ArrayBuffer;
 }
 
+/** A shape as its line names it: "GET 1 MiB", "PUT 64 KiB". */
+function labelOf(s: { op: string; size: number }): string {
+  return `${s.op} ${s.size >= 1 << 20 ? `${s.size >> 20} MiB` : `${s.size >> 10} KiB`}`;
+}
+
+/** `requests` loops of `one` for `ms`: the requests completed. */
+async function loops(
+  requests: number,
+  ms: number,
+  one: (i: number) => Promise<void>,
+): Promise<number> {
+  let n = 0;
+  const end = performance.now() + ms;
+  await Promise.all(Array.from({ length: requests }, async (_, i) => {
+    for (; performance.now() < end; n++) await one(i);
+  }));
+  return n;
+}
+
 /** The shapes on the stub, `seconds` each after 0.3 s of warm-up. */
 async function onStub(seconds: number, only: string | undefined): Promise<void> {
   const stub = await startStubProcess();
@@ -97,7 +116,7 @@ async function onStub(seconds: number, only: string | undefined): Promise<void> 
   console.log(client.middlewareStack.identify().join("\n"));
   try {
     for (const s of SHAPES) {
-      const label = `${s.op} ${s.size >= 1 << 20 ? `${s.size >> 20} MiB` : `${s.size >> 10} KiB`}`;
+      const label = labelOf(s);
       if (only !== undefined && !label.startsWith(only)) continue;
       const body = new Uint8Array(s.size).fill(7);
       const into = Array.from({ length: s.depth }, () => new ArrayBuffer(s.size));
@@ -106,21 +125,13 @@ async function onStub(seconds: number, only: string | undefined): Promise<void> 
         if (s.op === "PUT") await putObject(client, key(i), body);
         else into[i] = await getObject(client, key(i), into[i]!);
       };
-      const run = async (ms: number) => {
-        let n = 0;
-        const end = performance.now() + ms;
-        await Promise.all(Array.from({ length: s.depth }, async (_, i) => {
-          for (; performance.now() < end; n++) await one(i);
-        }));
-        return n;
-      };
       await Promise.all(
         Array.from({ length: s.depth }, (_, i) => putObject(client, key(i), body)),
       );
-      await run(300);
+      await loops(s.depth, 300, one);
       const c0 = cpu();
       const t0 = performance.now();
-      const n = await run(seconds * 1000);
+      const n = await loops(s.depth, seconds * 1000, one);
       const us = (cpu() - c0) / n;
       const mbs = (n * s.size) / ((performance.now() - t0) * 1000);
       console.log(
@@ -251,7 +262,8 @@ async function signedRequest(
   } finally {
     client.destroy();
   }
-  return signed!;
+  if (signed === undefined) throw new Error("the client sent no signed request to capture");
+  return signed;
 }
 
 /** GETs `key` as the engines do (one GetObject, sent without options): its body, unread. */
@@ -321,23 +333,13 @@ export function layerLine(us: Record<string, number[]>): string {
   }).join("\t");
 }
 
-/** `requests` loops of `one` for `ms`: the requests completed. */
-async function loops(requests: number, ms: number, one: LayerRequest): Promise<number> {
-  let n = 0;
-  const end = performance.now() + ms;
-  await Promise.all(Array.from({ length: requests }, async (_, i) => {
-    for (; performance.now() < end; n++) await one(i);
-  }));
-  return n;
-}
-
 /** Each shape's layers on the stub, `rounds` rounds of 3 s each, layers in turn. */
 async function layers(rounds: number, only: string | undefined): Promise<void> {
   const stub = await startStubProcess();
   const client = newS3Client({ endpoint: stub.endpoint, region: "us-east-1" });
   try {
     for (const s of SHAPES) {
-      const label = `${s.op} ${s.size >= 1 << 20 ? `${s.size >> 20} MiB` : `${s.size >> 10} KiB`}`;
+      const label = labelOf(s);
       if (only !== undefined && !label.startsWith(only)) continue;
       const body = new Uint8Array(s.size).fill(7);
       const key = (i: number) => `layers/${s.size}/${i}`;
