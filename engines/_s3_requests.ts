@@ -89,6 +89,12 @@ const readBuffers: ArrayBuffer[] = [];
  *
  * A web stream (the fetch handler's) is read with a BYOB reader into reused
  * buffers; any other async iterable (node:http's) chunk by chunk.
+ *
+ * @example
+ * ```ts ignore
+ * const r = await getObject(client, "bucket", "key");
+ * const { got } = await drainBody(r); // the body's bytes, read and dropped
+ * ```
  */
 export async function drainBody(
   r: GetObjectCommandOutput,

@@ -48,7 +48,7 @@ import type {
   MetadataBearer,
 } from "@smithy/types";
 import { fetchBody, newS3Client } from "../../tiers/s3_client.ts";
-import { drainBody } from "../../engines/_s3_requests.ts";
+import { drainBody } from "../../engines/mod.ts";
 import { median } from "../../core/stats.ts";
 import { startStubProcess } from "../services/s3_stub.ts";
 
