@@ -109,39 +109,68 @@ async function loops(
   return n;
 }
 
-/** The shapes on the stub, `seconds` each after 0.3 s of warm-up. */
-async function onStub(seconds: number, only: string | undefined): Promise<void> {
+/** One shape on the stub, its objects laid out: what a mode measures it with. */
+interface Laid {
+  readonly client: S3Client;
+  readonly endpoint: string;
+  readonly shape: (typeof SHAPES)[number];
+  /** The shape as its line names it ({@linkcode labelOf}). */
+  readonly label: string;
+  readonly body: Uint8Array<ArrayBuffer>;
+  /** The key of lane `i`'s object. */
+  readonly key: (i: number) => string;
+}
+
+/**
+ * Starts the stub and a client (handed to `opened` first), and for each
+ * shape whose label starts with `only` PUTs one object per lane under
+ * `prefix` and calls `measure`; stops both at the end.
+ */
+async function eachShapeOnStub(
+  prefix: string,
+  only: string | undefined,
+  measure: (laid: Laid) => Promise<void>,
+  opened: (client: S3Client) => void = () => {},
+): Promise<void> {
   const stub = await startStubProcess();
   const client = newS3Client({ endpoint: stub.endpoint, region: "us-east-1" });
-  console.log(client.middlewareStack.identify().join("\n"));
+  opened(client);
   try {
-    for (const s of SHAPES) {
-      const label = labelOf(s);
+    for (const shape of SHAPES) {
+      const label = labelOf(shape);
       if (only !== undefined && !label.startsWith(only)) continue;
-      const body = new Uint8Array(s.size).fill(7);
-      const into = Array.from({ length: s.depth }, () => new ArrayBuffer(s.size));
-      const key = (i: number) => `cpu/${s.size}/${i}`;
-      const one = async (i: number) => {
-        if (s.op === "PUT") await putObject(client, key(i), body);
-        else into[i] = await getObject(client, key(i), into[i]!);
-      };
+      const body = new Uint8Array(shape.size).fill(7);
+      const key = (i: number) => `${prefix}/${shape.size}/${i}`;
       await Promise.all(
-        Array.from({ length: s.depth }, (_, i) => putObject(client, key(i), body)),
+        Array.from({ length: shape.depth }, (_, i) => putObject(client, key(i), body)),
       );
-      await loops(s.depth, 300, one);
-      const c0 = cpu();
-      const t0 = performance.now();
-      const n = await loops(s.depth, seconds * 1000, one);
-      const us = (cpu() - c0) / n;
-      const mbs = (n * s.size) / ((performance.now() - t0) * 1000);
-      console.log(
-        `${label} ×${s.depth}\t${us.toFixed(0)} µs CPU/req\t${mbs.toFixed(0)} MB/s\t${n} req`,
-      );
+      await measure({ client, endpoint: stub.endpoint, shape, label, body, key });
     }
   } finally {
     client.destroy();
     await stub.stop();
   }
+}
+
+/** The shapes on the stub, `seconds` each after 0.3 s of warm-up. */
+function onStub(seconds: number, only: string | undefined): Promise<void> {
+  const identify = (client: S3Client) => console.log(client.middlewareStack.identify().join("\n"));
+  return eachShapeOnStub("cpu", only, async ({ client, shape: s, label, body, key }) => {
+    const into = Array.from({ length: s.depth }, () => new ArrayBuffer(s.size));
+    const one = async (i: number) => {
+      if (s.op === "PUT") await putObject(client, key(i), body);
+      else into[i] = await getObject(client, key(i), into[i]!);
+    };
+    await loops(s.depth, 300, one);
+    const c0 = cpu();
+    const t0 = performance.now();
+    const n = await loops(s.depth, seconds * 1000, one);
+    const us = (cpu() - c0) / n;
+    const mbs = (n * s.size) / ((performance.now() - t0) * 1000);
+    console.log(
+      `${label} ×${s.depth}\t${us.toFixed(0)} µs CPU/req\t${mbs.toFixed(0)} MB/s\t${n} req`,
+    );
+  }, identify);
 }
 
 /** A request handler that answers at once: the SDK's work without the network's. */
@@ -334,17 +363,12 @@ export function layerLine(us: Record<string, number[]>): string {
 }
 
 /** Each shape's layers on the stub, `rounds` rounds of 3 s each, layers in turn. */
-async function layers(rounds: number, only: string | undefined): Promise<void> {
-  const stub = await startStubProcess();
-  const client = newS3Client({ endpoint: stub.endpoint, region: "us-east-1" });
-  try {
-    for (const s of SHAPES) {
-      const label = labelOf(s);
-      if (only !== undefined && !label.startsWith(only)) continue;
-      const body = new Uint8Array(s.size).fill(7);
-      const key = (i: number) => `layers/${s.size}/${i}`;
-      await Promise.all(Array.from({ length: s.depth }, (_, i) => putObject(client, key(i), body)));
-      const ways = await layersOf(client, stub.endpoint, s.op, key, body);
+function layers(rounds: number, only: string | undefined): Promise<void> {
+  return eachShapeOnStub(
+    "layers",
+    only,
+    async ({ client, endpoint, shape: s, label, body, key }) => {
+      const ways = await layersOf(client, endpoint, s.op, key, body);
       const us: Record<string, number[]> = {};
       for (let r = 0; r < rounds; r++) {
         for (const [name, one] of Object.entries(ways)) {
@@ -355,11 +379,8 @@ async function layers(rounds: number, only: string | undefined): Promise<void> {
         }
       }
       console.log(`${label} ×${s.depth}\t${layerLine(us)} µs CPU/req, median (range) of ${rounds}`);
-    }
-  } finally {
-    client.destroy();
-    await stub.stop();
-  }
+    },
+  );
 }
 
 if (import.meta.main) {
