@@ -31,7 +31,14 @@ export interface SendOptions {
   readonly abortSignal?: AbortSignal;
 }
 
-/** PUTs `body` as `key` in one request. */
+/**
+ * PUTs `body` as `key` in one request.
+ *
+ * @example
+ * ```ts ignore
+ * await putObject(client, "bucket", "key", new Uint8Array(1 << 20));
+ * ```
+ */
 export function putObject(
   client: S3Client,
   bucket: string,
@@ -45,7 +52,15 @@ export function putObject(
   return options.abortSignal ? client.send(command, options) : client.send(command);
 }
 
-/** GETs `key`, or its `range` ("bytes=a-b") when given; the body is still to read. */
+/**
+ * GETs `key`, or its `range` ("bytes=a-b") when given; the body is still to read.
+ *
+ * @example
+ * ```ts ignore
+ * const r = await getObject(client, "bucket", "key", "bytes=0-4095");
+ * await drainBody(r);
+ * ```
+ */
 export function getObject(
   client: S3Client,
   bucket: string,

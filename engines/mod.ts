@@ -33,5 +33,5 @@ export { holdReadBack, newReadBackGate, readBackWritten } from "./verify_readbac
 export { AioChannel } from "./libaio_stream.ts";
 export { requestSize } from "./_stream.ts";
 export { S3Channel, type S3PathTarget } from "./s3_stream.ts";
-export { drainBody, type Drained } from "./_s3_requests.ts";
+export { drainBody, type Drained, getObject, putObject } from "./_s3_requests.ts";
 export { StreamVerifier } from "./stream_verify.ts";

@@ -48,7 +48,7 @@ import type {
   MetadataBearer,
 } from "@smithy/types";
 import { fetchBody, newS3Client } from "../../tiers/s3_client.ts";
-import { drainBody } from "../../engines/mod.ts";
+import { drainBody, getObject, putObject } from "../../engines/mod.ts";
 import { median } from "../../core/stats.ts";
 import { startStubProcess } from "../services/s3_stub.ts";
 
@@ -67,17 +67,15 @@ function cpu(): number {
   return u.user + u.system;
 }
 
-/** PUTs `body` as the engines do: one PutObject, sent without options. */
-async function putObject(client: S3Client, key: string, body: Uint8Array): Promise<void> {
-  await client.send(new PutObjectCommand({ Bucket: "bench", Key: key, Body: body }));
-}
+/** The stub's bucket every mode reads and writes. */
+const BUCKET = "bench";
 
 /**
- * GETs `key` and reads its body into `into` as the engines do, with a BYOB
+ * GETs `key` as the engines do and reads its body into `into` with a BYOB
  * reader; returns the buffer, which the reads moved to a new ArrayBuffer.
  */
-async function getObject(client: S3Client, key: string, into: ArrayBuffer): Promise<ArrayBuffer> {
-  const r = await client.send(new GetObjectCommand({ Bucket: "bench", Key: key }));
+async function getInto(client: S3Client, key: string, into: ArrayBuffer): Promise<ArrayBuffer> {
+  const r = await getObject(client, BUCKET, key);
   const reader = (r.Body as ReadableStream<Uint8Array>).getReader({ mode: "byob" });
   let buf = new Uint8Array(into);
   for (let at = 0;;) {
@@ -142,7 +140,7 @@ async function eachShapeOnStub(
       const body = new Uint8Array(shape.size).fill(7);
       const key = (i: number) => `${prefix}/${shape.size}/${i}`;
       await Promise.all(
-        Array.from({ length: shape.depth }, (_, i) => putObject(client, key(i), body)),
+        Array.from({ length: shape.depth }, (_, i) => putObject(client, BUCKET, key(i), body)),
       );
       await measure({ client, endpoint: stub.endpoint, shape, label, body, key });
     }
@@ -158,8 +156,8 @@ function onStub(seconds: number, only: string | undefined): Promise<void> {
   return eachShapeOnStub("cpu", only, async ({ client, shape: s, label, body, key }) => {
     const into = Array.from({ length: s.depth }, () => new ArrayBuffer(s.size));
     const one = async (i: number) => {
-      if (s.op === "PUT") await putObject(client, key(i), body);
-      else into[i] = await getObject(client, key(i), into[i]!);
+      if (s.op === "PUT") await putObject(client, BUCKET, key(i), body);
+      else into[i] = await getInto(client, key(i), into[i]!);
     };
     await loops(s.depth, 300, one);
     const c0 = cpu();
@@ -286,18 +284,13 @@ async function signedRequest(
     toMiddleware: "httpSigningMiddleware",
   });
   try {
-    if (op === "PUT") await putObject(client, key, body);
-    else await drained(await getBody(client, key));
+    if (op === "PUT") await putObject(client, BUCKET, key, body);
+    else await drainBody(await getObject(client, BUCKET, key));
   } finally {
     client.destroy();
   }
   if (signed === undefined) throw new Error("the client sent no signed request to capture");
   return signed;
-}
-
-/** GETs `key` as the engines do (one GetObject, sent without options): its body, unread. */
-async function getBody(client: S3Client, key: string): Promise<unknown> {
-  return (await client.send(new GetObjectCommand({ Bucket: "bench", Key: key }))).Body;
 }
 
 /** Reads a GET's body to its end, as the engines do. */
@@ -319,7 +312,7 @@ async function layersOf(
   const signed = await signedRequest(endpoint, op, key(0), body);
   return {
     fetch: async (i) => {
-      const url = `${endpoint}/bench/${key(i)}`;
+      const url = `${endpoint}/${BUCKET}/${key(i)}`;
       const res = await fetch(url, op === "GET" ? {} : { method: "PUT", body: fetchBody(body) });
       if (op === "GET") await drained(res.body);
       else await res.body?.cancel();
@@ -332,8 +325,8 @@ async function layersOf(
       else if (response.body instanceof ReadableStream) await response.body.cancel();
     },
     client: async (i) => {
-      if (op === "PUT") await putObject(client, key(i), body);
-      else await drained(await getBody(client, key(i)));
+      if (op === "PUT") await putObject(client, BUCKET, key(i), body);
+      else await drainBody(await getObject(client, BUCKET, key(i)));
     },
   };
 }
