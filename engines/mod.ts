@@ -26,6 +26,7 @@
 export { type JobEngine, JobRuntime, SyscallFailure } from "./types.ts";
 export { LibaioEngine, libaioSource } from "./libaio.ts";
 export { IoUringEngine, ioUringFeatures, ioUringRefusal } from "./io_uring.ts";
+export { UringQueue } from "./_uring_queue.ts";
 export { PsyncEngine } from "./psync.ts";
 export { S3Engine, WARMUP_MS } from "./s3.ts";
 export { NoopEngine } from "./noop.ts";

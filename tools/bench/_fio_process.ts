@@ -7,6 +7,7 @@
  */
 
 import { join } from "node:path";
+import { formatCpuList, parseCpuList } from "../../core/cpu_affinity.ts";
 
 /** Where a case does its I/O. */
 export type Place = "disk" | "tmpfs";
@@ -51,6 +52,28 @@ export function intOption(flag: string, text: string, min: number, max: number):
     throw new UsageError(`--${flag}: "${text}" is not an integer from ${min} to ${max}`);
   }
   return n;
+}
+
+/**
+ * `--cpus-allowed` as both tools will read it: a CPU list this host has,
+ * written canonically (`0-1`); nothing when the option is absent.
+ *
+ * @throws {UsageError} naming the option and why the list is refused.
+ *
+ * @example
+ * ```ts
+ * import { cpusOption } from "./_fio_process.ts";
+ * console.assert(cpusOption("0")?.cpusAllowed === "0");
+ * console.assert(cpusOption(undefined).cpusAllowed === undefined);
+ * ```
+ */
+export function cpusOption(text: string | undefined): { cpusAllowed?: string } {
+  if (text === undefined) return {};
+  try {
+    return { cpusAllowed: formatCpuList(parseCpuList(text)) };
+  } catch (e) {
+    throw new UsageError(`--cpus-allowed: ${(e as Error).message}`);
+  }
 }
 
 /** A signal stopped the comparison. */

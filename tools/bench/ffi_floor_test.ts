@@ -14,18 +14,47 @@ async function floor(args: string[]): Promise<{ code: number; out: string; err: 
   return { code: out.code, out: text(out.stdout), err: text(out.stderr) };
 }
 
-Deno.test("bench:ffi-floor measures fio, tierbench and the bare loops on one file and leaves nothing behind (no speed asserted)", async () => {
+/** Runs the floor for one round of 1 s on 8 MiB, and checks its four rows and that nothing is left. */
+async function floorRows(extra: string[], labels: RegExp[]): Promise<string> {
+  let out = "";
   await withShmDir(async (dir) => {
-    const r = await floor(["--rounds", "1", "--runtime", "1", "--size", "8", "--dir", dir]);
+    const r = await floor([
+      "--rounds",
+      "1",
+      "--runtime",
+      "1",
+      "--size",
+      "8",
+      "--dir",
+      dir,
+      ...extra,
+    ]);
     assert.equal(r.code, 0, r.err);
     const rows = r.out.split("\n").filter((l) => /^\| (fio|tierbench|bare)/.test(l));
     assert.equal(rows.length, 4, r.out);
+    rows.forEach((row, i) => assert.match(row, labels[i]!));
     for (const row of rows) {
       const [usr, sys] = row.split("|").slice(2, 4).map(Number);
       assert.ok(usr! >= 0 && sys! > 0, row);
     }
     assert.deepEqual([...Deno.readDirSync(dir)], [], "scratch removed");
+    out = r.out;
   });
+  return out;
+}
+
+Deno.test("bench:ffi-floor measures fio, tierbench and the bare loops on one file and leaves nothing behind (no speed asserted)", async () => {
+  await floorRows([], [/fio psync/, /tierbench psync/, /pread \+ 2 clock reads/, /pread alone/]);
+});
+
+Deno.test("bench:ffi-floor --engine io_uring measures the three on io_uring, registered and pinned as asked (no speed asserted)", async () => {
+  const out = await floorRows(["--engine", "io_uring", "--registered", "--cpus-allowed", "0"], [
+    /fio io_uring \(fixedbufs, registerfiles\)/,
+    /tierbench io_uring \(fixedbufs, registerfiles\)/,
+    /io_uring submit \+ wait \+ 3 clock reads/,
+    /io_uring submit \+ wait alone/,
+  ]);
+  assert.match(out, /pinned to CPUs 0$/);
 });
 
 Deno.test("bench:ffi-floor refuses a bad option in one line naming what was written, exit status 2", async () => {
@@ -34,6 +63,8 @@ Deno.test("bench:ffi-floor refuses a bad option in one line naming what was writ
       [["--rounds", "0"], '--rounds: "0" is not an integer from 1 to 99'],
       [["--dir", "/nonexistent/x"], "--dir: /nonexistent/x is not an existing directory"],
       [["--runtme", "1"], "unknown option '--runtme' (Did you mean --runtime?)"],
+      [["--engine", "libaio"], '--engine: "libaio" is neither psync nor io_uring'],
+      [["--registered"], "--registered: io_uring's alone; --engine is psync"],
     ] as const
   ) {
     const r = await floor([...args]);
@@ -42,15 +73,19 @@ Deno.test("bench:ffi-floor refuses a bad option in one line naming what was writ
   }
 });
 
-Deno.test("bench:ffi-floor's summary takes each column's median over rounds and divides user time by fio's", () => {
+Deno.test("bench:ffi-floor's summary takes each column's median over rounds and divides by fio's", () => {
   const round = (fioUsr: number, tbUsr: number): FloorRound => ({
-    fio: { usr: fioUsr, sys: 700 },
+    fio: { usr: fioUsr, sys: 750 },
     tierbench: { usr: tbUsr, sys: 800 },
     loop_with_clock: { usr: 150, sys: 750 },
-    loop_pread_only: { usr: 90, sys: 760 },
+    loop_without_clock: { usr: 90, sys: 760 },
   });
-  const text = summary([round(200, 400), round(250, 450), round(300, 900)]);
-  assert.match(text, /\| fio psync \| 250 \| 700 \| 1\.00 \|/);
-  assert.match(text, /\| tierbench psync \| 450 \| 800 \| 1\.80 \|/);
-  assert.match(text, /\| bare FFI loop: pread alone \| 90 \| 760 \| 0\.36 \|/);
+  const rounds = [round(200, 400), round(250, 450), round(300, 900)];
+  const text = summary(rounds, { engine: "psync" });
+  assert.match(text, /\| fio psync \| 250 \| 750 \| 1\.00 \| 1\.00 \|/);
+  assert.match(text, /\| tierbench psync \| 450 \| 800 \| 1\.80 \| 1\.25 \|/);
+  assert.match(text, /\| bare FFI loop: pread alone \| 90 \| 760 \| 0\.36 \| 0\.85 \|/);
+  const uring = summary(rounds, { engine: "io_uring", registered: true });
+  assert.match(uring, /\| tierbench io_uring \(fixedbufs, registerfiles\) \| 450 \|/);
+  assert.match(uring, /\| bare FFI loop: io_uring submit \+ wait \+ 3 clock reads \| 150 \|/);
 });

@@ -66,11 +66,11 @@ import {
   ToolOutputError,
 } from "./_fio.ts";
 import { parseSize } from "../../core/units.ts";
-import { formatCpuList, parseCpuList } from "../../core/cpu_affinity.ts";
 import {
   checkDir,
   ChildRunner,
   CompareError,
+  cpusOption,
   decoder,
   FioMissing,
   fioVersion,
@@ -196,16 +196,6 @@ function sizeOption(flag: string, text: string): number {
 /** A sortable UTC time for file names: `20250101T120000Z`. */
 function fileTime(d: Date): string {
   return d.toISOString().replace(/[-:]/g, "").replace(/\.\d+Z$/, "Z");
-}
-
-/** `--cpus-allowed` as both tools will read it: a CPU list this host has. */
-function cpusOption(text: string | undefined): { cpusAllowed?: string } {
-  if (text === undefined) return {};
-  try {
-    return { cpusAllowed: formatCpuList(parseCpuList(text)) };
-  } catch (e) {
-    throw new UsageError(`--cpus-allowed: ${(e as Error).message}`);
-  }
 }
 
 function deviceOption(text: string): DeviceMode {
