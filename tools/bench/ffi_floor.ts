@@ -3,32 +3,36 @@
  * in JavaScript on Deno's FFI can spend, against fio and tierbench in the
  * same run, for one engine (`--engine psync`, the default, or `io_uring`).
  *
- * Each round runs, on one file of `--size` bytes in `--dir`, 4 KiB random
- * reads at depth 1 for `--runtime` seconds:
+ * Each round runs, on one file of `--size` bytes in `--dir`, reads of `--bs`
+ * bytes (4 KiB at random, at depth 1, unless told) for `--runtime` seconds:
  *
  * - fio with the engine, its job's CPU per I/O;
  * - tierbench (`run --engine …`), its job thread's CPU per I/O;
- * - two bare loops in this process, with the same libc bindings, clock and
- *   (for io_uring) ring that tierbench's engine uses: the engine's calls and
- *   the clock reads a latency needs (psync: its start and end; io_uring: its
- *   submission too, as fio and tierbench read it), then the calls alone —
- *   pread, or io_uring's submit and wait. Nothing else runs in them: no
- *   histogram, no offsets beyond a multiply and a modulo, no checks.
+ * - two bare loops in this process (tools/bench/_bare_loops.ts), with the
+ *   same libc bindings, clock and (for io_uring) ring that tierbench's engine
+ *   uses: the engine's calls and the clock reads a latency needs (psync: its
+ *   start and end; io_uring: its submission too, as fio and tierbench read
+ *   it), then the calls alone — pread, or io_uring's submits and waits. Both
+ *   are warmed up first, so that neither compiles while measured. Nothing
+ *   else runs in them: no histogram, no checks beyond each read's length.
  *
  * A bare loop is the floor of the JavaScript side. Where tierbench's CPU per
  * I/O is above fio's but near the floor, the difference is the cost of
  * crossing from JavaScript into libc and back, not tierbench's bookkeeping;
  * where the floor is below fio's, a JavaScript harness can match fio, and
- * what tierbench spends above the floor is its own.
+ * what tierbench spends above the floor is its own. The loop without the
+ * clock says what the clock reads cost.
  *
  * ```sh
  * deno task bench:ffi-floor [--rounds 3] [--runtime 3] [--dir /dev/shm]
- *   [--engine psync|io_uring] [--registered] [--cpus-allowed 1]
+ *   [--engine psync|io_uring] [--rw randread|read] [--bs 4k] [--iodepth 1]
+ *   [--registered] [--cpus-allowed 1]
  * ```
  *
- * `--registered` is io_uring's fixedbufs and registerfiles, in all three;
- * `--cpus-allowed` pins fio's job, tierbench's job thread and the bare loops
- * to those CPUs (io_uring's workers follow the thread that made the ring).
+ * `--iodepth` above 1 is io_uring's; `--registered` is io_uring's fixedbufs
+ * and registerfiles, in all three; `--cpus-allowed` pins fio's job,
+ * tierbench's job thread and the bare loops to those CPUs (io_uring's
+ * workers follow the thread that made the ring).
  *
  * @module
  */
@@ -37,18 +41,18 @@ import { Command, CommanderError } from "@commander-js/extra-typings";
 import { join } from "node:path";
 import {
   allocIoBuffer,
-  cpuTimes,
   cString,
   errnoName,
   freeAligned,
   lastErrno,
   libc,
-  monoNow,
 } from "../../core/libc.ts";
 import { parseCpuList, pinThread, threadCpus } from "../../core/cpu_affinity.ts";
 import { errorLine } from "../../core/errors.ts";
 import { median } from "../../core/stats.ts";
+import { formatSize, parseSize } from "../../core/units.ts";
 import { UringQueue } from "../../engines/mod.ts";
+import { type BareLoop, offsets, psyncLoop, uringLoop, warmUp } from "./_bare_loops.ts";
 import {
   type CpuPerIo,
   fioArgs,
@@ -59,8 +63,6 @@ import {
 } from "./_fio.ts";
 import { checkDir, cpusOption, intOption, lastLine, UsageError } from "./_fio_process.ts";
 import { tierbenchRunArgs } from "./_tierbench.ts";
-
-const BS = 4096;
 
 /** The engines whose floor is measured. */
 const ENGINES = ["psync", "io_uring"] as const;
@@ -76,107 +78,6 @@ export interface FloorRound {
   loop_without_clock: CpuPerIo;
 }
 
-/**
- * One read of 4 KiB at `offset`, the engine's way: the bytes read, or a
- * negative errno. With `clock`, it also reads the clock where the engine's
- * latency needs more than the loop's two reads (io_uring: after the submit).
- */
-export type BareRead = (offset: number, clock: boolean) => number;
-
-/**
- * Reads 4 KiB blocks at random with `read` for `seconds` (or `count` reads,
- * when given) and returns the calling thread's CPU per read.
- *
- * @example
- * ```ts
- * import { bareLoop, preadRead } from "./ffi_floor.ts";
- * import { allocIoBuffer, cString, freeAligned, libc } from "../../core/libc.ts";
- * const path = Deno.makeTempFileSync();
- * Deno.writeFileSync(path, new Uint8Array(1 << 16));
- * const fd = libc().open(cString(path), 0, 0);
- * const buf = allocIoBuffer(4096, 4096);
- * const r = bareLoop(preadRead(fd, buf.pointer), 16, { count: 10, clock: true });
- * libc().close(fd);
- * freeAligned(buf);
- * Deno.removeSync(path);
- * console.assert(r.ios === 10);
- * ```
- */
-export function bareLoop(
-  read: BareRead,
-  blocks: number,
-  o: { seconds?: number; count?: number; clock: boolean },
-): { ios: number; cpu: CpuPerIo } {
-  const end = monoNow() + (o.seconds ?? 0) * 1000;
-  let x = 2463534242;
-  let ios = 0;
-  const c0 = cpuTimes("thread");
-  for (; o.count === undefined ? true : ios < o.count; ios++) {
-    if (o.clock) monoNow();
-    x ^= x << 13; // xorshift32: every block, in an order no cache predicts
-    x ^= x >>> 17;
-    x ^= x << 5;
-    const got = read(((x >>> 0) % blocks) * BS, o.clock);
-    if (got !== BS) {
-      const why = got < 0 ? errnoName(-got) : `${got} bytes`;
-      throw new Error(`short or failed read at block ${(x >>> 0) % blocks}: ${why}`);
-    }
-    // Without a clock the loop ends by its count; with one, by time, checked on every read.
-    if (o.clock && monoNow() >= end && o.count === undefined) break;
-  }
-  const c1 = cpuTimes("thread");
-  const n = Math.max(ios, 1);
-  return { ios, cpu: { usr: (c1.usr_ns - c0.usr_ns) / n, sys: (c1.sys_ns - c0.sys_ns) / n } };
-}
-
-/**
- * psync's read: pread(2) of 4 KiB into `ptr`.
- *
- * @example
- * ```ts
- * import { preadRead } from "./ffi_floor.ts";
- * import { allocIoBuffer, cString, freeAligned, libc } from "../../core/libc.ts";
- * const path = Deno.makeTempFileSync();
- * Deno.writeFileSync(path, new Uint8Array(8192));
- * const fd = libc().open(cString(path), 0, 0);
- * const buf = allocIoBuffer(4096, 4096);
- * console.assert(preadRead(fd, buf.pointer)(4096, false) === 4096);
- * libc().close(fd);
- * freeAligned(buf);
- * Deno.removeSync(path);
- * ```
- */
-export function preadRead(fd: number, ptr: Deno.PointerValue): BareRead {
-  const { pread } = libc();
-  const count = BigInt(BS);
-  return (offset) => pread(fd, ptr, count, BigInt(offset));
-}
-
-/**
- * io_uring's read at depth 1 through the engine's own queue: one request
- * prepared in slot 0, submitted, waited for (unless already complete) and
- * reaped, as tierbench's io_uring engine does each at depth 1.
- *
- * @example
- * ```ts ignore
- * const q = UringQueue.open({ entries: 1, slotBytes: 4096, alignment: 4096 }, fail);
- * const bytes = uringRead(q, fd)(0, false);
- * ```
- */
-export function uringRead(q: UringQueue, fd: number): BareRead {
-  return (offset, clock) => {
-    q.prepare(0, false, fd, 0, offset, BS);
-    const rc = q.submit();
-    if (rc !== 1) return rc < 0 ? rc : 0;
-    if (clock) monoNow(); // the submission's end: fio's and tierbench's slat
-    const n = q.reapReady() || q.getevents();
-    if (n <= 0) return n;
-    const res = q.eventResult(0);
-    q.release(n);
-    return res;
-  };
-}
-
 /** Runs `cmd args`, output captured; throws its last line when it fails. */
 async function runTool(what: string, cmd: string, args: string[]): Promise<string> {
   const out = await new Deno.Command(cmd, {
@@ -190,15 +91,15 @@ async function runTool(what: string, cmd: string, args: string[]): Promise<strin
   return new TextDecoder().decode(out.stdout);
 }
 
-/** What the three read, all at depth 1: 4 KiB at random, with the engine and pinning asked. */
-type FloorOptions = Pick<Pattern, "size" | "runtimeS" | "registered" | "cpusAllowed"> & {
-  engine: FloorEngine;
-};
+/** What the three read: the engine, the block size, the depth and the order, and the pinning. */
+type FloorOptions =
+  & Pick<Pattern, "rw" | "bs" | "iodepth" | "size" | "runtimeS" | "registered" | "cpusAllowed">
+  & { engine: FloorEngine };
 
 function pattern(o: FloorOptions): Pattern {
-  const { engine, size, runtimeS, registered, cpusAllowed } = o;
+  const { rw, bs, iodepth, engine, size, runtimeS, registered, cpusAllowed } = o;
   return {
-    ...{ rw: "randread", bs: BS, size, engine, iodepth: 1, direct: false, runtimeS, rampS: 1 },
+    ...{ rw, bs, size, engine, iodepth, direct: false, runtimeS, rampS: 1 },
     ...(registered ? { registered } : {}),
     ...(cpusAllowed === undefined ? {} : { cpusAllowed }),
   };
@@ -232,39 +133,39 @@ function onCpus<T>(cpus: string | undefined, f: () => T): T {
   }
 }
 
-/** The engine's read on `fd` for the bare loops, and what frees what it holds. */
-function openRead(p: Pattern, fd: number): { read: BareRead; close: () => void } {
+/** The engine's bare loop on `fd`, and what frees what it holds. */
+function openLoop(p: Pattern, fd: number): { loop: BareLoop; close: () => void } {
+  const next = offsets(p.rw === "read" ? "read" : "randread", p.bs, p.size);
   if (p.engine === "psync") {
-    const buf = allocIoBuffer(BS, BS);
-    return { read: preadRead(fd, buf.pointer), close: () => freeAligned(buf) };
+    const buf = allocIoBuffer(p.bs, 4096);
+    return { loop: psyncLoop(fd, buf.pointer, p.bs, next), close: () => freeAligned(buf) };
   }
   const q = UringQueue.open({
-    entries: 1,
+    entries: p.iodepth,
     singleIssuer: true,
-    slotBytes: BS,
-    alignment: BS,
+    slotBytes: p.bs,
+    alignment: 4096,
     fixedbufs: p.registered === true,
     registerfiles: p.registered === true,
     files: [fd],
   }, (syscall, errno) => {
     throw new Error(`${syscall}: ${errnoName(errno)}`);
   });
-  return { read: uringRead(q, fd), close: () => q.close() };
+  return { loop: uringLoop(q, fd, p.bs, p.iodepth, next), close: () => q.close() };
 }
 
-/** The two bare loops on `file`: with clock reads for `seconds`, then as many reads without. */
+/** The two bare loops on `file`, warmed up: with clock reads for the runtime, then as many reads without. */
 function loopRound(file: string, p: Pattern): Omit<FloorRound, "fio" | "tierbench"> {
   const fd = libc().open(cString(file), 0, 0);
   if (fd < 0) throw new Error(`open ${file}: ${errnoName(lastErrno())}`);
   try {
     // pinned before the ring is made: io_uring's workers take the CPUs of the thread that starts them
     return onCpus(p.cpusAllowed, () => {
-      const { read, close } = openRead(p, fd);
+      const { loop, close } = openLoop(p, fd);
       try {
-        const blocks = p.size / BS;
-        bareLoop(read, blocks, { seconds: 1, clock: true }); // warm-up: optimised code
-        const withClock = bareLoop(read, blocks, { seconds: p.runtimeS, clock: true });
-        const without = bareLoop(read, blocks, { count: withClock.ios, clock: false });
+        warmUp(loop);
+        const withClock = loop({ seconds: p.runtimeS, clock: true });
+        const without = loop({ count: withClock.ios, clock: false });
         return { loop_with_clock: withClock.cpu, loop_without_clock: without.cpu };
       } finally {
         close();
@@ -297,11 +198,11 @@ export function roundLine(i: number, r: FloorRound): string {
 function labels(p: Pick<Pattern, "engine" | "registered">): Record<keyof FloorRound, string> {
   const engine = p.engine + (p.registered ? " (fixedbufs, registerfiles)" : "");
   const calls = p.engine === "psync" ? "pread" : "io_uring submit + wait";
-  const clocks = p.engine === "psync" ? 2 : 3;
+  const clocks = p.engine === "psync" ? "2 clock reads" : "clock reads for lat, slat, clat";
   return {
     fio: `fio ${engine}`,
     tierbench: `tierbench ${engine}`,
-    loop_with_clock: `bare FFI loop: ${calls} + ${clocks} clock reads`,
+    loop_with_clock: `bare FFI loop: ${calls} + ${clocks}`,
     loop_without_clock: `bare FFI loop: ${calls} alone`,
   };
 }
@@ -312,7 +213,7 @@ function labels(p: Pick<Pattern, "engine" | "registered">): Record<keyof FloorRo
  */
 export function summary(
   rounds: readonly FloorRound[],
-  p: Pick<Pattern, "engine" | "registered">,
+  p: Pick<Pattern, "engine" | "registered" | "rw" | "bs" | "iodepth">,
 ): string {
   const label = labels(p);
   const med = (k: keyof FloorRound, of: (c: CpuPerIo) => number) =>
@@ -320,7 +221,9 @@ export function summary(
   const usrOf = (c: CpuPerIo) => c.usr;
   const allOf = (c: CpuPerIo) => c.usr + c.sys;
   const lines = [
-    "| 4 KiB randread, depth 1 | user ns/I/O | system ns/I/O | user ÷ fio's | user+system ÷ fio's |",
+    `| ${
+      formatSize(p.bs)
+    } ${p.rw}, depth ${p.iodepth} | user ns/I/O | system ns/I/O | user ÷ fio's | user+system ÷ fio's |`,
     "|---|---:|---:|---:|---:|",
   ];
   for (const k of Object.keys(label) as (keyof FloorRound)[]) {
@@ -340,6 +243,15 @@ function engineOption(text: string): FloorEngine {
   return engine;
 }
 
+/** `--bs`: a size fio would take (`4k`, `1m`), a multiple of 512 bytes up to 64 MiB. */
+function bsOption(text: string): number {
+  const bs = parseSize(text);
+  if (bs === undefined || bs < 512 || bs > 64 << 20 || bs % 512 !== 0) {
+    throw new UsageError(`--bs: "${text}" is not a size from 512 to 64m in 512-byte steps`);
+  }
+  return bs;
+}
+
 function options(args: string[]): FloorOptions & { rounds: number; dir: string } {
   const o = new Command()
     .name("bench:ffi-floor")
@@ -348,6 +260,9 @@ function options(args: string[]): FloorOptions & { rounds: number; dir: string }
     .option("--size <MiB>", "the file's size, MiB", "256")
     .option("--dir <dir>", "a directory on tmpfs, where the device costs nothing", "/dev/shm")
     .option("--engine <engine>", `the engine: ${ENGINES.join(" or ")}`, "psync")
+    .option("--rw <rw>", "randread or read (in order)", "randread")
+    .option("--bs <size>", "bytes a read (4k, 1m)", "4k")
+    .option("--iodepth <n>", "reads in flight (io_uring)", "1")
     .option(
       "--registered",
       "io_uring: fixed buffers and registered files (fio's fixedbufs, registerfiles)",
@@ -361,12 +276,25 @@ function options(args: string[]): FloorOptions & { rounds: number; dir: string }
   if (o.registered && engine !== "io_uring") {
     throw new UsageError(`--registered: io_uring's alone; --engine is ${engine}`);
   }
+  if (o.rw !== "read" && o.rw !== "randread") {
+    throw new UsageError(`--rw: "${o.rw}" is neither randread nor read`);
+  }
+  const iodepth = intOption("iodepth", o.iodepth, 1, 1024);
+  if (iodepth > 1 && engine === "psync") {
+    throw new UsageError(`--iodepth: psync reads one at a time; "${o.iodepth}" needs io_uring`);
+  }
+  const size = intOption("size", o.size, 1, 1 << 20) * (1 << 20);
+  const bs = bsOption(o.bs);
+  if (bs > size) throw new UsageError(`--bs: "${o.bs}" is more than the file (--size ${o.size})`);
   return {
     rounds: intOption("rounds", o.rounds, 1, 99),
     runtimeS: intOption("runtime", o.runtime, 1, 3600),
-    size: intOption("size", o.size, 1, 1 << 20) * (1 << 20),
+    size,
     dir: o.dir,
     engine,
+    rw: o.rw,
+    bs,
+    iodepth,
     registered: o.registered === true,
     ...cpusOption(o.cpusAllowed),
   };

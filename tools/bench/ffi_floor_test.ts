@@ -47,13 +47,19 @@ Deno.test("bench:ffi-floor measures fio, tierbench and the bare loops on one fil
   await floorRows([], [/fio psync/, /tierbench psync/, /pread \+ 2 clock reads/, /pread alone/]);
 });
 
-Deno.test("bench:ffi-floor --engine io_uring measures the three on io_uring, registered and pinned as asked (no speed asserted)", async () => {
-  const out = await floorRows(["--engine", "io_uring", "--registered", "--cpus-allowed", "0"], [
-    /fio io_uring \(fixedbufs, registerfiles\)/,
-    /tierbench io_uring \(fixedbufs, registerfiles\)/,
-    /io_uring submit \+ wait \+ 3 clock reads/,
-    /io_uring submit \+ wait alone/,
-  ]);
+Deno.test("bench:ffi-floor --engine io_uring measures the three on io_uring at the size, depth and order asked, registered and pinned (no speed asserted)", async () => {
+  const out = await floorRows(
+    ["--engine", "io_uring", "--rw", "read", "--bs", "64k", "--iodepth", "4"].concat(
+      ["--registered", "--cpus-allowed", "0"],
+    ),
+    [
+      /fio io_uring \(fixedbufs, registerfiles\)/,
+      /tierbench io_uring \(fixedbufs, registerfiles\)/,
+      /io_uring submit \+ wait \+ clock reads for lat, slat, clat/,
+      /io_uring submit \+ wait alone/,
+    ],
+  );
+  assert.match(out, /^\| 64k read, depth 4 \|/m);
   assert.match(out, /pinned to CPUs 0$/);
 });
 
@@ -65,6 +71,10 @@ Deno.test("bench:ffi-floor refuses a bad option in one line naming what was writ
       [["--runtme", "1"], "unknown option '--runtme' (Did you mean --runtime?)"],
       [["--engine", "libaio"], '--engine: "libaio" is neither psync nor io_uring'],
       [["--registered"], "--registered: io_uring's alone; --engine is psync"],
+      [["--rw", "write"], '--rw: "write" is neither randread nor read'],
+      [["--bs", "1000"], '--bs: "1000" is not a size from 512 to 64m in 512-byte steps'],
+      [["--iodepth", "8"], '--iodepth: psync reads one at a time; "8" needs io_uring'],
+      [["--bs", "2m", "--size", "1"], '--bs: "2m" is more than the file (--size 1)'],
     ] as const
   ) {
     const r = await floor([...args]);
@@ -81,11 +91,22 @@ Deno.test("bench:ffi-floor's summary takes each column's median over rounds and 
     loop_without_clock: { usr: 90, sys: 760 },
   });
   const rounds = [round(200, 400), round(250, 450), round(300, 900)];
-  const text = summary(rounds, { engine: "psync" });
+  const text = summary(rounds, { engine: "psync", rw: "randread", bs: 4096, iodepth: 1 });
+  assert.match(text, /^\| 4k randread, depth 1 \|/);
   assert.match(text, /\| fio psync \| 250 \| 750 \| 1\.00 \| 1\.00 \|/);
   assert.match(text, /\| tierbench psync \| 450 \| 800 \| 1\.80 \| 1\.25 \|/);
   assert.match(text, /\| bare FFI loop: pread alone \| 90 \| 760 \| 0\.36 \| 0\.85 \|/);
-  const uring = summary(rounds, { engine: "io_uring", registered: true });
+  const uring = summary(rounds, {
+    engine: "io_uring",
+    registered: true,
+    rw: "read",
+    bs: 1 << 20,
+    iodepth: 8,
+  });
+  assert.match(uring, /^\| 1m read, depth 8 \|/);
   assert.match(uring, /\| tierbench io_uring \(fixedbufs, registerfiles\) \| 450 \|/);
-  assert.match(uring, /\| bare FFI loop: io_uring submit \+ wait \+ 3 clock reads \| 150 \|/);
+  assert.match(
+    uring,
+    /\| bare FFI loop: io_uring submit \+ wait \+ clock reads for lat, slat, clat \| 150 \|/,
+  );
 });
