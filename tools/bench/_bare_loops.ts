@@ -68,8 +68,14 @@ function measured(run: LoopRun, body: (end: number) => number): LoopResult {
   return { ios, cpu: { usr: (c1.usr_ns - c0.usr_ns) / n, sys: (c1.sys_ns - c0.sys_ns) / n } };
 }
 
+/** A read that failed (`rc` a negative errno) or came back short (`rc` bytes of `bs`). */
 function failed(call: string, rc: number, bs: number): Error {
-  return new Error(`${call}: ${rc < 0 ? errnoName(-rc) : `${rc} of ${bs} bytes`}`);
+  return callFailed(call, rc, `${rc} of ${bs} bytes`);
+}
+
+/** A call that failed (`rc` a negative errno), or returned what it should not (`otherwise`). */
+function callFailed(call: string, rc: number, otherwise: string): Error {
+  return new Error(`${call}: ${rc < 0 ? errnoName(-rc) : otherwise}`);
 }
 
 /**
@@ -147,7 +153,7 @@ export function uringLoop(
       const issue = (slot: number) => {
         q.prepare(slot, false, fd, 0, next(), bs);
         const rc = q.submit();
-        if (rc !== 1) throw failed("io_uring_enter (submit)", rc < 0 ? rc : 0, bs);
+        if (rc !== 1) throw callFailed("io_uring_enter (submit)", rc, "it took no request");
         if (run.clock) monoNow();
         issued++;
       };
@@ -155,7 +161,7 @@ export function uringLoop(
       for (let s = 0; s < depth && goes(0); s++) issue(s);
       while (done < issued) {
         const n = q.reapReady() || q.getevents();
-        if (n <= 0) throw failed("io_uring_enter (wait)", n, bs);
+        if (n <= 0) throw callFailed("io_uring_enter (wait)", n, "nothing was ready");
         const now = run.clock ? monoNow() : 0;
         for (let e = 0; e < n; e++) {
           const res = q.eventResult(e);
@@ -173,7 +179,7 @@ export function uringLoop(
 
 /**
  * Warms `loop` up, both ways, so that neither measured run compiles: five
- * short runs of each, then a second with the clock and as many reads (at
+ * short runs of each, then one second with the clock and as many reads (at
  * least 10,000) without it.
  */
 export function warmUp(loop: BareLoop): void {
