@@ -275,8 +275,8 @@ class DenoFetchHandler implements RequestHandler<HttpRequest, HttpResponse, Http
         // the caller's signal aborts the body too; the timer only the wait for the headers
         signal: signal ? AbortSignal.any([signal, ctl.signal]) : ctl.signal,
       });
-      // forEach, not for-of: Deno's Headers iterator sorts the whole list again for each
-      // header it yields (7 µs for 8 headers, 25 µs for 16), forEach once (under 2 µs).
+      // forEach, not for-of: Deno's iterator fetches its sorted, joined list anew for each
+      // header it yields, forEach once (a fetch answer of 16 headers: 4.6 against 6.4 µs).
       const headers: Record<string, string> = {};
       res.headers.forEach((v, k) => {
         headers[k] = v;
