@@ -247,7 +247,10 @@ Deno.test("a client derives its signing key once per credentials and day, anew f
 for (const handler of ["fetch", "node"] as S3HttpHandler[]) {
   Deno.test(`the ${handler} handler hands the SDK every header of an answer, a repeated one joined`, async () => {
     useTestKeys();
-    const meta = Array.from({ length: 20 }, (_, i) => [`x-amz-meta-m${i}`, `v${i}`]);
+    const meta = Array.from(
+      { length: 20 },
+      (_, i): [string, string] => [`x-amz-meta-m${i}`, `v${i}`],
+    );
     await using server = localServer(() =>
       new Response(null, {
         headers: [...meta, ["x-amz-meta-twice", "1"], ["x-amz-meta-twice", "3"], ["etag", '"e"']],
@@ -257,7 +260,7 @@ for (const handler of ["fetch", "node"] as S3HttpHandler[]) {
     try {
       const r = await client.send(new HeadObjectCommand({ Bucket: "b", Key: "k" }));
       assert.deepEqual(r.Metadata, {
-        ...Object.fromEntries(meta.map(([k, v]) => [k!.slice("x-amz-meta-".length), v!])),
+        ...Object.fromEntries(meta.map(([k, v]) => [k.slice("x-amz-meta-".length), v])),
         twice: "1, 3",
       });
       assert.equal(r.ETag, '"e"');
