@@ -2,12 +2,14 @@
  * The bare loops of tools/bench/ffi_floor.ts: an engine's calls through
  * Deno's FFI, with the clock reads a latency needs or without them, and
  * nothing else — no histogram, no checks beyond each read's length, offsets
- * from a counter or xorshift32. Each returns the calling thread's CPU per read.
+ * in order (tierbench's SequentialOffsets) or from xorshift32. Each returns
+ * the calling thread's CPU per read.
  *
  * @module
  */
 
 import { cpuTimes, errnoName, lastErrno, libc, monoNow } from "../../core/libc.ts";
+import { SequentialOffsets } from "../../core/offsets.ts";
 import type { UringQueue } from "../../engines/mod.ts";
 import type { CpuPerIo } from "./_fio.ts";
 
@@ -40,15 +42,11 @@ export type BareLoop = (run: LoopRun) => LoopResult;
  * ```
  */
 export function offsets(rw: "read" | "randread", bs: number, size: number): () => number {
-  const blocks = Math.max(1, Math.floor(size / bs));
-  let at = 0;
   if (rw === "read") {
-    return () => {
-      const offset = at * bs;
-      at = at + 1 === blocks ? 0 : at + 1;
-      return offset;
-    };
+    const inOrder = new SequentialOffsets(size, bs);
+    return () => inOrder.next();
   }
+  const blocks = Math.max(1, Math.floor(size / bs));
   let x = 2463534242;
   return () => {
     x ^= x << 13; // every block, in an order no cache predicts
