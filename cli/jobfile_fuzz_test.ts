@@ -108,7 +108,9 @@ function assertNamesItsLine(e: ConfigError, text: string): void {
   if (m[1] === undefined || m[2] !== undefined || m[3] === undefined) return; // file, section, line
   const at = text.split(/\r?\n/)[Number(m[1]) - 1]?.trim() ?? "";
   const key = m[3]!;
-  if (/^\[.*\]$/.test(at)) return; // a key the section lacks, said at the section
+  // a key the section lacks, said at the section: as fio, any line starting "[" opens one
+  // (fio reads "[!" as a section named "", its last character dropped)
+  if (at.startsWith("[") && at.length > 1) return;
   if (!JOB_FILE_KEYS.includes(key)) return; // not a key=value line, or an unknown key
   assert.ok(at === key || at.startsWith(`${key}=`) || at.startsWith(`${key} `), `line: ${what}`);
   const quoted = /^"([^"]*)"/.exec(m[4]!)?.[1];
