@@ -50,3 +50,23 @@ Deno.test("XorShift32 splits a read/write mix near its ratio", () => {
   for (let i = 0; i < n; i++) if (rng.next() < 0.7 * 2 ** 32) below++;
   assert.ok(Math.abs(below / n - 0.7) < 0.01, `${below / n}`);
 });
+
+Deno.test("XorShift32 gives Marsaglia's xorshift32 sequence, by value and by fill", () => {
+  // the generator written plainly, unsigned, from the state the seed 0 is taken to
+  let s = 0x6d2b79f5 >>> 0;
+  const plain = () => {
+    s ^= s << 13;
+    s >>>= 0;
+    s ^= s >>> 17;
+    s ^= s << 5;
+    return (s >>>= 0);
+  };
+  const expected = Array.from({ length: 2000 }, plain);
+  const one = new XorShift32(0), bulk = new XorShift32(0);
+  assert.deepEqual(expected.slice(0, 1000).map(() => one.next()), expected.slice(0, 1000));
+  const words = new Uint32Array(999);
+  bulk.fill(words);
+  assert.deepEqual([...words, bulk.next()], expected.slice(0, 1000));
+  // both go on where they stopped
+  assert.deepEqual([one.next(), bulk.next()], [expected[1000], expected[1000]]);
+});

@@ -110,11 +110,14 @@ export class WriteFiller {
 const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
 
 /** `b` filled with `rng`'s words, little-endian (a typed array where it may: 5 times a DataView's speed). */
-function randomBytes(b: Uint8Array, rng: XorShift32): void {
+/**
+ * Fills `b` with the next values of `rng`, each 32-bit word little-endian,
+ * the bytes after the last whole word from one value each.
+ */
+export function randomBytes(b: Uint8Array, rng: XorShift32): void {
   const words = b.byteLength >>> 2;
   if (LITTLE_ENDIAN && b.byteOffset % 4 === 0) {
-    const w = new Uint32Array(b.buffer, b.byteOffset, words);
-    for (let i = 0; i < words; i++) w[i] = rng.next();
+    rng.fill(new Uint32Array(b.buffer, b.byteOffset, words));
   } else {
     const w = new DataView(b.buffer, b.byteOffset, b.byteLength);
     for (let i = 0; i < words; i++) w.setUint32(i * 4, rng.next(), true);

@@ -21,7 +21,7 @@ import {
   O,
 } from "../core/libc.ts";
 import { type JobRuntime, SyscallFailure } from "./types.ts";
-import { writeFiller } from "./_data_fill.ts";
+import { randomBytes, writeFiller } from "./_data_fill.ts";
 import { verifierOf } from "../core/verify.ts";
 
 /** Block size used to lay files out. */
@@ -34,10 +34,7 @@ const EOPNOTSUPP = 95;
  * them), deterministic for a seed.
  */
 export function fillRandom(buf: Uint8Array, seed: number): void {
-  const rng = new XorShift32(seed);
-  const words = new Uint32Array(buf.buffer, buf.byteOffset, buf.byteLength >>> 2);
-  for (let i = 0; i < words.length; i++) words[i] = rng.next();
-  for (let i = words.length * 4; i < buf.byteLength; i++) buf[i] = rng.next() & 0xff;
+  randomBytes(buf, new XorShift32(seed));
 }
 
 /**
