@@ -189,15 +189,15 @@ function oneClone(s: FioSettings, ctx: FileContext, fnames: string[], subjob: nu
     throw new JobFileError(
       ctx.where,
       "size",
-      `${ctx.jobname}: the job's files do not exist and it gives no size (fio: you need to ` +
-        "specify size=)",
+      `job ${JSON.stringify(ctx.jobname)}: its files do not exist and it gives no size (fio: you ` +
+        "need to specify size=)",
     );
   }
   if (!totalSize && ctx.diskless && !(lo || hi)) {
     throw new JobFileError(
       ctx.where,
       "size",
-      `${ctx.jobname}: needs size= (fio: the null engine has no files to size)`,
+      `job ${JSON.stringify(ctx.jobname)}: needs size= (fio: the null engine has no files to size)`,
     );
   }
   const nr = fnames.length;

@@ -124,7 +124,10 @@ Deno.test("what cannot be honoured is refused in one line naming file:line, opti
       ["[a]\nsize=1m\nbogus=1\n", /j\.fio:3: bogus: is not an option fio knows/],
       ["[a]\nsize=1m\nrw=sideways\n", /j\.fio:3: rw: sideways: "sideways" is not one of/],
       ["[a]\ndirectory=nowhere\nsize=1m\n", /j\.fio:2: directory: nowhere does not exist/],
-      ["[a]\nrw=read\n", /j\.fio:1: size: a: the job's files do not exist and it gives no size/],
+      ["[a]\nrw=read\n", /j\.fio:1: size: job "a": its files do not exist and it gives no size/],
+      // a section named "" (fio reads "[!" so), named as such rather than as an empty value
+      ["[!\nrw=read\n", /j\.fio:1: size: job "": its files do not exist/],
+      ["[a]\nioengine=null\n", /j\.fio:1: size: job "a": needs size=/],
       ["[a]\nsize=1m\nwait_for=zz\n", /j\.fio:1: wait_for: no job is named zz/],
       ["[a]\nsize=1m\nrw=${RW}\n", /j\.fio:3: rw: .*is not one of/],
       ["bs=4k\n[a]\n", /j\.fio:1: bs: comes before any \[section\]/],
