@@ -109,10 +109,10 @@ export class WriteFiller {
 /** Whether a Uint32Array stores a word low byte first, as the little-endian words below are. */
 const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
 
-/** `b` filled with `rng`'s words, little-endian (a typed array where it may: 5 times a DataView's speed). */
 /**
- * Fills `b` with the next values of `rng`, each 32-bit word little-endian,
- * the bytes after the last whole word from one value each.
+ * Fills `b` with the next values of `rng`, each 32-bit word little-endian
+ * (through a typed array where it may: 5 times a DataView's speed), the
+ * bytes after the last whole word from one value each.
  */
 export function randomBytes(b: Uint8Array, rng: XorShift32): void {
   const words = b.byteLength >>> 2;

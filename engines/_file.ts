@@ -50,7 +50,7 @@ function jobWrites(plan: JobPlan): boolean {
  * the job's own seed. A job that only reads has them left as they are, as
  * fio leaves them (init_io_u_buffers fills them only for a job that
  * writes): its reads overwrite them, and 64 jobs of 32 buffers of 1 MiB
- * spent about a second of CPU filling 2 GiB for nothing.
+ * spent about 0.9 s of CPU filling 2 GiB for nothing.
  */
 export function fillBlocks(plan: JobPlan, bytes: Uint8Array): void {
   if (!jobWrites(plan)) return;
