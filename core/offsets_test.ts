@@ -70,3 +70,21 @@ Deno.test("XorShift32 gives Marsaglia's xorshift32 sequence, by value and by fil
   // both go on where they stopped
   assert.deepEqual([one.next(), bulk.next()], [expected[1000], expected[1000]]);
 });
+
+Deno.test("XorShift32 fills bytes as little-endian words then a byte a value, at any alignment", () => {
+  const expected = (n: number) => {
+    const rng = new XorShift32(9), out: number[] = [];
+    for (let i = 0; i + 4 <= n; i += 4) {
+      const v = rng.next();
+      out.push(v & 0xff, (v >>> 8) & 0xff, (v >>> 16) & 0xff, v >>> 24);
+    }
+    while (out.length < n) out.push(rng.next() & 0xff);
+    return out;
+  };
+  const backing = new Uint8Array(64);
+  for (const [at, n] of [[0, 0], [0, 3], [0, 37], [1, 37], [2, 20], [3, 61]] as const) {
+    const b = backing.subarray(at, at + n);
+    new XorShift32(9).fillBytes(b);
+    assert.deepEqual([...b], expected(n), `at ${at}, ${n} bytes`);
+  }
+});

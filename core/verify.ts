@@ -189,11 +189,7 @@ export function runIdHash(runId: string): [number, number] {
 
 /** Fills bytes HEADER_SIZE … end of `block` with the payload pattern of `seed`. */
 export function fillPattern(block: Uint8Array, seed: number): void {
-  const rng = new XorShift32(seed ^ 0x7e57ab1e);
-  const view = new DataView(block.buffer, block.byteOffset, block.byteLength);
-  let i = HEADER_SIZE;
-  for (; i + 4 <= block.byteLength; i += 4) view.setUint32(i, rng.next(), true);
-  for (; i < block.byteLength; i++) block[i] = rng.next() & 0xff;
+  new XorShift32(seed ^ 0x7e57ab1e).fillBytes(block.subarray(HEADER_SIZE));
 }
 
 /** The header fields of one block. */

@@ -64,7 +64,7 @@ export class WriteFiller {
       for (let at = 0; at < len; at += chunk) {
         const n = Math.min(chunk, len - at);
         const random = Math.floor((n * (100 - d.compressPercentage)) / 100);
-        randomBytes(buf.subarray(at, at + random), rng);
+        rng.fillBytes(buf.subarray(at, at + random));
         const rest = buf.subarray(at + random, at + n);
         if (d.pattern) repeat(rest, d.pattern);
         else rest.fill(0);
@@ -73,7 +73,7 @@ export class WriteFiller {
     }
     if (d.pattern) repeat(buf.subarray(0, len), d.pattern);
     else if (d.zero) buf.fill(0, 0, len);
-    else randomBytes(buf.subarray(0, len), new XorShift32(this.#rng.next()));
+    else new XorShift32(this.#rng.next()).fillBytes(buf.subarray(0, len));
   }
 
   /** fio's get_buf_state: a new buffer's seed, or an earlier one's to repeat it. */
@@ -104,25 +104,6 @@ export class WriteFiller {
       view.setUint32(p + 48, stamp, true);
     }
   }
-}
-
-/** Whether a Uint32Array stores a word low byte first, as the little-endian words below are. */
-const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
-
-/**
- * Fills `b` with the next values of `rng`, each 32-bit word little-endian
- * (through a typed array where it may: 5 times a DataView's speed), the
- * bytes after the last whole word from one value each.
- */
-export function randomBytes(b: Uint8Array, rng: XorShift32): void {
-  const words = b.byteLength >>> 2;
-  if (LITTLE_ENDIAN && b.byteOffset % 4 === 0) {
-    rng.fill(new Uint32Array(b.buffer, b.byteOffset, words));
-  } else {
-    const w = new DataView(b.buffer, b.byteOffset, b.byteLength);
-    for (let i = 0; i < words; i++) w.setUint32(i * 4, rng.next(), true);
-  }
-  for (let i = words * 4; i < b.byteLength; i++) b[i] = rng.next() & 0xff;
 }
 
 function repeat(b: Uint8Array, pattern: readonly number[]): void {

@@ -21,7 +21,7 @@ import {
   O,
 } from "../core/libc.ts";
 import { type JobRuntime, SyscallFailure } from "./types.ts";
-import { randomBytes, writeFiller } from "./_data_fill.ts";
+import { writeFiller } from "./_data_fill.ts";
 import { verifierOf } from "../core/verify.ts";
 
 /** Block size used to lay files out. */
@@ -34,7 +34,7 @@ const EOPNOTSUPP = 95;
  * them), deterministic for a seed.
  */
 export function fillRandom(buf: Uint8Array, seed: number): void {
-  randomBytes(buf, new XorShift32(seed));
+  new XorShift32(seed).fillBytes(buf);
 }
 
 /** Whether a job writes at all (fio's td_write): reads and random reads alone do not. */
