@@ -23,7 +23,8 @@
  * process's CPU is also split in two: over the measured window (its result's
  * usr_pct and sys_pct, kernel threads such as io_uring's io-wq workers
  * included), and outside it, in seconds (Workers and their modules, warm-up,
- * layout, the ramp, the end). Workload I/Os are the requests of each path
+ * layout, the ramp, the end), with what each job beyond the first adds there:
+ * a job's start, spent once, which a short `--runtime` spreads over few I/Os. Workload I/Os are the requests of each path
  * (bytes ÷ the path's request size).
  *
  * ```sh
@@ -360,7 +361,17 @@ function summarize(c: Case, tool: Tool, small: Sample[], large: Sample[]) {
     jobs_cpu_per_io_ratio: jobsRatio,
     process_cpu_per_io_ratio: processRatio,
     window_cpu_per_io_ratio: ratio(a.window_cpu_per_io_ns, b.window_cpu_per_io_ns),
+    start_cpu_per_added_job_ms: perAddedJob(a.outside_window_cpu_ms, b.outside_window_cpu_ms),
   };
+}
+
+/**
+ * What each job beyond the first adds outside the window, ms of CPU: a
+ * job's start (its Worker, modules, engine, warm-up), spent once however
+ * long the window, which a short `--runtime` spreads over few I/Os.
+ */
+function perAddedJob(small: number | null, large: number | null): number | null {
+  return small === null || large === null ? null : (large - small) / (LARGE_JOBS - SMALL_JOBS);
 }
 
 type ToolSummary = ReturnType<typeof summarize>;
@@ -425,7 +436,10 @@ function table(rows: Summary[]): string {
         pair(s.small.jobs_cpu_per_io_ns, s.large.jobs_cpu_per_io_ns),
         pair(s.small.process_cpu_per_io_ns, s.large.process_cpu_per_io_ns),
         pair(s.small.window_cpu_per_io_ns, s.large.window_cpu_per_io_ns),
-        pair(s.small.outside_window_cpu_ms, s.large.outside_window_cpu_ms, seconds),
+        pair(s.small.outside_window_cpu_ms, s.large.outside_window_cpu_ms, seconds) +
+        (s.start_cpu_per_added_job_ms === null
+          ? ""
+          : `; ${f0(s.start_cpu_per_added_job_ms)} ms a job`),
         pair(s.small.context_switches_per_io * 1000, s.large.context_switches_per_io * 1000, f2),
         pair(s.small.ios, s.large.ios),
         `${s.small.wall_s.toFixed(1)} → ${s.large.wall_s.toFixed(1)}`,
@@ -542,7 +556,7 @@ async function main(args: string[]): Promise<void> {
   }
   console.log(table(rows));
   await writeResults(resultsPath("scale", o.output), {
-    schema: "tierbench/scale@3",
+    schema: "tierbench/scale@4",
     date: new Date().toISOString(),
     load_average: { before: loadBefore, after: Deno.loadavg() },
     cpus: navigator.hardwareConcurrency,

@@ -28,6 +28,8 @@ Deno.test("bench:scale runs the null case small and large and reports wall time,
     }
     assert.ok(c.jobs_cpu_per_io_ratio > 0 && c.process_cpu_per_io_ratio > 0);
     assert.ok(c.window_cpu_per_io_ratio > 0);
+    // 64 Workers start dearer than one: each job's start, once
+    assert.ok(c.start_cpu_per_added_job_ms > 0, `${c.start_cpu_per_added_job_ms}`);
     const left = [...Deno.readDirSync(dir)].map((e) => e.name).filter((n) => n !== "scale.json");
     assert.deepEqual(left, [], "scratch removed");
   } finally {
