@@ -24,8 +24,9 @@
  * usr_pct and sys_pct, kernel threads such as io_uring's io-wq workers
  * included), and outside it, in seconds (Workers and their modules, warm-up,
  * layout, the ramp, the end), with what each job beyond the first adds there:
- * a job's start, spent once, which a short `--runtime` spreads over few I/Os. Workload I/Os are the requests of each path
- * (bytes ÷ the path's request size).
+ * a job's start, spent once, which a short `--runtime` spreads over few
+ * I/Os. Workload I/Os are the requests of each path (bytes ÷ the path's
+ * request size).
  *
  * ```sh
  * deno task bench:scale [--rounds 2] [--runtime 5] [--cases null,tmpfs-libaio-4k] [--no-fio]
