@@ -30,6 +30,11 @@ Deno.test("bench:scale runs the null case small and large and reports wall time,
     assert.ok(c.window_cpu_per_io_ratio > 0);
     // 64 Workers start dearer than one: each job's start, once
     assert.ok(c.start_cpu_per_added_job_ms > 0, `${c.start_cpu_per_added_job_ms}`);
+    // the verdict names each measure, and is met only when both are
+    const [row] = doc.cases;
+    assert.equal(typeof row.met_jobs, "boolean");
+    assert.equal(typeof row.met_process, "boolean");
+    assert.equal(row.met, row.met_jobs && row.met_process);
     const left = [...Deno.readDirSync(dir)].map((e) => e.name).filter((n) => n !== "scale.json");
     assert.deepEqual(left, [], "scratch removed");
   } finally {
