@@ -26,8 +26,9 @@
  * layout, the ramp, the end), with what each job beyond the first adds there:
  * a job's start, spent once, which a short `--runtime` spreads over few
  * I/Os. Workload I/Os are the requests of each path (bytes ÷ the path's
- * request size). The verdict is met when both ratios stay within 1.2, and
- * says what each one does on its own.
+ * request size). The verdict is met when each ratio a case has stays
+ * within 1.2 (the workload has no job threads' one), and says what each
+ * one does on its own.
  *
  * ```sh
  * deno task bench:scale [--rounds 2] [--runtime 5] [--cases null,tmpfs-libaio-4k] [--no-fio]
