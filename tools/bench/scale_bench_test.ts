@@ -18,6 +18,7 @@ Deno.test("bench:scale runs the null case small and large and reports wall time,
     assert.deepEqual(doc.cases.map((c: { id: string }) => c.id), ["null"]);
     const [{ tools: [c] }] = doc.cases;
     assert.equal(c.tool, "tierbench");
+    assert.deepEqual([c.small.label, c.large.label], ["1 job × d32", "64 jobs × d32"]);
     for (const side of [c.small, c.large]) {
       assert.ok(side.wall_s > 0 && side.peak_rss_bytes > 0 && side.ios > 0, side.label);
       assert.ok(side.jobs_cpu_per_io_ns > 0 && side.process_cpu_per_io_ns > 0, side.label);
