@@ -1,18 +1,10 @@
 import assert from "node:assert/strict";
 import { tempDirOnDisk } from "../tests/_helpers.ts";
+import { evalWithJobFlags, repoUrl } from "../tests/_v8.ts";
 import { ioUringRefusal } from "./io_uring.ts";
 
-const ROOT = new URL("../", import.meta.url);
 /** The engines measured: io_uring only where this kernel allows it, as its own tests. */
 const ENGINES = ["noop", "libaio", ...(ioUringRefusal() === undefined ? ["io_uring"] : [])];
-
-/** The V8 flags the command line runs jobs with (deno.json's `tierbench` task). */
-async function commandLineV8Flags(): Promise<string> {
-  const tasks = JSON.parse(await Deno.readTextFile(new URL("deno.json", ROOT))).tasks;
-  const flags = /--v8-flags=(\S+)/.exec(tasks.tierbench)?.[1];
-  assert.ok(flags, "deno.json's tierbench task sets V8 flags");
-  return flags;
-}
 
 /**
  * A child with the command line's V8 flags warms each engine up as a job
@@ -24,14 +16,13 @@ async function bytesPerIo(
   engines: string[],
   ios: number,
 ): Promise<Record<string, number>> {
-  const url = (path: string) => JSON.stringify(new URL(path, ROOT).href);
   const code = `
     import { Session } from "node:inspector";
-    import { warmUp } from ${url("engines/types.ts")};
-    import { NoopEngine } from ${url("engines/noop.ts")};
-    import { LibaioEngine } from ${url("engines/libaio.ts")};
-    import { IoUringEngine } from ${url("engines/io_uring.ts")};
-    import { startedRuntime } from ${url("tests/_drive_engine.ts")};
+    import { warmUp } from ${repoUrl("engines/types.ts")};
+    import { NoopEngine } from ${repoUrl("engines/noop.ts")};
+    import { LibaioEngine } from ${repoUrl("engines/libaio.ts")};
+    import { IoUringEngine } from ${repoUrl("engines/io_uring.ts")};
+    import { startedRuntime } from ${repoUrl("tests/_drive_engine.ts")};
     const session = new Session();
     session.connect();
     const post = (method, params = {}) =>
@@ -68,13 +59,7 @@ async function bytesPerIo(
       out[engine] = sum(profile.head) / (rt.read.lat.totalCount);
     }
     console.log(JSON.stringify(out));`;
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["eval", "-q", `--v8-flags=${await commandLineV8Flags()}`, code],
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
-  return JSON.parse(new TextDecoder().decode(out.stdout));
+  return JSON.parse(await evalWithJobFlags(code));
 }
 
 Deno.test("a warmed job allocates nothing per I/O on the null tier, libaio and io_uring: no young-generation GC in its window", async () => {

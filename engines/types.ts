@@ -595,8 +595,16 @@ const WARM_UP_IOS = 30_000;
 const WARM_UP_RAMP_MS = 1;
 /** Calls that give a function V8's feedback (its `--invocation-count-for-feedback-allocation`), and some. */
 const WARM_UP_FEEDBACK_CALLS = 16;
-/** Calls of an engine's loop in {@linkcode warmUp}. */
-const WARM_UP_CALLS = 10;
+/**
+ * Calls of an engine's loop in {@linkcode warmUp}, the I/Os shared among
+ * them. V8 marks a function for TurboFan while it runs and compiles it at
+ * its next call. With ten, the null engine's loop was marked in its last
+ * call in 7 of 8 Workers and stayed Maglev's code: the window's call
+ * entered that, and a running Maglev frame is never moved up, so the whole
+ * window ran at twice the CPU per I/O (190 → 380 ns). With twenty it was
+ * TurboFan's in 8 of 8.
+ */
+const WARM_UP_CALLS = 20;
 /**
  * The clock of {@linkcode warmUp}'s own loop, ms per I/O: its ramp is a
  * thousand I/Os, and one interval of {@linkcode WARM_UP_LOG_MS} five hundred.
