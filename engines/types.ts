@@ -598,11 +598,12 @@ const WARM_UP_FEEDBACK_CALLS = 16;
 /**
  * Calls of an engine's loop in {@linkcode warmUp}, the I/Os shared among
  * them. V8 marks a function for TurboFan while it runs and compiles it at
- * its next call. With ten, the null engine's loop was marked in its last
- * call in 7 of 8 Workers and stayed Maglev's code: the window's call
- * entered that, and a running Maglev frame is never moved up, so the whole
- * window ran at twice the CPU per I/O (190 → 380 ns). With twenty it was
- * TurboFan's in 8 of 8.
+ * its next call. With ten, the null engine's loop was marked too late in
+ * 18 of 22 starts and stayed Maglev's code: the window's call entered that,
+ * and a running Maglev frame is never moved up, so the whole window ran at
+ * twice the CPU per I/O (190 → 380 ns). With twenty it was TurboFan's in
+ * 22 of 22 (docs/validation.md, "The null engine's loop left in Maglev's
+ * code by the warm-up").
  */
 const WARM_UP_CALLS = 20;
 /**
