@@ -18,7 +18,7 @@ export async function commandLineV8Flags(): Promise<string> {
 }
 
 /**
- * Runs `code` (a module; `url(path)` gives a repository file's URL as a
+ * Runs `code` (a module; {@linkcode repoUrl} gives a repository file's URL as a
  * string literal to import) in a child `deno eval` with the command line's
  * V8 flags and `extra` ones: its stdout, after asserting it exited 0.
  */
