@@ -54,13 +54,16 @@ Deno.test("warmUp runs the per-I/O path and a no-I/O engine's loop, several time
   assert.ok(performance.now() - t0 < 5000, "a closed-loop warm-up: no rate to wait for");
   assert.deepEqual(shared.f64, before);
   assert.equal(Atomics.load(shared.ctl, CTL.GO), 0);
-  // The engine's loop ran on runtimes of its own, called several times, each stopped by its
-  // io_size once past its ramp.
-  assert.equal(new Set(warmedOn).size, 10);
+  // The engine's loop ran on runtimes of its own, called often enough that V8 compiles it for the
+  // window before the last call (warm_up_tier_test.ts), the I/Os shared among the calls, each call
+  // stopped by its io_size once past its ramp.
+  const calls = new Set(warmedOn).size;
+  assert.ok(calls >= 20, `${calls} calls`);
+  const each = Math.ceil(5000 / calls);
   for (const rt of warmedOn) {
     // io_size counts what is issued past the ramp; one issued in it may complete past it.
     const done = rt.read.lat.totalCount + rt.write.lat.totalCount;
-    assert.ok(done >= 500 && done <= 501, `${done}`);
+    assert.ok(done >= each && done <= each + 1, `${done} of ${each}`);
     assert.equal(rt.schedule(), undefined, "no rate");
     assert.equal(rt.intervals(), undefined, "no interval log");
   }
