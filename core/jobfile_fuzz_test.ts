@@ -22,7 +22,7 @@ import { needing } from "../tests/_requirements.ts";
 import { SEED } from "../tests/_fuzz.ts";
 import { withTempDir } from "../tests/_helpers.ts";
 import { JobFileError, parseJobFileText } from "./jobfile.ts";
-import { FioSettings } from "./fio_settings.ts";
+import { type FioSetting, FioSettings } from "./fio_settings.ts";
 import { hostKeywords } from "./fio_values.ts";
 
 const size = fc.oneof(
@@ -200,10 +200,10 @@ function fioNumbers(debug: string): Map<string, number[]> {
 }
 
 /** tierbench's numbers of the same options, read section by section as fio reads them. */
-function ourNumbers(settings: FioSettings[]): Map<string, number[]> {
+function ourNumbers(sections: readonly (readonly FioSetting[])[]): Map<string, number[]> {
   const out = new Map<string, number[]>();
-  for (const s of settings) {
-    for (const x of s.history()) {
+  for (const s of sections) {
+    for (const x of s) {
       if (x.value.kind !== "numbers" || !x.value.parts) continue;
       out.set(x.facts.name, [...(out.get(x.facts.name) ?? []), ...x.value.parts]);
     }
@@ -240,13 +240,15 @@ Deno.test(
                 keywords: hostKeywords(),
                 env: (n) => ENV[n],
               });
-              // fio reads each section once: its [global] sections as it goes, then each job
-              const settings: FioSettings[] = [];
+              // fio reads each section once: its [global] sections as it goes, then each job,
+              // each section's own options in the light of the globals before it (kb_base)
+              const settings: FioSetting[][] = [];
               const globals: typeof parsed.sections[number]["entries"][number][] = [];
               for (const s of parsed.sections) {
                 const read = FioSettings.read([...globals, ...s.entries], () => new Uint8Array(1));
                 if (s.global) globals.push(...s.entries);
-                settings.push(FioSettings.read(s.entries.map((e) => e), () => new Uint8Array(1)));
+                const own = new Set(s.entries);
+                settings.push(read.history().filter((x) => own.has(x.entry)));
                 const refused = read.refusals()[0];
                 if (refused && !s.global) {
                   throw new JobFileError(refused.entry.where, refused.entry.key, refused.note);
