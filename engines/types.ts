@@ -605,7 +605,7 @@ const WARM_UP_FEEDBACK_CALLS = 16;
  * 22 of 22 (docs/validation.md, "The null engine's loop left in Maglev's
  * code by the warm-up").
  */
-const WARM_UP_CALLS = 20;
+export const WARM_UP_CALLS = 20;
 /**
  * The clock of {@linkcode warmUp}'s own loop, ms per I/O: its ramp is a
  * thousand I/Os, and one interval of {@linkcode WARM_UP_LOG_MS} five hundred.

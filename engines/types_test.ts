@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { CTL, type JobPlan, newSharedCounters, RUN } from "../core/job_protocol.ts";
-import { type JobEngine, type JobRuntime, TIMES, warmUp } from "./types.ts";
+import { type JobEngine, type JobRuntime, TIMES, WARM_UP_CALLS, warmUp } from "./types.ts";
 import { encodeDirection } from "../core/latency_buckets.ts";
 import { monoNow } from "../core/libc.ts";
 import {
@@ -57,9 +57,8 @@ Deno.test("warmUp runs the per-I/O path and a no-I/O engine's loop, several time
   // The engine's loop ran on runtimes of its own, called often enough that V8 compiles it for the
   // window before the last call (warm_up_tier_test.ts), the I/Os shared among the calls, each call
   // stopped by its io_size once past its ramp.
-  const calls = new Set(warmedOn).size;
-  assert.ok(calls >= 20, `${calls} calls`);
-  const each = Math.ceil(5000 / calls);
+  assert.equal(new Set(warmedOn).size, WARM_UP_CALLS);
+  const each = Math.ceil(5000 / WARM_UP_CALLS);
   for (const rt of warmedOn) {
     // io_size counts what is issued past the ramp; one issued in it may complete past it.
     const done = rt.read.lat.totalCount + rt.write.lat.totalCount;
