@@ -22,7 +22,7 @@ async function bytesPerIo(
     import { NoopEngine } from ${repoUrl("engines/noop.ts")};
     import { LibaioEngine } from ${repoUrl("engines/libaio.ts")};
     import { IoUringEngine } from ${repoUrl("engines/io_uring.ts")};
-    import { startedRuntime } from ${repoUrl("tests/_drive_engine.ts")};
+    import { readPlan, startedRuntime } from ${repoUrl("tests/_drive_engine.ts")};
     const session = new Session();
     session.connect();
     const post = (method, params = {}) =>
@@ -31,18 +31,7 @@ async function bytesPerIo(
     const sum = (node) => node.selfSize + node.children.reduce((n, c) => n + sum(c), 0);
     const out = {};
     for (const engine of ${JSON.stringify(engines)}) {
-      const file = engine !== "noop";
-      const plan = {
-        job: 0, tier: file ? "file" : "null", engine, direct: false, rw: "randread",
-        rwmixread: 100, bs: 4096, size: 8 << 20, ioSize: 4096 * ${ios}, iodepth: 32, seed: 7,
-        alignment: 4096, endFsync: false,
-        target: file
-          ? { paths: [${JSON.stringify(dir)} + "/" + engine], regionOffset: 0, layout: "fallocate" }
-          : { paths: [], regionOffset: 0, layout: "none" },
-        ...(engine === "io_uring"
-          ? { ioUring: { fixedbufs: false, registerfiles: false, sqthreadPoll: false } }
-          : {}),
-      };
+      const plan = readPlan(engine, ${JSON.stringify(dir)} + "/" + engine, 4096 * ${ios});
       const e = engine === "noop" ? new NoopEngine()
         : engine === "libaio" ? LibaioEngine.open(plan) : IoUringEngine.open(plan);
       warmUp(plan, e);

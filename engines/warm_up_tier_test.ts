@@ -10,11 +10,8 @@ import { evalWithJobFlags, repoUrl } from "../tests/_v8.ts";
 const CODE = `
   import { warmUp } from ${repoUrl("engines/types.ts")};
   import { NoopEngine } from ${repoUrl("engines/noop.ts")};
-  const plan = {
-    job: 0, tier: "null", engine: "noop", direct: false, rw: "randread", rwmixread: 100,
-    bs: 4096, size: 1 << 20, ioSize: 0, iodepth: 32, seed: 1, alignment: 4096, endFsync: false,
-    target: { paths: [], regionOffset: 0, layout: "none" },
-  };
+  import { readPlan } from ${repoUrl("tests/_drive_engine.ts")};
+  const plan = readPlan("noop");
   const engine = new NoopEngine();
   warmUp(plan, engine);
   console.log(eval("%ActiveTierIsTurbofan(engine.run)") ? "turbofan"

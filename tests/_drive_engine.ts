@@ -18,6 +18,40 @@ export interface DriveOptions {
 }
 
 /**
+ * A 4 KiB random-read job of `engine` at depth 32, as a test runs one: on the
+ * null tier for `noop`, else on the file `path`; `ioSize` bytes (0: its size
+ * of 8 MiB). io_uring's plan asks for none of its options.
+ */
+export function readPlan(
+  engine: "noop" | "libaio" | "io_uring",
+  path = "",
+  ioSize = 0,
+): JobPlan {
+  const file = engine !== "noop";
+  return {
+    job: 0,
+    tier: file ? "file" : "null",
+    engine,
+    direct: false,
+    rw: "randread",
+    rwmixread: 100,
+    bs: 4096,
+    size: 8 << 20,
+    ioSize,
+    iodepth: 32,
+    seed: 7,
+    alignment: 4096,
+    endFsync: false,
+    target: file
+      ? { paths: [path], regionOffset: 0, layout: "fallocate" }
+      : { paths: [], regionOffset: 0, layout: "none" },
+    ...(engine === "io_uring"
+      ? { ioUring: { fixedbufs: false, registerfiles: false, sqthreadPoll: false } }
+      : {}),
+  };
+}
+
+/**
  * A runtime of `plan` with counters of its own (as many jobs as its index
  * needs), told to go, with no time limit, started.
  */
