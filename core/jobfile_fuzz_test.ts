@@ -242,19 +242,19 @@ Deno.test(
               });
               // fio reads each section once: its [global] sections as it goes, then each job,
               // each section's own options in the light of the globals before it (kb_base)
-              const settings: FioSetting[][] = [];
+              const histories: FioSetting[][] = [];
               const globals: typeof parsed.sections[number]["entries"][number][] = [];
               for (const s of parsed.sections) {
                 const read = FioSettings.read([...globals, ...s.entries], () => new Uint8Array(1));
                 if (s.global) globals.push(...s.entries);
                 const own = new Set(s.entries);
-                settings.push(read.history().filter((x) => own.has(x.entry)));
+                histories.push(read.history().filter((x) => own.has(x.entry)));
                 const refused = read.refusals()[0];
                 if (refused && !s.global) {
                   throw new JobFileError(refused.entry.where, refused.entry.key, refused.note);
                 }
               }
-              ours = ourNumbers(settings);
+              ours = ourNumbers(histories);
             } catch (e) {
               if (!(e instanceof JobFileError)) throw e;
               refusal = e;
